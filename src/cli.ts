@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+/**
+ * gerbang CLI:
+ *   all | gateway                     start the service(s)
+ *   migrate                           run database migrations and exit
+ *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
+ */
+import type { FastifyInstance } from 'fastify';
+import { ConfigError } from './shared/config/env.js';
+import { loadGatewayConfig } from './gateway/config.js';
+import { startGateway } from './gateway/server.js';
+import { openDatabase } from './shared/db/database.js';
+import { migrateToLatest } from './shared/db/migrator.js';
+import { gatewayMigrations } from './gateway/db/migrations/index.js';
+import type { GatewaySchema } from './gateway/db/schema.js';
+import { hashPassword } from './shared/auth/passwords.js';
+import { generatePassword } from './gateway/seed.js';
+
+async function start(services: FastifyInstance[]): Promise<void> {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    for (const app of services) app.log.info({ signal }, 'shutting down');
+    // Stop accepting, let in-flight requests finish, then close pools; hard exit if that hangs.
+    const timer = setTimeout(() => process.exit(1), 10_000).unref();
+    await Promise.allSettled(services.map((app) => app.close()));
+    clearTimeout(timer);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'all', ...args] = argv;
+  switch (command) {
+    case 'all':
+    case 'gateway': {
+      await start([await startGateway(loadGatewayConfig(process.env))]);
+      return;
+    }
+    case 'migrate': {
+      const config = loadGatewayConfig(process.env);
+      const database = await openDatabase<GatewaySchema>(config.databaseUrl);
+      try {
+        const applied = await migrateToLatest(database.db, gatewayMigrations, 'gateway');
+        process.stdout.write(`gateway: ${applied.length} migration(s) applied\n`);
+      } finally {
+        await database.close();
+      }
+      return;
+    }
+    case 'reset-password': {
+      const [noPegawai] = args;
+      if (!noPegawai) throw new Error('usage: reset-password <no_pegawai>');
+      const config = loadGatewayConfig(process.env);
+      const database = await openDatabase<GatewaySchema>(config.databaseUrl);
+      try {
+        const password = generatePassword();
+        const at = new Date().toISOString();
+        const result = await database.db
+          .updateTable('users')
+          .set({ password_hash: await hashPassword(password), password_changed_at: at, updated_at: at })
+          .where('no_pegawai', '=', noPegawai)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) === 0) throw new Error(`no user with no_pegawai "${noPegawai}"`);
+        await database.db.updateTable('sessions').set({ revoked_at: at }).where('revoked_at', 'is', null).where('user_id', 'in', database.db.selectFrom('users').select('id').where('no_pegawai', '=', noPegawai)).execute();
+        process.stdout.write(`new password for ${noPegawai}: ${password}\n`);
+      } finally {
+        await database.close();
+      }
+      return;
+    }
+    default:
+      throw new Error(`unknown command "${command}" (all, gateway, migrate, reset-password)`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // One clear line for a bad setting; the stack for anything else.
+  process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

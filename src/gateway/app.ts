@@ -1,0 +1,92 @@
+import swagger from '@fastify/swagger';
+import cors from '@fastify/cors';
+import type { FastifyInstance } from 'fastify';
+import { loadSigningKey } from '../shared/auth/signing-keys.js';
+import { openDatabase, type Database } from '../shared/db/database.js';
+import { migrateToLatest } from '../shared/db/migrator.js';
+import { installErrorHandling } from '../shared/errors/handler.js';
+import { createServer } from '../shared/http/create-server.js';
+import { registerHealthRoutes } from '../shared/http/health.js';
+import { sql } from 'kysely';
+import type { GatewayConfig } from './config.js';
+import { gatewayMigrations } from './db/migrations/index.js';
+import type { GatewaySchema } from './db/schema.js';
+import { renderErrorEnvelope } from './http/envelope.js';
+import { HakAksesRepository } from './modules/access-rights/hak-akses.repository.js';
+import { hakAksesRoutes } from './modules/access-rights/hak-akses.routes.js';
+import { AuditRepository } from './modules/audit/audit.repository.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import { AuthService } from './modules/auth/auth.service.js';
+import { authGuards } from './modules/auth/authenticate.js';
+import { SessionsRepository } from './modules/auth/sessions.repository.js';
+import { GatewayTokens } from './modules/auth/tokens.js';
+import { UsersRepository } from './modules/users/users.repository.js';
+import { usersRoutes } from './modules/users/users.routes.js';
+import { UsersService } from './modules/users/users.service.js';
+import { ensureFirstAdmin } from './seed.js';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  /** Injected clock (milliseconds), for tests of expiry. */
+  now?: () => number;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  database: Database<GatewaySchema>;
+  audit: AuditRepository;
+}
+
+/** Builds the gateway: database, then every module registered explicitly with its prefix. */
+export async function buildGateway({ config, now = Date.now }: GatewayOptions): Promise<Gateway> {
+  const database = await openDatabase<GatewaySchema>(config.databaseUrl);
+  try {
+    await migrateToLatest(database.db, gatewayMigrations, 'gateway');
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const { db } = database;
+
+  // Repositories and services
+  const audit = new AuditRepository(db, now);
+  const usersRepository = new UsersRepository(db, database.dialect);
+  const hakAkses = new HakAksesRepository(db);
+  const sessions = new SessionsRepository(db);
+  const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
+  const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
+  const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
+  const guards = authGuards(tokens, usersRepository);
+
+  // HTTP
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  app.decorateRequest('auth', null);
+  installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
+  if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Gerbang gateway', version: '1.0.0', description: 'Authentication, user management and the platform services behind one entry point.' },
+      components: {
+        securitySchemes: {
+          gatewayToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The wrapped token from login (also accepted: Bearer <jwt>)' },
+        },
+      },
+    },
+  });
+
+  registerHealthRoutes(app, {
+    ready: async () => void (await sql`select 1`.execute(db)),
+    render: (healthy, _request, reply) => ({ code: reply.statusCode, status: healthy, message: healthy ? 'ok' : 'not ready', data: { status: healthy ? 'ok' : 'unavailable' } }),
+  });
+  app.get('/.well-known/jwks.json', { schema: { tags: ['auth'], summary: 'Public keys that verify gateway tokens' } }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return tokens.publicJwks;
+  });
+  await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
+  await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
+  await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
+
+  app.addHook('onClose', async () => database.close());
+  await ensureFirstAdmin(config, usersRepository, users, app.log);
+  return { app, database, audit };
+}

@@ -1,0 +1,60 @@
+import { brokenPasswordRule } from '../shared/auth/password-policy.js';
+import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+
+export interface GatewayConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly logLevel: string;
+  readonly admin: { readonly noPegawai: string; readonly password: string | undefined };
+  readonly token: { readonly ttlMs: number; readonly issuer: string; readonly audience: string };
+  /** 0 = passwords never expire. */
+  readonly passwordMaxAgeMs: number;
+  /** Browser origins allowed by CORS; empty = none. */
+  readonly corsOrigins: readonly string[];
+  /** Largest JSON body of the gateway's own routes, in bytes. */
+  readonly bodyLimit: number;
+  /** Trust X-Forwarded-* from a proxy in front (Fastify trustProxy: true, a hop count or addresses). */
+  readonly trustProxy: boolean | number | string;
+  readonly loginLimits: {
+    readonly perAccount: number;
+    readonly perAddress: number;
+    readonly windowMs: number;
+  };
+  readonly listMaxPerPage: number;
+}
+
+export function loadGatewayConfig(env: Env): GatewayConfig {
+  const read = envReader(env);
+  const dataDir = read.string('DATA_DIR', './data');
+  const adminPassword = read.optionalString('GATEWAY_ADMIN_PASSWORD');
+  if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
+    throw new ConfigError('GATEWAY_ADMIN_PASSWORD', 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
+  }
+  const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
+  return Object.freeze({
+    host: read.string('HOST', '0.0.0.0'),
+    port: read.port('GATEWAY_PORT', 8080),
+    dataDir,
+    databaseUrl: databaseUrl(env, 'GATEWAY_DATABASE_URL', dataDir, 'gateway.sqlite'),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    admin: { noPegawai: read.string('GATEWAY_ADMIN_NO_PEGAWAI', 'admin'), password: adminPassword },
+    token: {
+      ttlMs: read.duration('GATEWAY_TOKEN_TTL', '24h'),
+      issuer: read.string('GATEWAY_TOKEN_ISSUER', 'gerbang'),
+      audience: read.string('GATEWAY_TOKEN_AUDIENCE', 'gerbang'),
+    },
+    passwordMaxAgeMs: read.duration('PASSWORD_MAX_AGE', '90d'),
+    corsOrigins: read.list('GATEWAY_CORS_ORIGINS'),
+    bodyLimit: read.int('GATEWAY_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
+    trustProxy:
+      trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
+    loginLimits: {
+      perAccount: read.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
+      perAddress: read.int('LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),
+      windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
+    },
+    listMaxPerPage: 100,
+  });
+}

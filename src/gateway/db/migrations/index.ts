@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as init from './0001_init.js';
+
+/** Every gateway migration, by name; names sort in the order they run. */
+export const gatewayMigrations: Record<string, Migration> = {
+  '0001_init': init,
+};

@@ -1,0 +1,66 @@
+/** Kysely table types of the gateway database. Timestamps are ISO 8601 UTC strings on both dialects. */
+export interface HakAksesTable {
+  id: string;
+  nama: string;
+  /** 1 = administrator right (may manage users), 0 = ordinary. */
+  is_admin: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  no_pegawai: string;
+  nama: string;
+  /** Stored lower-case; unique. */
+  email: string;
+  tipe_pegawai: string;
+  hak_akses_id: string;
+  /** argon2id; null for accounts that only sign in through SSO. */
+  password_hash: string | null;
+  password_changed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  at: string;
+  actor_id: string | null;
+  /** Who, readable (employee number or "sso:<email>"); survives deletion of the user. */
+  actor: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  outcome: 'success' | 'failure';
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  /** JSON object; never holds a password or token. */
+  details: string | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  algorithm: string;
+  private_jwk: string;
+  created_at: string;
+}
+
+export interface GatewaySchema {
+  hak_akses: HakAksesTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  audit_log: AuditLogTable;
+  gateway_signing_keys: SigningKeysTable;
+}

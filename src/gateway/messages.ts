@@ -1,0 +1,18 @@
+import type { Localized } from '../shared/i18n/language.js';
+
+/** Success messages of the gateway, Indonesian by default, English on request. */
+export const MESSAGES = {
+  LOGIN_OK: { id: 'Login berhasil', en: 'Login successful' },
+  LOGOUT_OK: { id: 'Logout berhasil', en: 'Logout successful' },
+  PROFILE_OK: { id: 'Profil berhasil diambil', en: 'Profile retrieved' },
+  PASSWORD_CHANGED: { id: 'Kata sandi berhasil diubah', en: 'Password changed' },
+  TOKEN_REFRESHED: { id: 'Token berhasil diperbarui', en: 'Token refreshed' },
+  USERS_LISTED: { id: 'Data pengguna berhasil diambil', en: 'Users retrieved' },
+  USER_FOUND: { id: 'Data pengguna berhasil diambil', en: 'User retrieved' },
+  USER_CREATED: { id: 'Pengguna berhasil dibuat', en: 'User created' },
+  USER_UPDATED: { id: 'Pengguna berhasil diperbarui', en: 'User updated' },
+  USER_DELETED: { id: 'Pengguna berhasil dihapus', en: 'User deleted' },
+  PASSWORD_RESET: { id: 'Kata sandi berhasil direset', en: 'Password reset' },
+  HAK_AKSES_UPDATED: { id: 'Hak akses berhasil diperbarui', en: 'Access right updated' },
+  HAK_AKSES_LISTED: { id: 'Data hak akses berhasil diambil', en: 'Access rights retrieved' },
+} as const satisfies Record<string, Localized>;

@@ -1,0 +1,24 @@
+import { Type } from 'typebox';
+import { Password, UserSummary } from '../users/users.schemas.js';
+
+export const LoginBody = Type.Object(
+  { no_pegawai: Type.String({ minLength: 1, maxLength: 64 }), kata_sandi: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+
+export const LoginData = Type.Object({ token: Type.String({ description: 'Wrapped token (spec 2.3)' }), user: UserSummary });
+
+export const TokenData = Type.Object({ token: Type.String({ description: 'Wrapped token (spec 2.3)' }) });
+
+export const ChangePasswordBody = Type.Object(
+  { kata_sandi_lama: Type.String({ maxLength: 1024 }), kata_sandi: Password, konfirmasi_kata_sandi: Type.String({ maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+
+export const ChangeExpiredPasswordBody = Type.Object(
+  { no_pegawai: Type.String({ minLength: 1, maxLength: 64 }), ...ChangePasswordBody.properties },
+  { additionalProperties: false },
+);
+
+/** OpenAPI security requirement of every protected gateway route. */
+export const SECURED = [{ gatewayToken: [] }];

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { brokenPasswordRule } from '../../../shared/auth/password-policy.js';
+import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
+import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
+import { AppError } from '../../../shared/errors/app-error.js';
+import type { GatewayConfig } from '../../config.js';
+import type { GatewaySchema, UsersTable } from '../../db/schema.js';
+import type { AuditRepository } from '../audit/audit.repository.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import type { SessionsRepository } from './sessions.repository.js';
+import { sessionClaimsOf, type AuthContext, type GatewayTokens, type IssuedToken, type SessionClaims } from './tokens.js';
+
+export interface Client {
+  ip: string;
+  userAgent?: string | undefined;
+  requestId?: string | undefined;
+}
+
+/** Throws the 400 for the first password rule broken (spec 2.2), or the length cap. */
+export function assertPasswordAcceptable(password: string): void {
+  const broken = brokenPasswordRule(password);
+  if (broken) throw new AppError(broken);
+}
+
+export class AuthService {
+  private readonly failuresPerAccount: RateLimiter;
+  private readonly failuresPerAddress: RateLimiter;
+
+  constructor(
+    private readonly db: Kysely<GatewaySchema>,
+    private readonly config: GatewayConfig,
+    private readonly users: UsersRepository,
+    private readonly sessions: SessionsRepository,
+    private readonly tokens: GatewayTokens,
+    private readonly audit: AuditRepository,
+    private readonly now: () => number,
+  ) {
+    const { perAccount, perAddress, windowMs } = config.loginLimits;
+    this.failuresPerAccount = new RateLimiter({ limit: perAccount, windowMs }, now);
+    this.failuresPerAddress = new RateLimiter({ limit: perAddress, windowMs }, now);
+  }
+
+  async login(noPegawai: string, password: string, client: Client) {
+    const user = await this.checkCredentials(noPegawai, password, client, 'auth.login');
+    if (this.passwordExpired(user)) {
+      await this.audit.record({ action: 'auth.login', outcome: 'failure', actorId: user.id, actor: user.no_pegawai, ...client, details: { reason: 'password_expired' } });
+      throw new AppError('PASSWORD_EXPIRED', { data: { requirePasswordReset: true } });
+    }
+    const token = await this.startSession(user, client, {});
+    await this.audit.record({ action: 'auth.login', outcome: 'success', actorId: user.id, actor: user.no_pegawai, ...client });
+    return { token, user };
+  }
+
+  /** Opens a session and issues its first token; used by password login and SSO. */
+  async startSession(user: UsersTable, client: Client, extraClaims: Partial<SessionClaims>): Promise<IssuedToken> {
+    const sessionId = randomUUID();
+    await this.sessions.create({
+      id: sessionId,
+      user_id: user.id,
+      created_at: new Date(this.now()).toISOString(),
+      expires_at: this.tokens.sessionExpiry(),
+      revoked_at: null,
+      ip: client.ip,
+      user_agent: client.userAgent?.slice(0, 512) ?? null,
+    });
+    return this.tokens.issue({ ...extraClaims, user_id: user.id, sid: sessionId, no_pegawai: user.no_pegawai, email: user.email });
+  }
+
+  async logout(auth: AuthContext, client: Client): Promise<void> {
+    await this.sessions.revoke(auth.sessionId, new Date(this.now()).toISOString());
+    await this.audit.record({ action: 'auth.logout', outcome: 'success', actorId: auth.userId, actor: auth.claims.no_pegawai ?? null, ...client });
+  }
+
+  /** A new token for the same session, which lives on for another token lifetime. */
+  async refresh(auth: AuthContext, client: Client): Promise<IssuedToken> {
+    const { iat: _iat, exp: _exp, jti: _jti, sub: _sub, iss: _iss, aud: _aud, ...claims } = auth.claims;
+    await this.sessions.extend(auth.sessionId, this.tokens.sessionExpiry());
+    const token = await this.tokens.issue(claims);
+    await this.audit.record({ action: 'auth.refresh', outcome: 'success', actorId: auth.userId, actor: auth.claims.no_pegawai ?? null, ...client });
+    return token;
+  }
+
+  async changePassword(auth: AuthContext, oldPassword: string, newPassword: string, confirmation: string, client: Client): Promise<void> {
+    if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
+    const user = await this.users.findById(auth.userId);
+    if (!user) throw new AppError('TOKEN_INVALID');
+    if (!user.password_hash || !(await verifyPassword(user.password_hash, oldPassword))) {
+      await this.audit.record({ action: 'auth.change_password', outcome: 'failure', actorId: user.id, actor: user.no_pegawai, ...client, details: { reason: 'old_password_wrong' } });
+      throw new AppError('OLD_PASSWORD_WRONG');
+    }
+    await this.setPassword(user, newPassword, client, 'auth.change_password', user.id);
+  }
+
+  /**
+   * The way out of an expired password (spec 4.1): the old password proves the caller, and the
+   * attempt counts against the same lockout as a login.
+   */
+  async changeExpiredPassword(noPegawai: string, oldPassword: string, newPassword: string, confirmation: string, client: Client): Promise<void> {
+    if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
+    const user = await this.checkCredentials(noPegawai, oldPassword, client, 'auth.change_expired_password');
+    await this.setPassword(user, newPassword, client, 'auth.change_expired_password', user.id);
+  }
+
+  /** Administrator reset (spec 4.2). */
+  async resetPassword(target: UsersTable, newPassword: string, actor: AuthContext, client: Client): Promise<void> {
+    await this.setPassword(target, newPassword, client, 'user.reset_password', actor.userId, actor.claims.no_pegawai, false);
+  }
+
+  /** Checks rules, stores the new hash and ends every session of the user, in one transaction. */
+  private async setPassword(user: UsersTable, newPassword: string, client: Client, action: string, actorId: string, actor = user.no_pegawai, refuseSame = true) {
+    assertPasswordAcceptable(newPassword);
+    if (refuseSame && user.password_hash && (await verifyPassword(user.password_hash, newPassword))) throw new AppError('PASSWORD_REUSED');
+    const passwordHash = await hashPassword(newPassword);
+    const at = new Date(this.now()).toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      await this.users.update(user.id, { password_hash: passwordHash, password_changed_at: at, updated_at: at }, trx);
+      await this.sessions.revokeAllOfUser(user.id, at, trx);
+      await this.audit.record({ action, outcome: 'success', actorId, actor, targetType: 'user', targetId: user.id, ...client }, trx);
+    });
+  }
+
+  /**
+   * Password check with lockout: the same 401 and the same argon2 work whether or not the account
+   * exists, and 429 once an account or an address has failed too often in the window.
+   */
+  private async checkCredentials(noPegawai: string, password: string, client: Client, action: string): Promise<UsersTable> {
+    const accountKey = noPegawai.toLowerCase();
+    for (const [limiter, key] of [[this.failuresPerAccount, accountKey], [this.failuresPerAddress, client.ip]] as const) {
+      const state = limiter.check(key);
+      if (state.limited) {
+        await this.audit.record({ action, outcome: 'failure', actor: noPegawai.slice(0, 64), ...client, details: { reason: 'locked_out' } });
+        throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: state.retryAfterSeconds }, headers: { 'retry-after': String(state.retryAfterSeconds) } });
+      }
+    }
+    const user = await this.users.findByNoPegawai(noPegawai);
+    const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
+    if (!user || !ok) {
+      this.failuresPerAccount.hit(accountKey);
+      this.failuresPerAddress.hit(client.ip);
+      await this.audit.record({ action, outcome: 'failure', actorId: user?.id ?? null, actor: noPegawai.slice(0, 64), ...client, details: { reason: 'invalid_credentials' } });
+      throw new AppError('INVALID_CREDENTIALS');
+    }
+    this.failuresPerAccount.reset(accountKey);
+    return user;
+  }
+
+  private passwordExpired(user: UsersTable): boolean {
+    if (this.config.passwordMaxAgeMs === 0 || !user.password_changed_at) return false;
+    return Date.parse(user.password_changed_at) + this.config.passwordMaxAgeMs <= this.now();
+  }
+}

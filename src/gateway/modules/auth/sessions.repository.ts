@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely';
+import type { GatewaySchema, SessionsTable } from '../../db/schema.js';
+
+export class SessionsRepository {
+  constructor(private readonly db: Kysely<GatewaySchema>) {}
+
+  create(session: SessionsTable, db: Kysely<GatewaySchema> = this.db) {
+    return db.insertInto('sessions').values(session).execute();
+  }
+
+  find(id: string) {
+    return this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  extend(id: string, expiresAt: string) {
+    return this.db.updateTable('sessions').set({ expires_at: expiresAt }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+
+  revoke(id: string, at: string) {
+    return this.db.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+
+  /** Ends every session of a user (password change or reset, deletion). */
+  async revokeAllOfUser(userId: string, at: string, db: Kysely<GatewaySchema> = this.db): Promise<string[]> {
+    const rows = await db
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** Housekeeping: sessions past their expiry are of no further use. */
+  deleteExpired(before: string) {
+    return this.db.deleteFrom('sessions').where('expires_at', '<', before).execute();
+  }
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import { signToken, verifyToken, type TokenProfile } from '../../../shared/auth/jwt.js';
+import type { SigningKey } from '../../../shared/auth/signing-keys.js';
+import type { SessionsRepository } from './sessions.repository.js';
+import { wrapToken } from './token-wrapping.js';
+
+/** What a gateway application token says about its holder (spec 2.3, 2.4). */
+export interface SessionClaims {
+  user_id: string;
+  /** Session id: logout and password changes end the session and so every token of it. */
+  sid: string;
+  no_pegawai?: string;
+  email?: string;
+  user_groups?: string[];
+  attributes?: Record<string, string>;
+}
+
+export type GatewayClaims = JWTPayload & SessionClaims & { sub: string };
+
+/** The holder's claims of a token, to carry over into a refreshed one. */
+export function sessionClaimsOf(claims: GatewayClaims): SessionClaims {
+  const { user_id, sid, no_pegawai, email, user_groups, attributes } = claims;
+  return { user_id, sid, no_pegawai, email, user_groups, attributes };
+}
+
+export interface AuthContext {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly claims: GatewayClaims;
+  /** The bare JWT, for forwarding upstream. */
+  readonly jwt: string;
+}
+
+export interface IssuedToken {
+  readonly jwt: string;
+  /** The spec 2.3 wire form. */
+  readonly wrapped: string;
+  readonly expiresAt: Date;
+}
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Issues and checks gateway tokens. A token is valid when its signature, issuer, audience, typ and
+ * expiry hold and its session is neither revoked nor expired. Signature checks are cached per
+ * token until it expires (they cost far more than the session look-up).
+ */
+export class GatewayTokens {
+  private readonly profile: TokenProfile;
+  private readonly verified = new Map<string, GatewayClaims>();
+
+  constructor(
+    private readonly key: SigningKey,
+    config: { issuer: string; audience: string; ttlMs: number },
+    private readonly sessions: SessionsRepository,
+    private readonly now: () => number,
+    private readonly ttlMs = config.ttlMs,
+  ) {
+    this.profile = { issuer: config.issuer, audience: config.audience, type: 'at+jwt' };
+  }
+
+  get publicJwks() {
+    return this.key.publicJwks;
+  }
+
+  get ttlSeconds(): number {
+    return Math.floor(this.ttlMs / 1000);
+  }
+
+  async issue(claims: SessionClaims): Promise<IssuedToken> {
+    const nowMs = this.now();
+    const jwt = await signToken(this.key, this.profile, { ...claims, sub: claims.user_id, jti: randomUUID() }, this.ttlSeconds, nowMs);
+    return { jwt, wrapped: wrapToken(jwt), expiresAt: new Date(Math.floor(nowMs / 1000) * 1000 + this.ttlSeconds * 1000) };
+  }
+
+  /** The session's expiry for a token issued now. */
+  sessionExpiry(): string {
+    return new Date(this.now() + this.ttlMs).toISOString();
+  }
+
+  async authenticate(jwt: string): Promise<AuthContext | undefined> {
+    const claims = await this.verifySignature(jwt);
+    if (!claims) return undefined;
+    const session = await this.sessions.find(claims.sid);
+    const nowIso = new Date(this.now()).toISOString();
+    if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.user_id) return undefined;
+    return { userId: claims.user_id, sessionId: claims.sid, claims, jwt };
+  }
+
+  private async verifySignature(jwt: string): Promise<GatewayClaims | undefined> {
+    const nowMs = this.now();
+    const cached = this.verified.get(jwt);
+    if (cached) {
+      if ((cached.exp ?? 0) * 1000 > nowMs) return cached;
+      this.verified.delete(jwt);
+      return undefined;
+    }
+    const payload = await verifyToken(this.key, this.profile, jwt, nowMs);
+    if (!payload || typeof payload.sid !== 'string' || typeof payload.user_id !== 'string' || payload.sub !== payload.user_id) return undefined;
+    if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
+    this.verified.set(jwt, payload as GatewayClaims);
+    return payload as GatewayClaims;
+  }
+}

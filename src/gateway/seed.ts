@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { GatewayConfig } from './config.js';
+import type { UsersRepository } from './modules/users/users.repository.js';
+import type { UsersService } from './modules/users/users.service.js';
+
+/** A password that meets every rule of spec 2.2. */
+export function generatePassword(): string {
+  return `${randomBytes(15).toString('base64url')}aZ7!`;
+}
+
+/**
+ * Creates the first administrator when there is no user at all. A generated password is printed
+ * once to the console (never to the structured log).
+ */
+export async function ensureFirstAdmin(config: GatewayConfig, users: UsersRepository, service: UsersService, log: FastifyBaseLogger): Promise<void> {
+  if ((await users.countAll()) > 0) return;
+  const password = config.admin.password ?? generatePassword();
+  await service.create(
+    { no_pegawai: config.admin.noPegawai, nama: 'Administrator', email: `${config.admin.noPegawai}@gerbang.local`, kata_sandi: password, tipe_pegawai: 'pns', hak_akses_id: 'admin' },
+    { id: null, name: 'system' },
+    { ip: '127.0.0.1' },
+    'user.seed_admin',
+  );
+  log.info({ no_pegawai: config.admin.noPegawai }, 'created the first gateway administrator');
+  if (!config.admin.password) {
+    process.stderr.write(`\n  Gateway administrator: no_pegawai "${config.admin.noPegawai}", password "${password}" (shown once)\n\n`);
+  }
+}

@@ -1,0 +1,10 @@
+import type { FastifyInstance } from 'fastify';
+import { buildGateway } from './app.js';
+import type { GatewayConfig } from './config.js';
+
+/** Builds and listens; returns the app so the caller can close it on a signal. */
+export async function startGateway(config: GatewayConfig): Promise<FastifyInstance> {
+  const { app } = await buildGateway({ config });
+  await app.listen({ host: config.host, port: config.port });
+  return app;
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import type { Kysely } from 'kysely';
+
+export const SIGNING_ALGORITHM = 'ES256';
+
+export interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+  /** Every stored public key, for `/.well-known/jwks.json` and verification. */
+  readonly publicJwks: { keys: JWK[] };
+  readonly publicKeys: ReadonlyMap<string, CryptoKey>;
+}
+
+/**
+ * The service's token-signing key, kept in its database so that every instance sharing the database
+ * signs and verifies alike. Created on first start; when instances race, all of them settle on
+ * the oldest key. The table is made by the service's migrations (`createSigningKeysTable`).
+ */
+export async function loadSigningKey(db: Kysely<any>, table: string): Promise<SigningKey> {
+  let rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
+  if (rows.length === 0) {
+    const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+    const jwk = await exportJWK(privateKey);
+    await db
+      .insertInto(table)
+      .values({ kid: randomUUID(), algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() })
+      .execute();
+    rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
+  }
+  const publicJwks: JWK[] = [];
+  const publicKeys = new Map<string, CryptoKey>();
+  for (const row of rows) {
+    const { d: _private, ...publicJwk } = JSON.parse(row.private_jwk) as JWK;
+    const jwk = { ...publicJwk, kid: row.kid, alg: row.algorithm, use: 'sig' };
+    publicJwks.push(jwk);
+    publicKeys.set(row.kid, (await importJWK(jwk, row.algorithm)) as CryptoKey);
+  }
+  const active = rows[0]!;
+  const privateKey = (await importJWK(JSON.parse(active.private_jwk) as JWK, active.algorithm)) as CryptoKey;
+  return { kid: active.kid, privateKey, publicJwks: { keys: publicJwks }, publicKeys };
+}
+
+/** Migration helper: the table `loadSigningKey` reads. */
+export async function createSigningKeysTable(db: Kysely<any>, table: string): Promise<void> {
+  await db.schema
+    .createTable(table)
+    .addColumn('kid', 'text', (col) => col.primaryKey())
+    .addColumn('algorithm', 'text', (col) => col.notNull())
+    .addColumn('private_jwk', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'text', (col) => col.notNull())
+    .execute();
+}

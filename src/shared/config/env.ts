@@ -1,0 +1,83 @@
+import { parseDuration } from './duration.js';
+
+/** A bad setting: the process prints this one line and exits non-zero. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Typed readers over an environment; each throws a ConfigError naming the variable. */
+export function envReader(env: Env) {
+  const raw = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  return {
+    raw,
+    string(name: string, fallback: string): string {
+      return raw(name) ?? fallback;
+    },
+    optionalString(name: string): string | undefined {
+      return raw(name);
+    },
+    int(name: string, fallback: number, min: number, max: number): number {
+      const value = raw(name);
+      if (value === undefined) return fallback;
+      if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+        throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${value}"`);
+      }
+      return Number(value);
+    },
+    port(name: string, fallback: number): number {
+      return this.int(name, fallback, 0, 65_535);
+    },
+    /** Milliseconds. */
+    duration(name: string, fallback: string): number {
+      const value = raw(name) ?? fallback;
+      const ms = parseDuration(value);
+      if (ms === undefined) throw new ConfigError(name, `must be a duration such as 90d, 12h, 30m, 300s or 0, got "${value}"`);
+      return ms;
+    },
+    bool(name: string, fallback: boolean): boolean {
+      const value = raw(name);
+      if (value === undefined) return fallback;
+      if (/^(1|true|yes|on)$/i.test(value)) return true;
+      if (/^(0|false|no|off)$/i.test(value)) return false;
+      throw new ConfigError(name, `must be true or false, got "${value}"`);
+    },
+    url(name: string, protocols: string[] = ['http:', 'https:']): string | undefined {
+      const value = raw(name);
+      if (value === undefined) return undefined;
+      let parsed: URL;
+      try {
+        parsed = new URL(value);
+      } catch {
+        throw new ConfigError(name, `must be a URL, got "${value}"`);
+      }
+      if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must be a ${protocols.join(' or ')} URL`);
+      return value;
+    },
+    list(name: string): string[] {
+      return (raw(name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+    },
+    oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+      const value = raw(name) ?? fallback;
+      if (!allowed.includes(value as T)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+      return value as T;
+    },
+  };
+}
+
+/** `sqlite:path`, `sqlite::memory:` or `postgres://…`; default is a SQLite file in DATA_DIR. */
+export function databaseUrl(env: Env, name: string, dataDir: string, file: string): string {
+  const value = envReader(env).raw(name);
+  if (value === undefined) return `sqlite:${dataDir}/${file}`;
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(value)) {
+    throw new ConfigError(name, 'must start with sqlite: or postgres://');
+  }
+  return value;
+}

@@ -1,0 +1,38 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, type Dialect } from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database<Schema> {
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+  close(): Promise<void>;
+}
+
+/** Opens the database named by a `sqlite:` or `postgres://` URL. */
+export async function openDatabase<Schema>(url: string): Promise<Database<Schema>> {
+  const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const kyselyDialect = dialect === 'sqlite' ? await sqliteDialect(url.slice('sqlite:'.length)) : await postgresDialect(url);
+  const db = new Kysely<Schema>({ dialect: kyselyDialect });
+  return { db, dialect, close: () => db.destroy() };
+}
+
+async function sqliteDialect(path: string): Promise<Dialect> {
+  const { default: SQLite } = await import('better-sqlite3');
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new SQLite(path);
+  // WAL: readers never block the writer; synchronous=FULL: an acknowledged commit survives a crash.
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return new SqliteDialect({ database });
+}
+
+async function postgresDialect(url: string): Promise<Dialect> {
+  const { default: pg } = await import('pg');
+  // int8 (COUNT, epoch milliseconds) as numbers: every value we store fits in 2^53.
+  pg.types.setTypeParser(20, (value) => Number(value));
+  return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
+}

@@ -1,0 +1,64 @@
+import type { Localized } from '../i18n/language.js';
+
+export interface ErrorEntry extends Localized {
+  readonly status: number;
+}
+
+/**
+ * Every error the services answer with, in one place. `docs/errors.md` documents each code (a test
+ * checks it). Gateway codes render as the spec 2.1 envelope in the caller's language; LOGS_* codes
+ * render as `{"error": en}` with exactly the messages of spec 7.2.
+ */
+export const ERRORS = {
+  // Request shape (gateway)
+  INVALID_JSON: { status: 400, id: 'Body JSON tidak valid', en: 'Invalid JSON body' },
+  VALIDATION_FAILED: { status: 400, id: 'Data tidak valid: {detail}', en: 'Invalid input: {detail}' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, id: 'Content-Type tidak didukung', en: 'Unsupported Content-Type' },
+  BODY_TOO_LARGE: { status: 413, id: 'Body permintaan terlalu besar', en: 'Request body too large' },
+  ROUTE_NOT_FOUND: { status: 404, id: 'Sumber daya tidak ditemukan', en: 'Resource not found' },
+  METHOD_NOT_ALLOWED: { status: 405, id: 'Metode tidak diizinkan', en: 'Method not allowed' },
+  INTERNAL: { status: 500, id: 'Terjadi kesalahan pada server', en: 'Internal server error' },
+  NOT_READY: { status: 503, id: 'Layanan belum siap', en: 'Service not ready' },
+
+  // Authentication (gateway)
+  TOKEN_MISSING: { status: 401, id: 'Token otorisasi diperlukan', en: 'Authorization token required' },
+  TOKEN_INVALID: { status: 401, id: 'Token tidak valid atau kedaluwarsa', en: 'Invalid or expired token' },
+  INVALID_CREDENTIALS: { status: 401, id: 'Nomor pegawai atau kata sandi salah', en: 'Wrong employee number or password' },
+  PASSWORD_EXPIRED: { status: 401, id: 'Kata sandi telah kedaluwarsa, silakan ganti kata sandi', en: 'Password has expired, please change it' },
+  TOO_MANY_ATTEMPTS: { status: 429, id: 'Terlalu banyak percobaan, coba lagi dalam {seconds} detik', en: 'Too many attempts, try again in {seconds} seconds' },
+  FORBIDDEN: { status: 403, id: 'Anda tidak memiliki akses', en: 'You do not have access' },
+  CSRF_REJECTED: { status: 403, id: 'Permintaan lintas situs ditolak', en: 'Cross-site request rejected' },
+
+  // Passwords (gateway)
+  PASSWORD_TOO_SHORT: { status: 400, id: 'Kata sandi minimal 8 karakter', en: 'Password must be at least 8 characters' },
+  PASSWORD_TOO_LONG: { status: 400, id: 'Kata sandi maksimal 128 karakter', en: 'Password must be at most 128 characters' },
+  PASSWORD_NEEDS_LOWERCASE: { status: 400, id: 'Kata sandi harus memiliki minimal 1 huruf kecil', en: 'Password must contain at least 1 lowercase letter' },
+  PASSWORD_NEEDS_UPPERCASE: { status: 400, id: 'Kata sandi harus memiliki minimal 1 huruf besar', en: 'Password must contain at least 1 uppercase letter' },
+  PASSWORD_NEEDS_DIGIT: { status: 400, id: 'Kata sandi harus memiliki minimal 1 angka', en: 'Password must contain at least 1 digit' },
+  PASSWORD_NEEDS_SPECIAL: { status: 400, id: 'Kata sandi harus memiliki minimal 1 karakter khusus', en: 'Password must contain at least 1 special character' },
+  PASSWORD_REUSED: { status: 400, id: 'Kata sandi baru tidak boleh sama dengan kata sandi lama', en: 'The new password must differ from the current one' },
+  PASSWORD_CONFIRMATION_MISMATCH: { status: 400, id: 'Konfirmasi kata sandi tidak cocok', en: 'Password confirmation does not match' },
+  OLD_PASSWORD_WRONG: { status: 400, id: 'Kata sandi lama salah', en: 'Current password is wrong' },
+
+  // Users and access rights (gateway)
+  USER_NOT_FOUND: { status: 404, id: 'Pengguna tidak ditemukan', en: 'User not found' },
+  NO_PEGAWAI_TAKEN: { status: 400, id: 'Nomor pegawai sudah terdaftar', en: 'Employee number is already registered' },
+  EMAIL_TAKEN: { status: 400, id: 'Email sudah terdaftar', en: 'E-mail is already registered' },
+  HAK_AKSES_UNKNOWN: { status: 400, id: 'Hak akses tidak ditemukan', en: 'Unknown access right' },
+  FILTER_INVALID: { status: 400, id: 'Filter tidak valid: {detail}', en: 'Invalid filter: {detail}' },
+  SORT_INVALID: { status: 400, id: 'Urutan tidak valid: {detail}', en: 'Invalid sort: {detail}' },
+  CANNOT_DELETE_SELF: { status: 400, id: 'Anda tidak dapat menghapus akun Anda sendiri', en: 'You cannot delete your own account' },
+  LAST_ADMIN: { status: 400, id: 'Administrator terakhir tidak dapat dihapus atau diturunkan', en: 'The last administrator cannot be removed or demoted' },
+
+  // Log-monitoring backend (spec 7.2: exact messages, no translation)
+  LOGS_INVALID_BODY: { status: 400, id: 'invalid json body', en: 'invalid json body' },
+  LOGS_MISSING_TOKEN: { status: 401, id: 'missing bearer token', en: 'missing bearer token' },
+  LOGS_INVALID_TOKEN: { status: 401, id: 'invalid token', en: 'invalid token' },
+  LOGS_INVALID_CREDENTIALS: { status: 401, id: 'invalid credentials', en: 'invalid credentials' },
+  LOGS_PERMISSION_DENIED: { status: 403, id: 'permission denied', en: 'permission denied' },
+  LOGS_NOT_FOUND: { status: 404, id: 'not found', en: 'not found' },
+  LOGS_RATE_LIMITED: { status: 429, id: 'rate limit exceeded', en: 'rate limit exceeded' },
+  LOGS_INTERNAL: { status: 500, id: 'internal server error', en: 'internal server error' },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,30 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { loggerOptions } from './logger.js';
+import { genReqId, registerRequestContext } from './request-context.js';
+import { validatorCompiler } from './validation.js';
+
+export interface ServerOptions {
+  logLevel: string;
+  bodyLimit: number;
+  /** Fastify's trustProxy: true, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string;
+}
+
+/** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
+export function createServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: loggerOptions(options.logLevel),
+    genReqId,
+    bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy as boolean | string,
+    // Clients get 408 rather than holding a socket forever; keep-alive idles close after 72 s.
+    requestTimeout: 120_000,
+    keepAliveTimeout: 72_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    ajv: { customOptions: { strict: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  registerRequestContext(app as unknown as FastifyInstance);
+  return app as unknown as FastifyInstance;
+}
