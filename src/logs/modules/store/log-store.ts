@@ -1,0 +1,101 @@
+/**
+ * The log store: one interface, a SQLite implementation (embedded default, FTS5) and a PostgreSQL
+ * implementation (production, time-partitioned). The HTTP layer (ingest, search routes) only ever
+ * talks to this interface. Times are epoch milliseconds.
+ */
+
+/** Attribute values are flattened to dotted names: {"k8s.pod.name": "api-1"}. */
+export type AttributeValue = string | number | boolean;
+
+export interface LogEntry {
+  /** Epoch milliseconds (`@timestamp` on the API). */
+  timestamp: number;
+  message: string;
+  level?: string | undefined;
+  service?: string | undefined;
+  host?: string | undefined;
+  trace_id?: string | undefined;
+  span_id?: string | undefined;
+  attributes?: Record<string, AttributeValue> | undefined;
+}
+
+export interface StoredLogEntry extends LogEntry {
+  id: string;
+  tenant_id: string;
+  attributes: Record<string, AttributeValue>;
+}
+
+export interface FieldFilter {
+  /** `level`, `service`, `host`, `trace_id`, `span_id`, `message` or an attribute's dotted name. */
+  field: string;
+  value: string;
+}
+
+export interface SearchRequest {
+  tenantId: string;
+  /** The query language (docs/log-search.md); empty = everything in the range. */
+  query?: string | undefined;
+  from: number;
+  to: number;
+  filters?: FieldFilter[] | undefined;
+  /** Default `@timestamp` desc. */
+  sort?: { field: string; order: 'asc' | 'desc' } | undefined;
+  /** From 1. */
+  page: number;
+  limit: number;
+}
+
+export interface SearchResult {
+  entries: StoredLogEntry[];
+  total: number;
+}
+
+export interface HistogramRequest extends Omit<SearchRequest, 'page' | 'limit' | 'sort'> {
+  intervalMs: number;
+  /** Split counts by this field's value. */
+  groupBy?: string | undefined;
+}
+
+export interface HistogramBucket {
+  /** Bucket start, epoch ms. */
+  ts: number;
+  count: number;
+  /** Counts per value of `groupBy`, when asked. */
+  groups?: Record<string, number> | undefined;
+}
+
+export interface FieldInfo {
+  name: string;
+  type: 'string' | 'number' | 'boolean' | 'date';
+}
+
+export interface DistinctRequest {
+  tenantId: string;
+  field: string;
+  /** Case-insensitive substring of the value. */
+  q?: string | undefined;
+  limit: number;
+  from?: number | undefined;
+  to?: number | undefined;
+}
+
+export interface LogStore {
+  /** Stores a batch atomically; resolves only once it is durable (committed, fsynced). */
+  append(tenantId: string, entries: readonly LogEntry[]): Promise<void>;
+  search(request: SearchRequest): Promise<SearchResult>;
+  /** Every bucket from `from` to `to`, empty ones included, oldest first. */
+  histogram(request: HistogramRequest): Promise<HistogramBucket[]>;
+  fields(tenantId: string): Promise<FieldInfo[]>;
+  /** Most frequent first. */
+  distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]>;
+  /** Removes the tenant's entries older than `before` in whole chunks (days); returns entries removed. */
+  removeOlderThan(tenantId: string, before: number): Promise<number>;
+}
+
+/** A syntax error in a search query; the HTTP layer answers 400 with the position. */
+export class QuerySyntaxError extends Error {
+  constructor(message: string, readonly position: number) {
+    super(message);
+    this.name = 'QuerySyntaxError';
+  }
+}
