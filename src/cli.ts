@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * gerbang CLI:
- *   all | gateway                     start the service(s)
- *   migrate                           run database migrations and exit
+ *   all | gateway | logs              start both services, or one
+ *   migrate                           run both services' database migrations and exit
  *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +15,9 @@ import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
 import { hashPassword } from './shared/auth/passwords.js';
 import { generatePassword } from './gateway/seed.js';
+import { loadLogsConfig } from './logs/config.js';
+import { startLogs } from './logs/server.js';
+import { logsMigrations } from './logs/db/migrations/index.js';
 
 async function start(services: FastifyInstance[]): Promise<void> {
   let stopping = false;
@@ -35,19 +38,41 @@ async function start(services: FastifyInstance[]): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const [command = 'all', ...args] = argv;
   switch (command) {
-    case 'all':
+    case 'all': {
+      // Both configurations are checked before either service starts.
+      const gatewayConfig = loadGatewayConfig(process.env);
+      const logsConfig = loadLogsConfig(process.env);
+      const gateway = await startGateway(gatewayConfig);
+      try {
+        await start([gateway, await startLogs(logsConfig)]);
+      } catch (error) {
+        await gateway.close();
+        throw error;
+      }
+      return;
+    }
     case 'gateway': {
       await start([await startGateway(loadGatewayConfig(process.env))]);
       return;
     }
+    case 'logs': {
+      await start([await startLogs(loadLogsConfig(process.env))]);
+      return;
+    }
     case 'migrate': {
       const config = loadGatewayConfig(process.env);
-      const database = await openDatabase<GatewaySchema>(config.databaseUrl);
-      try {
-        const applied = await migrateToLatest(database.db, gatewayMigrations, 'gateway');
-        process.stdout.write(`gateway: ${applied.length} migration(s) applied\n`);
-      } finally {
-        await database.close();
+      const logsConfig = loadLogsConfig(process.env);
+      for (const [name, url, migrations] of [
+        ['gateway', config.databaseUrl, gatewayMigrations],
+        ['logs', logsConfig.databaseUrl, logsMigrations],
+      ] as const) {
+        const database = await openDatabase<unknown>(url);
+        try {
+          const applied = await migrateToLatest(database.db, migrations, name);
+          process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);
+        } finally {
+          await database.close();
+        }
       }
       return;
     }
@@ -73,7 +98,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new Error(`unknown command "${command}" (all, gateway, migrate, reset-password)`);
+      throw new Error(`unknown command "${command}" (all, gateway, logs, migrate, reset-password)`);
   }
 }
 

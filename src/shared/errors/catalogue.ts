@@ -59,6 +59,9 @@ export const ERRORS = {
   LOGS_NOT_FOUND: { status: 404, id: 'not found', en: 'not found' },
   LOGS_RATE_LIMITED: { status: 429, id: 'rate limit exceeded', en: 'rate limit exceeded' },
   LOGS_INTERNAL: { status: 500, id: 'internal server error', en: 'internal server error' },
+  // Beyond spec 7.2 (ingestion): limits and formats the spec does not cover.
+  LOGS_BODY_TOO_LARGE: { status: 413, id: 'request body too large', en: 'request body too large' },
+  LOGS_UNSUPPORTED_MEDIA_TYPE: { status: 415, id: 'unsupported content type', en: 'unsupported content type' },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
