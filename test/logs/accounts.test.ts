@@ -4,7 +4,7 @@ import { DIALECTS } from '../helpers/databases.js';
 import { bearer, PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 
 /** Every protected route and the permission spec 4.5 (or this service) requires. */
-const ROUTES: { method: 'GET' | 'POST'; url: string; permission: string; payload?: object }[] = [
+const ROUTES: { method: 'GET' | 'POST'; url: string; permission: string; payload?: object | string }[] = [
   { method: 'GET', url: '/api/v1/logs/fields', permission: 'logs:read' },
   { method: 'GET', url: '/api/v1/logs/fields/level/distinct', permission: 'logs:read' },
   { method: 'POST', url: '/api/v1/logs/list/paginate', permission: 'logs:read', payload: {} },
