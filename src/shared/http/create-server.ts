@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loggerOptions } from './logger.js';
 import { genReqId, registerRequestContext } from './request-context.js';
-import { validatorCompiler } from './validation.js';
+import { containsNul, validatorCompiler } from './validation.js';
+import { AppError } from '../errors/app-error.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -26,5 +27,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   registerRequestContext(app as unknown as FastifyInstance);
+  // Refused up front so that no database ever sees a NUL byte (PostgreSQL would fail with a 500).
+  app.addHook('preValidation', async (request) => {
+    if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
+      throw new AppError('VALIDATION_FAILED', { params: { detail: 'text must not contain NUL characters' } });
+    }
+  });
   return app as unknown as FastifyInstance;
 }
