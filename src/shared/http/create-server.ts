@@ -10,12 +10,13 @@ export interface ServerOptions {
   bodyLimit: number;
   /** Fastify's trustProxy: true, a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
+  logStream?: NodeJS.WritableStream | undefined;
 }
 
 /** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
 export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
-    logger: loggerOptions(options.logLevel),
+    logger: loggerOptions(options.logLevel, options.logStream),
     genReqId,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
