@@ -29,6 +29,8 @@ export interface GatewayOptions {
   config: GatewayConfig;
   /** Injected clock (milliseconds), for tests of expiry. */
   now?: () => number;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface Gateway {
@@ -38,7 +40,7 @@ export interface Gateway {
 }
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
-export async function buildGateway({ config, now = Date.now }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
   const database = await openDatabase<GatewaySchema>(config.databaseUrl);
   try {
     await migrateToLatest(database.db, gatewayMigrations, 'gateway');
@@ -59,7 +61,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const guards = authGuards(tokens, usersRepository);
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
