@@ -13,12 +13,18 @@ import type { LogsUsersService } from './modules/users/users.service.js';
 export async function ensureFirstLogsAdmin(config: LogsConfig, users: LogsUsersRepository, service: LogsUsersService, log: FastifyBaseLogger): Promise<void> {
   if ((await users.countAll()) > 0) return;
   const password = config.admin.password ?? generatePassword();
-  await service.create(
-    DEFAULT_TENANT_ID,
-    { username: config.admin.username, email: `${config.admin.username}@gerbang.local`, password, roles: [ADMIN_ROLE_ID] },
-    null,
-    { ip: '127.0.0.1' },
-  );
+  try {
+    await service.create(
+      DEFAULT_TENANT_ID,
+      { username: config.admin.username, email: `${config.admin.username}@gerbang.local`, password, roles: [ADMIN_ROLE_ID] },
+      null,
+      { ip: '127.0.0.1' },
+    );
+  } catch (error) {
+    // Another instance starting on the same database created it first.
+    if (await users.findByUsername(config.admin.username)) return;
+    throw error;
+  }
   log.info({ username: config.admin.username }, 'created the first logs administrator');
   if (!config.admin.password) {
     process.stderr.write(`\n  Logs administrator: username "${config.admin.username}", password "${password}" (shown once)\n\n`);

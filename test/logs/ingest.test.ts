@@ -177,6 +177,17 @@ for (const dialect of DIALECTS) {
       assert.equal(badGzip.statusCode, 400);
     });
 
+    test('a NUL character in shipped text is stored as U+FFFD, not refused (PostgreSQL text cannot hold NUL)', async () => {
+      const marker = uniqueName('nul').toLowerCase();
+      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: `{"index":{}}\n{"message":"with nul ${marker} a\\u0000b","k\\u0000ey":"v\\u0000"}\n` });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.json().errors, false);
+      const found = await search(marker);
+      assert.equal(found.total, 1);
+      assert.ok(found.data[0].message.endsWith('a\uFFFDb'));
+      assert.equal(found.data[0].attributes['k\uFFFDey'], 'v\uFFFD');
+    });
+
     test('pipeline counters count received, stored and rejected per source', async () => {
       const before = logs.stats.snapshot('default');
       await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '{"index":{}}\n{"message":"counted"}\n{"index":{}}\nnot json\n' });

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import type { LogEntry, LogStore } from '../store/log-store.js';
+import type { AttributeValue, LogEntry, LogStore } from '../store/log-store.js';
 import { bulkResponse, parseBulk } from './elastic-bulk.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
@@ -44,11 +44,30 @@ function acceptGzip(app: FastifyInstance): void {
   });
 }
 
+const NUL = /\u0000/g;
+const clean = <T extends string | undefined>(text: T): T => (text === undefined ? text : (text.replace(NUL, '\uFFFD') as T));
+
+/** PostgreSQL text cannot hold NUL: shippers' NULs (escaped in JSON, raw in protobuf) become U+FFFD. */
+function withoutNul(entry: LogEntry): LogEntry {
+  const attributes: Record<string, AttributeValue> = {};
+  for (const [key, value] of Object.entries(entry.attributes ?? {})) attributes[clean(key)] = typeof value === 'string' ? clean(value) : value;
+  return {
+    timestamp: entry.timestamp,
+    message: clean(entry.message),
+    level: clean(entry.level),
+    service: clean(entry.service),
+    host: clean(entry.host),
+    trace_id: clean(entry.trace_id),
+    span_id: clean(entry.span_id),
+    attributes,
+  };
+}
+
 /** Stores a batch, then counts it; the caller answers 2xx only after this resolves (durable). */
 async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSource, entries: LogEntry[], rejected: number): Promise<void> {
   const received = entries.length + rejected;
   try {
-    if (entries.length > 0) await deps.store.append(request.tenantId, entries);
+    if (entries.length > 0) await deps.store.append(request.tenantId, entries.map(withoutNul));
   } catch (error) {
     deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received });
     throw error;
