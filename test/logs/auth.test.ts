@@ -107,6 +107,17 @@ for (const dialect of DIALECTS) {
       assert.ok(!JSON.stringify(response.json()).includes('Wrong#Passw0rd1'), 'no password in the audit trail');
     });
 
+    test('the OpenAPI description lists every route', async () => {
+      const response = await logs.request({ method: 'GET', url: '/openapi.json' });
+      assert.equal(response.statusCode, 200);
+      const paths = Object.keys(response.json().paths);
+      for (const path of ['/api/login', '/api/me', '/api/refresh', '/api/logout', '/api/tenants', '/api/users/{id}', '/api/roles', '/api/v1/logs/list/paginate',
+        '/api/v1/logs/histogram', '/api/v1/logs/fields', '/api/v1/logs/fields/{field}/distinct', '/api/v1/log-audit/search', '/api/v1/log-audit/export/csv',
+        '/api/v1/log-audit/export/excel', '/v1/logs', '/api/v1/_elastic/_bulk']) {
+        assert.ok(paths.includes(path), `${path} in ${paths.join(' ')}`);
+      }
+    });
+
     test('healthz and readyz', async () => {
       const health = await logs.request({ method: 'GET', url: '/healthz' });
       assert.equal(health.statusCode, 200);
