@@ -175,6 +175,9 @@ for (const dialect of DIALECTS) {
       assert.equal(plainLarge.statusCode, 413);
       const badGzip = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: Buffer.from('not gzip at all') });
       assert.equal(badGzip.statusCode, 400);
+      const brotli = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: Buffer.from('{}') });
+      assert.equal(brotli.statusCode, 415);
+      assert.deepEqual(brotli.json(), { error: 'unsupported content type' });
     });
 
     test('a NUL character in shipped text is stored as U+FFFD, not refused (PostgreSQL text cannot hold NUL)', async () => {

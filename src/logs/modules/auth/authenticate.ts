@@ -127,13 +127,14 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     if (state.limited) throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(state.retryAfterSeconds) } });
   }
 
-  async function bearer(request: FastifyRequest): Promise<LogsAuthContext> {
+  /** `countApiCall`: ingestion has its own per-tenant limit instead of the per-user API limit. */
+  async function bearer(request: FastifyRequest, countApiCall = true): Promise<LogsAuthContext> {
     const header = request.headers.authorization;
     if (!header) throw new AppError('LOGS_MISSING_TOKEN');
     const match = /^bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new AppError('LOGS_MISSING_TOKEN');
     const auth = await fromBearer(match[1]!);
-    limited(apiLimiter, auth.userId);
+    if (countApiCall) limited(apiLimiter, auth.userId);
     request.logsAuth = auth;
     return auth;
   }
@@ -167,7 +168,7 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
       }
       request.logsAuth = auth;
     } else {
-      auth = await bearer(request);
+      auth = await bearer(request, false);
     }
     if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
     await resolveTenant(request, auth);
