@@ -8,7 +8,8 @@ import {
  * A small in-memory LogStore for the HTTP tests of the logs API until the real store (SQLite FTS5 /
  * PostgreSQL) is merged; test/helpers/logs.ts uses the real one as soon as it exists. Its query
  * language is a subset: words (all must appear as words of the message), "phrases", field:value.
- * Tests written against it use only that subset so they run unchanged on the real store.
+ * Tests written against it use only that subset so they run unchanged on the real store. As in the
+ * real store (docs/log-store.md), `from` and `to` are inclusive and buckets are epoch-aligned.
  */
 export class MemoryLogStore implements LogStore {
   private readonly entries: StoredLogEntry[] = [];
@@ -23,7 +24,7 @@ export class MemoryLogStore implements LogStore {
       (entry) =>
         entry.tenant_id === request.tenantId &&
         entry.timestamp >= request.from &&
-        entry.timestamp < request.to &&
+        entry.timestamp <= request.to &&
         (request.filters ?? []).every((filter) => valueOf(entry, filter.field) === filter.value) &&
         predicate(entry),
     );
@@ -43,7 +44,7 @@ export class MemoryLogStore implements LogStore {
   async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
     const start = Math.floor(request.from / request.intervalMs) * request.intervalMs;
     const buckets: HistogramBucket[] = [];
-    for (let ts = start; ts < request.to; ts += request.intervalMs) buckets.push({ ts, count: 0, ...(request.groupBy ? { groups: {} } : {}) });
+    for (let ts = start; ts <= request.to; ts += request.intervalMs) buckets.push({ ts, count: 0, ...(request.groupBy ? { groups: {} } : {}) });
     for (const entry of this.matching(request)) {
       const bucket = buckets[Math.floor((entry.timestamp - start) / request.intervalMs)]!;
       bucket.count += 1;
@@ -69,7 +70,7 @@ export class MemoryLogStore implements LogStore {
     for (const entry of this.entries) {
       if (entry.tenant_id !== request.tenantId) continue;
       if (request.from !== undefined && entry.timestamp < request.from) continue;
-      if (request.to !== undefined && entry.timestamp >= request.to) continue;
+      if (request.to !== undefined && entry.timestamp > request.to) continue;
       const value = valueOf(entry, request.field);
       if (value === undefined) continue;
       if (request.q && !value.toLowerCase().includes(request.q.toLowerCase())) continue;

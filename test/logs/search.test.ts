@@ -171,6 +171,20 @@ for (const dialect of DIALECTS) {
       assert.equal(crossing.statusCode, 403);
     });
 
+    test('time ranges are half-open: an entry at `from` counts, one at `to` does not', async () => {
+      const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('edges') } })).json();
+      const inTenant = { ...headers, 'x-tenant-id': tenant.id };
+      await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: inTenant, payload: ndjson([{ '@timestamp': iso(T0), message: 'at from' }, { '@timestamp': iso(T0 + 60 * MINUTE), message: 'at to' }]) });
+      const page = await paginate({ timeRange: HOUR_RANGE }, { 'x-tenant-id': tenant.id });
+      assert.deepEqual(page.json().data.map((entry: { message: string }) => entry.message), ['at from']);
+      const histogram = (await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers: inTenant, payload: { timeRange: HOUR_RANGE } })).json();
+      assert.equal(histogram.buckets.length, 60);
+      assert.equal(histogram.buckets[0].count, 1);
+      assert.equal(histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), 1);
+      const next = await paginate({ timeRange: { from: iso(T0 + 60 * MINUTE), to: iso(T0 + 120 * MINUTE) } }, { 'x-tenant-id': tenant.id });
+      assert.deepEqual(next.json().data.map((entry: { message: string }) => entry.message), ['at to']);
+    });
+
     test('retention removes a tenant\'s entries older than its days, and only those', async () => {
       const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('short'), retention_days: 2 } })).json();
       const now = logs.clock.now();

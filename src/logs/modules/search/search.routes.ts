@@ -5,7 +5,7 @@ import { QuerySyntaxError, type LogStore, type StoredLogEntry } from '../store/l
 import {
   DistinctParams, DistinctQuery, DistinctResponse, FieldsResponse, HistogramBody, HistogramResponse, PageResponse, SearchBody,
 } from './search.schemas.js';
-import { intervalOf, rangeOf } from './time-range.js';
+import { intervalOf, rangeOf, storeRange } from './time-range.js';
 
 const SECURED = [{ bearer: [] }];
 const tags = ['logs'];
@@ -17,7 +17,7 @@ export function entryView(entry: StoredLogEntry) {
   return { ...rest, '@timestamp': new Date(timestamp).toISOString() };
 }
 
-/** A query syntax error is the client's: 400 with where it is. */
+/** A query syntax error is the client's: 400 with where it is; so is a histogram the store finds too fine (RangeError). */
 async function translated<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -26,6 +26,7 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
       const { message, position } = error as QuerySyntaxError;
       throw invalidBody(`query: ${message} at position ${position}`, position);
     }
+    if (error instanceof RangeError) throw invalidBody(error.message);
     throw error;
   }
 }
@@ -39,7 +40,7 @@ export function searchRoutes({ store, guards, now }: { store: LogStore; guards: 
       preHandler,
     }, async (request) => {
       const body = request.body;
-      const { from, to } = rangeOf(body.timeRange, now());
+      const { from, to } = storeRange(rangeOf(body.timeRange, now()));
       const page = body.page ?? 1;
       const limit = body.limit ?? 50;
       const result = await translated(() =>
@@ -62,8 +63,9 @@ export function searchRoutes({ store, guards, now }: { store: LogStore; guards: 
       preHandler,
     }, async (request) => {
       const body = request.body;
-      const { from, to } = rangeOf(body.timeRange, now());
-      const interval = intervalOf(body.interval, from, to);
+      const range = rangeOf(body.timeRange, now());
+      const interval = intervalOf(body.interval, range.from, range.to);
+      const { from, to } = storeRange(range);
       const buckets = await translated(() =>
         store.histogram({ tenantId: request.tenantId, query: body.query, from, to, filters: body.filters, intervalMs: interval.ms, groupBy: body.groupBy }),
       );
@@ -84,7 +86,7 @@ export function searchRoutes({ store, guards, now }: { store: LogStore; guards: 
       preHandler,
     }, async (request) => {
       const { q, limit, from, to } = request.query;
-      const range = from !== undefined || to !== undefined ? rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now()) : undefined;
+      const range = from !== undefined || to !== undefined ? storeRange(rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now())) : undefined;
       const values = await store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to });
       return { field: request.params.field, values };
     });

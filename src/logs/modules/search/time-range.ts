@@ -16,6 +16,14 @@ export function rangeOf(timeRange: { from: string; to: string } | undefined, now
   return { from, to };
 }
 
+/**
+ * The API's ranges are half-open, [from, to): adjacent ranges never count an entry twice and an
+ * hour at 1m is 60 buckets. The store's `to` is inclusive, hence the millisecond.
+ */
+export function storeRange(range: { from: number; to: number }): { from: number; to: number } {
+  return { from: range.from, to: range.to - 1 };
+}
+
 /** The requested interval, or the smallest nice one giving at most about 60 buckets. */
 export function intervalOf(requested: string | undefined, from: number, to: number): { label: string; ms: number } {
   if (requested !== undefined) {
