@@ -107,6 +107,8 @@ for (const dialect of DIALECTS) {
       const wrong = await logs.request({ method: 'POST', url: '/v1/logs', headers: { authorization: `Basic ${Buffer.from(`${writer.username}:Nope#12345`).toString('base64')}` }, payload: { resourceLogs: [] } });
       assert.equal(wrong.statusCode, 401);
       assert.deepEqual(wrong.json(), { error: 'invalid credentials' });
+      const nul = await logs.request({ method: 'POST', url: '/v1/logs', headers: { authorization: `Basic ${Buffer.from(`${writer.username}\u0000x:${PASSWORD}`).toString('base64')}` }, payload: { resourceLogs: [] } });
+      assert.equal(nul.statusCode, 401);
       const reader = await logs.userWith(['logs:read']);
       const denied = await logs.request({ method: 'POST', url: '/v1/logs', headers: reader.headers, payload: { resourceLogs: [] } });
       assert.equal(denied.statusCode, 403);

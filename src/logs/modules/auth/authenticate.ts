@@ -89,7 +89,8 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
   async function fromBasic(encoded: string, request: FastifyRequest): Promise<LogsAuthContext> {
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon <= 0) throw new AppError('LOGS_INVALID_CREDENTIALS');
+    // NUL cannot reach PostgreSQL text; no stored username or password holds one anyway.
+    if (colon <= 0 || decoded.includes('\u0000')) throw new AppError('LOGS_INVALID_CREDENTIALS');
     const username = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const key = username.toLowerCase();
