@@ -161,6 +161,20 @@ for (const dialect of DIALECTS) {
       assert.equal(fluent.attributes.stream, 'stdout');
     });
 
+    test('Elasticsearch paths shippers use: /:index/_bulk names the default index, PUT /_bulk, the version probe', async () => {
+      const indexed = await logs.request({ method: 'POST', url: '/api/v1/_elastic/app-2026.11/_bulk', headers: writer.headers, payload: '{"create":{}}\n{"message":"indexed"}\n' });
+      assert.equal(indexed.statusCode, 200);
+      assert.equal(indexed.json().items[0].create._index, 'app-2026.11');
+      const put = await logs.request({ method: 'PUT', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '{"index":{}}\n{"message":"put"}\n' });
+      assert.equal(put.statusCode, 200);
+      const probe = await logs.request({ method: 'GET', url: '/api/v1/_elastic/', headers: writer.headers });
+      assert.equal(probe.statusCode, 200);
+      assert.match(probe.json().version.number, /^8\./);
+      assert.equal((await logs.request({ method: 'GET', url: '/api/v1/_elastic/' })).statusCode, 401);
+      const empty = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '\n' });
+      assert.equal(empty.statusCode, 400);
+    });
+
     test('gzip bodies are accepted; bodies over the limit (after decompression) are 413; bad gzip is 400', async () => {
       const marker = uniqueName('gzipped').toLowerCase();
       const body = `{"index":{}}\n${JSON.stringify({ message: `compressed ${marker}` })}\n`;
