@@ -39,8 +39,11 @@ export interface LogsServiceOptions {
   config: LogsConfig;
   /** Injected clock (milliseconds), for tests of expiry and rate limits. */
   now?: () => number;
-  /** The log store; by default the SQLite or PostgreSQL store on the service's own database. */
-  logStore?: (database: Database<LogsSchema>) => LogStore;
+  /**
+   * The log store, or a factory given the service's opened and migrated database; by default the
+   * SQLite or PostgreSQL store (createLogStore) on that database.
+   */
+  logStore?: LogStore | ((database: Database<LogsSchema>) => LogStore);
 }
 
 export interface LogsService {
@@ -58,7 +61,7 @@ export async function buildLogsService({ config, now = Date.now, logStore }: Log
   let store: LogStore;
   try {
     await migrateToLatest(database.db, logsMigrations, 'logs');
-    store = logStore ? logStore(database) : createLogStore(database.db, database.dialect);
+    store = typeof logStore === 'function' ? logStore(database) : (logStore ?? createLogStore(database.db, database.dialect));
   } catch (error) {
     await database.close();
     throw error;
