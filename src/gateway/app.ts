@@ -23,6 +23,7 @@ import { GatewayTokens } from './modules/auth/tokens.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
+import { createGatewayTelemetry, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 
 export interface GatewayOptions {
@@ -37,7 +38,11 @@ export interface Gateway {
   app: FastifyInstance;
   database: Database<GatewaySchema>;
   audit: AuditRepository;
+  telemetry: GatewayTelemetry;
 }
+
+/** Probes and scrapes are not traffic worth shipping. */
+const UNWATCHED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
 export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
@@ -64,6 +69,16 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
+
+  // The gateway watched: access logs, audit events and traces go to the logs service when configured.
+  const telemetry = createGatewayTelemetry(config.telemetry, app.log);
+  audit.onRecord((row) => telemetry.audit(row));
+  if (telemetry.enabled) {
+    const watched = (request: { routeOptions: { url?: string } }) => !UNWATCHED_ROUTES.has(request.routeOptions.url ?? '');
+    app.addHook('onRequest', async (request) => void (watched(request) && telemetry.startRequest(request)));
+    app.addHook('onResponse', async (request, reply) => void (watched(request) && telemetry.endRequest(request, reply)));
+    app.addHook('onClose', async () => telemetry.close());
+  }
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
     openapi: {
@@ -90,5 +105,5 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit };
+  return { app, database, audit, telemetry };
 }

@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -23,6 +24,8 @@ export interface GatewayConfig {
     readonly windowMs: number;
   };
   readonly listMaxPerPage: number;
+  /** Shipping of the gateway's access logs, audit events and traces to the logs service. */
+  readonly telemetry: TelemetryConfig;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -56,5 +59,13 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
+    telemetry: {
+      url: read.url('GATEWAY_TELEMETRY_URL'),
+      username: read.optionalString('GATEWAY_TELEMETRY_USERNAME'),
+      password: read.optionalString('GATEWAY_TELEMETRY_PASSWORD'),
+      serviceName: read.string('GATEWAY_SERVICE_NAME', 'gerbang-gateway'),
+      maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
+      intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
+    },
   });
 }
