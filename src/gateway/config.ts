@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -23,6 +24,8 @@ export interface GatewayConfig {
     readonly windowMs: number;
   };
   readonly listMaxPerPage: number;
+  /** `/auth/login-sso`; undefined when OIDC_ISSUER / OIDC_CLIENT_ID are unset (SSO answers 503). */
+  readonly sso: SsoConfig | undefined;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -56,5 +59,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
+    sso: loadSsoConfig(env),
   });
 }
