@@ -63,7 +63,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
   const sso = new SsoService(
-    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now,
+    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now, config.loginLimits,
   );
   // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { generatedNoPegawai, identityFromClaims } from '../../src/gateway/modules/sso/claims-mapping.js';
 import { tokenHash } from '../../src/gateway/modules/sso/id-token.js';
+import { ConfigError } from '../../src/shared/config/env.js';
 import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -365,5 +368,70 @@ describe('sso login without configuration', () => {
     } finally {
       await gw.close();
     }
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`sso login rate limit [${dialect}]`, () => {
+    test('an address that keeps sending refused tokens gets 429 with Retry-After', async () => {
+      const gw = await startTestGateway(dialect, { OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID, LOGIN_MAX_FAILURES_PER_ADDRESS: '3' });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const refused = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: 'x.y.z' } });
+          assert.equal(refused.statusCode, 401);
+        }
+        const { sub } = providerAccount();
+        const limited = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: await provider.login(sub) });
+        assert.equal(limited.statusCode, 429);
+        assert.ok(Number(limited.headers['retry-after']) > 0);
+        gw.clock.advance(16 * 60_000);
+        const later = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await provider.forge({ iss: provider.issuer, aud: CLIENT_ID, sub, iat: Math.floor(gw.clock.now() / 1000), exp: Math.floor(gw.clock.now() / 1000) + 60, email: provider.accounts.get(sub)!.email, email_verified: true }) } });
+        assert.equal(later.statusCode, 200, later.body);
+      } finally {
+        await gw.close();
+      }
+    });
+  });
+}
+
+describe('sso configuration and claim mapping', () => {
+  const base = { GATEWAY_DATABASE_URL: 'sqlite::memory:' };
+
+  test('refuses symmetric or unknown algorithms, half a configuration and a plain-http remote issuer', () => {
+    const bad: Record<string, string>[] = [
+      { OIDC_ISSUER: 'https://idp.example.go.id', OIDC_CLIENT_ID: 'a', OIDC_ALLOWED_ALGORITHMS: 'RS256,HS256' },
+      { OIDC_ISSUER: 'https://idp.example.go.id', OIDC_CLIENT_ID: 'a', OIDC_ALLOWED_ALGORITHMS: 'none' },
+      { OIDC_ISSUER: 'https://idp.example.go.id' },
+      { OIDC_CLIENT_ID: 'a' },
+      { OIDC_ISSUER: 'http://idp.example.go.id', OIDC_CLIENT_ID: 'a' },
+      { OIDC_ISSUER: 'https://idp.example.go.id', OIDC_CLIENT_ID: 'a', SSO_COOKIE_SECURE: 'sometimes' },
+    ];
+    for (const env of bad) assert.throws(() => loadGatewayConfig({ ...base, ...env }), ConfigError, JSON.stringify(env));
+    assert.equal(loadGatewayConfig(base).sso, undefined);
+    const config = loadGatewayConfig({ ...base, OIDC_ISSUER: 'https://idp.example.go.id/realms/pemda', OIDC_CLIENT_ID: 'web, mobile' }).sso!;
+    assert.deepEqual(config.clientIds, ['web', 'mobile']);
+    assert.ok(!config.algorithms.some((alg) => alg.startsWith('HS')));
+  });
+
+  test('maps nested groups, attribute paths, employee fields and only a boolean email_verified', () => {
+    const config = loadGatewayConfig({
+      ...base,
+      OIDC_ISSUER: 'https://idp.example.go.id',
+      OIDC_CLIENT_ID: 'web',
+      OIDC_CLAIM_GROUPS: 'realm_access.roles',
+      OIDC_CLAIM_ATTRIBUTES: 'department=org.unit,position',
+      OIDC_CLAIM_EMPLOYEE_NUMBER: 'nip',
+    }).sso!;
+    const identity = identityFromClaims(
+      { iss: 'https://idp.example.go.id', sub: 's1', email: 'A@Example.go.id', email_verified: 'true', name: 'Ani', nip: 198001012, employee_type: 'other', realm_access: { roles: ['pegawai', 'admin-keuangan', { bad: 1 }] }, org: { unit: 'Dinas A' }, position: ['not', 'text'] },
+      config,
+    );
+    assert.equal(identity.email, 'a@example.go.id');
+    assert.equal(identity.emailVerified, false);
+    assert.equal(identity.noPegawai, '198001012');
+    assert.equal(identity.tipePegawai, 'pns');
+    assert.deepEqual(identity.groups, ['pegawai', 'admin-keuangan']);
+    assert.deepEqual(identity.attributes, { department: 'Dinas A' });
+    assert.match(generatedNoPegawai(), /^sso-[a-z2-7]{12}$/);
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { AuditRepository } from '../audit/audit.repository.js';
@@ -37,6 +38,9 @@ export interface SsoLoginResult {
  * Each refusal is a 401 naming its reason, is logged and audited, and creates no account.
  */
 export class SsoService {
+  /** Refusals per client address; a flood of bad tokens gets 429 before any verification work. */
+  private readonly refusalsPerAddress: RateLimiter;
+
   constructor(
     private readonly config: SsoConfig | undefined,
     private readonly keys: ProviderKeys | undefined,
@@ -47,7 +51,10 @@ export class SsoService {
     private readonly auth: AuthService,
     private readonly audit: AuditRepository,
     private readonly now: () => number,
-  ) {}
+    limits: { perAddress: number; windowMs: number },
+  ) {
+    this.refusalsPerAddress = new RateLimiter({ limit: limits.perAddress, windowMs: limits.windowMs }, now);
+  }
 
   /** The configuration, or 503 when SSO is not set up. */
   requireConfig(): SsoConfig {
@@ -57,6 +64,11 @@ export class SsoService {
 
   async login(input: SsoLoginInput, client: Client, log: FastifyBaseLogger): Promise<SsoLoginResult> {
     const config = this.requireConfig();
+    const limited = this.refusalsPerAddress.check(client.ip);
+    if (limited.limited) {
+      await this.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
+      throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: limited.retryAfterSeconds }, headers: { 'retry-after': String(limited.retryAfterSeconds) } });
+    }
     let identity: SsoIdentity | undefined;
     try {
       const verified = await verifyIdToken(input.idToken, input.accessToken, config, this.keys!, this.now());
@@ -76,6 +88,7 @@ export class SsoService {
       return { token: token.wrapped, user_id: user.id, name: user.nama, ...claims };
     } catch (error) {
       if (error instanceof AppError && error.status === 401) {
+        this.refusalsPerAddress.hit(client.ip);
         const reason = error.code;
         // Never the tokens: only what the refusal was and, once verified, whose identity it was.
         const who = identity ? { issuer: identity.issuer, subject: identity.subject } : {};
