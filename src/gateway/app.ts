@@ -35,6 +35,8 @@ export interface GatewayOptions {
   config: GatewayConfig;
   /** Injected clock (milliseconds), for tests of expiry. */
   now?: () => number;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface Gateway {
@@ -44,7 +46,7 @@ export interface Gateway {
 }
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
-export async function buildGateway({ config, now = Date.now }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
   const database = await openDatabase<GatewaySchema>(config.databaseUrl);
   try {
     await migrateToLatest(database.db, gatewayMigrations, 'gateway');
@@ -69,7 +71,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
   await app.register(cookie);

@@ -5,6 +5,17 @@ import { Migrator, type Kysely, type Migration } from 'kysely';
  * logs service can share one PostgreSQL database. Throws on failure so the caller exits non-zero.
  */
 export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
+  try {
+    return await migrateOnce(db, migrations, table);
+  } catch (error) {
+    // Two processes starting on one SQLite file race (Kysely's SQLite migration lock is per
+    // connection): the loser fails on the winner's tables. Its second run sees them recorded and
+    // applies only what is still missing. PostgreSQL is serialised by an advisory lock already.
+    return migrateOnce(db, migrations, table).catch(() => Promise.reject(error));
+  }
+}
+
+async function migrateOnce(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -18,7 +18,6 @@ export const ERRORS = {
   ROUTE_NOT_FOUND: { status: 404, id: 'Sumber daya tidak ditemukan', en: 'Resource not found' },
   METHOD_NOT_ALLOWED: { status: 405, id: 'Metode tidak diizinkan', en: 'Method not allowed' },
   INTERNAL: { status: 500, id: 'Terjadi kesalahan pada server', en: 'Internal server error' },
-  NOT_READY: { status: 503, id: 'Layanan belum siap', en: 'Service not ready' },
 
   // Authentication (gateway)
   TOKEN_MISSING: { status: 401, id: 'Token otorisasi diperlukan', en: 'Authorization token required' },

@@ -15,10 +15,12 @@ export const REDACT_PATHS = [
   '*.id_token',
 ];
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+/** `stream` lets tests read the log lines. */
+export function loggerOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
   return {
     level,
+    ...(stream ? { stream } : {}),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
       // The query string can carry values a client should not have put there: log the path only.
