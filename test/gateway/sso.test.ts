@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { buildGateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { generatedNoPegawai, identityFromClaims } from '../../src/gateway/modules/sso/claims-mapping.js';
 import { tokenHash } from '../../src/gateway/modules/sso/id-token.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
+import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { CLIENT_ID, OTHER_CLIENT_ID, PROVIDER_KID, startTestProvider, type TestAccount, type TestProvider } from '../helpers/oidc-provider.js';
 
 // The identity provider is a real oidc-provider on 127.0.0.1; tokens come from its authorization
@@ -435,3 +437,40 @@ describe('sso configuration and claim mapping', () => {
     assert.match(generatedNoPegawai(), /^sso-[a-z2-7]{12}$/);
   });
 });
+
+for (const dialect of DIALECTS) {
+  describe(`sso login logs [${dialect}]`, () => {
+    test('each refusal is one log line with its reason; no provider or gateway token reaches the log', async () => {
+      const database = await createTestDatabase(dialect);
+      const stream = new PassThrough();
+      const lines: string[] = [];
+      stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+      const config = loadGatewayConfig({
+        GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'trace', OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID,
+      });
+      const { app } = await buildGateway({ config, logStream: stream });
+      try {
+        const { sub } = providerAccount();
+        const nonce = 'log-test-nonce';
+        const tokens = await provider.login(sub, { nonce });
+        const ok = await app.inject({ method: 'POST', url: '/auth/login-sso', payload: tokens, cookies: { sso_nonce: nonce } });
+        assert.equal(ok.statusCode, 200);
+        const replayed = await app.inject({ method: 'POST', url: '/auth/login-sso', payload: tokens, cookies: { sso_nonce: nonce } });
+        assert.equal(replayed.statusCode, 401);
+        const other = await provider.login(sub, { clientId: OTHER_CLIENT_ID });
+        assert.equal((await app.inject({ method: 'POST', url: '/auth/login-sso', payload: other })).statusCode, 401);
+
+        const refusals = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'sso login refused');
+        assert.deepEqual(refusals.map((entry) => entry.sso.reason), ['SSO_TOKEN_REPLAYED', 'SSO_AUDIENCE_MISMATCH']);
+        assert.equal(refusals[0].sso.subject, sub);
+        const all = lines.join('\n');
+        for (const secret of [tokens.id_token, tokens.access_token, other.id_token, unwrapToken(ok.json().token)!]) {
+          assert.ok(!all.includes(secret), `log holds ${secret.slice(0, 12)}…`);
+        }
+      } finally {
+        await app.close();
+        await database.drop();
+      }
+    });
+  });
+}

@@ -109,7 +109,7 @@ function refusalFor(error: unknown): AppError {
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return refuse('SSO_ISSUER_MISMATCH', error);
     if (error.claim === 'aud') return refuse('SSO_AUDIENCE_MISMATCH', error);
-    if (error.claim === 'iat' || error.claim === 'nbf') return refuse('SSO_TOKEN_TOO_OLD', error);
+    if (error.claim === 'iat') return refuse('SSO_TOKEN_TOO_OLD', error);
     return refuse('SSO_CLAIMS_INVALID', error);
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return refuse('SSO_ALGORITHM_REFUSED', error);

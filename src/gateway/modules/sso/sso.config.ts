@@ -32,7 +32,6 @@ export interface SsoConfig {
   readonly nonceTtlMs: number;
   readonly claims: ClaimMapping;
   readonly defaultTipePegawai: (typeof TIPE_PEGAWAI_VALUES)[number];
-  readonly defaultHakAksesId: string;
   /** `auto`: Secure when the request came over HTTPS (as Fastify sees it, trustProxy included). */
   readonly cookieSecure: 'auto' | 'always' | 'never';
 }
@@ -80,7 +79,6 @@ export function loadSsoConfig(env: Env): SsoConfig | undefined {
       attributes: Object.freeze(attributeMapping(read.raw('OIDC_CLAIM_ATTRIBUTES') ?? 'department,position')),
     }),
     defaultTipePegawai: read.oneOf('OIDC_DEFAULT_TIPE_PEGAWAI', TIPE_PEGAWAI_VALUES, 'pns'),
-    defaultHakAksesId: read.string('OIDC_DEFAULT_HAK_AKSES', 'pegawai'),
     cookieSecure: read.oneOf('SSO_COOKIE_SECURE', ['auto', 'always', 'never'] as const, 'auto'),
   });
 }

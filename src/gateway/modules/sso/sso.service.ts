@@ -14,6 +14,9 @@ import type { ProviderKeys } from './provider-keys.js';
 import type { SsoConfig } from './sso.config.js';
 import type { SsoRepository } from './sso.repository.js';
 
+/** Accounts made by SSO get the ordinary employee right (seeded by the first migration), never more. */
+export const SSO_HAK_AKSES_ID = 'pegawai';
+
 export interface SsoLoginInput {
   idToken: string;
   accessToken?: string | undefined;
@@ -161,7 +164,7 @@ export class SsoService {
           nama: identity.name ?? identity.email,
           email: identity.email,
           tipe_pegawai: identity.tipePegawai,
-          hak_akses_id: config.defaultHakAksesId,
+          hak_akses_id: SSO_HAK_AKSES_ID,
         },
         { id: null, name: `sso:${identity.email}` },
         client,
