@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
@@ -252,6 +254,13 @@ for (const dialect of DIALECTS) {
       assert.equal(response.statusCode, 200, response.body);
     });
 
+    test('several audiences are accepted when azp names one of the configured clients', async () => {
+      const { sub } = providerAccount();
+      const idToken = await provider.forge(claimsFor(sub, { aud: ['mobile-app', 'https://api.example.go.id'], azp: 'mobile-app' }));
+      const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: idToken } });
+      assert.equal(response.statusCode, 200, response.body);
+    });
+
     describe('refusals: 401 with the reason, audited, nothing created', () => {
       test('a token signed by a key outside the provider JWKS', async () => {
         const { sub } = providerAccount();
@@ -357,9 +366,28 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('sso login without configuration', () => {
+for (const dialect of DIALECTS) describe(`sso login with the provider down [${dialect}]`, () => {
   test('answers 503 in the envelope', async () => {
-    const gw = await startTestGateway('sqlite');
+    // A port that was free a moment ago: nothing answers there.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const gw = await startTestGateway(dialect, { OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_CLIENT_ID: CLIENT_ID });
+    try {
+      const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await provider.forge({ sub: 'x' }) } });
+      assert.equal(response.statusCode, 503);
+      assert.equal(response.json().status, false);
+      assert.equal(response.json().code, 503);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+for (const dialect of DIALECTS) describe(`sso login without configuration [${dialect}]`, () => {
+  test('answers 503 in the envelope', async () => {
+    const gw = await startTestGateway(dialect);
     try {
       for (const [method, url] of [['POST', '/auth/login-sso'], ['GET', '/auth/sso-nonce']] as const) {
         const response = await gw.request({ method, url, ...(method === 'POST' ? { payload: { id_token: 'a.b.c' } } : {}) });
