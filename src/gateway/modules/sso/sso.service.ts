@@ -69,6 +69,7 @@ export class SsoService {
     const config = this.requireConfig();
     const limited = this.refusalsPerAddress.check(client.ip);
     if (limited.limited) {
+      log.warn({ sso: { reason: 'locked_out' } }, 'sso login refused');
       await this.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
       throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: limited.retryAfterSeconds }, headers: { 'retry-after': String(limited.retryAfterSeconds) } });
     }
