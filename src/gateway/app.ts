@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
@@ -17,9 +18,14 @@ import { hakAksesRoutes } from './modules/access-rights/hak-akses.routes.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
-import { authGuards } from './modules/auth/authenticate.js';
+import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
 import { SessionsRepository } from './modules/auth/sessions.repository.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
+import { ProviderKeys } from './modules/sso/provider-keys.js';
+import { cookieTokenSource } from './modules/sso/sso-cookies.js';
+import { SsoRepository } from './modules/sso/sso.repository.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
+import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
@@ -63,7 +69,11 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
-  const guards = authGuards(tokens, usersRepository);
+  const sso = new SsoService(
+    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now, config.loginLimits,
+  );
+  // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
+  const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
   // HTTP
   const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
@@ -79,6 +89,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     app.addHook('onResponse', async (request, reply) => void (watched(request) && telemetry.endRequest(request, reply)));
     app.addHook('onClose', async () => telemetry.close());
   }
+  await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
     openapi: {
@@ -102,6 +113,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
   await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
+  await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);

@@ -1,6 +1,7 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
+import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -26,6 +27,8 @@ export interface GatewayConfig {
   readonly listMaxPerPage: number;
   /** Shipping of the gateway's access logs, audit events and traces to the logs service. */
   readonly telemetry: TelemetryConfig;
+  /** `/auth/login-sso`; undefined when OIDC_ISSUER / OIDC_CLIENT_ID are unset (SSO answers 503). */
+  readonly sso: SsoConfig | undefined;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -67,5 +70,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
       intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
     },
+    sso: loadSsoConfig(env),
   });
 }
