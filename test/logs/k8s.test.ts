@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { loadK8sCluster } from '../../src/logs/modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from '../../src/logs/modules/k8s/k8s.routes.js';
@@ -175,13 +176,14 @@ function requirePermission(permission: string) {
 
 const consoles: Console[] = [];
 
-async function startConsole(env: Env): Promise<Console> {
+async function startConsole(env: Env, pageSize?: number): Promise<Console> {
   const stream = new PassThrough();
   const logs: string[] = [];
   stream.on('data', (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean)));
   const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream });
   installErrorHandling(app, (error) => ({ error: ERRORS[error.code].en }), 'LOGS_NOT_FOUND');
-  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW }), requirePermission }), { prefix: '/api/v1/k8s' });
+  await app.register(swagger, { openapi: { info: { title: 'logs (k8s views under test)', version: '1.0.0' } } });
+  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, pageSize }), requirePermission }), { prefix: '/api/v1/k8s' });
   await app.ready();
   const console: Console = {
     app,
@@ -279,6 +281,18 @@ describe('kubernetes views against the recorded API server', () => {
     assert.equal(api.requests.length, 0, 'a refused caller causes no call to the cluster');
   });
 
+  test('the OpenAPI description documents each view with its response body and errors', () => {
+    const document = k8s.app.swagger() as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: any }> }>; parameters?: { name: string }[] } }> };
+    const health = document.paths['/api/v1/k8s/cluster/health']!.get;
+    assert.deepEqual(Object.keys(health.responses).sort(), ['200', '401', '403', '502', '503']);
+    assert.ok(health.responses['200']!.content['application/json']!.schema.properties.problems);
+    const nodes = document.paths['/api/v1/k8s/nodes']!.get;
+    assert.ok(nodes.responses['200']!.content['application/json']!.schema.properties.items.items.properties.usage);
+    const pods = document.paths['/api/v1/k8s/pods']!.get;
+    assert.deepEqual(pods.parameters!.map((parameter) => parameter.name).sort(), ['continue', 'labelSelector', 'limit', 'namespace']);
+    assert.ok(pods.responses['400'] && pods.responses['410']);
+  });
+
   test('cluster health: version, node and pod counts, problems most severe first', async () => {
     const { status, body } = await k8s.get('/api/v1/k8s/cluster/health');
     assert.equal(status, 200);
@@ -303,11 +317,14 @@ describe('kubernetes views against the recorded API server', () => {
 
   test('cluster health pages through every pod with limit and continue', async () => {
     api.requests.length = 0;
-    const { body } = await k8s.get('/api/v1/k8s/cluster/health');
+    const paged = await startConsole({ KUBECONFIG: writeKubeconfig(api.url) }, 3);
+    const { body } = await paged.get('/api/v1/k8s/cluster/health');
     assert.equal(body.pods.total, 7);
+    assert.equal(body.problemCount, 4);
     const podCalls = api.requests.filter((request) => request.url.startsWith('/api/v1/pods'));
-    assert.equal(podCalls.length, 1, 'seven pods fit one page of 500');
-    assert.match(podCalls[0]!.url, /limit=500/);
+    assert.equal(podCalls.length, 3, 'pages of 3, 3 and 1');
+    assert.ok(podCalls.every((call) => /limit=3/.test(call.url)));
+    assert.ok(podCalls.slice(1).every((call) => /continue=/.test(call.url)));
   });
 
   test('nodes with conditions, capacity, allocatable and metrics-server usage', async () => {

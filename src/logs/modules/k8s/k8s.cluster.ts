@@ -16,6 +16,8 @@ export interface K8sClusterOptions {
   now?: () => number;
   /** How the configuration was found, for the start-up log line (never the server address or a credential). */
   source?: 'kubeconfig' | 'in-cluster';
+  /** Page size when a view needs every node or pod (default 500, as kubectl's chunking). */
+  pageSize?: number | undefined;
 }
 
 /** Node usage as metrics-server reports it. */
@@ -33,8 +35,6 @@ export interface PodListRequest {
   continueToken?: string | undefined;
 }
 
-/** The page size used when a view needs every pod (cluster health). */
-const PAGE_SIZE = 500;
 
 /**
  * The Kubernetes API as the console needs it: read-only lists of nodes and pods, the server version
@@ -44,6 +44,7 @@ const PAGE_SIZE = 500;
 export class K8sCluster {
   readonly now: () => number;
   readonly source: 'kubeconfig' | 'in-cluster';
+  private readonly pageSize: number;
   private readonly core: CoreV1Api;
   private readonly version: VersionApi;
   private readonly custom: CustomObjectsApi;
@@ -51,6 +52,7 @@ export class K8sCluster {
   constructor(kubeConfig: KubeConfig, options: K8sClusterOptions) {
     this.now = options.now ?? Date.now;
     this.source = options.source ?? 'kubeconfig';
+    this.pageSize = options.pageSize ?? 500;
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     // Built like KubeConfig.makeApiClient, plus a middleware that gives every request its own deadline:
@@ -81,7 +83,7 @@ export class K8sCluster {
     const nodes: V1Node[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await call(() => this.core.listNode({ limit: PAGE_SIZE, _continue: continueToken }));
+      const page = await call(() => this.core.listNode({ limit: this.pageSize, _continue: continueToken }));
       nodes.push(...page.items);
       continueToken = page.metadata?._continue || undefined;
     } while (continueToken);
@@ -109,7 +111,7 @@ export class K8sCluster {
     const pods: V1Pod[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.listPods({ limit: PAGE_SIZE, continueToken });
+      const page = await this.listPods({ limit: this.pageSize, continueToken });
       pods.push(...page.items);
       continueToken = page.continueToken;
     } while (continueToken);
@@ -164,7 +166,7 @@ async function call<T>(request: () => Promise<T>, callerMistake?: StatusMapper):
  * `KUBERNETES_SERVICE_HOST` is set and a service account token is mounted. With `K8S_ENABLED=true`,
  * finding no configuration is a configuration error rather than a silent 503.
  */
-export function loadK8sCluster(env: Env, options: { now?: () => number } = {}): K8sCluster | undefined {
+export function loadK8sCluster(env: Env, options: { now?: () => number; pageSize?: number } = {}): K8sCluster | undefined {
   const read = envReader(env);
   const enabled = read.raw('K8S_ENABLED') === undefined ? undefined : read.bool('K8S_ENABLED', true);
   if (enabled === false) return undefined;
@@ -186,14 +188,14 @@ export function loadK8sCluster(env: Env, options: { now?: () => number } = {}): 
       kubeConfig.setCurrentContext(context);
     }
     if (!kubeConfig.getCurrentCluster()) throw new ConfigError('KUBECONFIG', 'has no current context with a cluster (set current-context or K8S_CONTEXT)');
-    return new K8sCluster(kubeConfig, { timeoutMs, now: options.now, source: 'kubeconfig' });
+    return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'kubeconfig' });
   }
 
   if (read.raw('KUBERNETES_SERVICE_HOST') !== undefined && existsSync(SERVICE_ACCOUNT_TOKEN)) {
     const kubeConfig = new KubeConfig();
     // Reads KUBERNETES_SERVICE_HOST/PORT from the process environment, as every in-cluster client does.
     kubeConfig.loadFromCluster();
-    return new K8sCluster(kubeConfig, { timeoutMs, now: options.now, source: 'in-cluster' });
+    return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'in-cluster' });
   }
 
   if (enabled === true) {
