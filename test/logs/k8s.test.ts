@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,9 +97,12 @@ function listPods(res: ServerResponse, url: URL, namespace: string | undefined) 
   });
 }
 
-async function startFakeApiServer(options: { hang?: boolean } = {}): Promise<FakeApiServer> {
+const tlsFile = (name: string) => readFileSync(new URL(`../fixtures/k8s/tls/${name}`, import.meta.url));
+
+/** Plain HTTP, or HTTPS with a certificate for 127.0.0.1 signed by the test CA (test/fixtures/k8s/tls). */
+async function startFakeApiServer(options: { hang?: boolean; tls?: boolean } = {}): Promise<FakeApiServer> {
   const state: Pick<FakeApiServer, 'requests' | 'metrics'> = { requests: [], metrics: 'ok' };
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     state.requests.push({ url: req.url ?? '', authorization: req.headers.authorization });
     if (options.hang) return; // accepts the request and never answers
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return sendStatus(res, 401, 'Unauthorized', 'Unauthorized');
@@ -111,12 +115,15 @@ async function startFakeApiServer(options: { hang?: boolean } = {}): Promise<Fak
     if (namespaced) return listPods(res, url, namespaced[1]);
     if (url.pathname === '/apis/metrics.k8s.io/v1beta1/nodes' && state.metrics === 'ok') return sendJson(res, FIXTURES.nodeMetrics);
     return sendStatus(res, 404, 'NotFound', 'the server could not find the requested resource');
-  });
+  };
+  const server: Server = options.tls
+    ? createHttpsServer({ key: tlsFile('apiserver.key'), cert: tlsFile('apiserver.crt') }, handler) as unknown as Server
+    : createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return Object.assign(state, {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     async close() {
       server.closeAllConnections();
       server.close();
@@ -132,7 +139,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gerbang-k8s-'));
 let kubeconfigCount = 0;
 
 /** A kubeconfig as `kubectl config view --raw` writes it, with token auth (plain HTTP needs insecure-skip-tls-verify). */
-function writeKubeconfig(server: string, token = TOKEN): string {
+function writeKubeconfig(server: string, token = TOKEN, trust: 'skip-verify' | 'test-ca' | 'system' = 'skip-verify'): string {
   const path = join(dir, `kubeconfig-${++kubeconfigCount}`);
   writeFileSync(path, [
     'apiVersion: v1',
@@ -141,7 +148,8 @@ function writeKubeconfig(server: string, token = TOKEN): string {
     '- name: recorded',
     '  cluster:',
     `    server: ${server}`,
-    '    insecure-skip-tls-verify: true',
+    ...(trust === 'skip-verify' ? ['    insecure-skip-tls-verify: true'] : []),
+    ...(trust === 'test-ca' ? [`    certificate-authority-data: ${tlsFile('ca.crt').toString('base64')}`] : []),
     'users:',
     '- name: console-reader',
     '  user:',
@@ -473,6 +481,22 @@ describe('kubernetes views against the recorded API server', () => {
       assert.equal(silent.requests[0]!.authorization, `Bearer ${TOKEN}`);
     } finally {
       await silent.close();
+    }
+  });
+
+  test('HTTPS API server: verified against the kubeconfig CA, refused without it', async () => {
+    const secure = await startFakeApiServer({ tls: true });
+    try {
+      const trusted = await startConsole({ KUBECONFIG: writeKubeconfig(secure.url, TOKEN, 'test-ca') });
+      const nodes = await trusted.get('/api/v1/k8s/nodes');
+      assert.equal(nodes.status, 200);
+      assert.equal(nodes.body.items.length, 3);
+      assert.equal(secure.requests[0]!.authorization, `Bearer ${TOKEN}`);
+      const untrusted = await startConsole({ KUBECONFIG: writeKubeconfig(secure.url, TOKEN, 'system') });
+      const refused = await untrusted.get('/api/v1/k8s/nodes');
+      assert.deepEqual([refused.status, refused.body], [502, { error: 'kubernetes api unreachable' }], 'an unknown CA is not trusted');
+    } finally {
+      await secure.close();
     }
   });
 
