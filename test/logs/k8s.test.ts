@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +22,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { loadK8sCluster } from '../../src/logs/modules/k8s/k8s.cluster.js';
+import { loadK8sCluster, type LoadK8sOptions } from '../../src/logs/modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from '../../src/logs/modules/k8s/k8s.routes.js';
 import { cpuMillicores, parseQuantity, wholeUnits } from '../../src/logs/modules/k8s/quantity.js';
 import { ConfigError, type Env } from '../../src/shared/config/env.js';
@@ -184,14 +184,14 @@ function requirePermission(permission: string) {
 
 const consoles: Console[] = [];
 
-async function startConsole(env: Env, pageSize?: number): Promise<Console> {
+async function startConsole(env: Env, options: LoadK8sOptions = {}): Promise<Console> {
   const stream = new PassThrough();
   const logs: string[] = [];
   stream.on('data', (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean)));
   const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream });
   installErrorHandling(app, (error) => ({ error: ERRORS[error.code].en }), 'LOGS_NOT_FOUND');
   await app.register(swagger, { openapi: { info: { title: 'logs (k8s views under test)', version: '1.0.0' } } });
-  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, pageSize }), requirePermission }), { prefix: '/api/v1/k8s' });
+  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, ...options }), requirePermission }), { prefix: '/api/v1/k8s' });
   await app.ready();
   const console: Console = {
     app,
@@ -325,7 +325,7 @@ describe('kubernetes views against the recorded API server', () => {
 
   test('cluster health pages through every pod with limit and continue', async () => {
     api.requests.length = 0;
-    const paged = await startConsole({ KUBECONFIG: writeKubeconfig(api.url) }, 3);
+    const paged = await startConsole({ KUBECONFIG: writeKubeconfig(api.url) }, { pageSize: 3 });
     const { body } = await paged.get('/api/v1/k8s/cluster/health');
     assert.equal(body.pods.total, 7);
     assert.equal(body.problemCount, 4);
@@ -495,6 +495,31 @@ describe('kubernetes views against the recorded API server', () => {
       const untrusted = await startConsole({ KUBECONFIG: writeKubeconfig(secure.url, TOKEN, 'system') });
       const refused = await untrusted.get('/api/v1/k8s/nodes');
       assert.deepEqual([refused.status, refused.body], [502, { error: 'kubernetes api unreachable' }], 'an unknown CA is not trusted');
+    } finally {
+      await secure.close();
+    }
+  });
+
+  test('in a pod: the service account token and cluster CA, from KUBERNETES_SERVICE_HOST/PORT', async () => {
+    const secure = await startFakeApiServer({ tls: true });
+    try {
+      const serviceAccountDir = join(dir, 'serviceaccount');
+      mkdirSync(serviceAccountDir);
+      writeFileSync(join(serviceAccountDir, 'token'), TOKEN);
+      writeFileSync(join(serviceAccountDir, 'ca.crt'), tlsFile('ca.crt'));
+      writeFileSync(join(serviceAccountDir, 'namespace'), 'monitoring');
+      const port = new URL(secure.url).port;
+      const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port };
+      assert.equal(loadK8sCluster(env, { serviceAccountDir: join(dir, 'no-such-dir') }), undefined, 'no mounted token: not configured');
+      assert.equal(loadK8sCluster(env, { serviceAccountDir })?.source, 'in-cluster');
+      const inPod = await startConsole(env, { serviceAccountDir });
+      const health = await inPod.get('/api/v1/k8s/cluster/health');
+      assert.equal(health.status, 200);
+      assert.equal(health.body.nodes.total, 3);
+      assert.ok(secure.requests.every((request) => request.authorization === `Bearer ${TOKEN}`));
+      const kubeconfigWins = await startConsole({ ...env, KUBECONFIG: writeKubeconfig(api.url) }, { serviceAccountDir });
+      assert.equal((await kubeconfigWins.get('/api/v1/k8s/nodes')).status, 200);
+      assert.equal(secure.requests.filter((request) => request.url.startsWith('/api/v1/nodes')).length, 1, 'KUBECONFIG was used, not the pod account');
     } finally {
       await secure.close();
     }

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import { join } from 'node:path';
 import {
   ApiException, CoreV1Api, createConfiguration, CustomObjectsApi, KubeConfig, ServerConfiguration, VersionApi,
   type Middleware, type V1Node, type V1Pod, type VersionInfo,
@@ -7,7 +9,7 @@ import { ConfigError, envReader, type Env } from '../../../shared/config/env.js'
 import { AppError } from '../../../shared/errors/app-error.js';
 
 /** Where Kubernetes mounts a pod's service account (in-cluster configuration). */
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface K8sClusterOptions {
   /** Each call to the API server is aborted after this many milliseconds (answered 502). */
@@ -166,7 +168,14 @@ async function call<T>(request: () => Promise<T>, callerMistake?: StatusMapper):
  * `KUBERNETES_SERVICE_HOST` is set and a service account token is mounted. With `K8S_ENABLED=true`,
  * finding no configuration is a configuration error rather than a silent 503.
  */
-export function loadK8sCluster(env: Env, options: { now?: () => number; pageSize?: number } = {}): K8sCluster | undefined {
+export interface LoadK8sOptions {
+  now?: () => number;
+  pageSize?: number;
+  /** The pod's service account directory (token, ca.crt); tests point it elsewhere. */
+  serviceAccountDir?: string;
+}
+
+export function loadK8sCluster(env: Env, { serviceAccountDir = SERVICE_ACCOUNT_DIR, ...options }: LoadK8sOptions = {}): K8sCluster | undefined {
   const read = envReader(env);
   const enabled = read.raw('K8S_ENABLED') === undefined ? undefined : read.bool('K8S_ENABLED', true);
   if (enabled === false) return undefined;
@@ -191,10 +200,17 @@ export function loadK8sCluster(env: Env, options: { now?: () => number; pageSize
     return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'kubeconfig' });
   }
 
-  if (read.raw('KUBERNETES_SERVICE_HOST') !== undefined && existsSync(SERVICE_ACCOUNT_TOKEN)) {
+  const host = read.raw('KUBERNETES_SERVICE_HOST');
+  const tokenFile = join(serviceAccountDir, 'token');
+  if (host !== undefined && existsSync(tokenFile)) {
+    // What KubeConfig.loadFromCluster() builds, but from `env` rather than process.env. The token file
+    // is re-read every minute by the client (bound service account tokens rotate); the CA is the cluster's.
+    const port = read.port('KUBERNETES_SERVICE_PORT', 443);
     const kubeConfig = new KubeConfig();
-    // Reads KUBERNETES_SERVICE_HOST/PORT from the process environment, as every in-cluster client does.
-    kubeConfig.loadFromCluster();
+    kubeConfig.loadFromClusterAndUser(
+      { name: 'in-cluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(serviceAccountDir, 'ca.crt'), skipTLSVerify: false },
+      { name: 'in-cluster', authProvider: { name: 'tokenFile', config: { tokenFile } } },
+    );
     return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'in-cluster' });
   }
 
