@@ -24,7 +24,9 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { loadK8sCluster, type LoadK8sOptions } from '../../src/logs/modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from '../../src/logs/modules/k8s/k8s.routes.js';
+import { clusterHealth, MAX_PROBLEMS, podDisplayStatus } from '../../src/logs/modules/k8s/k8s.views.js';
 import { cpuMillicores, parseQuantity, wholeUnits } from '../../src/logs/modules/k8s/quantity.js';
+import type { V1Node, V1Pod, VersionInfo } from '@kubernetes/client-node';
 import { ConfigError, type Env } from '../../src/shared/config/env.js';
 import { AppError } from '../../src/shared/errors/app-error.js';
 import { ERRORS } from '../../src/shared/errors/catalogue.js';
@@ -225,6 +227,51 @@ describe('kubernetes quantities', () => {
     assert.equal(parseQuantity('1k'), 1000);
     for (const bad of ['', 'abc', '12Qi', '1.2.3', 'Mi', '5 Mi', '--1']) assert.equal(parseQuantity(bad), undefined, bad);
     assert.equal(cpuMillicores(undefined), undefined);
+  });
+});
+
+describe('kubernetes view rules', () => {
+  const pod = (status: object, metadata: object = {}) => ({ metadata: { name: 'p', namespace: 'ns', ...metadata }, status } as V1Pod);
+  const terminated = (exitCode: number, extra: object = {}) => ({ state: { terminated: { exitCode, ...extra } } });
+
+  test('pod STATUS reads as kubectl prints it', () => {
+    const cases: [V1Pod, string][] = [
+      [pod({ phase: 'Pending', containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] }), 'ContainerCreating'],
+      [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', ...terminated(0, { reason: 'Completed' }) }, { name: 'i2', state: { running: {} } }] }), 'Init:1/2'],
+      [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { waiting: { reason: 'CrashLoopBackOff' } } }] }), 'Init:CrashLoopBackOff'],
+      [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', ...terminated(1, { reason: 'Error' }) }] }), 'Init:Error'],
+      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ...terminated(2) }] }), 'ExitCode:2'],
+      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ...terminated(137, { signal: 9 }) }] }), 'Signal:9'],
+      [pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }), 'Evicted'],
+      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }, { name: 'b', ...terminated(0, { reason: 'Completed' }) }] }), 'Running'],
+      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] }, { deletionTimestamp: new Date() }), 'Terminating'],
+      [pod({}), 'Unknown'],
+    ];
+    for (const [input, expected] of cases) assert.equal(podDisplayStatus(input), expected, JSON.stringify(input.status));
+  });
+
+  test('health status and the problem list', () => {
+    const version = { gitVersion: 'v1.30.1', platform: 'linux/arm64' } as VersionInfo;
+    const node = (name: string, ready: string) => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready }] } } as V1Node);
+    const healthy = clusterHealth(version, [node('a', 'True')], [pod({ phase: 'Succeeded', containerStatuses: [{ name: 'x', ...terminated(0, { reason: 'Completed' }) }] })], NOW);
+    assert.deepEqual([healthy.status, healthy.problemCount, healthy.pods.succeeded], ['healthy', 0, 1]);
+    assert.equal(clusterHealth(version, [], [], NOW).status, 'unhealthy', 'no nodes at all');
+    const down = clusterHealth(version, [node('a', 'Unknown'), { metadata: { name: 'b' }, status: {} } as V1Node], [], NOW);
+    assert.equal(down.status, 'unhealthy');
+    assert.deepEqual(down.problems.map((problem) => [problem.name, problem.reason, problem.severity]), [['a', 'NotReady', 'critical'], ['b', 'NotReady', 'critical']]);
+    assert.equal(down.problems[1]!.message, 'the node reports no Ready condition');
+    const crashing = Array.from({ length: 150 }, (_, index) => pod({
+      phase: 'Running', containerStatuses: [{ name: 'c', restartCount: index, state: { waiting: { reason: 'ImagePullBackOff' } } }],
+    }, { name: `p${index}` }));
+    const failed = pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }, { name: 'evicted' });
+    const many = clusterHealth(version, [node('a', 'True'), node('z', 'False')], [...crashing, failed], NOW);
+    assert.equal(many.status, 'degraded');
+    assert.equal(many.problemCount, 152);
+    assert.equal(many.problems.length, MAX_PROBLEMS);
+    assert.deepEqual(many.problems[0], { severity: 'critical', kind: 'Node', name: 'z', namespace: null, reason: 'NotReady', message: 'the node reports no Ready condition' });
+    assert.equal(many.problems[1]!.reason, 'ImagePullBackOff');
+    const evicted = clusterHealth(version, [node('a', 'True')], [failed], NOW).problems[0]!;
+    assert.deepEqual([evicted.reason, evicted.message], ['Failed', 'The node was low on resource: memory.']);
   });
 });
 
