@@ -37,11 +37,10 @@ export interface PodListRequest {
   continueToken?: string | undefined;
 }
 
-
 /**
  * The Kubernetes API as the console needs it: read-only lists of nodes and pods, the server version
- * and node metrics. Every failure becomes a catalogue error (502, or 400 for a bad selector) whose
- * message names no address and no credential; the cause is only logged.
+ * and node metrics. Every failure becomes a catalogue error (502; 400 for a refused label selector, 410
+ * for an expired continue token) whose message names no address and no credential; the cause is only logged.
  */
 export class K8sCluster {
   readonly now: () => number;
