@@ -77,6 +77,13 @@ export const ERRORS = {
   LOGS_NOT_FOUND: { status: 404, id: 'not found', en: 'not found' },
   LOGS_RATE_LIMITED: { status: 429, id: 'rate limit exceeded', en: 'rate limit exceeded' },
   LOGS_INTERNAL: { status: 500, id: 'internal server error', en: 'internal server error' },
+
+  // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
+  LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },
+  LOGS_K8S_UNREACHABLE: { status: 502, id: 'kubernetes api unreachable', en: 'kubernetes api unreachable' },
+  LOGS_K8S_API_ERROR: { status: 502, id: 'kubernetes api error', en: 'kubernetes api error' },
+  LOGS_K8S_INVALID_SELECTOR: { status: 400, id: 'invalid label selector', en: 'invalid label selector' },
+  LOGS_K8S_CONTINUE_EXPIRED: { status: 410, id: 'continue token expired', en: 'continue token expired' },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
