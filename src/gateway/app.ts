@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
@@ -17,12 +18,18 @@ import { hakAksesRoutes } from './modules/access-rights/hak-akses.routes.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
-import { authGuards } from './modules/auth/authenticate.js';
+import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
 import { SessionsRepository } from './modules/auth/sessions.repository.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
+import { ProviderKeys } from './modules/sso/provider-keys.js';
+import { cookieTokenSource } from './modules/sso/sso-cookies.js';
+import { SsoRepository } from './modules/sso/sso.repository.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
+import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
+import { createGatewayTelemetry, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 
 export interface GatewayOptions {
@@ -37,7 +44,11 @@ export interface Gateway {
   app: FastifyInstance;
   database: Database<GatewaySchema>;
   audit: AuditRepository;
+  telemetry: GatewayTelemetry;
 }
+
+/** Probes and scrapes are not traffic worth shipping. */
+const UNWATCHED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
 export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
@@ -58,12 +69,27 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
-  const guards = authGuards(tokens, usersRepository);
+  const sso = new SsoService(
+    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now, config.loginLimits,
+  );
+  // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
+  const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
   // HTTP
   const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
+
+  // The gateway watched: access logs, audit events and traces go to the logs service when configured.
+  const telemetry = createGatewayTelemetry(config.telemetry, app.log);
+  audit.onRecord((row) => telemetry.audit(row));
+  if (telemetry.enabled) {
+    const watched = (request: { routeOptions: { url?: string } }) => !UNWATCHED_ROUTES.has(request.routeOptions.url ?? '');
+    app.addHook('onRequest', async (request) => void (watched(request) && telemetry.startRequest(request)));
+    app.addHook('onResponse', async (request, reply) => void (watched(request) && telemetry.endRequest(request, reply)));
+    app.addHook('onClose', async () => telemetry.close());
+  }
+  await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
     openapi: {
@@ -87,8 +113,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
   await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
+  await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit };
+  return { app, database, audit, telemetry };
 }

@@ -26,10 +26,9 @@ export async function loadSigningKey(db: Kysely<any>, table: string): Promise<Si
     await db.insertInto(table).values({ kid, algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() }).execute();
     rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
     // Lost a race with another instance: withdraw our key so every instance publishes the same set.
-    if (rows[0]!.kid !== kid) {
-      await db.deleteFrom(table).where('kid', '=', kid).execute();
-      rows = rows.filter((row) => row.kid !== kid);
-    }
+    if (rows[0]!.kid !== kid) await db.deleteFrom(table).where('kid', '=', kid).execute();
+    // Winner or loser, keep only the oldest: the other racers' keys are being withdrawn by them.
+    rows = rows.slice(0, 1);
   }
   const publicJwks: JWK[] = [];
   const publicKeys = new Map<string, CryptoKey>();
