@@ -27,6 +27,9 @@ import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { createLogStore } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
+import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
+import { k8sRoutes } from './modules/k8s/k8s.routes.js';
+import { asPermission } from './modules/rbac/permissions.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
 import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
 import { TenantsService } from './modules/tenants/tenants.service.js';
@@ -44,6 +47,8 @@ export interface LogsServiceOptions {
    * SQLite or PostgreSQL store (createLogStore) on that database.
    */
   logStore?: LogStore | ((database: Database<LogsSchema>) => LogStore);
+  /** The cluster of the Kubernetes views (loadK8sCluster); undefined: they answer 503. */
+  k8s?: K8sCluster | undefined;
 }
 
 export interface LogsService {
@@ -56,7 +61,7 @@ export interface LogsService {
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
-export async function buildLogsService({ config, now = Date.now, logStore }: LogsServiceOptions): Promise<LogsService> {
+export async function buildLogsService({ config, now = Date.now, logStore, k8s }: LogsServiceOptions): Promise<LogsService> {
   const database = await openDatabase<LogsSchema>(config.databaseUrl);
   let store: LogStore;
   try {
@@ -110,6 +115,7 @@ export async function buildLogsService({ config, now = Date.now, logStore }: Log
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
+  await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
   const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });

@@ -49,6 +49,18 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('the Kubernetes views are wired behind dashboard:read, and answer 503 when no cluster is configured', async () => {
+      for (const path of ['/api/v1/k8s/cluster/health', '/api/v1/k8s/nodes', '/api/v1/k8s/pods']) {
+        assert.equal((await logs.request({ method: 'GET', url: path })).statusCode, 401, path);
+        const without = await logs.userWith(['logs:read']);
+        assert.equal((await logs.request({ method: 'GET', url: path, headers: without.headers })).statusCode, 403, path);
+        const holder = await logs.userWith(['dashboard:read']);
+        const response = await logs.request({ method: 'GET', url: path, headers: holder.headers });
+        assert.equal(response.statusCode, 503, path);
+        assert.deepEqual(response.json(), { error: 'kubernetes not configured' });
+      }
+    });
+
     test('the built-in viewer role reads logs but manages nothing', async () => {
       const headers = await logs.admin();
       const username = uniqueName('viewer');

@@ -18,6 +18,12 @@ export function isPermission(name: string): name is Permission {
   return (PERMISSIONS as readonly string[]).includes(name);
 }
 
+/** A permission name known at wiring time (a module's route table); a typo fails at start, not per request. */
+export function asPermission(name: string): Permission {
+  if (!isPermission(name)) throw new Error(`unknown permission "${name}"`);
+  return name;
+}
+
 /** Built-in roles (tenant-less, seeded by migration, not editable through the API). */
 export const ADMIN_ROLE_ID = 'admin';
 export const VIEWER_ROLE_ID = 'viewer';
