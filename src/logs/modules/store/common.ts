@@ -1,6 +1,5 @@
 import type { AttributeValue, FieldInfo, HistogramBucket, LogEntry, StoredLogEntry } from './log-store.js';
 import { normalizeLevel } from './fields.js';
-import { tokenize } from './tokenize.js';
 import type { Condition } from './query/condition.js';
 
 export const MINUTE = 60_000;
@@ -18,12 +17,14 @@ export interface PreparedEntry {
   span_id: string | null;
   message: string;
   attributes: Record<string, AttributeValue>;
-  tokens: string[];
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+const NEEDS_CLEANING = /[\u0000\uD800-\uDFFF]/;
+
 function clean(value: string): string {
+  if (!NEEDS_CLEANING.test(value)) return value;
   const wellFormed = value.replace(LONE_SURROGATE, '\uFFFD');
   return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed;
 }
@@ -37,12 +38,15 @@ export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
     if (!Number.isFinite(entry.timestamp)) throw new TypeError(`log entry ${index}: timestamp must be a finite number`);
     if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
     const attributes: Record<string, AttributeValue> = {};
-    for (const [key, value] of Object.entries(entry.attributes ?? {})) {
-      if (key === '') continue;
-      if (typeof value === 'string') attributes[clean(key)] = clean(value);
-      else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[clean(key)] = value;
+    const source = entry.attributes;
+    if (source) {
+      for (const key in source) {
+        const value = source[key];
+        if (key === '' || !Object.hasOwn(source, key)) continue;
+        if (typeof value === 'string') attributes[clean(key)] = clean(value);
+        else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[clean(key)] = value;
+      }
     }
-    const message = clean(entry.message);
     const level = optional(entry.level);
     return {
       ts: Math.floor(entry.timestamp),
@@ -51,9 +55,8 @@ export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
       host: optional(entry.host),
       trace_id: optional(entry.trace_id),
       span_id: optional(entry.span_id),
-      message,
+      message: clean(entry.message),
       attributes,
-      tokens: tokenize(message),
     };
   });
 }

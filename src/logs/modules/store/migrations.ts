@@ -29,6 +29,15 @@ const init: Migration = {
       await sql`CREATE INDEX log_entries_tenant_ts ON log_entries (tenant_id, ts)`.execute(db);
       // Contentless: the text lives once, in log_entries; the index holds our own tokens (tokenize.ts).
       await sql`CREATE VIRTUAL TABLE log_entries_fts USING fts5(body, content='', contentless_delete=1)`.execute(db);
+      // Per tenant and minute, the smallest and largest entry id: turns a time range into the rowid
+      // window that FTS5 lookups are restricted to, reading at most one row per minute.
+      await sql`CREATE TABLE log_id_ranges (
+        tenant_id TEXT NOT NULL,
+        minute INTEGER NOT NULL,
+        min_id INTEGER NOT NULL,
+        max_id INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, minute)
+      ) WITHOUT ROWID`.execute(db);
       await sql`CREATE TABLE log_rollups (
         tenant_id TEXT NOT NULL,
         minute INTEGER NOT NULL,
@@ -78,7 +87,10 @@ const init: Migration = {
     )`.execute(db);
   },
   async down(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) await sql`DROP TABLE IF EXISTS log_entries_fts`.execute(db);
+    if (isSqlite(db)) {
+      await sql`DROP TABLE IF EXISTS log_entries_fts`.execute(db);
+      await sql`DROP TABLE IF EXISTS log_id_ranges`.execute(db);
+    }
     await sql`DROP TABLE IF EXISTS log_entries`.execute(db);
     await sql`DROP TABLE IF EXISTS log_rollups`.execute(db);
     await sql`DROP TABLE IF EXISTS log_fields`.execute(db);

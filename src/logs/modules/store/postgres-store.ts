@@ -20,6 +20,7 @@ import {
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresSortExpression } from './query/compile-postgres.js';
 import { requestCondition } from './sqlite-store.js';
+import { tokenize } from './tokenize.js';
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
@@ -68,7 +69,7 @@ export class PostgresLogStore implements LogStore {
         span_id: entry.span_id,
         message: entry.message,
         attributes: entry.attributes,
-        search: tsvectorText(entry.tokens),
+        search: tsvectorText(tokenize(entry.message)),
       })),
     );
     const rollups = JSON.stringify(rollupRows(prepared));

@@ -3,6 +3,7 @@ import type { DistinctRequest, FieldInfo, HistogramBucket, HistogramRequest, Log
 import { FIXED_FIELDS, resolveField } from './fields.js';
 import {
   DAY,
+  MINUTE,
   FieldCatalogueCache,
   bucketStarts,
   fillBuckets,
@@ -20,6 +21,7 @@ import { both, filtersToCondition, hasText, toCondition, type Condition } from '
 import { compileSqlite, sqliteFieldValue, sqliteSortExpression } from './query/compile-sqlite.js';
 import { parseQuery } from './query/parser.js';
 import { QuerySyntaxError } from './log-store.js';
+import { ftsBody } from './tokenize.js';
 
 /** Rows deleted per retention transaction, so ingestion is never blocked for long. */
 const RETENTION_BATCH = 5_000;
@@ -37,11 +39,12 @@ export class SqliteLogStore implements LogStore {
     if (entries.length === 0) return;
     const prepared = prepareEntries(entries);
     const rows = JSON.stringify(
-      prepared.map((entry) => [entry.ts, entry.level, entry.service, entry.host, entry.trace_id, entry.span_id, entry.message, JSON.stringify(entry.attributes)]),
+      prepared.map((entry) => [entry.ts, entry.level, entry.service, entry.host, entry.trace_id, entry.span_id, entry.message, entry.attributes]),
     );
-    const bodies = JSON.stringify(prepared.map((entry) => entry.tokens.join(' ')));
+    const bodies = JSON.stringify(prepared.map((entry) => ftsBody(entry.message)));
     const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
     const newFields = this.#fields.newFields(tenantId, prepared);
+    const ranges = minuteIndexRanges(prepared);
 
     // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
     // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
@@ -52,9 +55,12 @@ export class SqliteLogStore implements LogStore {
         const base = Number(top[0]?.top ?? 0) + 1;
         // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
         await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
-          SELECT ${base} + key, ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+          SELECT ${base} + key, ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value -> 7
           FROM json_each(${rows})`.execute(connection);
         await sql`INSERT INTO log_entries_fts (rowid, body) SELECT ${base} + key, value FROM json_each(${bodies})`.execute(connection);
+        await sql`INSERT INTO log_id_ranges (tenant_id, minute, min_id, max_id)
+          SELECT ${tenantId}, value ->> 0, ${base} + (value ->> 1), ${base} + (value ->> 2) FROM json_each(${ranges}) WHERE true
+          ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(connection);
         await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
           SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
           ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
@@ -185,6 +191,7 @@ export class SqliteLogStore implements LogStore {
             await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
           } else {
             await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+            await sql`DELETE FROM log_id_ranges WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
           }
           await sql`COMMIT`.execute(connection);
           return rows.length;
@@ -205,14 +212,26 @@ export class SqliteLogStore implements LogStore {
   async #where(tenantId: string, from: number, end: number, condition: Condition): Promise<RawBuilder<unknown> | null> {
     let idWindow = { min: 0, max: 0 };
     if (hasText(condition)) {
-      const { rows } = await sql<{ lo: number | null; hi: number | null }>`SELECT min(id) AS lo, max(id) AS hi FROM log_entries
-        WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}`.execute(this.db);
+      const { rows } = await sql<{ lo: number | null; hi: number | null }>`SELECT min(min_id) AS lo, max(max_id) AS hi FROM log_id_ranges
+        WHERE tenant_id = ${tenantId} AND minute >= ${from - mod(from, MINUTE)} AND minute < ${end}`.execute(this.db);
       const window = rows[0];
       if (!window || window.lo === null || window.hi === null) return null;
       idWindow = { min: Number(window.lo), max: Number(window.hi) };
     }
     return sql`l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${compileSqlite(condition, { idWindow })})`;
   }
+}
+
+/** Per minute of the batch: [minute, first index, last index] (ids are base + index). */
+function minuteIndexRanges(entries: readonly { ts: number }[]): string {
+  const ranges = new Map<number, [number, number, number]>();
+  entries.forEach((entry, index) => {
+    const minute = entry.ts - mod(entry.ts, MINUTE);
+    const range = ranges.get(minute);
+    if (range) range[2] = index;
+    else ranges.set(minute, [minute, index, index]);
+  });
+  return JSON.stringify([...ranges.values()]);
 }
 
 export function requestCondition(query: string | undefined, filters: SearchRequest['filters']): Condition {

@@ -14,21 +14,27 @@ export const MAX_INDEXED_TOKENS = 16383;
 
 const ASCII = /^[\x00-\x7f]*$/;
 const TOKEN = /[\p{L}\p{N}]+/gu;
-const ASCII_TOKEN = /[A-Za-z0-9]+/g;
+const ASCII_TOKEN = /[a-z0-9]+/g;
 const MARKS = /\p{M}+/gu;
 
+/**
+ * The text SQLite's FTS5 indexes for a message. FTS5's unicode61 tokenizer splits ASCII exactly as
+ * tokenize() does (letters and digits, lower-cased), so a plain ASCII message without over-long runs
+ * is handed over as is and FTS5 tokenizes it in C; anything else gets our tokens, space-joined.
+ */
+export function ftsBody(message: string): string {
+  if (message.length < 2 * MAX_INDEXED_TOKENS && ASCII.test(message) && (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))) {
+    return message;
+  }
+  return tokenize(message).join(' ');
+}
+
+const LONG_ASCII_RUN = new RegExp(`[A-Za-z0-9]{${MAX_TOKEN_LENGTH + 1}}`);
+
 export function tokenize(text: string): string[] {
-  let source = text;
-  let pattern = ASCII_TOKEN;
-  if (!ASCII.test(text)) {
-    source = text.normalize('NFKD').replace(MARKS, '');
-    pattern = TOKEN;
-  }
-  const tokens: string[] = [];
-  for (const match of source.matchAll(pattern)) {
-    const token = match[0];
-    if (token.length <= MAX_TOKEN_LENGTH) tokens.push(token.toLowerCase());
-    if (tokens.length >= MAX_INDEXED_TOKENS) break;
-  }
-  return tokens;
+  const ascii = ASCII.test(text);
+  const source = (ascii ? text : text.normalize('NFKD').replace(MARKS, '')).toLowerCase();
+  const found = source.match(ascii ? ASCII_TOKEN : TOKEN) ?? [];
+  const tokens = found.length > MAX_INDEXED_TOKENS ? found.slice(0, MAX_INDEXED_TOKENS) : found;
+  return tokens.some((token) => token.length > MAX_TOKEN_LENGTH) ? tokens.filter((token) => token.length <= MAX_TOKEN_LENGTH) : tokens;
 }
