@@ -25,6 +25,13 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   };
 }
 
+/** A migrated log store on an existing database (closing leaves the database in place). */
+export async function openTestStoreAt(url: string): Promise<TestStore> {
+  const database = await openDatabase<any>(url);
+  await migrateToLatest(database.db, logStoreMigrations, 'logs');
+  return { store: createLogStore(database.db, database.dialect), database, close: () => database.close() };
+}
+
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
