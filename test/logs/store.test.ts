@@ -129,6 +129,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(byHost.entries.map((entry) => entry.host), ['h3', 'h1', 'h1', 'h1']);
       const byStatus = await store.search(base({ query: 'http.status:*00 OR user:alice OR level:error', sort: { field: 'service', order: 'asc' } }));
       assert.deepEqual(byStatus.entries.map((entry) => entry.service), ['api', 'api', 'worker']);
+      // Entries without the field come last in both orders, then by time.
+      assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'asc' }, limit: 3 }), at(2, 1, 3));
+      assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'desc' }, limit: 3 }), at(1, 2, 8));
     });
 
     test('pagination returns the page and the total', async () => {

@@ -220,3 +220,11 @@ export function sortDistinct(values: Map<string, number>, q: string | undefined,
     .slice(0, limit)
     .map(([value, count]) => ({ value, count }));
 }
+
+/** Whole milliseconds and a page of at least 1, whatever the caller passed. */
+export function normalizeRange<T extends { from: number; to: number; page?: number; limit?: number }>(request: T): T {
+  const normalized = { ...request, from: Math.floor(request.from), to: Math.floor(request.to) };
+  if (request.page !== undefined) normalized.page = Math.max(1, Math.floor(request.page));
+  if (request.limit !== undefined) normalized.limit = Math.max(0, Math.floor(request.limit));
+  return normalized;
+}

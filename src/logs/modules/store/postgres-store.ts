@@ -8,6 +8,7 @@ import {
   bucketStarts,
   fillBuckets,
   mod,
+  normalizeRange,
   prepareEntries,
   rollupFilters,
   rollupRows,
@@ -118,7 +119,8 @@ export class PostgresLogStore implements LogStore {
     for (const day of missing) this.#partitions.add(day);
   }
 
-  async search(request: SearchRequest): Promise<SearchResult> {
+  async search(input: SearchRequest): Promise<SearchResult> {
+    const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
     const where = this.#where(request.tenantId, request.from, request.to + 1, condition);
     const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
@@ -137,7 +139,8 @@ export class PostgresLogStore implements LogStore {
     return { entries: rows.map(toStoredEntry), total };
   }
 
-  async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
+  async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
+    const request = normalizeRange(input);
     const starts = bucketStarts(request.from, request.to, request.intervalMs);
     const condition = requestCondition(request.query, request.filters);
     const groupField = request.groupBy === undefined ? undefined : resolveField(request.groupBy);

@@ -8,6 +8,7 @@ import {
   bucketStarts,
   fillBuckets,
   mod,
+  normalizeRange,
   prepareEntries,
   rollupFilters,
   rollupRows,
@@ -78,7 +79,8 @@ export class SqliteLogStore implements LogStore {
     this.#fields.remember(tenantId, newFields);
   }
 
-  async search(request: SearchRequest): Promise<SearchResult> {
+  async search(input: SearchRequest): Promise<SearchResult> {
+    const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
     const where = await this.#where(request.tenantId, request.from, request.to + 1, condition);
     if (where === null) return { entries: [], total: 0 };
@@ -92,13 +94,14 @@ export class SqliteLogStore implements LogStore {
     const orderBy =
       sortField.kind === 'timestamp'
         ? sql`l.ts ${order}, l.id ${order}`
-        : sql`${sqliteSortExpression(sortField)} ${order}, l.ts ${order}, l.id ${order}`;
+        : sql`${sqliteSortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
     const { rows } = await sql<EntryRow>`SELECT l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes
       FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
     return { entries: rows.map(toStoredEntry), total };
   }
 
-  async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
+  async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
+    const request = normalizeRange(input);
     const starts = bucketStarts(request.from, request.to, request.intervalMs);
     const condition = requestCondition(request.query, request.filters);
     const groupField = request.groupBy === undefined ? undefined : resolveField(request.groupBy);
