@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { QuerySyntaxError, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
+import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
 
@@ -344,3 +344,49 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+// PostgreSQL keeps one partition per UTC day, shared by the tenants: retention drops a partition
+// once no tenant has rows left in it, and ingest recreates it on demand.
+describe('log store day partitions [postgres]', () => {
+  let handle: TestStore;
+  before(async () => {
+    handle = await openTestStore('postgres');
+  });
+  after(async () => handle.close());
+
+  const partitions = async (): Promise<string[]> => {
+    const { sql } = await import('kysely');
+    const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'log_entries'::regclass ORDER BY 1`.execute(handle.database.db);
+    return rows.map((row) => row.name);
+  };
+
+  test('partitions are created per day at ingest and dropped when the last tenant’s retention passed', async () => {
+    const { store } = handle;
+    for (const tenant of ['a', 'b']) {
+      await store.append(tenant, [
+        { timestamp: T0 + HOUR, message: `${tenant} day 0` },
+        { timestamp: T0 + DAY + HOUR, message: `${tenant} day 1` },
+      ]);
+    }
+    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121']);
+    assert.equal(await store.removeOlderThan('a', T0 + DAY), 1);
+    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121'], 'tenant b still has rows on day 0');
+    assert.equal((await store.search({ tenantId: 'b', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
+    assert.equal(await store.removeOlderThan('b', T0 + DAY), 1);
+    assert.deepEqual(await partitions(), ['log_entries_p20261121']);
+    await store.append('a', [{ timestamp: T0 + 2 * HOUR, message: 'a late day 0' }]);
+    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121']);
+    assert.equal((await store.search({ tenantId: 'a', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
+  });
+
+  test('another process that still believes a dropped partition exists recreates it and stores the batch', async () => {
+    const { store } = handle;
+    const otherProcess = createLogStore(handle.database.db, 'postgres');
+    await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY, message: 'c first' }]);
+    assert.equal(await store.removeOlderThan('c', T0 + 6 * DAY), 1);
+    assert.ok(!(await partitions()).includes('log_entries_p20261125'));
+    await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY + 1, message: 'c second' }]);
+    assert.deepEqual(messagesOf((await store.search({ tenantId: 'c', from: T0, to: T0 + 6 * DAY, page: 1, limit: 10 })).entries), ['c second']);
+  });
+});
