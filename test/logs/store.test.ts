@@ -267,6 +267,23 @@ for (const dialect of DIALECTS) {
       assert.equal((await store.search(base())).total, 8, 'still all there');
     });
 
+    test('wide ranges driven from the full-text matches give the same answers', async () => {
+      const textFirst = createLogStore(handle.database.db, dialect, { textFirstAboveIds: 0 });
+      for (const query of ['disk', 'connection -refused', '(refused OR disk) AND level:error', 'time* service:api', '"full on"', 'NOT disk', 'disk OR level:warn']) {
+        for (const sort of [undefined, { field: 'host', order: 'asc' as const }]) {
+          const expected = await store.search(base({ query, sort }));
+          const actual = await textFirst.search(base({ query, sort }));
+          assert.deepEqual(actual, expected, query);
+        }
+        assert.deepEqual(
+          await textFirst.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
+          await store.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
+        );
+      }
+      assert.deepEqual(messagesOf((await textFirst.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
+      assert.equal((await textFirst.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
+    });
+
     test('unicode: diacritics and case fold, other scripts match', async () => {
       assert.deepEqual(await find('cafe'), at(5));
       assert.deepEqual(await find('CRÈME'), at(5));

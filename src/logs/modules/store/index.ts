@@ -8,14 +8,21 @@ export { logStoreMigrations } from './migrations.js';
 export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
 
-/** Reserved for tuning; no option is needed today (see docs/log-store.md). */
-export type LogStoreOptions = Record<string, never>;
+export interface LogStoreOptions {
+  /**
+   * SQLite only: when the id window of the time range holds more ids than this, a query that
+   * requires a full-text match is driven from the FTS5 matches instead of the time index.
+   * Default 200,000 (docs/log-store.md); tests set 0 to cover that plan.
+   */
+  textFirstAboveIds?: number | undefined;
+}
 
 /**
  * The log store on the logs service's database (opened with openDatabase, migrated with
- * logStoreMigrations). Writes go through the same Kysely connection: measured, json_each/
- * json_to_recordset batches meet the ingest target without reaching for the raw driver.
+ * logStoreMigrations). Writes go through the same Kysely connection: measured, one json_each
+ * (SQLite) / json_to_recordset (PostgreSQL) statement per table and batch is as fast as prepared
+ * better-sqlite3 statements, so the store needs no raw driver handle.
  */
-export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', _options: LogStoreOptions = {}): LogStore {
-  return dialect === 'sqlite' ? new SqliteLogStore(db) : new PostgresLogStore(db);
+export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
+  return dialect === 'sqlite' ? new SqliteLogStore(db, options) : new PostgresLogStore(db);
 }
