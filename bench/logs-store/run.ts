@@ -23,6 +23,8 @@ const { values: args } = parseArgs({
     dir: { type: 'string', default: '/tmp/gerbang-bench-logs' },
     runs: { type: 'string', default: '40' },
     keep: { type: 'boolean', default: false },
+    // Re-measure the queries on the store a previous run left (SQLite file / PostgreSQL tables).
+    'queries-only': { type: 'boolean', default: false },
   },
 });
 const dialect = args.dialect as 'sqlite' | 'postgres';
@@ -35,12 +37,13 @@ const TENANT = 'bench';
 mkdirSync(args.dir!, { recursive: true });
 const sqlitePath = join(args.dir!, `logs-${events}.sqlite`);
 const ndjsonPath = join(args.dir!, `logs-${events}.ndjson`);
-if (dialect === 'sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(sqlitePath + suffix, { force: true });
+const queriesOnly = args['queries-only'];
+if (dialect === 'sqlite' && !queriesOnly) for (const suffix of ['', '-wal', '-shm']) rmSync(sqlitePath + suffix, { force: true });
 const url = dialect === 'sqlite' ? `sqlite:${sqlitePath}` : args.url;
 if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
 
 const database = await openDatabase<any>(url);
-if (dialect === 'postgres') {
+if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
   await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_fields, logs_migrations, logs_migrations_lock CASCADE`.execute(database.db);
@@ -49,19 +52,20 @@ await migrateToLatest(database.db, logStoreMigrations, 'logs');
 const store: LogStore = createLogStore(database.db, database.dialect);
 
 // ---- ingest -------------------------------------------------------------------------------------
-const ndjson = createWriteStream(ndjsonPath);
+const ndjson = createWriteStream(queriesOnly ? '/dev/null' : ndjsonPath);
 let batch: LogEntry[] = [];
 let ingestMs = 0;
 const loadBefore = loadavg()[0];
 const cpuBefore = process.cpuUsage();
 let generated = 0;
-for (const entry of generateEvents(events)) {
+for (const entry of queriesOnly ? [] : generateEvents(events)) {
   batch.push(entry);
   if (batch.length === batchSize) {
     await flush();
   }
 }
 if (batch.length > 0) await flush();
+if (queriesOnly) generated = events;
 await new Promise<void>((resolve) => ndjson.end(resolve));
 const loadAfterIngest = loadavg()[0];
 
@@ -72,7 +76,7 @@ async function flush(): Promise<void> {
   generated += batch.length;
   // The NDJSON copy for ripgrep, written outside the timed section.
   const lines = batch.map((entry) => JSON.stringify({ '@timestamp': new Date(entry.timestamp).toISOString(), ...entry, timestamp: undefined })).join('\n');
-  if (!ndjson.write(`${lines}\n`)) await new Promise((resolve) => ndjson.once('drain', resolve));
+  if (!ndjson.write(`${lines}\n`)) await new Promise<void>((resolve) => ndjson.once('drain', () => resolve()));
   batch = [];
   if (generated % 1_000_000 === 0) process.stderr.write(`ingested ${generated} (${Math.round(generated / (ingestMs / 1000))} events/s)\n`);
 }
@@ -137,7 +141,7 @@ function ripgrep(pattern: string): { name: string; ms: number; matches: number }
     return null;
   }
 }
-const rg = [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
+const rg = queriesOnly ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
 
 const sizeBytes =
   dialect === 'sqlite'
@@ -152,15 +156,16 @@ const summary = {
   ingestSeconds: round(ingestMs / 1000),
   eventsPerSecond: Math.round(generated / (ingestMs / 1000)),
   storeBytes: sizeBytes,
-  ndjsonBytes: statSync(ndjsonPath).size,
+  ndjsonBytes: queriesOnly ? 0 : statSync(ndjsonPath).size,
+  queriesOnly,
   queries: results,
   ripgrep: rg,
   // Other jobs share this machine: the 1-minute load average before/after ingest and at the end.
-  loadAverage: [loadBefore, loadAfterIngest, loadavg()[0]].map((value) => Math.round(value * 100) / 100),
+  loadAverage: [loadBefore, loadAfterIngest, loadavg()[0]].map((value) => Math.round((value ?? 0) * 100) / 100),
   processCpuSecondsTotal: round((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1e6),
   machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
 };
 console.log(JSON.stringify(summary, null, 2));
 appendFileSync(new URL('./results.ndjson', import.meta.url), `${JSON.stringify(summary)}\n`);
 await database.close();
-if (!args.keep) rmSync(ndjsonPath, { force: true });
+if (!args.keep && !queriesOnly) rmSync(ndjsonPath, { force: true });
