@@ -281,6 +281,9 @@ for (const dialect of DIALECTS) {
         );
       }
       assert.deepEqual(messagesOf((await textFirst.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
+      assert.deepEqual(await textFirst.search(base({ query: 'disk', limit: 1, page: 2 })), await store.search(base({ query: 'disk', limit: 1, page: 2 })));
+      const beyond = await textFirst.search(base({ query: 'disk', limit: 1, page: 5 }));
+      assert.deepEqual(beyond, { entries: [], total: 2 });
       assert.equal((await textFirst.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
     });
 

