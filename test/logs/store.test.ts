@@ -365,9 +365,9 @@ for (const dialect of DIALECTS) {
   });
 }
 
-// PostgreSQL keeps one partition per UTC day, shared by the tenants: retention drops a partition
-// once no tenant has rows left in it, and ingest recreates it on demand.
-describe('log store day partitions [postgres]', () => {
+// PostgreSQL keeps one partition per UTC hour, shared by the tenants: retention (whole days) drops a
+// partition once no tenant has rows left in it, and ingest recreates it on demand.
+describe('log store partitions [postgres]', () => {
   let handle: TestStore;
   before(async () => {
     handle = await openTestStore('postgres');
@@ -381,7 +381,7 @@ describe('log store day partitions [postgres]', () => {
     return rows.map((row) => row.name);
   };
 
-  test('partitions are created per day at ingest and dropped when the last tenant’s retention passed', async () => {
+  test('partitions are created per hour at ingest and dropped when the last tenant’s retention passed', async () => {
     const { store } = handle;
     for (const tenant of ['a', 'b']) {
       await store.append(tenant, [
@@ -389,14 +389,14 @@ describe('log store day partitions [postgres]', () => {
         { timestamp: T0 + DAY + HOUR, message: `${tenant} day 1` },
       ]);
     }
-    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121']);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112001', 'log_entries_p2026112101']);
     assert.equal(await store.removeOlderThan('a', T0 + DAY), 1);
-    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121'], 'tenant b still has rows on day 0');
+    assert.deepEqual(await partitions(), ['log_entries_p2026112001', 'log_entries_p2026112101'], 'tenant b still has rows on day 0');
     assert.equal((await store.search({ tenantId: 'b', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
     assert.equal(await store.removeOlderThan('b', T0 + DAY), 1);
-    assert.deepEqual(await partitions(), ['log_entries_p20261121']);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112101']);
     await store.append('a', [{ timestamp: T0 + 2 * HOUR, message: 'a late day 0' }]);
-    assert.deepEqual(await partitions(), ['log_entries_p20261120', 'log_entries_p20261121']);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112002', 'log_entries_p2026112101']);
     assert.equal((await store.search({ tenantId: 'a', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
   });
 
@@ -405,7 +405,7 @@ describe('log store day partitions [postgres]', () => {
     const otherProcess = createLogStore(handle.database.db, 'postgres');
     await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY, message: 'c first' }]);
     assert.equal(await store.removeOlderThan('c', T0 + 6 * DAY), 1);
-    assert.ok(!(await partitions()).includes('log_entries_p20261125'));
+    assert.ok(!(await partitions()).includes('log_entries_p2026112500'));
     await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY + 1, message: 'c second' }]);
     assert.deepEqual(messagesOf((await store.search({ tenantId: 'c', from: T0, to: T0 + 6 * DAY, page: 1, limit: 10 })).entries), ['c second']);
   });

@@ -55,7 +55,7 @@ const init: Migration = {
       return;
     }
 
-    // Day partitions (log_entries_pYYYYMMDD) are created on demand at ingest and dropped by retention.
+    // Hour partitions (log_entries_pYYYYMMDDHH) are created on demand at ingest and dropped by retention.
     await sql`CREATE TABLE log_entries (
       id bigserial NOT NULL,
       tenant_id text NOT NULL,

@@ -26,14 +26,20 @@ import { tokenize } from './tokenize.js';
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
 
-/** log_entries_p20261121 holds [2026-11-21T00:00Z, 2026-11-22T00:00Z). */
-export function partitionName(dayStart: number): string {
-  return `log_entries_p${new Date(dayStart).toISOString().slice(0, 10).replaceAll('-', '')}`;
+/**
+ * One partition per UTC hour: a 1-hour search then reads the full-text index of one or two small
+ * partitions instead of a whole day's (measured at 10M events/day: docs/benchmarks.md).
+ */
+const PARTITION_MS = 3_600_000;
+
+/** log_entries_p2026112105 holds [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
+export function partitionName(start: number): string {
+  return `log_entries_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
 }
 
 function partitionStart(name: string): number | null {
-  const match = /^log_entries_p(\d{4})(\d{2})(\d{2})$/.exec(name);
-  return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : null;
+  const match = /^log_entries_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
 }
 
 /** Our own tokens as a tsvector literal with positions ('error':1 'disk':2,5), so phrases work. */
@@ -48,7 +54,7 @@ export function tsvectorText(tokens: readonly string[]): string {
 }
 
 /**
- * The PostgreSQL log store: log_entries partitioned by day on ts (partitions shared by every tenant),
+ * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
  * a GIN index on a tsvector of our tokens, jsonb attributes, per-minute rollups, a field catalogue.
  */
 export class PostgresLogStore implements LogStore {
@@ -75,10 +81,10 @@ export class PostgresLogStore implements LogStore {
     );
     const rollups = JSON.stringify(rollupRows(prepared));
     const newFields = this.#fields.newFields(tenantId, prepared);
-    const days = [...new Set(prepared.map((entry) => entry.ts - mod(entry.ts, DAY)))];
+    const partitions = [...new Set(prepared.map((entry) => entry.ts - mod(entry.ts, PARTITION_MS)))];
 
     for (let attempt = 0; ; attempt += 1) {
-      await this.#ensurePartitions(days);
+      await this.#ensurePartitions(partitions);
       try {
         // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
         await this.db.transaction().execute(async (trx) => {
@@ -106,17 +112,17 @@ export class PostgresLogStore implements LogStore {
     this.#fields.remember(tenantId, newFields);
   }
 
-  async #ensurePartitions(days: readonly number[]): Promise<void> {
-    const missing = days.filter((day) => !this.#partitions.has(day));
+  async #ensurePartitions(starts: readonly number[]): Promise<void> {
+    const missing = starts.filter((start) => !this.#partitions.has(start));
     if (missing.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
-      for (const day of missing) {
-        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(day))} PARTITION OF log_entries
-          FOR VALUES FROM (${sql.lit(day)}) TO (${sql.lit(day + DAY)})`.execute(trx);
+      for (const start of missing) {
+        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_entries
+          FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + PARTITION_MS)})`.execute(trx);
       }
     });
-    for (const day of missing) this.#partitions.add(day);
+    for (const start of missing) this.#partitions.add(start);
   }
 
   async search(input: SearchRequest): Promise<SearchResult> {
@@ -217,8 +223,8 @@ export class PostgresLogStore implements LogStore {
   }
 
   /**
-   * Partitions are shared by all tenants. For each day partition wholly before the cutoff: drop it
-   * when no other tenant has rows in it, else delete this tenant's rows from it.
+   * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day; for each hour
+   * partition before it: drop it when no other tenant has rows in it, else delete this tenant's rows.
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
@@ -227,7 +233,7 @@ export class PostgresLogStore implements LogStore {
     let removed = 0;
     for (const { name } of partitions) {
       const start = partitionStart(name);
-      if (start === null || start + DAY > cutoff) continue;
+      if (start === null || start + PARTITION_MS > cutoff) continue;
       removed += await this.db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
         return this.#removeFromPartition(trx, name, start, tenantId);
