@@ -3,7 +3,7 @@ import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
 /**
  * Log store tables (docs/log-store.md). Typed Kysely<any> and free of app imports so they keep
  * working as the code changes. One migration serves both dialects; the schema differs where the
- * engines do (FTS5 vs. tsvector, one table vs. day partitions).
+ * engines do (FTS5 vs. tsvector, one table vs. hour partitions).
  */
 
 function isSqlite(db: Kysely<any>): boolean {
