@@ -7,6 +7,8 @@ export * from './log-store.js';
 export { logStoreMigrations } from './migrations.js';
 export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
+/** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
+export { MAX_BUCKETS } from './common.js';
 
 export interface LogStoreOptions {
   /**
