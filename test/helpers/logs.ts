@@ -1,30 +1,14 @@
 import { buildLogsService, type LogsService } from '../../src/logs/app.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
-import { createLogStore } from '../../src/logs/modules/store/index.js';
-import type { LogStore } from '../../src/logs/modules/store/log-store.js';
 import type { DialectName } from '../../src/shared/db/database.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './databases.js';
-import { MemoryLogStore } from './memory-log-store.js';
 
 export const LOGS_ADMIN = 'admin';
 export const LOGS_ADMIN_PASSWORD = 'Admin#Passw0rd';
 export const PASSWORD = 'Rahasia#123';
 
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
-
-/**
- * The real log store of the dialect when it is there; until the store branch is merged (its
- * placeholder throws) the in-memory one, so these tests run unchanged before and after.
- */
-export function testLogStore(db: Parameters<typeof createLogStore>[0], dialect: DialectName): { store: LogStore; real: boolean } {
-  try {
-    return { store: createLogStore(db, dialect), real: true };
-  } catch (error) {
-    if (!/not implemented/.test((error as Error).message)) throw error;
-    return { store: new MemoryLogStore(), real: false };
-  }
-}
 
 export interface TestLogs extends LogsService {
   clock: TestClock;
@@ -60,7 +44,7 @@ export async function startTestLogs(dialect: DialectName, env: Record<string, st
     LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '1000',
     ...env,
   });
-  const service = await buildLogsService({ config, now: clock.now, logStore: (db) => testLogStore(db.db, db.dialect).store });
+  const service = await buildLogsService({ config, now: clock.now });
   const app = service.app;
   const request = (options: InjectOptions) => app.inject(options);
   const login = async (username = LOGS_ADMIN, password = LOGS_ADMIN_PASSWORD) => {

@@ -1,7 +1,30 @@
 import type { Kysely } from 'kysely';
 import type { LogStore } from './log-store.js';
+import { PostgresLogStore } from './postgres-store.js';
+import { SqliteLogStore } from './sqlite-store.js';
 
-// Placeholder until the log store branch is merged: it replaces this file.
-export function createLogStore(_db: Kysely<any>, _dialect: 'sqlite' | 'postgres'): LogStore {
-  throw new Error('log store not implemented');
+export * from './log-store.js';
+export { logStoreMigrations } from './migrations.js';
+export { parseQuery } from './query/parser.js';
+export type { QueryNode } from './query/ast.js';
+/** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
+export { MAX_BUCKETS } from './common.js';
+
+export interface LogStoreOptions {
+  /**
+   * SQLite only: when the id window of the time range holds more ids than this, a query that
+   * requires a full-text match is driven from the FTS5 matches instead of the time index.
+   * Default 200,000 (docs/log-store.md); tests set 0 to cover that plan.
+   */
+  textFirstAboveIds?: number | undefined;
+}
+
+/**
+ * The log store on the logs service's database (opened with openDatabase, migrated with
+ * logStoreMigrations). Writes go through the same Kysely connection: measured, one json_each
+ * (SQLite) / json_to_recordset (PostgreSQL) statement per table and batch is as fast as prepared
+ * better-sqlite3 statements, so the store needs no raw driver handle.
+ */
+export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
+  return dialect === 'sqlite' ? new SqliteLogStore(db, options) : new PostgresLogStore(db);
 }

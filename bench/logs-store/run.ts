@@ -1,0 +1,180 @@
+/**
+ * Log store benchmark: ingest N generated events through the LogStore (as the ingestion routes do),
+ * then measure search, histogram and distinct latency, and ripgrep over the same data as NDJSON.
+ *   node --import tsx bench/logs-store/run.ts --dialect sqlite --events 1000000 [--url ...] [--dir /tmp/x]
+ * Prints a JSON result and appends it to bench/logs-store/results.ndjson.
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../../src/shared/db/database.js';
+import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { createLogStore, logStoreMigrations, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { DAY, DAY_START, generateEvents } from './generate.js';
+
+const { values: args } = parseArgs({
+  options: {
+    dialect: { type: 'string', default: 'sqlite' },
+    events: { type: 'string', default: '1000000' },
+    batch: { type: 'string', default: '5000' },
+    url: { type: 'string' },
+    dir: { type: 'string', default: '/tmp/gerbang-bench-logs' },
+    runs: { type: 'string', default: '40' },
+    keep: { type: 'boolean', default: false },
+    // Re-measure the queries on the store a previous run left (SQLite file / PostgreSQL tables).
+    'queries-only': { type: 'boolean', default: false },
+  },
+});
+const dialect = args.dialect as 'sqlite' | 'postgres';
+const events = Number(args.events);
+const batchSize = Number(args.batch);
+const runs = Number(args.runs);
+const HOUR = 3_600_000;
+const TENANT = 'bench';
+
+mkdirSync(args.dir!, { recursive: true });
+const sqlitePath = join(args.dir!, `logs-${events}.sqlite`);
+const ndjsonPath = join(args.dir!, `logs-${events}.ndjson`);
+const queriesOnly = args['queries-only'];
+if (dialect === 'sqlite' && !queriesOnly) for (const suffix of ['', '-wal', '-shm']) rmSync(sqlitePath + suffix, { force: true });
+const url = dialect === 'sqlite' ? `sqlite:${sqlitePath}` : args.url;
+if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
+
+const database = await openDatabase<any>(url);
+if (dialect === 'postgres' && !queriesOnly) {
+  // A clean slate in the given database.
+  const { sql } = await import('kysely');
+  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_fields, logs_migrations, logs_migrations_lock CASCADE`.execute(database.db);
+}
+await migrateToLatest(database.db, logStoreMigrations, 'logs');
+const store: LogStore = createLogStore(database.db, database.dialect);
+
+// ---- ingest -------------------------------------------------------------------------------------
+const ndjson = createWriteStream(queriesOnly ? '/dev/null' : ndjsonPath);
+let batch: LogEntry[] = [];
+let ingestMs = 0;
+const loadBefore = loadavg()[0];
+const cpuBefore = process.cpuUsage();
+let generated = 0;
+for (const entry of queriesOnly ? [] : generateEvents(events)) {
+  batch.push(entry);
+  if (batch.length === batchSize) {
+    await flush();
+  }
+}
+if (batch.length > 0) await flush();
+if (queriesOnly) generated = events;
+await new Promise<void>((resolve) => ndjson.end(resolve));
+const loadAfterIngest = loadavg()[0];
+
+async function flush(): Promise<void> {
+  const start = performance.now();
+  await store.append(TENANT, batch);
+  ingestMs += performance.now() - start;
+  generated += batch.length;
+  // The NDJSON copy for ripgrep, written outside the timed section.
+  const lines = batch.map((entry) => JSON.stringify({ '@timestamp': new Date(entry.timestamp).toISOString(), ...entry, timestamp: undefined })).join('\n');
+  if (!ndjson.write(`${lines}\n`)) await new Promise<void>((resolve) => ndjson.once('drain', () => resolve()));
+  batch = [];
+  if (generated % 1_000_000 === 0) process.stderr.write(`ingested ${generated} (${Math.round(generated / (ingestMs / 1000))} events/s)\n`);
+}
+
+// ---- queries ------------------------------------------------------------------------------------
+if (dialect === 'postgres') {
+  // Fresh hour partitions have no statistics until autovacuum analyzes them (within about a minute
+  // of filling, in steady state); without them the planner guesses a handful of rows per partition.
+  const { sql } = await import('kysely');
+  const start = performance.now();
+  await sql`ANALYZE log_entries`.execute(database.db);
+  process.stderr.write(`ANALYZE log_entries: ${Math.round(performance.now() - start)} ms\n`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function measure(name: string, run: (i: number) => Promise<unknown>): Promise<{ name: string; p50: number; p95: number; sample: unknown }> {
+  let sample: unknown;
+  await run(0); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const start = performance.now();
+    sample = await run(i);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const result = { name, p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), sample };
+  process.stderr.write(`${name}: p50 ${result.p50} ms, p95 ${result.p95} ms\n`);
+  return result;
+}
+
+const round = (ms: number): number => Math.round(ms * 100) / 100;
+// A different 1-hour window each run, inside the day.
+const hourWindow = (i: number): { from: number; to: number } => {
+  const from = DAY_START + ((i * 7) % 23) * HOUR + 13 * 60_000;
+  return { from, to: from + HOUR - 1 };
+};
+const fullDay = { from: DAY_START, to: DAY_START + DAY - 1 };
+const autoInterval = 24 * 60_000; // about 60 buckets over a day
+
+const results = [];
+results.push(await measure('search: selective word, 1 h ("declined")', async (i) => (await store.search({ tenantId: TENANT, query: 'declined', ...hourWindow(i), page: 1, limit: 50 })).total));
+results.push(await measure('search: phrase + field, 1 h ("connection timeout" service:gateway)', async (i) => (await store.search({ tenantId: TENANT, query: '"connection timeout" service:gateway', ...hourWindow(i), page: 1, limit: 50 })).total));
+results.push(await measure('search: common word, 1 h ("completed")', async (i) => (await store.search({ tenantId: TENANT, query: 'completed', ...hourWindow(i), page: 1, limit: 50 })).total));
+results.push(await measure('search: no query, 1 h, newest 50', async (i) => (await store.search({ tenantId: TENANT, ...hourWindow(i), page: 1, limit: 50 })).total));
+results.push(await measure('search: attribute, 1 h (http.status_code:503 level:error)', async (i) => (await store.search({ tenantId: TENANT, query: 'http.status_code:503 level:error', ...hourWindow(i), page: 1, limit: 50 })).total));
+results.push(await measure('search: selective word, full day ("declined")', async () => (await store.search({ tenantId: TENANT, query: 'declined', ...fullDay, page: 1, limit: 50 })).total));
+results.push(await measure('histogram: full day, ~60 buckets', async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval })).length));
+results.push(await measure('histogram: full day, groupBy level', async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval, groupBy: 'level' })).length));
+results.push(await measure('histogram: full day, query "declined"', async () => (await store.histogram({ tenantId: TENANT, query: 'declined', ...fullDay, intervalMs: autoInterval })).length));
+results.push(await measure('distinct: level, all time', async () => (await store.distinct({ tenantId: TENANT, field: 'level', limit: 10 })).length));
+results.push(await measure('distinct: service, all time, q="pay"', async () => (await store.distinct({ tenantId: TENANT, field: 'service', q: 'pay', limit: 10 })).length));
+results.push(await measure('distinct: host, 1 h', async (i) => (await store.distinct({ tenantId: TENANT, field: 'host', ...hourWindow(i), limit: 10 })).length));
+
+// ---- ripgrep over the same data -----------------------------------------------------------------
+function ripgrep(pattern: string): { name: string; ms: number; matches: number } | null {
+  try {
+    const start = performance.now();
+    let out = '0';
+    try {
+      out = execFileSync('rg', ['-c', pattern, ndjsonPath], { encoding: 'utf8' });
+    } catch (error) {
+      if ((error as { status?: number }).status !== 1) throw error;
+    }
+    const ms = round(performance.now() - start);
+    process.stderr.write(`rg ${pattern}: ${ms} ms\n`);
+    return { name: `rg -c ${pattern}`, ms, matches: Number(out.trim()) };
+  } catch {
+    return null;
+  }
+}
+const rg = queriesOnly ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
+
+const sizeBytes =
+  dialect === 'sqlite'
+    ? statSync(sqlitePath).size
+    : Number(((await (await import('kysely')).sql<{ n: number }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(database.db)).rows[0]?.n) ?? 0);
+
+const summary = {
+  date: new Date().toISOString(),
+  dialect,
+  events: generated,
+  batchSize,
+  ingestSeconds: round(ingestMs / 1000),
+  eventsPerSecond: Math.round(generated / (ingestMs / 1000)),
+  storeBytes: sizeBytes,
+  ndjsonBytes: queriesOnly ? 0 : statSync(ndjsonPath).size,
+  queriesOnly,
+  queries: results,
+  ripgrep: rg,
+  // Other jobs share this machine: the 1-minute load average before/after ingest and at the end.
+  loadAverage: [loadBefore, loadAfterIngest, loadavg()[0]].map((value) => Math.round((value ?? 0) * 100) / 100),
+  processCpuSecondsTotal: round((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1e6),
+  machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
+};
+console.log(JSON.stringify(summary, null, 2));
+appendFileSync(new URL('./results.ndjson', import.meta.url), `${JSON.stringify(summary)}\n`);
+await database.close();
+if (!args.keep && !queriesOnly) rmSync(ndjsonPath, { force: true });

@@ -1,0 +1,266 @@
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { DistinctRequest, FieldInfo, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult } from './log-store.js';
+import { QuerySyntaxError } from './log-store.js';
+import { FIXED_FIELDS, resolveField } from './fields.js';
+import {
+  DAY,
+  FieldCatalogueCache,
+  bucketStarts,
+  fillBuckets,
+  mod,
+  normalizeRange,
+  prepareEntries,
+  rollupFilters,
+  rollupRows,
+  sortDistinct,
+  splitByMinute,
+  toStoredEntry,
+  type BucketCount,
+  type EntryRow,
+} from './common.js';
+import type { Condition } from './query/condition.js';
+import { compilePostgres, postgresFieldValue, postgresSortExpression } from './query/compile-postgres.js';
+import { requestCondition } from './sqlite-store.js';
+import { tokenize } from './tokenize.js';
+
+/** Serialises partition DDL (create at ingest, drop at retention) across every process. */
+const PARTITION_LOCK = 0x6c6f6773; // 'logs'
+
+/**
+ * One partition per UTC hour: a 1-hour search then reads the full-text index of one or two small
+ * partitions instead of a whole day's (measured at 10M events/day: docs/benchmarks.md).
+ */
+const PARTITION_MS = 3_600_000;
+
+/** log_entries_p2026112105 holds [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
+export function partitionName(start: number): string {
+  return `log_entries_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
+}
+
+function partitionStart(name: string): number | null {
+  const match = /^log_entries_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
+}
+
+/** Our own tokens as a tsvector literal with positions ('error':1 'disk':2,5), so phrases work. */
+export function tsvectorText(tokens: readonly string[]): string {
+  const positions = new Map<string, number[]>();
+  tokens.forEach((token, index) => {
+    const list = positions.get(token);
+    if (list) list.push(index + 1);
+    else positions.set(token, [index + 1]);
+  });
+  return [...positions.entries()].map(([token, list]) => `'${token}':${list.join(',')}`).join(' ');
+}
+
+/**
+ * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
+ * a GIN index on a tsvector of our tokens, jsonb attributes, per-minute rollups, a field catalogue.
+ */
+export class PostgresLogStore implements LogStore {
+  readonly #fields = new FieldCatalogueCache();
+  readonly #partitions = new Set<number>();
+
+  constructor(private readonly db: Kysely<any>) {}
+
+  async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const prepared = prepareEntries(entries);
+    const rows = JSON.stringify(
+      prepared.map((entry) => ({
+        ts: entry.ts,
+        level: entry.level,
+        service: entry.service,
+        host: entry.host,
+        trace_id: entry.trace_id,
+        span_id: entry.span_id,
+        message: entry.message,
+        attributes: entry.attributes,
+        search: tsvectorText(tokenize(entry.message)),
+      })),
+    );
+    const rollups = JSON.stringify(rollupRows(prepared));
+    const newFields = this.#fields.newFields(tenantId, prepared);
+    const partitions = [...new Set(prepared.map((entry) => entry.ts - mod(entry.ts, PARTITION_MS)))];
+
+    for (let attempt = 0; ; attempt += 1) {
+      await this.#ensurePartitions(partitions);
+      try {
+        // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
+        await this.db.transaction().execute(async (trx) => {
+          await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search)
+            SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes, r.search::tsvector
+            FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
+              message text, attributes jsonb, search text)`.execute(trx);
+          await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
+            SELECT ${tenantId}, r.minute, r.level, r.service, r.count
+            FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
+            ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = log_rollups.count + excluded.count`.execute(trx);
+          if (newFields.length > 0) {
+            await sql`INSERT INTO log_fields (tenant_id, name, type)
+              SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
+              ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
+          }
+        });
+        break;
+      } catch (error) {
+        // A partition dropped by retention between ensure and insert: forget what we knew, retry once.
+        if (attempt > 0 || (error as { code?: string }).code !== '23514') throw error;
+        this.#partitions.clear();
+      }
+    }
+    this.#fields.remember(tenantId, newFields);
+  }
+
+  async #ensurePartitions(starts: readonly number[]): Promise<void> {
+    const missing = starts.filter((start) => !this.#partitions.has(start));
+    if (missing.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
+      for (const start of missing) {
+        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_entries
+          FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + PARTITION_MS)})`.execute(trx);
+      }
+    });
+    for (const start of missing) this.#partitions.add(start);
+  }
+
+  async search(input: SearchRequest): Promise<SearchResult> {
+    const request = normalizeRange(input);
+    const condition = requestCondition(request.query, request.filters);
+    const where = this.#where(request.tenantId, request.from, request.to + 1, condition);
+    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
+    const total = Number(counted[0]?.total ?? 0);
+    const offset = (request.page - 1) * request.limit;
+    if (total === 0 || offset >= total) return { entries: [], total };
+
+    const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
+    const sortField = resolveField(request.sort?.field ?? '@timestamp');
+    const orderBy =
+      sortField.kind === 'timestamp'
+        ? sql`l.ts ${order}, l.id ${order}`
+        : sql`${postgresSortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
+    const { rows } = await sql<EntryRow>`SELECT l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes
+      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
+    return { entries: rows.map(toStoredEntry), total };
+  }
+
+  async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
+    const request = normalizeRange(input);
+    const starts = bucketStarts(request.from, request.to, request.intervalMs);
+    const condition = requestCondition(request.query, request.filters);
+    const groupField = request.groupBy === undefined ? undefined : resolveField(request.groupBy);
+    const interval = request.intervalMs;
+    const counts: BucketCount[] = [];
+
+    const rawCounts = async (from: number, end: number): Promise<void> => {
+      const where = this.#where(request.tenantId, from, end, condition);
+      const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
+        SELECT l.ts - (l.ts % ${interval}::bigint) AS bucket${groupField ? sql`, ${postgresFieldValue(groupField)} AS grp` : sql``}, count(*) AS n
+        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.db);
+      for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) });
+    };
+
+    const filters = rollupFilters(condition);
+    const groupColumn = groupField === undefined ? null : groupField.kind === 'column' && (groupField.column === 'level' || groupField.column === 'service') ? groupField.column : undefined;
+    if (filters !== null && groupColumn !== undefined && interval % 60_000 === 0) {
+      const { minutes, edges } = splitByMinute(request.from, request.to);
+      for (const [from, end] of edges) await rawCounts(from, end);
+      if (minutes) {
+        const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${filter.value}::text`);
+        const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
+          SELECT minute - (minute % ${interval}::bigint) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, sum(count)::bigint AS n
+          FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint${sql.join(filterSql, sql``)}
+          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.db);
+        for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
+      }
+    } else {
+      await rawCounts(request.from, request.to + 1);
+    }
+    return fillBuckets(starts, counts, groupField !== undefined);
+  }
+
+  async fields(tenantId: string): Promise<FieldInfo[]> {
+    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name COLLATE "C"`.execute(this.db);
+    const fixed = new Set<string>(FIXED_FIELDS.map((field) => field.name));
+    return [...FIXED_FIELDS.map((field) => ({ ...field })), ...rows.filter((row) => !fixed.has(row.name))];
+  }
+
+  async distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
+    const field = resolveField(request.field);
+    if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
+    const from = request.from ?? Number.MIN_SAFE_INTEGER;
+    const to = request.to ?? Number.MAX_SAFE_INTEGER - 1;
+    const values = new Map<string, number>();
+    const add = (value: string | null, count: number): void => {
+      if (value === null) return;
+      values.set(value, (values.get(value) ?? 0) + count);
+    };
+
+    if (field.kind === 'column' && (field.column === 'level' || field.column === 'service')) {
+      const column = sql.ref(field.column);
+      const { minutes, edges } = splitByMinute(from, to);
+      for (const [edgeFrom, edgeEnd] of edges) {
+        const { rows } = await sql<{ value: string | null; n: number }>`SELECT ${column} AS value, count(*) AS n FROM log_entries
+          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom}::bigint AND ts < ${edgeEnd}::bigint GROUP BY 1`.execute(this.db);
+        for (const row of rows) add(row.value, Number(row.n));
+      }
+      if (minutes) {
+        const { rows } = await sql<{ value: string; n: number }>`SELECT ${column} AS value, sum(count)::bigint AS n FROM log_rollups
+          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint GROUP BY 1`.execute(this.db);
+        for (const row of rows) add(row.value, Number(row.n));
+      }
+      return sortDistinct(values, request.q, request.limit);
+    }
+
+    const value = postgresFieldValue(field);
+    const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND strpos(lower(${value}), lower(${request.q}::text)) > 0`;
+    const { rows } = await sql<{ value: string; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
+      WHERE l.tenant_id = ${request.tenantId} AND l.ts >= ${from}::bigint AND l.ts <= ${to}::bigint AND ${value} IS NOT NULL${needle}
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.db);
+    for (const row of rows) add(row.value, Number(row.n));
+    return sortDistinct(values, request.q, request.limit);
+  }
+
+  /**
+   * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day; for each hour
+   * partition before it: drop it when no other tenant has rows in it, else delete this tenant's rows.
+   */
+  async removeOlderThan(tenantId: string, before: number): Promise<number> {
+    const cutoff = before - mod(before, DAY);
+    const { rows: partitions } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i
+      JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(this.db);
+    let removed = 0;
+    for (const { name } of partitions) {
+      const start = partitionStart(name);
+      if (start === null || start + PARTITION_MS > cutoff) continue;
+      removed += await this.db.transaction().execute(async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
+        return this.#removeFromPartition(trx, name, start, tenantId);
+      });
+    }
+    await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
+    return removed;
+  }
+
+  async #removeFromPartition(trx: Transaction<any>, name: string, start: number, tenantId: string): Promise<number> {
+    const table = sql.table(name);
+    const exists = await sql<{ n: number }>`SELECT count(*) AS n FROM pg_class WHERE relname = ${name}`.execute(trx);
+    if (Number(exists.rows[0]?.n ?? 0) === 0) return 0;
+    // Two index range probes instead of `tenant_id <> $1`, which would scan the partition.
+    const { rows } = await sql<{ other: boolean }>`SELECT EXISTS (SELECT 1 FROM ${table} WHERE tenant_id < ${tenantId})
+      OR EXISTS (SELECT 1 FROM ${table} WHERE tenant_id > ${tenantId}) AS other`.execute(trx);
+    if (rows[0]?.other) {
+      const result = await sql`DELETE FROM ${table} WHERE tenant_id = ${tenantId}`.execute(trx);
+      return Number(result.numAffectedRows ?? 0);
+    }
+    const { rows: counted } = await sql<{ n: number }>`SELECT count(*) AS n FROM ${table}`.execute(trx);
+    await sql`DROP TABLE ${table}`.execute(trx);
+    this.#partitions.delete(start);
+    return Number(counted[0]?.n ?? 0);
+  }
+
+  #where(tenantId: string, from: number, end: number, condition: Condition): RawBuilder<unknown> {
+    return sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`;
+  }
+}

@@ -1,0 +1,85 @@
+import { QuerySyntaxError, type FieldFilter } from '../log-store.js';
+import { normalizeLevel, resolveField, type FieldRef } from '../fields.js';
+import { tokenize } from '../tokenize.js';
+import type { QueryNode } from './ast.js';
+
+/**
+ * The dialect-neutral form both compilers start from. Message words become `text` expressions, which
+ * a full-text index answers (FTS5 on SQLite, tsvector on PostgreSQL); adjacent text expressions are
+ * merged so that one index lookup answers e.g. `timeout OR refused`.
+ */
+export type TextExpr =
+  | { kind: 'phrase'; tokens: string[]; prefix: boolean }
+  | { kind: 'and' | 'or'; children: TextExpr[] }
+  | { kind: 'not'; child: TextExpr };
+
+export type Condition =
+  | { kind: 'all' }
+  | { kind: 'and' | 'or'; children: Condition[] }
+  | { kind: 'not'; child: Condition }
+  | { kind: 'text'; expr: TextExpr }
+  /** A message term without letters or digits (`=>`, `'`): a plain substring test. */
+  | { kind: 'contains'; value: string }
+  | { kind: 'equals'; field: Exclude<FieldRef, { kind: 'timestamp' }>; value: string }
+  | { kind: 'prefix'; field: Exclude<FieldRef, { kind: 'timestamp' }>; value: string };
+
+export function toCondition(node: QueryNode): Condition {
+  switch (node.kind) {
+    case 'all':
+      return { kind: 'all' };
+    case 'not':
+      return merge({ kind: 'not', child: toCondition(node.child) });
+    case 'and':
+    case 'or':
+      return merge({ kind: node.kind, children: node.children.map(toCondition) });
+    case 'term': {
+      const field = resolveField(node.field ?? 'message');
+      if (field.kind === 'timestamp') throw new QuerySyntaxError(`${node.field} cannot be searched: use the time range`, node.position);
+      if (field.kind === 'message') {
+        const tokens = tokenize(node.value);
+        if (tokens.length === 0) return { kind: 'contains', value: node.value };
+        return { kind: 'text', expr: { kind: 'phrase', tokens, prefix: node.match === 'prefix' } };
+      }
+      const value = field.kind === 'column' && field.column === 'level' ? normalizeLevel(node.value) : node.value;
+      return { kind: node.match === 'prefix' ? 'prefix' : 'equals', field, value };
+    }
+  }
+}
+
+/** `filters` are exact matches; several are ANDed. */
+export function filtersToCondition(filters: readonly FieldFilter[]): Condition {
+  const children: Condition[] = filters.map((filter) => {
+    const field = resolveField(filter.field);
+    if (field.kind === 'timestamp') throw new QuerySyntaxError(`${filter.field} cannot be filtered: use the time range`, 0);
+    const value = field.kind === 'column' && field.column === 'level' ? normalizeLevel(filter.value) : filter.value;
+    return { kind: 'equals', field, value };
+  });
+  if (children.length === 0) return { kind: 'all' };
+  return children.length === 1 ? children[0]! : { kind: 'and', children };
+}
+
+export function both(a: Condition, b: Condition): Condition {
+  if (a.kind === 'all') return b;
+  if (b.kind === 'all') return a;
+  return { kind: 'and', children: [a, b] };
+}
+
+/** Folds text children of and/or (and a NOT over text) into one text expression. */
+function merge(condition: Condition): Condition {
+  if (condition.kind === 'not') {
+    return condition.child.kind === 'text' ? { kind: 'text', expr: { kind: 'not', child: condition.child.expr } } : condition;
+  }
+  if (condition.kind !== 'and' && condition.kind !== 'or') return condition;
+  const texts = condition.children.filter((child): child is Extract<Condition, { kind: 'text' }> => child.kind === 'text');
+  if (texts.length < 2) return condition;
+  const others = condition.children.filter((child) => child.kind !== 'text');
+  const text: Condition = { kind: 'text', expr: { kind: condition.kind, children: texts.map((child) => child.expr) } };
+  return others.length === 0 ? text : { kind: condition.kind, children: [text, ...others] };
+}
+
+export function hasText(condition: Condition): boolean {
+  if (condition.kind === 'text') return true;
+  if (condition.kind === 'and' || condition.kind === 'or') return condition.children.some(hasText);
+  if (condition.kind === 'not') return hasText(condition.child);
+  return false;
+}

@@ -1,0 +1,222 @@
+import { QuerySyntaxError } from '../log-store.js';
+import type { QueryNode, TermMatch, TermNode } from './ast.js';
+
+/**
+ * Parses the search query language (docs/log-search.md) into an AST:
+ *   query   := or EOF
+ *   or      := and ("OR" and)*
+ *   and     := unary (["AND"] unary)*          (juxtaposition means AND)
+ *   unary   := ("NOT" | "-") unary | primary
+ *   primary := "(" or ")" | term
+ *   term    := [field ":"] (word | word"*" | "quoted phrase")
+ * Operators are upper case; a lower-case `and` is a word. Errors carry the 0-based offset.
+ */
+
+/** Bounds so that one query cannot make the database work without limit. */
+export const MAX_QUERY_LENGTH = 4096;
+export const MAX_TERMS = 100;
+export const MAX_DEPTH = 32;
+
+const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
+
+type Token =
+  | { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number }
+  | { type: 'term'; term: TermNode; position: number };
+
+function isSpace(char: string | undefined): boolean {
+  return char !== undefined && /\s/u.test(char);
+}
+
+function lex(input: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+
+  const readQuoted = (start: number): { value: string; end: number } => {
+    // input[start] is the opening quote; `\"` and `\\` are escapes.
+    let value = '';
+    let j = start + 1;
+    while (j < input.length && input[j] !== '"') {
+      if (input[j] === '\\' && j + 1 < input.length) j += 1;
+      value += input[j];
+      j += 1;
+    }
+    if (j >= input.length) throw new QuerySyntaxError('unterminated quoted phrase', start);
+    j += 1;
+    const next = input[j];
+    if (next !== undefined && !isSpace(next) && next !== ')' && next !== '(') {
+      throw new QuerySyntaxError(`unexpected '${next}' after a quoted phrase`, j);
+    }
+    if (value.trim() === '') throw new QuerySyntaxError('empty quoted phrase', start);
+    return { value, end: j };
+  };
+
+  while (i < input.length) {
+    const char = input[i]!;
+    if (isSpace(char)) {
+      i += 1;
+      continue;
+    }
+    if (char === '(' || char === ')') {
+      tokens.push({ type: char, position: i });
+      i += 1;
+      continue;
+    }
+    if (char === '"') {
+      const { value, end } = readQuoted(i);
+      tokens.push({ type: 'term', position: i, term: { kind: 'term', field: null, value, match: 'phrase', position: i } });
+      i = end;
+      continue;
+    }
+    if (char === '-') {
+      const next = input[i + 1];
+      if (next === undefined || isSpace(next) || next === ')') throw new QuerySyntaxError("expected a term after '-'", i);
+      tokens.push({ type: '-', position: i });
+      i += 1;
+      continue;
+    }
+
+    // A word: up to whitespace, a parenthesis or a quote. A backslash escapes the next character.
+    const start = i;
+    const chars: { c: string; escaped: boolean }[] = [];
+    while (i < input.length) {
+      const c = input[i]!;
+      if (isSpace(c) || c === '(' || c === ')' || c === '"') break;
+      if (c === '\\' && i + 1 < input.length) {
+        chars.push({ c: input[i + 1]!, escaped: true });
+        i += 2;
+        continue;
+      }
+      chars.push({ c, escaped: false });
+      i += 1;
+    }
+    const raw = chars.map((part) => part.c).join('');
+    const plain = chars.every((part) => !part.escaped);
+    if (plain && (raw === 'AND' || raw === 'OR' || raw === 'NOT')) {
+      tokens.push({ type: raw, position: start });
+      continue;
+    }
+
+    let field: string | null = null;
+    let valueChars = chars;
+    let valueStart = start;
+    const colon = chars.findIndex((part) => part.c === ':' && !part.escaped);
+    if (colon > 0) {
+      const name = chars.slice(0, colon).map((part) => part.c).join('');
+      if (FIELD_NAME.test(name) && chars.slice(0, colon).every((part) => !part.escaped)) {
+        field = name;
+        valueChars = chars.slice(colon + 1);
+        valueStart = start + colon + 1;
+      }
+    }
+
+    if (input[i] === '"') {
+      if (field === null || valueChars.length > 0) {
+        throw new QuerySyntaxError("unexpected '\"': put a space before a quoted phrase", i);
+      }
+      const { value, end } = readQuoted(i);
+      tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match: 'phrase', position: start } });
+      i = end;
+      continue;
+    }
+    if (field !== null && valueChars.length === 0) {
+      if (input[i] === '(') throw new QuerySyntaxError(`grouping after '${field}:' is not supported; write (${field}:a OR ${field}:b)`, i);
+      throw new QuerySyntaxError(`expected a value after '${field}:'`, valueStart);
+    }
+
+    let match: TermMatch = 'word';
+    const last = valueChars[valueChars.length - 1];
+    if (last && last.c === '*' && !last.escaped) {
+      match = 'prefix';
+      valueChars = valueChars.slice(0, -1);
+      if (valueChars.length === 0) throw new QuerySyntaxError("a prefix needs at least one character before '*'", start + chars.length - 1);
+    }
+    const value = valueChars.map((part) => part.c).join('');
+    tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match, position: start } });
+  }
+  return tokens;
+}
+
+export function parseQuery(input: string): QueryNode {
+  if (input.length > MAX_QUERY_LENGTH) throw new QuerySyntaxError(`query longer than ${MAX_QUERY_LENGTH} characters`, MAX_QUERY_LENGTH);
+  const tokens = lex(input);
+  const terms = tokens.filter((token) => token.type === 'term').length;
+  if (terms > MAX_TERMS) throw new QuerySyntaxError(`more than ${MAX_TERMS} terms`, 0);
+  if (tokens.length === 0) return { kind: 'all' };
+
+  let index = 0;
+  const peek = (): Token | undefined => tokens[index];
+  const end = input.length;
+
+  const parseOr = (depth: number): QueryNode => {
+    const children = [parseAnd(depth)];
+    while (peek()?.type === 'OR') {
+      const operator = tokens[index]!;
+      index += 1;
+      if (!startsOperand(peek())) throw new QuerySyntaxError('expected a term after OR', peek()?.position ?? end);
+      void operator;
+      children.push(parseAnd(depth));
+    }
+    return children.length === 1 ? children[0]! : { kind: 'or', children: flatten('or', children) };
+  };
+
+  const parseAnd = (depth: number): QueryNode => {
+    const children = [parseUnary(depth)];
+    for (;;) {
+      const next = peek();
+      if (next === undefined || next.type === 'OR' || next.type === ')') break;
+      if (next.type === 'AND') {
+        index += 1;
+        if (!startsOperand(peek())) throw new QuerySyntaxError('expected a term after AND', peek()?.position ?? end);
+      }
+      children.push(parseUnary(depth));
+    }
+    return children.length === 1 ? children[0]! : { kind: 'and', children: flatten('and', children) };
+  };
+
+  const parseUnary = (depth: number): QueryNode => {
+    const token = peek();
+    if (token && (token.type === 'NOT' || token.type === '-')) {
+      index += 1;
+      if (!startsOperand(peek())) throw new QuerySyntaxError(`expected a term after ${token.type}`, peek()?.position ?? end);
+      return { kind: 'not', child: parseUnary(depth) };
+    }
+    return parsePrimary(depth);
+  };
+
+  const parsePrimary = (depth: number): QueryNode => {
+    const token = peek();
+    if (token === undefined) throw new QuerySyntaxError('unexpected end of query', end);
+    if (token.type === 'term') {
+      index += 1;
+      return token.term;
+    }
+    if (token.type === '(') {
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`parentheses nested deeper than ${MAX_DEPTH}`, token.position);
+      index += 1;
+      if (peek()?.type === ')') throw new QuerySyntaxError('empty parentheses', token.position);
+      if (peek() === undefined) throw new QuerySyntaxError('unclosed parenthesis', token.position);
+      const inner = parseOr(depth + 1);
+      if (peek()?.type !== ')') throw new QuerySyntaxError('unclosed parenthesis', token.position);
+      index += 1;
+      return inner;
+    }
+    if (token.type === ')') throw new QuerySyntaxError("unmatched ')'", token.position);
+    throw new QuerySyntaxError(`unexpected ${token.type}`, token.position);
+  };
+
+  const node = parseOr(0);
+  const rest = peek();
+  if (rest !== undefined) {
+    if (rest.type === ')') throw new QuerySyntaxError("unmatched ')'", rest.position);
+    throw new QuerySyntaxError(`unexpected ${rest.type}`, rest.position);
+  }
+  return node;
+}
+
+function startsOperand(token: Token | undefined): boolean {
+  return token !== undefined && (token.type === 'term' || token.type === '(' || token.type === 'NOT' || token.type === '-');
+}
+
+function flatten(kind: 'and' | 'or', children: QueryNode[]): QueryNode[] {
+  return children.flatMap((child) => (child.kind === kind ? child.children : [child]));
+}

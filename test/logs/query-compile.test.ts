@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
+import { filtersToCondition, toCondition, type Condition } from '../../src/logs/modules/store/query/condition.js';
+import { attributePath, compileSqlite, ftsMatchExpression } from '../../src/logs/modules/store/query/compile-sqlite.js';
+import { compilePostgres, tsqueryText } from '../../src/logs/modules/store/query/compile-postgres.js';
+import { tsvectorText } from '../../src/logs/modules/store/postgres-store.js';
+import { tokenize } from '../../src/logs/modules/store/tokenize.js';
+
+// Compiling needs no database: Kysely's DummyDriver with each dialect's adapter and compiler.
+const sqliteDb = new Kysely<any>({
+  dialect: { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() },
+});
+const postgresDb = new Kysely<any>({
+  dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+});
+
+const condition = (query: string): Condition => toCondition(parseQuery(query));
+const onSqlite = (query: string) => compileSqlite(condition(query), { idWindow: { min: 10, max: 20 } }).compile(sqliteDb);
+const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
+
+function textOf(query: string): string {
+  const compiled = condition(query);
+  assert.equal(compiled.kind, 'text', query);
+  return ftsMatchExpression((compiled as Extract<Condition, { kind: 'text' }>).expr) ?? 'null';
+}
+
+function tsqueryOf(query: string): string {
+  const compiled = condition(query);
+  assert.equal(compiled.kind, 'text', query);
+  return tsqueryText((compiled as Extract<Condition, { kind: 'text' }>).expr);
+}
+
+describe('tokenizer', () => {
+  test('letters and digits of any script, lower-cased, diacritics removed', () => {
+    assert.deepEqual(tokenize('Disk FULL on /dev/sda1!'), ['disk', 'full', 'on', 'dev', 'sda1']);
+    assert.deepEqual(tokenize('Café crème — 東京 ünïcödé'), ['cafe', 'creme', '東京', 'unicode']);
+    assert.deepEqual(tokenize("'; DROP TABLE x; --"), ['drop', 'table', 'x']);
+    assert.deepEqual(tokenize('--- => ***'), []);
+    assert.deepEqual(tokenize(`${'a'.repeat(201)} ok`), ['ok'], 'over-long runs are not indexed');
+  });
+
+  test('tsvector literal keeps positions', () => {
+    assert.equal(tsvectorText(['a', 'b', 'a']), "'a':1,3 'b':2");
+    assert.equal(tsvectorText([]), '');
+  });
+});
+
+describe('query compilation', () => {
+  test('message terms merge into one FTS5 expression / one tsquery', () => {
+    assert.equal(textOf('disk full'), '("disk") AND ("full")');
+    assert.equal(textOf('"disk full"'), '"disk full"');
+    assert.equal(textOf('time*'), '"time" *');
+    assert.equal(textOf('user-4*'), '"user 4" *');
+    assert.equal(textOf('timeout OR refused'), '("timeout") OR ("refused")');
+    assert.equal(textOf('connection -refused'), '(("connection")) NOT ("refused")');
+    assert.equal(textOf('NOT refused'), 'null', 'FTS5 has no unary NOT: combined in SQL');
+    assert.equal(textOf('message:Disk'), '"disk"');
+    assert.equal(tsqueryOf('disk full'), "('disk') & ('full')");
+    assert.equal(tsqueryOf('"disk full"'), "'disk' <-> 'full'");
+    assert.equal(tsqueryOf('user-4*'), "'user' <-> '4':*");
+    assert.equal(tsqueryOf('NOT refused'), "!('refused')");
+    assert.equal(tsqueryOf('a OR (b -c)'), "('a') | (('b') & (!('c')))");
+  });
+
+  test('FTS5 operators typed by the user are only quoted tokens', () => {
+    assert.equal(textOf('NEAR(a b)'), '("near") AND ("a") AND ("b")');
+    assert.equal(textOf('"col:x ^y *"'), '"col x y"');
+    assert.equal(textOf('"\\"abc\\""'), '"abc"');
+  });
+
+  test('a lone NOT over text is an SQL NOT IN over the windowed FTS5 lookup', () => {
+    const { sql, parameters } = onSqlite('NOT refused');
+    assert.equal(sql, 'NOT (l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ? AND rowid BETWEEN ? AND ?))');
+    assert.deepEqual(parameters, ['"refused"', 10, 20]);
+  });
+
+  test('user values are always bound parameters, never SQL text', () => {
+    const hostile = `level:"x'; DROP TABLE log_entries; --" service:a\\"b "'; DELETE FROM x" ';`;
+    for (const compiled of [onSqlite(hostile), onPostgres(hostile)]) {
+      assert.doesNotMatch(compiled.sql, /DROP|DELETE|'x'/);
+      assert.ok(compiled.parameters.includes("x'; drop table log_entries; --"), 'level values are lower-cased');
+      assert.ok(compiled.parameters.includes('a"b'));
+      assert.ok(compiled.parameters.includes("';"));
+    }
+  });
+
+  test('SQLite: attribute matches use a quoted JSON path and JSON text comparison', () => {
+    assert.equal(attributePath('k8s.pod.name'), '$."k8s.pod.name"');
+    assert.equal(attributePath('we"ird\\'), '$."we\\"ird\\\\"');
+    const number = onSqlite('http.status:500');
+    assert.equal(number.sql, '(l.attributes -> ?) IN (json_quote(?), ?)');
+    assert.deepEqual(number.parameters, ['$."http.status"', '500', '500']);
+    const text = onSqlite('user:alice');
+    assert.equal(text.sql, '(l.attributes -> ?) = json_quote(?)');
+    const prefix = onSqlite('user:al*');
+    assert.equal(prefix.sql, 'substr((l.attributes ->> ?), 1, ?) = ?');
+    assert.deepEqual(prefix.parameters, ['$."user"', 2, 'al']);
+    assert.equal(onSqlite('level:ERROR').sql, '"l"."level" = ?');
+    assert.deepEqual(onSqlite('level:ERROR').parameters, ['error']);
+  });
+
+  test('PostgreSQL: text with @@ tsquery, attributes with jsonb operators', () => {
+    const text = onPostgres('disk -level:debug');
+    assert.equal(text.sql, '(l.search @@ $1::tsquery) AND (NOT ("l"."level" = $2::text))');
+    assert.deepEqual(text.parameters, ["'disk'", 'debug']);
+    const number = onPostgres('http.status:500');
+    assert.equal(number.sql, '(l.attributes -> $1::text) IN (to_jsonb($2::text), $3::jsonb)');
+    const prefix = onPostgres('service:api*');
+    assert.equal(prefix.sql, 'starts_with("l"."service", $1::text)');
+    const contains = onPostgres('=>');
+    assert.equal(contains.sql, 'strpos(l.message, $1::text) > 0');
+  });
+
+  test('filters compile to exact matches', () => {
+    const compiled = compilePostgres(filtersToCondition([{ field: 'service', value: 'api' }, { field: 'message', value: 'a b' }])).compile(postgresDb);
+    assert.equal(compiled.sql, '("l"."service" = $1::text) AND ("l"."message" = $2::text)');
+    assert.throws(() => filtersToCondition([{ field: '@timestamp', value: 'x' }]), /time range/);
+    assert.throws(() => condition('@timestamp:1'), /time range/);
+  });
+});

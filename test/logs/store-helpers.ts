@@ -1,0 +1,39 @@
+import { openDatabase, type Database } from '../../src/shared/db/database.js';
+import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { createLogStore, logStoreMigrations, type LogStore } from '../../src/logs/modules/store/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import type { DialectName } from '../../src/shared/db/database.js';
+
+export interface TestStore {
+  store: LogStore;
+  database: Database<any>;
+  close(): Promise<void>;
+}
+
+/** A migrated log store on a fresh database of the dialect. */
+export async function openTestStore(dialect: DialectName): Promise<TestStore> {
+  const testDb: TestDatabase = await createTestDatabase(dialect);
+  const database = await openDatabase<any>(testDb.url);
+  await migrateToLatest(database.db, logStoreMigrations, 'logs');
+  return {
+    store: createLogStore(database.db, database.dialect),
+    database,
+    close: async () => {
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/** A migrated log store on an existing database (closing leaves the database in place). */
+export async function openTestStoreAt(url: string): Promise<TestStore> {
+  const database = await openDatabase<any>(url);
+  await migrateToLatest(database.db, logStoreMigrations, 'logs');
+  return { store: createLogStore(database.db, database.dialect), database, close: () => database.close() };
+}
+
+export const MINUTE = 60_000;
+export const HOUR = 3_600_000;
+export const DAY = 86_400_000;
+/** 2026-11-20T00:00:00Z */
+export const T0 = Date.UTC(2026, 10, 20);

@@ -1,0 +1,412 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
+
+const ACME: LogEntry[] = [
+  { timestamp: T0 + 1 * MINUTE, level: 'ERROR', service: 'api', host: 'h1', message: 'Disk full on /dev/sda1', attributes: { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false } },
+  { timestamp: T0 + 2 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'User alice logged in from 10.0.0.1', attributes: { 'http.status': 200, user: 'alice' } },
+  { timestamp: T0 + 3 * MINUTE, level: 'warn', service: 'worker', host: 'h2', message: 'Connection timeout after 30s', attributes: { retry: 3 } },
+  { timestamp: T0 + 4 * MINUTE, level: 'error', service: 'worker', host: 'h2', message: 'Connection refused by upstream', trace_id: 'abc123', span_id: 'def456' },
+  { timestamp: T0 + 5 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'Café crème délivré — 東京 ünïcödé' },
+  { timestamp: T0 + 6 * MINUTE, level: 'info', service: 'api', host: 'h3', message: "SQL: '; DROP TABLE log_entries; --", attributes: { 'weird"key\\x': 'v"q' } },
+  { timestamp: T0 + 7 * MINUTE, level: 'debug', service: 'api', host: 'h1', message: 'timeouts happen NEAR(a b) * ^col: x' },
+  { timestamp: T0 + 61 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'later hour disk check' },
+];
+
+const OTHER: LogEntry[] = [
+  { timestamp: T0 + 1 * MINUTE, level: 'error', service: 'billing', host: 'x9', message: 'Disk full on other tenant', attributes: { secret: 'other-only' } },
+  { timestamp: T0 + 2 * MINUTE, level: 'fatal', service: 'billing', host: 'x9', message: 'Connection refused in other tenant' },
+];
+
+function messagesOf(entries: { message: string }[]): string[] {
+  return entries.map((entry) => entry.message);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`log store [${dialect}]`, () => {
+    let handle: TestStore;
+    let store: LogStore;
+    const base = (extra: Partial<SearchRequest> = {}): SearchRequest => ({ tenantId: 'acme', from: T0, to: T0 + DAY - 1, page: 1, limit: 50, ...extra });
+    const find = async (query: string, extra: Partial<SearchRequest> = {}): Promise<string[]> => {
+      const result = await store.search(base({ query, ...extra }));
+      return messagesOf(result.entries);
+    };
+    const at = (...indexes: number[]): string[] => indexes.map((index) => ACME[index - 1]!.message);
+
+    before(async () => {
+      handle = await openTestStore(dialect);
+      store = handle.store;
+      await store.append('acme', ACME.slice(0, 4));
+      await store.append('acme', ACME.slice(4));
+      await store.append('other', OTHER);
+    });
+    after(async () => handle.close());
+
+    test('an empty query returns every entry of the tenant in the range, newest first, with attributes', async () => {
+      const result = await store.search(base());
+      assert.equal(result.total, 8);
+      assert.deepEqual(messagesOf(result.entries), at(8, 7, 6, 5, 4, 3, 2, 1));
+      const first = result.entries.at(-1)!;
+      assert.equal(first.tenant_id, 'acme');
+      assert.equal(first.timestamp, T0 + MINUTE);
+      assert.equal(first.level, 'error', 'levels are stored lower-case');
+      assert.deepEqual(first.attributes, { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false });
+      assert.equal(typeof first.id, 'string');
+      const traced = result.entries.find((entry) => entry.trace_id === 'abc123')!;
+      assert.equal(traced.span_id, 'def456');
+      assert.equal(traced.host, 'h2');
+    });
+
+    test('words must all match, in any order and case', async () => {
+      assert.deepEqual(await find('disk full'), at(1));
+      assert.deepEqual(await find('FULL disk'), at(1));
+      assert.deepEqual(await find('disk'), at(8, 1));
+      assert.deepEqual(await find('disk nothing-like-this'), []);
+    });
+
+    test('quoted phrases match adjacent words in order', async () => {
+      assert.deepEqual(await find('"full on"'), at(1));
+      assert.deepEqual(await find('"on full"'), []);
+      assert.deepEqual(await find('message:"connection refused"'), at(4));
+      assert.deepEqual(await find('"10.0.0.1"'), at(2));
+    });
+
+    test('prefix terms', async () => {
+      assert.deepEqual(await find('time*'), at(7, 3));
+      assert.deepEqual(await find('timeout*'), at(7, 3));
+      assert.deepEqual(await find('timeouts*'), at(7));
+      assert.deepEqual(await find('level:err*'), at(4, 1));
+      assert.deepEqual(await find('k8s.pod.name:api*'), at(1));
+    });
+
+    test('field:value on columns and attributes (numbers, booleans, strings)', async () => {
+      assert.deepEqual(await find('level:error'), at(4, 1));
+      assert.deepEqual(await find('level:ERROR'), at(4, 1));
+      assert.deepEqual(await find('service:worker'), at(4, 3));
+      assert.deepEqual(await find('host:h3'), at(6));
+      assert.deepEqual(await find('trace_id:abc123'), at(4));
+      assert.deepEqual(await find('span_id:def456'), at(4));
+      assert.deepEqual(await find('http.status:500'), at(1));
+      assert.deepEqual(await find('retry:3'), at(3));
+      assert.deepEqual(await find('ok:false'), at(1));
+      assert.deepEqual(await find('user:alice'), at(2));
+      assert.deepEqual(await find('user:"alice"'), at(2));
+      assert.deepEqual(await find('user:ali'), [], 'field values match exactly');
+      assert.deepEqual(await find('service:"worker"'), at(4, 3));
+    });
+
+    test('NOT and - exclude', async () => {
+      assert.deepEqual(await find('connection -refused'), at(3));
+      assert.deepEqual(await find('connection NOT refused'), at(3));
+      assert.deepEqual(await find('-level:info -level:debug'), at(4, 3, 1));
+      assert.deepEqual(await find('NOT disk'), at(7, 6, 5, 4, 3, 2));
+      assert.deepEqual(await find('NOT (disk OR connection OR level:info)'), at(7));
+    });
+
+    test('OR and parentheses', async () => {
+      assert.deepEqual(await find('timeout OR refused'), at(4, 3));
+      assert.deepEqual(await find('(refused OR disk) AND level:error'), at(4, 1));
+      assert.deepEqual(await find('(refused OR full) level:error service:api'), at(1));
+      assert.deepEqual(await find('level:warn OR user:alice OR "disk full"'), at(3, 2, 1));
+      assert.deepEqual(await find('disk AND full OR timeout'), at(3, 1), 'AND binds tighter than OR');
+    });
+
+    test('filters are exact matches joined with the query', async () => {
+      assert.deepEqual(await find('connection', { filters: [{ field: 'service', value: 'worker' }] }), at(4, 3));
+      assert.deepEqual(await find('', { filters: [{ field: 'service', value: 'api' }, { field: 'level', value: 'INFO' }] }), at(8, 6, 5, 2));
+      assert.deepEqual(await find('', { filters: [{ field: 'http.status', value: '200' }] }), at(2));
+      assert.deepEqual(await find('', { filters: [{ field: 'message', value: 'Disk full on /dev/sda1' }] }), at(1));
+      assert.deepEqual(await find('', { filters: [{ field: 'weird"key\\x', value: 'v"q' }] }), at(6), 'attribute names with quotes and backslashes');
+      assert.deepEqual(await find('', { filters: [{ field: 'user', value: "alice' OR '1'='1" }] }), []);
+    });
+
+    test('sort ascending, descending and on another field', async () => {
+      assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'asc' } }), at(3, 4));
+      assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'desc' } }), at(4, 3));
+      const byHost = await store.search(base({ query: 'level:info', sort: { field: 'host', order: 'desc' } }));
+      assert.deepEqual(byHost.entries.map((entry) => entry.host), ['h3', 'h1', 'h1', 'h1']);
+      const byStatus = await store.search(base({ query: 'http.status:*00 OR user:alice OR level:error', sort: { field: 'service', order: 'asc' } }));
+      assert.deepEqual(byStatus.entries.map((entry) => entry.service), ['api', 'api', 'worker']);
+      // Entries without the field come last in both orders, then by time.
+      assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'asc' }, limit: 3 }), at(2, 1, 3));
+      assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'desc' }, limit: 3 }), at(1, 2, 8));
+    });
+
+    test('pagination returns the page and the total', async () => {
+      const page1 = await store.search(base({ limit: 3, page: 1 }));
+      const page2 = await store.search(base({ limit: 3, page: 2 }));
+      const page3 = await store.search(base({ limit: 3, page: 3 }));
+      const page4 = await store.search(base({ limit: 3, page: 4 }));
+      assert.deepEqual([page1.total, page2.total, page3.total, page4.total], [8, 8, 8, 8]);
+      assert.deepEqual([...messagesOf(page1.entries), ...messagesOf(page2.entries), ...messagesOf(page3.entries)], at(8, 7, 6, 5, 4, 3, 2, 1));
+      assert.deepEqual(page4.entries, []);
+    });
+
+    test('the time range includes both bounds and nothing outside', async () => {
+      assert.deepEqual(await find('', { from: T0 + 2 * MINUTE, to: T0 + 4 * MINUTE }), at(4, 3, 2));
+      assert.deepEqual(await find('connection', { from: T0 + 2 * MINUTE, to: T0 + 4 * MINUTE - 1 }), at(3));
+      assert.deepEqual(await find('', { from: T0 + 2 * MINUTE + 1, to: T0 + 3 * MINUTE - 1 }), []);
+      assert.deepEqual(await find('disk', { from: T0 + HOUR, to: T0 + 2 * HOUR }), at(8));
+      assert.equal((await store.search(base({ from: T0 - DAY, to: T0 - 1 }))).total, 0);
+      assert.equal((await store.search(base({ query: 'disk', from: T0 - DAY, to: T0 - 1 }))).total, 0);
+    });
+
+    test('tenant isolation: nothing crosses in search, histogram, fields or distinct', async () => {
+      assert.deepEqual(await find('other'), []);
+      assert.deepEqual(await find('secret:other-only'), []);
+      assert.deepEqual(await find('service:billing'), []);
+      const other = await store.search({ ...base(), tenantId: 'other' });
+      assert.deepEqual(messagesOf(other.entries), ['Connection refused in other tenant', 'Disk full on other tenant']);
+      const otherDisk = await store.search({ ...base({ query: 'disk full' }), tenantId: 'other' });
+      assert.deepEqual(messagesOf(otherDisk.entries), ['Disk full on other tenant']);
+      const histogram = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, groupBy: 'level' });
+      assert.deepEqual(histogram, [{ ts: T0, count: 7, groups: { error: 2, info: 3, warn: 1, debug: 1 } }]);
+      const fields = (await store.fields('acme')).map((field) => field.name);
+      assert.ok(!fields.includes('secret'));
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'service', limit: 10 }), [
+        { value: 'api', count: 6 },
+        { value: 'worker', count: 2 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'nobody', field: 'service', limit: 10 }), []);
+      assert.equal((await store.search({ ...base(), tenantId: 'nobody' })).total, 0);
+    });
+
+    test('histogram: every bucket from..to with empty ones, groupBy, query filters', async () => {
+      const hourly = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + 3 * HOUR - 1, intervalMs: HOUR });
+      assert.deepEqual(hourly, [
+        { ts: T0, count: 7 },
+        { ts: T0 + HOUR, count: 1 },
+        { ts: T0 + 2 * HOUR, count: 0 },
+      ]);
+      const minutes = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + 10 * MINUTE - 1, intervalMs: 2 * MINUTE });
+      assert.deepEqual(minutes.map((bucket) => bucket.count), [1, 2, 2, 2, 0]);
+      assert.deepEqual(minutes.map((bucket) => bucket.ts), [0, 2, 4, 6, 8].map((m) => T0 + m * MINUTE));
+      const withQuery = await store.histogram({ tenantId: 'acme', query: 'connection OR disk', from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR, groupBy: 'service' });
+      assert.deepEqual(withQuery, [
+        { ts: T0, count: 3, groups: { api: 1, worker: 2 } },
+        { ts: T0 + HOUR, count: 1, groups: { api: 1 } },
+      ]);
+      const byAttribute = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, groupBy: 'http.status' });
+      assert.deepEqual(byAttribute, [{ ts: T0, count: 7, groups: { '500': 1, '200': 1, '': 5 } }]);
+      const filtered = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, filters: [{ field: 'level', value: 'info' }] });
+      assert.deepEqual(filtered, [{ ts: T0, count: 3 }]);
+    });
+
+    test('histogram: ragged bounds give the same counts from rollups as from the entries', async () => {
+      // 30 s past the minute: the edge minutes are counted from the entries, the rest from the rollups.
+      const from = T0 + 2 * MINUTE + 1;
+      const to = T0 + 61 * MINUTE;
+      const fromRollups = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30 });
+      const fromEntries = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30, query: 'NOT zzzznothing' });
+      assert.deepEqual(fromRollups, fromEntries);
+      assert.deepEqual(fromRollups.map((bucket) => bucket.count), [5, 0, 1]);
+      const precise = await store.histogram({ tenantId: 'acme', from: T0 + MINUTE + 1, to: T0 + 4 * MINUTE, intervalMs: MINUTE });
+      assert.deepEqual(precise.map((bucket) => bucket.count), [0, 1, 1, 1]);
+    });
+
+    test('fields lists fixed fields and the attribute names with their types', async () => {
+      const fields = await store.fields('acme');
+      const byName = Object.fromEntries(fields.map((field) => [field.name, field.type]));
+      assert.equal(byName['@timestamp'], 'date');
+      assert.equal(byName.message, 'string');
+      assert.equal(byName.level, 'string');
+      assert.equal(byName['http.status'], 'number');
+      assert.equal(byName.ok, 'boolean');
+      assert.equal(byName.user, 'string');
+      assert.equal(byName['k8s.pod.name'], 'string');
+      assert.equal(byName.retry, 'number');
+    });
+
+    test('distinct: most frequent first, q is a case-insensitive substring, time range, limit', async () => {
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'level', limit: 10 }), [
+        { value: 'info', count: 4 },
+        { value: 'error', count: 2 },
+        { value: 'debug', count: 1 },
+        { value: 'warn', count: 1 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'level', limit: 1 }), [{ value: 'info', count: 4 }]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'level', q: 'ERR', limit: 10 }), [{ value: 'error', count: 2 }]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'host', q: 'H', limit: 10 }), [
+        { value: 'h1', count: 5 },
+        { value: 'h2', count: 2 },
+        { value: 'h3', count: 1 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'host', from: T0 + 3 * MINUTE, to: T0 + 6 * MINUTE, limit: 10 }), [
+        { value: 'h2', count: 2 },
+        { value: 'h1', count: 1 },
+        { value: 'h3', count: 1 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'level', from: T0 + 3 * MINUTE + 1, to: T0 + 61 * MINUTE, limit: 10 }), [
+        { value: 'info', count: 3 },
+        { value: 'debug', count: 1 },
+        { value: 'error', count: 1 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'http.status', limit: 10 }), [
+        { value: '200', count: 1 },
+        { value: '500', count: 1 },
+      ]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'host', q: "'; DROP TABLE x; --", limit: 10 }), []);
+    });
+
+    test('special characters and injection attempts are searched literally or refused as syntax errors', async () => {
+      assert.deepEqual(await find(`"'; DROP TABLE log_entries; --"`), at(6));
+      assert.deepEqual(await find(`"'; DROP TABLE log_entries;"`), at(6));
+      assert.deepEqual(await find(`';`), at(6), 'a term without letters is a substring match');
+      assert.deepEqual(await find('NEAR(a b)'), at(7));
+      assert.deepEqual(await find('"NEAR(a b)"'), at(7));
+      assert.deepEqual(await find('^col:'), at(7));
+      assert.deepEqual(await find('log_entries'), at(6));
+      assert.deepEqual(await find('"*"'), at(7));
+      assert.deepEqual(await find('sda1* OR NEAR'), at(7, 1));
+      assert.deepEqual(await find('\\"; OR 1=1'), [], 'escaped quote and operators stay literal');
+      for (const bad of ['*', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--']) {
+        await assert.rejects(store.search(base({ query: bad })), QuerySyntaxError, bad);
+      }
+      assert.equal((await store.search(base())).total, 8, 'still all there');
+    });
+
+    test('wide ranges driven from the full-text matches give the same answers', async () => {
+      const textFirst = createLogStore(handle.database.db, dialect, { textFirstAboveIds: 0 });
+      for (const query of ['disk', 'connection -refused', '(refused OR disk) AND level:error', 'time* service:api', '"full on"', 'NOT disk', 'disk OR level:warn']) {
+        for (const sort of [undefined, { field: 'host', order: 'asc' as const }]) {
+          const expected = await store.search(base({ query, sort }));
+          const actual = await textFirst.search(base({ query, sort }));
+          assert.deepEqual(actual, expected, query);
+        }
+        assert.deepEqual(
+          await textFirst.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
+          await store.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
+        );
+      }
+      assert.deepEqual(messagesOf((await textFirst.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
+      assert.deepEqual(await textFirst.search(base({ query: 'disk', limit: 1, page: 2 })), await store.search(base({ query: 'disk', limit: 1, page: 2 })));
+      const beyond = await textFirst.search(base({ query: 'disk', limit: 1, page: 5 }));
+      assert.deepEqual(beyond, { entries: [], total: 2 });
+      assert.equal((await textFirst.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
+    });
+
+    test('unicode: diacritics and case fold, other scripts match', async () => {
+      assert.deepEqual(await find('cafe'), at(5));
+      assert.deepEqual(await find('CRÈME'), at(5));
+      assert.deepEqual(await find('delivre'), at(5));
+      assert.deepEqual(await find('東京'), at(5));
+      assert.deepEqual(await find('unicode'), at(5));
+      assert.deepEqual(await find('"café crème"'), at(5));
+      assert.deepEqual(await find('—'), at(5));
+    });
+  });
+
+  describe(`log store writes and retention [${dialect}]`, () => {
+    let handle: TestStore;
+    before(async () => {
+      handle = await openTestStore(dialect);
+    });
+    after(async () => handle.close());
+
+    test('a batch with an invalid entry is refused whole', async () => {
+      const { store } = handle;
+      await assert.rejects(store.append('t1', [{ timestamp: T0, message: 'good' }, { timestamp: Number.NaN, message: 'bad' }]));
+      assert.equal((await store.search({ tenantId: 't1', from: 0, to: T0 + DAY, page: 1, limit: 10 })).total, 0);
+    });
+
+    test('NUL characters, lone surrogates and odd attribute values are stored safely', async () => {
+      const { store } = handle;
+      await store.append('t2', [
+        { timestamp: T0, message: 'nul\u0000here \ud800 end', attributes: { 'a\u0000b': 'x\u0000y', n: 1.5, big: 1e21, nested: { no: 1 } as never, inf: Infinity } },
+      ]);
+      const result = await store.search({ tenantId: 't2', query: 'here end', from: T0, to: T0, page: 1, limit: 10 });
+      assert.equal(result.total, 1);
+      assert.equal(result.entries[0]!.message, 'nul\uFFFDhere \uFFFD end');
+      assert.deepEqual(result.entries[0]!.attributes, { 'a\uFFFDb': 'x\uFFFDy', n: 1.5, big: 1e21 });
+      assert.deepEqual(messagesOf((await store.search({ tenantId: 't2', query: 'n:1.5', from: T0, to: T0, page: 1, limit: 10 })).entries), ['nul\uFFFDhere \uFFFD end']);
+    });
+
+    test('retention removes whole days of one tenant only', async () => {
+      const { store } = handle;
+      const day = (d: number, h: number): number => T0 + d * DAY + h * HOUR;
+      const entries = (tenant: string): LogEntry[] =>
+        [0, 1, 2].flatMap((d) => [1, 13].map((h) => ({ timestamp: day(d, h), message: `${tenant} day ${d} hour ${h}`, level: 'info', service: 'svc' })));
+      await store.append('keep', entries('keep'));
+      await store.append('drop', entries('drop'));
+      // Day-aligned: a cutoff in the middle of day 1 removes day 0 only.
+      assert.equal(await store.removeOlderThan('drop', day(1, 12)), 2);
+      const left = await store.search({ tenantId: 'drop', from: T0, to: day(3, 0), page: 1, limit: 10, sort: { field: '@timestamp', order: 'asc' } });
+      assert.deepEqual(messagesOf(left.entries), ['drop day 1 hour 1', 'drop day 1 hour 13', 'drop day 2 hour 1', 'drop day 2 hour 13']);
+      assert.equal((await store.search({ tenantId: 'drop', query: 'day', from: T0, to: day(0, 23), page: 1, limit: 10 })).total, 0);
+      const hist = await store.histogram({ tenantId: 'drop', from: T0, to: day(3, 0) - 1, intervalMs: DAY });
+      assert.deepEqual(hist.map((bucket) => bucket.count), [0, 2, 2]);
+      assert.deepEqual(await store.distinct({ tenantId: 'drop', field: 'level', limit: 5 }), [{ value: 'info', count: 4 }]);
+      // The other tenant keeps everything.
+      assert.equal((await store.search({ tenantId: 'keep', from: T0, to: day(3, 0), page: 1, limit: 10 })).total, 6);
+      // Now every tenant's day 0 and 1 go; then nothing is left to remove.
+      assert.equal(await store.removeOlderThan('keep', day(2, 0)), 4);
+      assert.equal(await store.removeOlderThan('drop', day(2, 0)), 2);
+      assert.equal(await store.removeOlderThan('drop', day(2, 0)), 0);
+      assert.equal((await store.search({ tenantId: 'keep', from: T0, to: day(3, 0), page: 1, limit: 10 })).total, 2);
+      // Writing into a removed day again works (PostgreSQL recreates the partition).
+      await store.append('drop', [{ timestamp: day(0, 5), message: 'late arrival' }]);
+      assert.deepEqual(messagesOf((await store.search({ tenantId: 'drop', query: 'late', from: T0, to: day(3, 0), page: 1, limit: 10 })).entries), ['late arrival']);
+    });
+
+    test('concurrent batches are all stored', async () => {
+      const { store } = handle;
+      await Promise.all(
+        Array.from({ length: 8 }, (_, batch) =>
+          store.append('conc', Array.from({ length: 50 }, (_, i) => ({ timestamp: T0 + batch * 1000 + i, message: `batch ${batch} item ${i}`, level: 'info', service: 's' }))),
+        ),
+      );
+      assert.equal((await store.search({ tenantId: 'conc', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
+      assert.equal((await store.search({ tenantId: 'conc', query: 'item', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
+      const hist = await store.histogram({ tenantId: 'conc', from: T0, to: T0 + MINUTE - 1, intervalMs: MINUTE });
+      assert.deepEqual(hist, [{ ts: T0, count: 400 }]);
+    });
+  });
+}
+
+// PostgreSQL keeps one partition per UTC hour, shared by the tenants: retention (whole days) drops a
+// partition once no tenant has rows left in it, and ingest recreates it on demand.
+describe('log store partitions [postgres]', () => {
+  let handle: TestStore;
+  before(async () => {
+    handle = await openTestStore('postgres');
+  });
+  after(async () => handle.close());
+
+  const partitions = async (): Promise<string[]> => {
+    const { sql } = await import('kysely');
+    const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'log_entries'::regclass ORDER BY 1`.execute(handle.database.db);
+    return rows.map((row) => row.name);
+  };
+
+  test('partitions are created per hour at ingest and dropped when the last tenant’s retention passed', async () => {
+    const { store } = handle;
+    for (const tenant of ['a', 'b']) {
+      await store.append(tenant, [
+        { timestamp: T0 + HOUR, message: `${tenant} day 0` },
+        { timestamp: T0 + DAY + HOUR, message: `${tenant} day 1` },
+      ]);
+    }
+    assert.deepEqual(await partitions(), ['log_entries_p2026112001', 'log_entries_p2026112101']);
+    assert.equal(await store.removeOlderThan('a', T0 + DAY), 1);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112001', 'log_entries_p2026112101'], 'tenant b still has rows on day 0');
+    assert.equal((await store.search({ tenantId: 'b', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
+    assert.equal(await store.removeOlderThan('b', T0 + DAY), 1);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112101']);
+    await store.append('a', [{ timestamp: T0 + 2 * HOUR, message: 'a late day 0' }]);
+    assert.deepEqual(await partitions(), ['log_entries_p2026112002', 'log_entries_p2026112101']);
+    assert.equal((await store.search({ tenantId: 'a', from: T0, to: T0 + 2 * DAY, page: 1, limit: 10 })).total, 2);
+  });
+
+  test('another process that still believes a dropped partition exists recreates it and stores the batch', async () => {
+    const { store } = handle;
+    const otherProcess = createLogStore(handle.database.db, 'postgres');
+    await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY, message: 'c first' }]);
+    assert.equal(await store.removeOlderThan('c', T0 + 6 * DAY), 1);
+    assert.ok(!(await partitions()).includes('log_entries_p2026112500'));
+    await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY + 1, message: 'c second' }]);
+    assert.deepEqual(messagesOf((await store.search({ tenantId: 'c', from: T0, to: T0 + 6 * DAY, page: 1, limit: 10 })).entries), ['c second']);
+  });
+});
