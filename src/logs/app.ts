@@ -11,6 +11,11 @@ import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
 import { renderLogsError } from './http/errors.js';
+import { AlertEvaluator } from './modules/alerts/alerts.evaluator.js';
+import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
+import { AlertsRepository } from './modules/alerts/alerts.repository.js';
+import { alertsRoutes } from './modules/alerts/alerts.routes.js';
+import { AlertsService } from './modules/alerts/alerts.service.js';
 import { LogsAuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { logsAuthRoutes } from './modules/auth/auth.routes.js';
@@ -58,6 +63,10 @@ export interface LogsService {
   audit: LogsAuditRepository;
   stats: PipelineStats;
   tenants: TenantsService;
+  /** Alert rules and alerts; evaluateDue()/evaluateRule(id) for tests, activeCountsBySeverity(tenantId) for the dashboards. */
+  alerts: AlertsService;
+  /** Webhook deliveries (idle() resolves when none is outstanding). */
+  alertNotifier: WebhookNotifier;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -86,6 +95,11 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const roles = new RolesService(rolesRepository, audit, now);
   const tenants = new TenantsService(tenantsRepository, store, audit, config.retentionDays, now);
   const stats = new PipelineStats(now);
+  const alertsRepository = new AlertsRepository(db);
+  // Background work reports to the server log (created below; only called once running).
+  const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'));
+  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
+  const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
@@ -115,6 +129,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
+  await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
   const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
   await app.register(otlpRoutes(ingest));
@@ -130,7 +145,14 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
     app.addHook('onClose', async () => clearInterval(timer));
   }
 
+  // Alerts: rules due are evaluated in the background; stopped (and webhooks abandoned) before the database closes.
+  alertEvaluator.start(config.alerts.evalIntervalMs);
+  app.addHook('onClose', async () => {
+    await alertEvaluator.stop();
+    alertNotifier.close();
+  });
+
   app.addHook('onClose', async () => database.close());
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
-  return { app, database, store, audit, stats, tenants };
+  return { app, database, store, audit, stats, tenants, alerts, alertNotifier };
 }

@@ -35,6 +35,11 @@ export interface LogsConfig {
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
   readonly basicAuthCacheMs: number;
+  /** Alerts (docs/alerts.md): how often due rules are looked for (0 = never), and webhook delivery. */
+  readonly alerts: {
+    readonly evalIntervalMs: number;
+    readonly webhook: { readonly timeoutMs: number; readonly attempts: number; readonly backoffMs: number; readonly allowedHosts: readonly string[] };
+  };
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -79,5 +84,20 @@ export function loadLogsConfig(env: Env): LogsConfig {
     retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
+    alerts: alertsConfig(read),
   });
+}
+
+function alertsConfig(read: ReturnType<typeof envReader>): LogsConfig['alerts'] {
+  const timeoutMs = read.duration('LOGS_WEBHOOK_TIMEOUT', '5s');
+  if (timeoutMs < 100) throw new ConfigError('LOGS_WEBHOOK_TIMEOUT', 'must be at least 100ms');
+  return {
+    evalIntervalMs: read.duration('LOGS_ALERTS_EVAL_INTERVAL', '15s'),
+    webhook: {
+      timeoutMs,
+      attempts: read.int('LOGS_WEBHOOK_ATTEMPTS', 3, 1, 10),
+      backoffMs: read.duration('LOGS_WEBHOOK_BACKOFF', '1s'),
+      allowedHosts: read.list('LOGS_WEBHOOK_ALLOWED_HOSTS'),
+    },
+  };
 }

@@ -87,6 +87,8 @@ export const ERRORS = {
   LOGS_K8S_API_ERROR: { status: 502, id: 'kubernetes api error', en: 'kubernetes api error' },
   LOGS_K8S_INVALID_SELECTOR: { status: 400, id: 'invalid label selector', en: 'invalid label selector' },
   LOGS_K8S_CONTINUE_EXPIRED: { status: 410, id: 'continue token expired', en: 'continue token expired' },
+  // Alerts (docs/alerts.md)
+  LOGS_ALERT_INVALID_TRANSITION: { status: 409, id: 'invalid status transition', en: 'invalid status transition' },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;

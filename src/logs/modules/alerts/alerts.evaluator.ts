@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import type { LogStore } from '../store/log-store.js';
+import type { WebhookNotifier } from './alerts.notifier.js';
+import { isUniqueViolation, type AlertRow, type AlertRuleRow, type AlertsRepository, type HistoryEntry } from './alerts.repository.js';
+import { webhookPayload } from './alerts.views.js';
+
+/** How long an evaluation may hold its rule before another evaluator may take it (a crashed process's lease ends). */
+const LEASE_MS = 120_000;
+/** Rules evaluated per evaluateDue() pass; the rest wait for the next tick. */
+const DUE_BATCH = 500;
+
+export interface EvaluationResult {
+  ruleId: string;
+  /** False when the rule is disabled, gone, or being evaluated elsewhere. */
+  evaluated: boolean;
+  count?: number | undefined;
+  holds?: boolean | undefined;
+  /** The alert opened by this evaluation. */
+  opened?: string | undefined;
+  /** The alert resolved by this evaluation. */
+  resolved?: string | undefined;
+  error?: string | undefined;
+}
+
+/** Whether the rule's condition holds for `count` matching logs in its window. */
+export function conditionHolds(rule: Pick<AlertRuleRow, 'condition' | 'threshold'>, count: number): boolean {
+  switch (rule.condition) {
+    case 'above':
+      return count > rule.threshold;
+    case 'below':
+      return count < rule.threshold;
+    case 'absent':
+      return count === 0;
+  }
+}
+
+export function historyEntry(from: HistoryEntry['from'], to: HistoryEntry['to'], at: string, extra: Partial<HistoryEntry> = {}): HistoryEntry {
+  return { at, actor: 'system', actor_id: null, from, to, ...extra };
+}
+
+export function appendHistory(row: AlertRow, entry: HistoryEntry): string {
+  return JSON.stringify([...(JSON.parse(row.history) as HistoryEntry[]), entry]);
+}
+
+/**
+ * Runs alert rules against the log store. Each rule runs on its own interval (next_evaluation_at
+ * in the database, so the schedule survives restarts). One evaluation at a time per rule: an
+ * in-process set plus a lease row update that a second process cannot take. The open alert is
+ * unique per rule in the database, so even a race cannot open two.
+ */
+export class AlertEvaluator {
+  private readonly running = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private tick: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly repository: AlertsRepository,
+    private readonly store: LogStore,
+    private readonly notifier: WebhookNotifier,
+    private readonly now: () => number,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /** Starts the background loop (every `intervalMs`, unref'd); 0 = never. */
+  start(intervalMs: number): void {
+    if (intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.tick) return; // the previous pass is still running
+      this.tick = this.evaluateDue()
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => (this.tick = undefined));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the loop and waits for a running pass. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.tick;
+  }
+
+  /** Ends expired silences, then evaluates every enabled rule that is due, one after another. */
+  async evaluateDue(): Promise<EvaluationResult[]> {
+    await this.endExpiredSilences();
+    const due = await this.repository.dueRules(new Date(this.now()).toISOString(), DUE_BATCH);
+    const results: EvaluationResult[] = [];
+    for (const rule of due) results.push(await this.evaluateRule(rule.id));
+    return results;
+  }
+
+  /** Evaluates one rule now, whatever its schedule (unless disabled or already being evaluated). */
+  async evaluateRule(ruleId: string): Promise<EvaluationResult> {
+    if (this.running.has(ruleId)) return { ruleId, evaluated: false };
+    this.running.add(ruleId);
+    let leased = false;
+    try {
+      const nowMs = this.now();
+      const nowIso = new Date(nowMs).toISOString();
+      if (!(await this.repository.lease(ruleId, nowIso, new Date(nowMs + LEASE_MS).toISOString()))) return { ruleId, evaluated: false };
+      leased = true;
+      const rule = await this.repository.findRuleById(ruleId);
+      if (!rule || rule.enabled !== 1) {
+        return { ruleId, evaluated: false };
+      }
+      const next = new Date(nowMs + rule.interval_ms).toISOString();
+      let count: number;
+      try {
+        count = await this.count(rule, nowMs);
+      } catch (error) {
+        const message = error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed';
+        await this.repository.updateRule(ruleId, { last_evaluated_at: nowIso, next_evaluation_at: next, last_error: message, lease_until: null });
+        leased = false;
+        this.onError(error);
+        return { ruleId, evaluated: true, error: message };
+      }
+      const holds = conditionHolds(rule, count);
+      const result: EvaluationResult = { ruleId, evaluated: true, count, holds };
+      const open = await this.repository.openAlertOf(ruleId);
+      if (holds && !open) result.opened = await this.open(rule, count, nowIso);
+      if (holds && open) await this.repository.updateAlert(open.id, { last_count: count });
+      if (!holds && open) {
+        if (await this.resolve(rule, open, nowIso, { last_count: count })) result.resolved = open.id;
+      }
+      await this.repository.updateRule(ruleId, { last_evaluated_at: nowIso, next_evaluation_at: next, last_count: count, last_error: null, lease_until: null });
+      leased = false;
+      return result;
+    } finally {
+      // On an unexpected error the lease is given back at once rather than after LEASE_MS.
+      if (leased) await this.repository.updateRule(ruleId, { lease_until: null }).catch(() => {});
+      this.running.delete(ruleId);
+    }
+  }
+
+  /** Matching logs of the rule's tenant in [now - window, now). The store's `to` is inclusive. */
+  private async count(rule: AlertRuleRow, nowMs: number): Promise<number> {
+    const result = await this.store.search({
+      tenantId: rule.tenant_id,
+      query: rule.query || undefined,
+      filters: JSON.parse(rule.filters) as { field: string; value: string }[],
+      from: nowMs - rule.window_ms,
+      to: nowMs - 1,
+      page: 1,
+      limit: 1,
+    });
+    return result.total;
+  }
+
+  private async open(rule: AlertRuleRow, count: number, nowIso: string): Promise<string | undefined> {
+    const row: AlertRow = {
+      id: randomUUID(),
+      tenant_id: rule.tenant_id,
+      rule_id: rule.id,
+      open_rule_id: rule.id,
+      rule_name: rule.name,
+      severity: rule.severity,
+      labels: rule.labels,
+      state: 'firing',
+      started_at: nowIso,
+      updated_at: nowIso,
+      acknowledged_at: null,
+      acknowledged_by: null,
+      silenced_until: null,
+      resolved_at: null,
+      resolved_by: null,
+      last_count: count,
+      history: JSON.stringify([historyEntry(null, 'firing', nowIso, { comment: 'condition holds' })]),
+      webhook_event: null,
+      webhook_status: null,
+      webhook_attempts: null,
+      webhook_last_error: null,
+      webhook_last_at: null,
+    };
+    try {
+      await this.repository.insertAlert(row);
+    } catch (error) {
+      // Another evaluator opened it first: the database keeps one open alert per rule.
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+    this.notify(rule, row, 'firing');
+    return row.id;
+  }
+
+  /**
+   * Resolves an open alert as `system` (condition no longer holds, rule disabled or deleted). False
+   * when the alert changed state meanwhile (a user's change wins; the next evaluation sees it).
+   */
+  async resolve(rule: AlertRuleRow, alert: AlertRow, nowIso: string, extra: { last_count?: number; comment?: string } = {}): Promise<boolean> {
+    const changes: Partial<AlertRow> = {
+      state: 'resolved',
+      open_rule_id: null,
+      resolved_at: nowIso,
+      resolved_by: 'system',
+      updated_at: nowIso,
+      history: appendHistory(alert, historyEntry(alert.state, 'resolved', nowIso, { comment: extra.comment ?? 'condition no longer holds' })),
+      ...(extra.last_count !== undefined ? { last_count: extra.last_count } : {}),
+    };
+    if (!(await this.repository.transition(alert.id, alert.state, changes))) return false;
+    this.notify(rule, { ...alert, ...changes } as AlertRow, 'resolved');
+    return true;
+  }
+
+  /** Silenced alerts whose `until` has passed fire again (they are still open: their condition held last time). */
+  private async endExpiredSilences(): Promise<void> {
+    const nowIso = new Date(this.now()).toISOString();
+    for (const alert of await this.repository.expiredSilences(nowIso, DUE_BATCH)) {
+      await this.repository.transition(alert.id, 'silenced', {
+        state: 'firing',
+        silenced_until: null,
+        updated_at: nowIso,
+        history: appendHistory(alert, historyEntry('silenced', 'firing', nowIso, { comment: 'silence ended' })),
+      });
+    }
+  }
+
+  /** Queues the rule's webhook, if it has one; never waits for it. */
+  notify(rule: AlertRuleRow, alert: AlertRow, event: 'firing' | 'resolved'): void {
+    if (!rule.webhook_url) return;
+    this.notifier.enqueue({ alertId: alert.id, event, url: rule.webhook_url, secret: rule.webhook_secret, payload: webhookPayload(rule, alert, event, this.now()) });
+  }
+}

@@ -1,0 +1,206 @@
+import { createHmac } from 'node:crypto';
+import type { AlertsRepository } from './alerts.repository.js';
+
+export interface WebhookSettings {
+  /** Per attempt. */
+  readonly timeoutMs: number;
+  /** Attempts in all (1 = no retry). */
+  readonly attempts: number;
+  /** Wait before the 2nd attempt; doubled before each later one. */
+  readonly backoffMs: number;
+  /** Host names webhooks may reach (`*.example.com` for subdomains); empty = any host. */
+  readonly allowedHosts: readonly string[];
+}
+
+export interface WebhookJob {
+  alertId: string;
+  event: 'firing' | 'resolved';
+  url: string;
+  secret: string | null;
+  payload: object;
+}
+
+/** Notifications waiting beyond this are dropped (and the alert says so): memory stays bounded if a receiver is down. */
+const MAX_QUEUED = 1000;
+const CONCURRENCY = 4;
+
+/** Why a webhook URL is refused, or undefined when it is acceptable (http/https, no credentials, host allowed). */
+export function webhookUrlProblem(url: string, allowedHosts: readonly string[]): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'webhook.url must be an absolute URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'webhook.url must be an http or https URL';
+  if (parsed.username || parsed.password) return 'webhook.url must not carry credentials (use webhook.secret)';
+  if (!hostAllowed(parsed.hostname, allowedHosts)) return `webhook.url host "${parsed.hostname}" is not in LOGS_WEBHOOK_ALLOWED_HOSTS`;
+  return undefined;
+}
+
+function hostAllowed(hostname: string, allowedHosts: readonly string[]): boolean {
+  if (allowedHosts.length === 0) return true;
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return allowedHosts.some((entry) => {
+    const allowed = entry.toLowerCase();
+    return allowed.startsWith('*.') ? host.endsWith(allowed.slice(1)) : host === allowed;
+  });
+}
+
+/** The signature header value: HMAC-SHA256 over `<timestamp>.<body>` with the rule's secret, hex. */
+export function webhookSignature(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/**
+ * Delivers alert webhooks in the background: the evaluator only enqueues, so a slow or dead
+ * receiver never delays an evaluation. Each job is POSTed with a timeout and retried with
+ * exponential backoff; every attempt's outcome is written on the alert (webhook_status,
+ * webhook_attempts, webhook_last_error, webhook_last_at). In-process: a restart forgets queued
+ * notifications (their alerts keep webhook_status `pending`).
+ */
+export class WebhookNotifier {
+  private readonly queue: WebhookJob[] = [];
+  private running = 0;
+  private closed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly controllers = new Set<AbortController>();
+  private waiters: (() => void)[] = [];
+  private readonly writes = new WeakMap<WebhookJob, Promise<void>>();
+  /** Jobs queued, running or waiting for a retry. */
+  private outstanding = 0;
+
+  constructor(
+    private readonly settings: WebhookSettings,
+    private readonly alerts: AlertsRepository,
+    private readonly now: () => number,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /** Queues a notification; never waits for delivery. */
+  enqueue(job: WebhookJob): void {
+    if (this.closed) return;
+    if (this.queue.length >= MAX_QUEUED) {
+      void this.record(job, { webhook_status: 'dropped', webhook_last_error: 'notification queue full' });
+      return;
+    }
+    this.outstanding += 1;
+    this.queue.push(job);
+    void this.record(job, { webhook_status: 'pending', webhook_attempts: 0, webhook_last_error: null });
+    this.pump();
+  }
+
+  /** Resolves once every queued notification has been delivered or has failed for good (tests wait on this). */
+  idle(): Promise<void> {
+    if (this.outstanding === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Stops: queued notifications are forgotten, running attempts aborted. */
+  close(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const controller of this.controllers) controller.abort();
+    this.outstanding = 0;
+    this.settle();
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running < CONCURRENCY && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      this.running += 1;
+      void this.attempt(job, 1).finally(() => {
+        this.running -= 1;
+        this.pump();
+      });
+    }
+  }
+
+  private settle(): void {
+    if (this.outstanding > 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private done(): void {
+    this.outstanding = Math.max(0, this.outstanding - 1);
+    this.settle();
+  }
+
+  private async attempt(job: WebhookJob, attempt: number): Promise<void> {
+    const error = await this.post(job);
+    if (this.closed) return;
+    const at = new Date(this.now()).toISOString();
+    if (error === undefined) {
+      await this.record(job, { webhook_status: 'delivered', webhook_attempts: attempt, webhook_last_error: null, webhook_last_at: at });
+      this.done();
+      return;
+    }
+    if (attempt >= this.settings.attempts) {
+      await this.record(job, { webhook_status: 'failed', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
+      this.done();
+      return;
+    }
+    await this.record(job, { webhook_status: 'retrying', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
+    // The retry waits outside the worker slots: a backoff never holds up other alerts' notifications.
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.closed) return;
+      this.running += 1;
+      void this.attempt(job, attempt + 1).finally(() => {
+        this.running -= 1;
+        this.pump();
+      });
+    }, this.settings.backoffMs * 2 ** (attempt - 1));
+    this.timers.add(timer);
+  }
+
+  /** One POST; undefined on a 2xx, else why it failed (no response body, no secret, no URL: they may be sensitive). */
+  private async post(job: WebhookJob): Promise<string | undefined> {
+    // Checked again at delivery: the allow-list may have changed since the rule was saved.
+    const problem = webhookUrlProblem(job.url, this.settings.allowedHosts);
+    if (problem) return problem;
+    const body = JSON.stringify(job.payload);
+    const timestamp = String(Math.floor(this.now() / 1000));
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'gerbang-logs-alerts/1',
+      'x-gerbang-event': job.event,
+      'x-gerbang-timestamp': timestamp,
+    };
+    if (job.secret) headers['x-gerbang-signature'] = webhookSignature(job.secret, timestamp, body);
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
+    try {
+      // No redirects: a receiver must not bounce us to another (internal) host.
+      const response = await fetch(job.url, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal });
+      await response.body?.cancel().catch(() => {});
+      return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
+    } catch (error) {
+      if (controller.signal.aborted) return this.closed ? 'stopped' : `timeout after ${this.settings.timeoutMs}ms`;
+      const cause = (error as { cause?: { code?: string } }).cause;
+      return `connection failed${cause?.code ? ` (${cause.code})` : ''}`;
+    } finally {
+      clearTimeout(timer);
+      this.controllers.delete(controller);
+    }
+  }
+
+  /** Writes a job's delivery state; a job's writes are chained so they land in order on any pool. */
+  private record(job: WebhookJob, changes: Parameters<AlertsRepository['updateAlert']>[1]): Promise<void> {
+    const previous = this.writes.get(job) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      try {
+        await this.alerts.updateAlert(job.alertId, { webhook_event: job.event, ...changes });
+      } catch (error) {
+        this.onError(error);
+      }
+    });
+    this.writes.set(job, next);
+    return next;
+  }
+}
