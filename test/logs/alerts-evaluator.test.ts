@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { buildLogsService } from '../../src/logs/app.js';
+import { loadLogsConfig } from '../../src/logs/config.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/**
+ * The alert evaluator against the real log store: logs ingested through the Elasticsearch bulk API,
+ * the injected clock moved by hand, webhooks delivered to a real HTTP receiver on 127.0.0.1.
+ */
+const ENV = { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_BACKOFF: '10ms', LOGS_WEBHOOK_ATTEMPTS: '3', LOGS_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
+const SECRET = 'webhook-signing-secret-0123456789';
+const SECOND = 1000;
+const MINUTE = 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function ndjson(docs: object[]): string {
+  return `${docs.map((doc) => `{"index":{}}\n${JSON.stringify(doc)}`).join('\n')}\n`;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`alert evaluation [${dialect}]`, () => {
+    let logs: TestLogs;
+    let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+    before(async () => {
+      logs = await startTestLogs(dialect, ENV);
+      receiver = await startWebhookReceiver();
+    });
+    after(async () => {
+      await receiver.close();
+      await logs.close();
+    });
+
+    const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, extra: Record<string, string> = {}) =>
+      logs.request({ method, url: `/api/v1/alerts${url}`, headers: { ...(await logs.admin()), ...extra }, ...(payload ? { payload } : {}) });
+
+    async function ingest(docs: object[], extra: Record<string, string> = {}) {
+      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...(await logs.admin()), ...extra }, payload: ndjson(docs) });
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(response.json().errors, false, response.body);
+    }
+
+    async function createRule(payload: object, extra: Record<string, string> = {}) {
+      const response = await api('POST', '/rules', { name: uniqueName('rule'), severity: 'high', ...payload }, extra);
+      assert.equal(response.statusCode, 201, response.body);
+      return response.json() as { id: string; name: string };
+    }
+
+    const alertOf = async (id: string) => (await api('GET', `/${id}`)).json();
+
+    test('real ingested logs open an alert that resolves by itself as the clock moves; signed webhooks on firing and resolve', async () => {
+      const now = logs.clock.ms;
+      const other = (await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('noisy') } })).json().id;
+      await ingest([
+        ...[50, 40, 30].map((s) => ({ '@timestamp': iso(now - s * SECOND), message: `payment failed for order ${s}`, level: 'error', service: 'checkout' })),
+        { '@timestamp': iso(now - 20 * SECOND), message: 'payment failed for order 20', level: 'error', service: 'billing' },
+        ...[45, 35, 25, 15, 5].map((s) => ({ '@timestamp': iso(now - s * SECOND), message: `payment ok for order ${s}`, level: 'info', service: 'checkout' })),
+        { '@timestamp': iso(now - 10 * MINUTE), message: 'payment failed long ago', level: 'error', service: 'checkout' },
+      ]);
+      // Another tenant's matching logs never count.
+      await ingest(Array.from({ length: 5 }, (_, i) => ({ '@timestamp': iso(now - (i + 1) * SECOND), message: 'payment failed elsewhere', service: 'checkout' })), { 'x-tenant-id': other });
+
+      const rule = await createRule({
+        query: 'payment AND failed', filters: [{ field: 'service', value: 'checkout' }], window: '5m', condition: { type: 'above', threshold: 2 },
+        interval: '1m', severity: 'critical', labels: { team: 'payments' }, webhook: { url: receiver.url, secret: SECRET },
+      });
+      const results = await logs.alerts.evaluateDue();
+      const result = results.find((r) => r.ruleId === rule.id)!;
+      assert.equal(result.count, 3, 'three checkout payment failures in the last 5 minutes, this tenant only');
+      assert.equal(result.holds, true);
+      assert.ok(result.opened, 'an alert opened');
+      const alertId = result.opened!;
+
+      const active = (await api('GET', '/active')).json().data;
+      const firing = active.find((a: { id: string }) => a.id === alertId);
+      assert.equal(firing.state, 'firing');
+      assert.equal(firing.severity, 'critical');
+      assert.equal(firing.last_count, 3);
+      assert.deepEqual(firing.labels, { team: 'payments' });
+      assert.equal(firing.rule_name, rule.name);
+      assert.equal((await logs.alerts.activeCountsBySeverity('default')).critical, 1);
+      assert.equal((await logs.alerts.activeCountsBySeverity(other)).critical, 0);
+
+      await receiver.waitFor(1);
+      await logs.alertNotifier.idle();
+      const fired = receiver.received[0]!;
+      assert.equal(fired.headers['content-type'], 'application/json');
+      assert.equal(fired.headers['x-gerbang-event'], 'firing');
+      const timestamp = fired.headers['x-gerbang-timestamp'] as string;
+      const expected = `sha256=${createHmac('sha256', SECRET).update(`${timestamp}.${fired.body}`).digest('hex')}`;
+      assert.equal(fired.headers['x-gerbang-signature'], expected, 'HMAC-SHA256 of timestamp.body with the rule secret');
+      assert.notEqual(fired.headers['x-gerbang-signature'], `sha256=${createHmac('sha256', 'another-secret-entirely').update(`${timestamp}.${fired.body}`).digest('hex')}`);
+      assert.equal(fired.json.event, 'alert.firing');
+      assert.equal(fired.json.state, 'firing');
+      assert.deepEqual(fired.json.tenant, { id: 'default' });
+      assert.equal(fired.json.alert.id, alertId);
+      assert.equal(fired.json.alert.last_count, 3);
+      assert.equal(fired.json.rule.id, rule.id);
+      assert.equal(fired.json.rule.query, 'payment AND failed');
+      assert.deepEqual(fired.json.rule.condition, { type: 'above', threshold: 2 });
+      assert.equal(fired.json.timestamps.started_at, iso(now));
+      assert.match(fired.json.summary, /CRITICAL.*firing: 3 matching logs in the last 5m/);
+      assert.ok(!fired.body.includes(SECRET) && !/https?:\/\//.test(fired.json.summary), 'no secret, no link');
+      assert.deepEqual((await alertOf(alertId)).webhook, { event: 'firing', status: 'delivered', attempts: 1, last_error: null, last_at: iso(now) });
+
+      // A minute on the rule is due again; the logs are still in the window: same alert, no new webhook.
+      logs.clock.advance(MINUTE);
+      const again = (await logs.alerts.evaluateDue()).find((r) => r.ruleId === rule.id)!;
+      assert.equal(again.holds, true);
+      assert.equal(again.opened, undefined);
+      assert.equal((await api('GET', `/list?rule_id=${rule.id}`)).json().total, 1);
+
+      // Not due yet: nothing happens before the interval has passed.
+      logs.clock.advance(30 * SECOND);
+      assert.equal((await logs.alerts.evaluateDue()).find((r) => r.ruleId === rule.id), undefined);
+
+      // Five minutes on, the failures have left the window: the alert resolves by itself.
+      logs.clock.advance(5 * MINUTE);
+      const later = (await logs.alerts.evaluateDue()).find((r) => r.ruleId === rule.id)!;
+      assert.equal(later.count, 0);
+      assert.equal(later.resolved, alertId);
+      const resolved = await alertOf(alertId);
+      assert.equal(resolved.state, 'resolved');
+      assert.equal(resolved.resolved_by, 'system');
+      assert.equal(resolved.resolved_at, iso(logs.clock.ms));
+      assert.deepEqual(resolved.history.map((h: { from: string | null; to: string; actor: string }) => [h.from, h.to, h.actor]), [[null, 'firing', 'system'], ['firing', 'resolved', 'system']]);
+      assert.deepEqual((await api('GET', '/active')).json().data.filter((a: { rule_id: string }) => a.rule_id === rule.id), []);
+
+      await receiver.waitFor(2);
+      await logs.alertNotifier.idle();
+      const resolvedHook = receiver.received[1]!;
+      assert.equal(resolvedHook.headers['x-gerbang-event'], 'resolved');
+      assert.equal(resolvedHook.json.event, 'alert.resolved');
+      assert.equal(resolvedHook.json.alert.id, alertId);
+      assert.equal(resolvedHook.json.alert.resolved_by, 'system');
+      assert.equal(resolvedHook.json.timestamps.resolved_at, iso(logs.clock.ms));
+      const signature = `sha256=${createHmac('sha256', SECRET).update(`${resolvedHook.headers['x-gerbang-timestamp']}.${resolvedHook.body}`).digest('hex')}`;
+      assert.equal(resolvedHook.headers['x-gerbang-signature'], signature);
+      assert.equal((await alertOf(alertId)).webhook.status, 'delivered');
+
+      const state = (await api('GET', `/rules/${rule.id}`)).json();
+      assert.equal(state.last_count, 0);
+      assert.equal(state.last_evaluated_at, iso(logs.clock.ms));
+      assert.equal(state.next_evaluation_at, iso(logs.clock.ms + MINUTE));
+    });
+
+    test('below and absent conditions', async () => {
+      const now = logs.clock.ms;
+      const service = uniqueName('heartbeat');
+      await ingest([{ '@timestamp': iso(now - 10 * SECOND), message: 'still alive', service }, { '@timestamp': iso(now - 20 * SECOND), message: 'still alive', service }]);
+      const absent = await createRule({ filters: [{ field: 'service', value: service }], window: '1m', condition: { type: 'absent' } });
+      const below = await createRule({ query: 'alive', filters: [{ field: 'service', value: service }], window: '1m', condition: { type: 'below', threshold: 3 } });
+      const quiet = await logs.alerts.evaluateRule(absent.id);
+      assert.deepEqual([quiet.count, quiet.holds, quiet.opened], [2, false, undefined], 'logs are there: absent does not hold');
+      const few = await logs.alerts.evaluateRule(below.id);
+      assert.deepEqual([few.count, few.holds, typeof few.opened], [2, true, 'string'], '2 < 3: below holds');
+
+      logs.clock.advance(2 * MINUTE);
+      const silent = await logs.alerts.evaluateRule(absent.id);
+      assert.deepEqual([silent.count, silent.holds, typeof silent.opened], [0, true, 'string'], 'no log at all for a minute: absent holds');
+      await ingest([{ '@timestamp': iso(logs.clock.ms - SECOND), message: 'back again', service }]);
+      assert.equal((await logs.alerts.evaluateRule(absent.id)).resolved, silent.opened, 'a log arrives: the absence alert resolves');
+    });
+
+    test('webhook failures are retried with backoff; the outcome is on the alert', async () => {
+      const flaky = await startWebhookReceiver();
+      const broken = await startWebhookReceiver();
+      const gone = await startWebhookReceiver();
+      const goneUrl = gone.url;
+      await gone.close();
+      try {
+        flaky.state.respond = (index) => (index < 2 ? 500 : 204);
+        broken.state.respond = () => 503;
+        const ruleFlaky = await createRule({ query: 'zzzflaky', window: '1m', condition: { type: 'absent' }, webhook: { url: flaky.url } });
+        const ruleBroken = await createRule({ query: 'zzzbroken', window: '1m', condition: { type: 'absent' }, webhook: { url: broken.url } });
+        const ruleGone = await createRule({ query: 'zzzgone', window: '1m', condition: { type: 'absent' }, webhook: { url: goneUrl } });
+        const a = (await logs.alerts.evaluateRule(ruleFlaky.id)).opened!;
+        const b = (await logs.alerts.evaluateRule(ruleBroken.id)).opened!;
+        const c = (await logs.alerts.evaluateRule(ruleGone.id)).opened!;
+        await logs.alertNotifier.idle();
+
+        assert.equal(flaky.received.length, 3, 'two failures, then delivered on the third attempt');
+        assert.deepEqual(flaky.received.map((r) => r.json.alert.id), [a, a, a]);
+        const delivered = (await alertOf(a)).webhook;
+        assert.deepEqual([delivered.status, delivered.attempts, delivered.last_error], ['delivered', 3, null]);
+
+        assert.equal(broken.received.length, 3, 'LOGS_WEBHOOK_ATTEMPTS attempts, then it gives up');
+        const failed = (await alertOf(b)).webhook;
+        assert.deepEqual([failed.status, failed.attempts, failed.last_error], ['failed', 3, 'HTTP 503']);
+
+        const refused = (await alertOf(c)).webhook;
+        assert.equal(refused.status, 'failed');
+        assert.match(refused.last_error, /^connection failed/);
+        assert.ok(!refused.last_error.includes('127.0.0.1'), 'the error does not echo the URL');
+        // The alerts themselves are unaffected by the failed notifications.
+        assert.deepEqual([(await alertOf(b)).state, (await alertOf(c)).state], ['firing', 'firing']);
+      } finally {
+        await flaky.close();
+        await broken.close();
+      }
+    });
+
+    test('a slow webhook receiver never blocks evaluation', async () => {
+      const slow = await startWebhookReceiver();
+      slow.state.hold = true;
+      try {
+        const rule = await createRule({ query: 'zzzslow', window: '1m', condition: { type: 'absent' }, webhook: { url: slow.url } });
+        const result = await logs.alerts.evaluateRule(rule.id);
+        assert.ok(result.opened, 'the evaluation finished with the alert open');
+        await slow.waitFor(1);
+        assert.equal((await alertOf(result.opened!)).webhook.status, 'pending', 'the receiver has not answered yet');
+        const other = await createRule({ query: 'zzzother', window: '1m', condition: { type: 'absent' } });
+        assert.ok((await logs.alerts.evaluateRule(other.id)).opened, 'other rules evaluate meanwhile');
+        slow.release(200);
+        await logs.alertNotifier.idle();
+        assert.equal((await alertOf(result.opened!)).webhook.status, 'delivered');
+      } finally {
+        await slow.close();
+      }
+    });
+
+    test('a restart keeps the schedule and the open alert: a second service on the same database opens no duplicate', async () => {
+      const rule = await createRule({ query: 'zzzrestart', window: '1m', interval: '1m', condition: { type: 'absent' } });
+      const first = await logs.alerts.evaluateRule(rule.id);
+      assert.ok(first.opened, 'opened by the first service');
+
+      const config = loadLogsConfig({
+        LOGS_DATABASE_URL: logs.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', ...ENV,
+      });
+      const second = await buildLogsService({ config, now: logs.clock.now });
+      try {
+        assert.equal((await second.alerts.evaluateDue()).find((r) => r.ruleId === rule.id), undefined, 'the schedule survived: not due yet');
+        const again = await second.alerts.evaluateRule(rule.id);
+        assert.deepEqual([again.evaluated, again.holds, again.opened], [true, true, undefined], 'the open alert is found, none is added');
+
+        logs.clock.advance(2 * MINUTE);
+        await Promise.all([logs.alerts.evaluateDue(), second.alerts.evaluateDue()]);
+        const list = (await api('GET', `/list?rule_id=${rule.id}`)).json();
+        assert.equal(list.total, 1, 'one alert for the rule across both services');
+
+        // Both services evaluating a fresh rule at the same moment: one alert.
+        const race = await createRule({ query: 'zzzrace', window: '1m', condition: { type: 'absent' } });
+        const outcomes = await Promise.all([logs.alerts.evaluateRule(race.id), second.alerts.evaluateRule(race.id)]);
+        assert.equal(outcomes.filter((o) => o.opened).length, 1, JSON.stringify(outcomes));
+        assert.equal((await api('GET', `/list?rule_id=${race.id}`)).json().total, 1);
+        assert.deepEqual(await second.alerts.activeCountsBySeverity('default'), await logs.alerts.activeCountsBySeverity('default'));
+      } finally {
+        await second.app.close();
+      }
+    });
+  });
+}
