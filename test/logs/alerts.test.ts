@@ -312,6 +312,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await api('GET', `/list?${window}`, undefined, t)).json().data.map((a: { id: string }) => a.id), [made.c, made.b], 'from inclusive, to exclusive');
       assert.equal((await api('GET', '/list?state=sleeping', undefined, t)).statusCode, 400);
       assert.equal((await api('GET', '/list?limit=5000', undefined, t)).statusCode, 400);
+
+      // Deleting the tenant takes its rules and alerts with it.
+      const removed = await logs.request({ method: 'DELETE', url: `/api/tenants/${tenant}`, headers: await logs.admin() });
+      assert.equal(removed.statusCode, 204, removed.body);
+      assert.deepEqual(await logs.alerts.activeCountsBySeverity(tenant), { critical: 0, high: 0, medium: 0, low: 0, info: 0 });
     });
 
     test('tenant isolation: rules and alerts never cross tenants', async () => {

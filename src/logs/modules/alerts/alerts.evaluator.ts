@@ -85,7 +85,15 @@ export class AlertEvaluator {
     await this.endExpiredSilences();
     const due = await this.repository.dueRules(new Date(this.now()).toISOString(), DUE_BATCH);
     const results: EvaluationResult[] = [];
-    for (const rule of due) results.push(await this.evaluateRule(rule.id));
+    for (const rule of due) {
+      try {
+        results.push(await this.evaluateRule(rule.id));
+      } catch (error) {
+        // One rule's failure (e.g. the database busy) must not stop the others; it is due again next tick.
+        this.onError(error);
+        results.push({ ruleId: rule.id, evaluated: false, error: error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed' });
+      }
+    }
     return results;
   }
 

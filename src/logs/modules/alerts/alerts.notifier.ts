@@ -131,7 +131,9 @@ export class WebhookNotifier {
   }
 
   private async attempt(job: WebhookJob, attempt: number): Promise<void> {
-    const error = await this.post(job);
+    // Checked again at delivery (the allow-list may have changed since the rule was saved); a refusal is final, not retried.
+    const refused = webhookUrlProblem(job.url, this.settings.allowedHosts);
+    const error = refused ?? (await this.post(job));
     if (this.closed) return;
     const at = new Date(this.now()).toISOString();
     if (error === undefined) {
@@ -139,7 +141,7 @@ export class WebhookNotifier {
       this.done();
       return;
     }
-    if (attempt >= this.settings.attempts) {
+    if (refused !== undefined || attempt >= this.settings.attempts) {
       await this.record(job, { webhook_status: 'failed', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
       this.done();
       return;
@@ -160,9 +162,6 @@ export class WebhookNotifier {
 
   /** One POST; undefined on a 2xx, else why it failed (no response body, no secret, no URL: they may be sensitive). */
   private async post(job: WebhookJob): Promise<string | undefined> {
-    // Checked again at delivery: the allow-list may have changed since the rule was saved.
-    const problem = webhookUrlProblem(job.url, this.settings.allowedHosts);
-    if (problem) return problem;
     const body = JSON.stringify(job.payload);
     const timestamp = String(Math.floor(this.now() / 1000));
     const headers: Record<string, string> = {

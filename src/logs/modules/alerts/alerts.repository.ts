@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { LogsSchema } from '../../db/schema.js';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
@@ -136,6 +136,8 @@ export class AlertsRepository {
       .selectAll()
       .where('enabled', '=', 1)
       .where((eb) => eb.or([eb('next_evaluation_at', 'is', null), eb('next_evaluation_at', '<=', nowIso)]))
+      // New and re-enabled rules (null) first on both engines (PostgreSQL sorts nulls last), then the longest overdue.
+      .orderBy(sql`next_evaluation_at is null`, 'desc')
       .orderBy('next_evaluation_at')
       .limit(limit)
       .execute();
