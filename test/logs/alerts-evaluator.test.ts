@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { buildLogsService } from '../../src/logs/app.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
+import { webhookUrlProblem } from '../../src/logs/modules/alerts/alerts.notifier.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -253,3 +254,52 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`alert evaluation in the background [${dialect}]`, () => {
+    test('the app\'s loop evaluates due rules by itself (LOGS_ALERTS_EVAL_INTERVAL) and stops on close', async () => {
+      const receiver = await startWebhookReceiver();
+      const logs = await startTestLogs(dialect, { ...ENV, LOGS_ALERTS_EVAL_INTERVAL: '50ms' });
+      try {
+        const created = await logs.request({
+          method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(),
+          payload: { name: 'nothing logged', query: 'zzzbackground', window: '1m', condition: { type: 'absent' }, severity: 'info', webhook: { url: receiver.url } },
+        });
+        assert.equal(created.statusCode, 201, created.body);
+        // No evaluate call: the loop finds the new rule due and the receiver hears of the alert.
+        await receiver.waitFor(1);
+        assert.equal(receiver.received[0]!.json.event, 'alert.firing');
+        assert.equal(receiver.received[0]!.json.rule.id, created.json().id);
+      } finally {
+        await logs.close();
+        await receiver.close();
+      }
+    });
+  });
+}
+
+test('alerts configuration: defaults and refusals', () => {
+  const base = { LOGS_ADMIN_PASSWORD };
+  const defaults = loadLogsConfig(base).alerts;
+  assert.deepEqual(defaults, { evalIntervalMs: 15_000, webhook: { timeoutMs: 5000, attempts: 3, backoffMs: 1000, allowedHosts: [] } });
+  const custom = loadLogsConfig({ ...base, LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_TIMEOUT: '2s', LOGS_WEBHOOK_ATTEMPTS: '5', LOGS_WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, *.corp.example' }).alerts;
+  assert.deepEqual(custom, { evalIntervalMs: 0, webhook: { timeoutMs: 2000, attempts: 5, backoffMs: 1000, allowedHosts: ['hooks.example.com', '*.corp.example'] } });
+  assert.throws(() => loadLogsConfig({ ...base, LOGS_WEBHOOK_TIMEOUT: '10ms' }), /LOGS_WEBHOOK_TIMEOUT/);
+  assert.throws(() => loadLogsConfig({ ...base, LOGS_WEBHOOK_ATTEMPTS: '0' }), /LOGS_WEBHOOK_ATTEMPTS/);
+  assert.throws(() => loadLogsConfig({ ...base, LOGS_ALERTS_EVAL_INTERVAL: 'often' }), /LOGS_ALERTS_EVAL_INTERVAL/);
+});
+
+test('webhook URLs: http(s) only, no credentials, the allow-list with wildcards', () => {
+  const allowed = ['127.0.0.1', '*.example.com', 'hooks.slack.com'];
+  for (const url of ['http://127.0.0.1:8080/x', 'https://a.example.com/hook', 'https://deep.a.example.com/', 'https://HOOKS.slack.com/services/x']) {
+    assert.equal(webhookUrlProblem(url, allowed), undefined, url);
+  }
+  for (const url of ['https://example.com.evil.net/', 'https://evilexample.com/', 'http://169.254.169.254/latest/meta-data', 'http://localhost/', 'http://[::1]/']) {
+    assert.match(webhookUrlProblem(url, allowed) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/, url);
+  }
+  for (const url of ['gopher://127.0.0.1/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,x']) {
+    assert.match(webhookUrlProblem(url, []) ?? '', /http or https/, url);
+  }
+  assert.match(webhookUrlProblem('https://u:p@a.example.com/', allowed) ?? '', /credentials/);
+  assert.equal(webhookUrlProblem('http://10.0.0.1/', []), undefined, 'an empty list allows any host (documented)');
+});
