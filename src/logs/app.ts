@@ -145,14 +145,14 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
     app.addHook('onClose', async () => clearInterval(timer));
   }
 
-  // Alerts: rules due are evaluated in the background; stopped (and webhooks abandoned) before the database closes.
-  alertEvaluator.start(config.alerts.evalIntervalMs);
+  app.addHook('onClose', async () => database.close());
+  // Alerts: due rules are evaluated in the background. onClose hooks run in reverse order, so this
+  // one (added after the database's) stops the loop and abandons webhooks before the database closes.
   app.addHook('onClose', async () => {
     await alertEvaluator.stop();
     alertNotifier.close();
   });
-
-  app.addHook('onClose', async () => database.close());
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
+  alertEvaluator.start(config.alerts.evalIntervalMs);
   return { app, database, store, audit, stats, tenants, alerts, alertNotifier };
 }
