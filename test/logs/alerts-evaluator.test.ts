@@ -278,6 +278,30 @@ for (const dialect of DIALECTS) {
   });
 }
 
+for (const dialect of DIALECTS) {
+  describe(`alert webhook timeout [${dialect}]`, () => {
+    test('a receiver that never answers is abandoned after LOGS_WEBHOOK_TIMEOUT and retried', async () => {
+      const receiver = await startWebhookReceiver();
+      receiver.state.hold = true;
+      const logs = await startTestLogs(dialect, { ...ENV, LOGS_WEBHOOK_TIMEOUT: '100ms', LOGS_WEBHOOK_ATTEMPTS: '2' });
+      try {
+        const created = await logs.request({
+          method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(),
+          payload: { name: 'hung receiver', query: 'zzztimeout', window: '1m', condition: { type: 'absent' }, severity: 'low', webhook: { url: receiver.url } },
+        });
+        const opened = (await logs.alerts.evaluateRule(created.json().id)).opened!;
+        await logs.alertNotifier.idle();
+        assert.equal(receiver.received.length, 2, 'both attempts reached the receiver');
+        const alert = (await logs.request({ method: 'GET', url: `/api/v1/alerts/${opened}`, headers: await logs.admin() })).json();
+        assert.deepEqual([alert.webhook.status, alert.webhook.attempts, alert.webhook.last_error], ['failed', 2, 'timeout after 100ms']);
+      } finally {
+        await logs.close();
+        await receiver.close();
+      }
+    });
+  });
+}
+
 test('alerts configuration: defaults and refusals', () => {
   const base = { LOGS_ADMIN_PASSWORD };
   const defaults = loadLogsConfig(base).alerts;
