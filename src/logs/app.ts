@@ -98,7 +98,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const alertsRepository = new AlertsRepository(db);
   // Background work reports to the server log (created below; only called once running).
   const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'));
-  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
+  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
   const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 

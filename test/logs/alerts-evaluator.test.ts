@@ -142,6 +142,10 @@ for (const dialect of DIALECTS) {
       assert.equal(resolvedHook.headers['x-gerbang-signature'], signature);
       assert.equal((await alertOf(alertId)).webhook.status, 'delivered');
 
+      const audit = (await logs.request({ method: 'GET', url: `/api/v1/log-audit/search?action=alert.status&actor=system`, headers: await logs.admin() })).json();
+      const trail = audit.data.filter((row: { target_id: string }) => row.target_id === alertId).map((row: { details: { from: string | null; to: string } }) => [row.details.from, row.details.to]);
+      assert.deepEqual(trail, [['firing', 'resolved'], [null, 'firing']], 'the system\'s changes are in the audit trail, newest first');
+
       const state = (await api('GET', `/rules/${rule.id}`)).json();
       assert.equal(state.last_count, 0);
       assert.equal(state.last_evaluated_at, iso(logs.clock.ms));

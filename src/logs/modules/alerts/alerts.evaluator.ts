@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import type { LogStore } from '../store/log-store.js';
 import type { WebhookNotifier } from './alerts.notifier.js';
 import { isUniqueViolation, type AlertRow, type AlertRuleRow, type AlertsRepository, type HistoryEntry } from './alerts.repository.js';
@@ -57,6 +58,7 @@ export class AlertEvaluator {
     private readonly repository: AlertsRepository,
     private readonly store: LogStore,
     private readonly notifier: WebhookNotifier,
+    private readonly audit: LogsAuditRepository,
     private readonly now: () => number,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
@@ -186,6 +188,7 @@ export class AlertEvaluator {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
+    await this.audited(row, null, 'firing', 'condition holds', count);
     this.notify(rule, row, 'firing');
     return row.id;
   }
@@ -205,6 +208,7 @@ export class AlertEvaluator {
       ...(extra.last_count !== undefined ? { last_count: extra.last_count } : {}),
     };
     if (!(await this.repository.transition(alert.id, alert.state, changes))) return false;
+    await this.audited(alert, alert.state, 'resolved', extra.comment ?? 'condition no longer holds', extra.last_count ?? alert.last_count);
     this.notify(rule, { ...alert, ...changes } as AlertRow, 'resolved');
     return true;
   }
@@ -213,12 +217,26 @@ export class AlertEvaluator {
   private async endExpiredSilences(): Promise<void> {
     const nowIso = new Date(this.now()).toISOString();
     for (const alert of await this.repository.expiredSilences(nowIso, DUE_BATCH)) {
-      await this.repository.transition(alert.id, 'silenced', {
+      const changed = await this.repository.transition(alert.id, 'silenced', {
         state: 'firing',
         silenced_until: null,
         updated_at: nowIso,
         history: appendHistory(alert, historyEntry('silenced', 'firing', nowIso, { comment: 'silence ended' })),
       });
+      if (changed) await this.audited(alert, 'silenced', 'firing', 'silence ended', alert.last_count);
+    }
+  }
+
+  /** The system's own state changes go to the audit trail too (actor `system`), like a user's `alert.status`. */
+  private async audited(alert: AlertRow, from: AlertRow['state'] | null, to: AlertRow['state'], comment: string, count: number): Promise<void> {
+    try {
+      await this.audit.record({
+        tenantId: alert.tenant_id, action: 'alert.status', outcome: 'success', actorId: null, actor: 'system', targetType: 'alert', targetId: alert.id,
+        details: { rule_id: alert.rule_id, rule_name: alert.rule_name, from, to, comment, count },
+      });
+    } catch (error) {
+      // The alert's own history already holds the change; a failed audit write must not undo it.
+      this.onError(error);
     }
   }
 
