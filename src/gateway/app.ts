@@ -24,6 +24,13 @@ import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
 import { ensureFirstAdmin } from './seed.js';
+import { metricsRoutes } from './modules/proxy/metrics.routes.js';
+import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
+import { proxyRoutes } from './modules/proxy/proxy.routes.js';
+import { SERVICES } from './modules/proxy/services.js';
+import { Upstream } from './modules/proxy/upstream.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
+import { DocsService } from './modules/docs/docs.service.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -85,6 +92,19 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
   await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
+
+  // Proxied services (spec 4.4), their merged documentation, and the proxy's metrics
+  const upstreams = new Map<string, Upstream>();
+  for (const service of SERVICES) {
+    const upstream = config.proxy.upstreams[service.key];
+    if (upstream) upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries));
+  }
+  const proxyMetrics = new ProxyMetrics();
+  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0 }));
+  await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
+  const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
+  await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
+  app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);

@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { loadProxyConfig, type ProxyConfig } from './modules/proxy/services.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -23,6 +24,8 @@ export interface GatewayConfig {
     readonly windowMs: number;
   };
   readonly listMaxPerPage: number;
+  /** The eight proxied services (spec 4.4), their docs, metrics. */
+  readonly proxy: ProxyConfig;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -56,5 +59,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
+    proxy: loadProxyConfig(env),
   });
 }

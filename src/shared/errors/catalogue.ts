@@ -50,6 +50,13 @@ export const ERRORS = {
   CANNOT_DELETE_SELF: { status: 400, id: 'Anda tidak dapat menghapus akun Anda sendiri', en: 'You cannot delete your own account' },
   LAST_ADMIN: { status: 400, id: 'Administrator terakhir tidak dapat dihapus atau diturunkan', en: 'The last administrator cannot be removed or demoted' },
 
+  // Proxied services (gateway, spec 4.4 and 7.1); messages name the service, never an address
+  SERVICE_NOT_CONFIGURED: { status: 503, id: 'Layanan {service} belum dikonfigurasi', en: 'The {service} service is not configured' },
+  UPSTREAM_UNREACHABLE: { status: 502, id: 'Layanan {service} tidak dapat dihubungi', en: 'The {service} service cannot be reached' },
+  UPSTREAM_TIMEOUT: { status: 504, id: 'Layanan {service} tidak menjawab tepat waktu', en: 'The {service} service did not answer in time' },
+  PATH_INVALID: { status: 400, id: 'Path permintaan tidak valid', en: 'Invalid request path' },
+  METRICS_TOKEN_INVALID: { status: 401, id: 'Token metrik tidak valid', en: 'Invalid metrics token' },
+
   // Log-monitoring backend (spec 7.2: exact messages, no translation)
   LOGS_INVALID_BODY: { status: 400, id: 'invalid json body', en: 'invalid json body' },
   LOGS_MISSING_TOKEN: { status: 401, id: 'missing bearer token', en: 'missing bearer token' },

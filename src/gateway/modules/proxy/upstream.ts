@@ -1,0 +1,96 @@
+import type { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
+import type { UpstreamConfig } from './services.js';
+
+/** How an upstream call failed, for the status code and the metrics. */
+export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other';
+
+export class UpstreamError extends Error {
+  constructor(readonly kind: UpstreamFailure, cause: unknown) {
+    super(`upstream ${kind}`, { cause });
+    this.name = 'UpstreamError';
+  }
+}
+
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function classifyUpstreamError(error: unknown): UpstreamFailure {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
+  if (RESET_CODES.has(code)) return 'reset';
+  if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SSL')) return 'tls';
+  return 'other';
+}
+
+export interface UpstreamRequest {
+  method: string;
+  /** Path below the upstream's prefix, with the raw query string. */
+  path: string;
+  headers: Record<string, string | string[]>;
+  body: Readable | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */
+export class Upstream {
+  private readonly pool: Pool;
+
+  constructor(readonly config: UpstreamConfig, connections: number, private readonly retries: number) {
+    this.pool = new Pool(config.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      connectTimeout: Math.min(config.timeoutMs, 10_000),
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+    });
+  }
+
+  /**
+   * Sends the request; resolves when the response headers arrive. A body-less GET or HEAD is tried
+   * again after a connection error (the request cannot have had an effect); nothing else is.
+   */
+  async send(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    const retryable = request.body === undefined && (request.method === 'GET' || request.method === 'HEAD');
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.pool.request({
+          method: request.method as Dispatcher.HttpMethod,
+          path: this.config.pathPrefix + request.path,
+          headers: request.headers,
+          body: request.body ?? null,
+          signal: request.signal ?? null,
+        });
+      } catch (error) {
+        if (request.signal?.aborted) throw error;
+        const kind = classifyUpstreamError(error);
+        if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
+        throw kind === 'other' && !(error as { code?: string }).code ? error : new UpstreamError(kind, error);
+      }
+    }
+  }
+
+  /** A GET the gateway makes itself (the service's API description). */
+  async fetchJson(path: string, timeoutMs: number): Promise<{ status: number; json: unknown }> {
+    const response = await this.pool.request({
+      method: 'GET',
+      path: this.config.pathPrefix + path,
+      headers: { accept: 'application/json' },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      return { status: response.statusCode, json: undefined };
+    }
+    const text = await response.body.text();
+    if (text.length > 20 * 1_048_576) return { status: response.statusCode, json: undefined };
+    return { status: response.statusCode, json: JSON.parse(text) };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
