@@ -18,7 +18,7 @@ import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { authGuards } from './modules/auth/authenticate.js';
-import { SessionsRepository } from './modules/auth/sessions.repository.js';
+import { CachingSessionsRepository } from './modules/auth/session-cache.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -59,7 +59,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const audit = new AuditRepository(db, now);
   const usersRepository = new UsersRepository(db, database.dialect);
   const hakAkses = new HakAksesRepository(db);
-  const sessions = new SessionsRepository(db);
+  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now);
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);

@@ -26,6 +26,8 @@ export interface GatewayConfig {
   readonly listMaxPerPage: number;
   /** The eight proxied services (spec 4.4), their docs, metrics. */
   readonly proxy: ProxyConfig;
+  /** How long a session look-up is reused on this instance (0 = off); see docs/proxy.md. */
+  readonly sessionCacheMs: number;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -60,5 +62,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     },
     listMaxPerPage: 100,
     proxy: loadProxyConfig(env),
+    sessionCacheMs: read.duration('GATEWAY_SESSION_CACHE_TTL', '2s'),
   });
 }

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
@@ -154,11 +155,15 @@ function proxyHandler(
     const search = q === -1 ? '' : url.slice(q);
     const body = requestBody(request, upstream.config.bodyLimit);
 
-    const abort = new AbortController();
+    // A client that goes away ends the upstream call too. (undici takes an emitter of 'abort' as a
+    // signal; an AbortController per request cost measurably more on the hot path.)
+    const cancel = new EventEmitter() as EventEmitter & { aborted: boolean };
+    cancel.aborted = false;
     const res = reply.raw;
-    // A client that goes away ends the upstream call too.
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (res.writableFinished) return;
+      cancel.aborted = true;
+      cancel.emit('abort');
     });
 
     let response;
@@ -176,7 +181,7 @@ function proxyHandler(
           trustForwarding: deps.trustForwarding,
         }),
         body,
-        signal: abort.signal,
+        signal: cancel,
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
@@ -201,12 +206,15 @@ function proxyHandler(
       res.end();
       return;
     }
-    pipeline(response.body, res, (error) => {
-      if (!error) return;
-      const upstreamFault = classifyUpstreamError(error) !== 'other' && !abort.signal.aborted;
+    // pipe rather than stream.pipeline: pipeline makes and aborts an AbortController per call,
+    // which showed in the profile. The client going away is handled by the 'close' listener above.
+    const relayed = response.body;
+    relayed.once('error', (error) => {
+      const upstreamFault = !cancel.aborted && classifyUpstreamError(error) !== 'other';
       if (upstreamFault) deps.metrics.upstreamError(service.key, 'aborted_body');
       res.destroy();
       finish(request, status, timing, upstreamFault ? 'upstream body broke off' : 'client went away');
     });
+    relayed.pipe(res);
   };
 }

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from './services.js';
@@ -30,7 +31,8 @@ export interface UpstreamRequest {
   path: string;
   headers: Record<string, string | string[]>;
   body: Readable | undefined;
-  signal: AbortSignal | undefined;
+  /** Emits 'abort' when the client went away. */
+  signal: (EventEmitter & { aborted: boolean }) | undefined;
 }
 
 /** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */

@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { GatewaySchema } from '../../db/schema.js';
+import { SessionsRepository } from './sessions.repository.js';
+
+type Session = NonNullable<Awaited<ReturnType<SessionsRepository['find']>>>;
+
+const LIMIT = 50_000;
+
+/**
+ * SessionsRepository with a short-lived cache of `find`, because every proxied request checks its
+ * session and the look-up was the largest cost of the token check (docs/proxy.md, "Performance").
+ *
+ * Correctness: on this instance, revoking or extending a session drops it from the cache and, for
+ * one TTL, stops it being cached again (so a read racing the revoking transaction's commit cannot
+ * put the old row back). Other instances sharing the database see a revocation within the TTL
+ * (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
+ */
+export class CachingSessionsRepository extends SessionsRepository {
+  private readonly cache = new Map<string, { session: Session | undefined; until: number }>();
+  private readonly bypass = new Map<string, number>();
+
+  constructor(db: Kysely<GatewaySchema>, private readonly ttlMs: number, private readonly clock: () => number = Date.now) {
+    super(db);
+  }
+
+  override async find(id: string) {
+    if (this.ttlMs <= 0) return super.find(id);
+    const now = this.clock();
+    const cached = this.cache.get(id);
+    if (cached && cached.until > now) return cached.session;
+    const session = await super.find(id);
+    const blockedUntil = this.bypass.get(id);
+    if (blockedUntil !== undefined && blockedUntil > now) return session;
+    if (blockedUntil !== undefined) this.bypass.delete(id);
+    if (this.cache.size >= LIMIT) this.cache.clear();
+    this.cache.set(id, { session, until: now + this.ttlMs });
+    return session;
+  }
+
+  private forget(ids: readonly string[]): void {
+    const until = this.clock() + this.ttlMs;
+    for (const id of ids) {
+      this.cache.delete(id);
+      this.bypass.set(id, until);
+    }
+    if (this.bypass.size > LIMIT) {
+      const now = this.clock();
+      for (const [id, blockedUntil] of this.bypass) if (blockedUntil <= now) this.bypass.delete(id);
+    }
+  }
+
+  override async extend(id: string, expiresAt: string) {
+    this.forget([id]);
+    try {
+      return await super.extend(id, expiresAt);
+    } finally {
+      this.forget([id]);
+    }
+  }
+
+  override async revoke(id: string, at: string) {
+    this.forget([id]);
+    try {
+      return await super.revoke(id, at);
+    } finally {
+      this.forget([id]);
+    }
+  }
+
+  override async revokeAllOfUser(userId: string, at: string, db?: Kysely<GatewaySchema>): Promise<string[]> {
+    // The ids are known only from the update; cached sessions of the user are dropped first.
+    const before = [...this.cache].filter(([, entry]) => entry.session?.user_id === userId).map(([id]) => id);
+    this.forget(before);
+    const ids = await super.revokeAllOfUser(userId, at, db);
+    this.forget(ids);
+    return ids;
+  }
+}
