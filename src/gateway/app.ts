@@ -27,7 +27,7 @@ import { ensureFirstAdmin } from './seed.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
 import { proxyRoutes } from './modules/proxy/proxy.routes.js';
-import { SERVICES } from './modules/proxy/services.js';
+import { isProxiedUrl, SERVICES } from './modules/proxy/services.js';
 import { Upstream } from './modules/proxy/upstream.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
 import { DocsService } from './modules/docs/docs.service.js';
@@ -66,7 +66,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const guards = authGuards(tokens, usersRepository);
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, skipRequestLogging: (req) => isProxiedUrl(req.url) });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });

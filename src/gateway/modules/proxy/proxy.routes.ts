@@ -13,6 +13,8 @@ interface ProxyTiming {
   service: string;
   start: number;
   upstreamMs: number | undefined;
+  /** Logged already (a response that broke off can be reported twice). */
+  done?: boolean;
 }
 
 declare module 'fastify' {
@@ -98,6 +100,8 @@ export function proxyRoutes(deps: ProxyDeps) {
     });
 
     const finish = (request: FastifyRequest, status: number, timing: ProxyTiming, failure?: string) => {
+      if (timing.done) return;
+      timing.done = true;
       const totalMs = performance.now() - timing.start;
       deps.metrics.observe(timing.service, request.method, status, totalMs / 1000, timing.upstreamMs === undefined ? undefined : timing.upstreamMs / 1000);
       const url = request.raw.url ?? '';
@@ -166,24 +170,45 @@ function proxyHandler(
       cancel.emit('abort');
     });
 
-    let response;
+    let answered = false;
     try {
-      response = await upstream.send({
-        method: request.method,
-        path: (rest === '' && upstream.config.pathPrefix === '' ? '/' : rest) + search,
-        headers: upstreamRequestHeaders(request.headers, {
-          authorization: authorizationFor(request, deps.config.authorization),
-          requestId: request.id,
-          userId: request.auth!.userId,
-          forwardedFor: deps.trustForwarding && request.headers['x-forwarded-for'] ? `${request.headers['x-forwarded-for']}, ${request.socket.remoteAddress}` : (request.socket.remoteAddress ?? ''),
-          forwardedProto: request.protocol,
-          forwardedHost: request.host,
-          trustForwarding: deps.trustForwarding,
-        }),
-        body,
-        signal: cancel,
-      });
+      await upstream.relay(
+        {
+          method: request.method,
+          path: (rest === '' && upstream.config.pathPrefix === '' ? '/' : rest) + search,
+          headers: upstreamRequestHeaders(request.headers, {
+            authorization: authorizationFor(request, deps.config.authorization),
+            requestId: request.id,
+            userId: request.auth!.userId,
+            forwardedFor: deps.trustForwarding && request.headers['x-forwarded-for'] ? `${request.headers['x-forwarded-for']}, ${request.socket.remoteAddress}` : (request.socket.remoteAddress ?? ''),
+            forwardedProto: request.protocol,
+            forwardedHost: request.host,
+            trustForwarding: deps.trustForwarding,
+          }),
+          body,
+          signal: cancel,
+        },
+        // From here the upstream's answer is relayed as is, outside Fastify's reply pipeline:
+        // headers go out at once, and a body that breaks off closes the client's connection
+        // (there is no way left to tell the client in-band).
+        (status, upstreamHeaders) => {
+          answered = true;
+          timing.upstreamMs = performance.now() - timing.start;
+          reply.hijack();
+          const headers = clientResponseHeaders(upstreamHeaders);
+          if (headers['x-request-id'] === undefined) headers['x-request-id'] = request.id;
+          res.writeHead(status, headers);
+          return res;
+        },
+      );
     } catch (error) {
+      if (answered) {
+        const upstreamFault = !cancel.aborted && classifyUpstreamError(error) !== 'other';
+        if (upstreamFault) deps.metrics.upstreamError(service.key, 'aborted_body');
+        res.destroy();
+        finish(request, res.statusCode, timing, upstreamFault ? 'upstream body broke off' : 'client went away');
+        return;
+      }
       if (error instanceof AppError) throw error;
       // undici reports a failed request body as its own error; the limit is what broke it.
       if (body instanceof BodyLimit && body.exceeded) throw new AppError('BODY_TOO_LARGE');
@@ -191,30 +216,5 @@ function proxyHandler(
       deps.metrics.upstreamError(service.key, kind);
       throw new AppError(kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE', { params, cause: error });
     }
-    timing.upstreamMs = performance.now() - timing.start;
-
-    // From here the upstream's answer is relayed as is, outside Fastify's reply pipeline: headers go
-    // out at once, and a body that breaks off closes the client's connection (there is no way left
-    // to tell the client in-band).
-    reply.hijack();
-    const headers = clientResponseHeaders(response.headers);
-    if (headers['x-request-id'] === undefined) headers['x-request-id'] = request.id;
-    res.writeHead(response.statusCode, headers);
-    const status = response.statusCode;
-    if (request.method === 'HEAD' || status === 204 || status === 304) {
-      response.body.dump().catch(() => {});
-      res.end();
-      return;
-    }
-    // pipe rather than stream.pipeline: pipeline makes and aborts an AbortController per call,
-    // which showed in the profile. The client going away is handled by the 'close' listener above.
-    const relayed = response.body;
-    relayed.once('error', (error) => {
-      const upstreamFault = !cancel.aborted && classifyUpstreamError(error) !== 'other';
-      if (upstreamFault) deps.metrics.upstreamError(service.key, 'aborted_body');
-      res.destroy();
-      finish(request, status, timing, upstreamFault ? 'upstream body broke off' : 'client went away');
-    });
-    relayed.pipe(res);
   };
 }

@@ -86,6 +86,18 @@ export const SERVICES: readonly ServiceDefinition[] = [
   },
 ];
 
+/** A request to one of the proxied services (which writes its own access log line). */
+export function isProxiedUrl(url: string | undefined): boolean {
+  if (url === undefined || !url.startsWith('/api/v1/')) return false;
+  for (const service of SERVICES) {
+    if (url.startsWith(service.basePath)) {
+      const next = url.charCodeAt(service.basePath.length);
+      if (Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */) return true;
+    }
+  }
+  return false;
+}
+
 /** Where and how one service is reached. */
 export interface UpstreamConfig {
   /** `http(s)://host:port`, for the connection pool. */

@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from './services.js';
 
@@ -51,25 +51,35 @@ export class Upstream {
   }
 
   /**
-   * Sends the request; resolves when the response headers arrive. A body-less GET or HEAD is tried
-   * again after a connection error (the request cannot have had an effect); nothing else is.
+   * Sends the request and streams the response into the writable `onHeaders` returns once the
+   * upstream's status and headers arrive (undici's `stream`, which skips an intermediate body
+   * stream). Resolves when the body is relayed. A body-less GET or HEAD is tried again after a
+   * connection error before any response (it cannot have had an effect); nothing else is.
    */
-  async send(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  async relay(request: UpstreamRequest, onHeaders: (status: number, headers: Record<string, string | string[] | undefined>) => Writable): Promise<void> {
     const retryable = request.body === undefined && (request.method === 'GET' || request.method === 'HEAD');
+    let answered = false;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await this.pool.request({
-          method: request.method as Dispatcher.HttpMethod,
-          path: this.config.pathPrefix + request.path,
-          headers: request.headers,
-          body: request.body ?? null,
-          signal: request.signal ?? null,
-        });
+        await this.pool.stream(
+          {
+            method: request.method as Dispatcher.HttpMethod,
+            path: this.config.pathPrefix + request.path,
+            headers: request.headers,
+            body: request.body ?? null,
+            signal: request.signal ?? null,
+          },
+          ({ statusCode, headers }) => {
+            answered = true;
+            return onHeaders(statusCode, headers);
+          },
+        );
+        return;
       } catch (error) {
-        if (request.signal?.aborted) throw error;
+        if (answered || request.signal?.aborted) throw error;
         const kind = classifyUpstreamError(error);
         if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
-        throw kind === 'other' && !(error as { code?: string }).code ? error : new UpstreamError(kind, error);
+        throw new UpstreamError(kind, error);
       }
     }
   }
