@@ -50,14 +50,23 @@ export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: For
   return out;
 }
 
-/** The upstream's response headers, less hop-by-hop ones. */
-export function clientResponseHeaders(incoming: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const named = connectionNamed(incoming.connection);
-  const out: Record<string, string | string[]> = {};
-  for (const name in incoming) {
-    const value = incoming[name];
-    if (value === undefined || isHopByHop(name, named)) continue;
-    out[name] = value;
+/**
+ * The upstream's response headers as undici hands them over (name, value, name, value, ...), less
+ * hop-by-hop ones, as a flat list for `res.writeHead` (keeps repeated fields such as Set-Cookie).
+ */
+export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
+  let named: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === 'connection') {
+      named ??= new Set();
+      for (const token of connectionNamed(String(raw[i + 1])) ?? []) named.add(token);
+    }
+  }
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = String(raw[i]);
+    if (isHopByHop(name.toLowerCase(), named)) continue;
+    out.push(name, String(raw[i + 1]));
   }
   return out;
 }

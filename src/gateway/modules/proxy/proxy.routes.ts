@@ -196,7 +196,7 @@ function proxyHandler(
           timing.upstreamMs = performance.now() - timing.start;
           reply.hijack();
           const headers = clientResponseHeaders(upstreamHeaders);
-          if (headers['x-request-id'] === undefined) headers['x-request-id'] = request.id;
+          if (!headers.some((name, i) => i % 2 === 0 && name.length === 12 && name.toLowerCase() === 'x-request-id')) headers.push('x-request-id', request.id);
           res.writeHead(status, headers);
           return res;
         },
