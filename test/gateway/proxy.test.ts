@@ -275,6 +275,7 @@ for (const dialect of DIALECTS) {
       assert.equal(response.status, 503);
       const body = JSON.parse(response.body.toString());
       assert.deepEqual(body, { code: 503, status: false, message: 'The Tramtibum service is not configured' });
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', 'the gateway\'s own answers keep the security headers');
     });
 
     test('connection refused: 502 naming the service, no internal address', async () => {

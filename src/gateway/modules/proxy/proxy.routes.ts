@@ -133,7 +133,8 @@ export function proxyRoutes(deps: ProxyDeps) {
         onRequest,
         preHandler: deps.requireAuth,
         exposeHeadRoute: false,
-        config: { passThroughHeaders: true },
+        // No passThroughHeaders: relayed answers bypass onSend (hijacked), so the security headers
+        // land only on the gateway's own envelopes (401, 413, 502, 503, 504).
         schema: { hide: true },
       };
       app.route({ ...route, url: service.basePath });
