@@ -64,6 +64,12 @@ export function docsRoutes(deps: DocsDeps) {
       return INIT_JS;
     });
     // The plugin serves the Swagger UI assets from the npm package under /api/v1/swagger/static/.
-    await app.register(swaggerUi, { routePrefix: UI_PREFIX, staticCSP: UI_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'") });
+    // Its own page (/api/v1/swagger/) and /json show the latest merged document too.
+    await app.register(swaggerUi, {
+      routePrefix: UI_PREFIX,
+      staticCSP: UI_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'"),
+      uiConfig: { validatorUrl: null },
+      transformSpecification: (own: Record<string, unknown>) => deps.docs.last ?? own,
+    });
   };
 }

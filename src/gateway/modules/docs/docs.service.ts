@@ -29,6 +29,8 @@ export async function toOpenApi3(json: unknown): Promise<OpenApiDocument | undef
  */
 export class DocsService {
   private readonly cache = new Map<string, { at: number; ttl: number; result: Promise<Fetched> }>();
+  /** The latest merged document, for callers that cannot wait (the Swagger UI plugin's own /json). */
+  last: OpenApiDocument | undefined;
 
   constructor(
     private readonly upstreams: ReadonlyMap<string, Upstream>,
@@ -47,7 +49,8 @@ export class DocsService {
       }),
     );
     unavailable.sort((a, b) => SERVICES.findIndex((s) => s.key === a.service) - SERVICES.findIndex((s) => s.key === b.service));
-    return mergeDocuments(own, parts, unavailable);
+    this.last = mergeDocuments(own, parts, unavailable);
+    return this.last;
   }
 
   private fetched(service: ServiceDefinition): Promise<Fetched> {

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
+import { wrapToken } from '../auth/token-wrapping.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
 import type { ProxyMetrics } from './proxy.metrics.js';
@@ -82,7 +83,8 @@ function requestBody(request: FastifyRequest, limit: number): Readable | undefin
 
 function authorizationFor(request: FastifyRequest, format: ProxyConfig['authorization']): string {
   const auth = request.auth!;
-  if (format === 'wrapped') return request.headers.authorization ?? '';
+  // A token that came in a cookie (SSO) is wrapped afresh.
+  if (format === 'wrapped') return request.headers.authorization ?? wrapToken(auth.jwt);
   return `Bearer ${auth.jwt}`;
 }
 
