@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -26,6 +27,9 @@ function bigStream(size: number): Readable {
 
 const bigDigest = async (size: number) => digestStream(bigStream(size));
 
+/** Called when the upstream gets /hang, and when that request's connection closes. */
+const hang: { arrived?: () => void; closed?: () => void } = {};
+
 /** The upstream of these tests: each path is one behaviour. */
 function upstreamBehaviour() {
   return startUpstream(async (req, res, seen) => {
@@ -46,7 +50,12 @@ function upstreamBehaviour() {
       res.write(Buffer.alloc(1000, 1), () => setImmediate(() => req.socket.destroy()));
       return;
     }
-    if (path === '/hang') return; // never answers: the gateway's timeout must
+    if (path === '/hang') {
+      // never answers: the gateway's timeout must
+      req.socket.once('close', () => hang.closed?.());
+      hang.arrived?.();
+      return;
+    }
     if (path === '/stall-body') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('partial');
@@ -296,6 +305,22 @@ for (const dialect of DIALECTS) {
       const response = await rawRequest(port, 'GET', '/api/v1/keuangan/hang', { headers: { ...auth(), 'accept-language': 'en' } });
       assert.equal(response.status, 504);
       assert.equal(JSON.parse(response.body.toString()).message, 'The Keuangan service did not answer in time');
+    });
+
+    test('a client that leaves before the answer ends the upstream call', async () => {
+      const errorLines = async () => (await rawRequest(port, 'GET', '/metrics')).body.toString().split('\n').filter((line) => line.startsWith('gateway_proxy_upstream_errors_total{service="master-data"'));
+      const errorsBefore = await errorLines();
+      const arrived = new Promise<void>((resolve) => (hang.arrived = resolve));
+      const closed = new Promise<void>((resolve) => (hang.closed = resolve));
+      const client = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/master-data/hang', headers: auth(), agent: false });
+      client.on('error', () => {});
+      client.end();
+      await arrived;
+      client.destroy();
+      await closed; // the gateway's timeout here is 30 s: only the client's leaving closes it now
+      const metrics = (await rawRequest(port, 'GET', '/metrics')).body.toString();
+      assert.match(metrics, /gateway_proxy_requests_total\{service="master-data",method="GET",status="499"\} 1/);
+      assert.deepEqual(await errorLines(), errorsBefore, 'not counted as an upstream failure');
     });
 
     test('upstream dying mid-body closes the client connection', async () => {

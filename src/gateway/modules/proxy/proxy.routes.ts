@@ -212,6 +212,13 @@ function proxyHandler(
         finish(request, res.statusCode, timing, upstreamFault ? 'upstream body broke off' : 'client went away');
         return;
       }
+      if (cancel.aborted) {
+        // The client left before the answer: nobody to tell, and not the upstream's fault.
+        reply.hijack();
+        res.destroy();
+        finish(request, 499, timing, 'client went away');
+        return;
+      }
       if (error instanceof AppError) throw error;
       // undici reports a failed request body as its own error; the limit is what broke it.
       if (body instanceof BodyLimit && body.exceeded) throw new AppError('BODY_TOO_LARGE');
