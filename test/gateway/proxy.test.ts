@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -30,6 +30,9 @@ const bigDigest = async (size: number) => digestStream(bigStream(size));
 /** Called when the upstream gets /hang, and when that request's connection closes. */
 const hang: { arrived?: () => void; closed?: () => void } = {};
 
+/** Hand-offs between client and upstream that prove bodies stream rather than being buffered whole. */
+const probe: { upstreamGotData?: () => void; clientGotData?: Promise<void> } = {};
+
 /** The upstream of these tests: each path is one behaviour. */
 function upstreamBehaviour() {
   return startUpstream(async (req, res, seen) => {
@@ -37,6 +40,22 @@ function upstreamBehaviour() {
     if (path === '/upload-digest') {
       const { length, sha256 } = await digestStream(req);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ length, sha256 }));
+      return;
+    }
+    if (path === '/probe-up') {
+      let length = 0;
+      req.on('data', (chunk: Buffer) => {
+        if (length === 0) probe.upstreamGotData?.();
+        length += chunk.length;
+      });
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ length })));
+      return;
+    }
+    if (path === '/probe-down') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(65_536, 1));
+      await probe.clientGotData; // the rest only once the client has the first part
+      res.end(Buffer.alloc(65_536, 2));
       return;
     }
     if (path === '/big-download') {
@@ -237,6 +256,35 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(down.status, 200);
       assert.deepEqual(digest, expected);
+    });
+
+    test('bodies stream: the upstream reads the upload before it is complete, the client reads the download before it is complete', { timeout: 20_000 }, async () => {
+      // Would deadlock (and time out) if the gateway waited for a whole body before passing it on.
+      const upstreamGotData = new Promise<void>((resolve) => (probe.upstreamGotData = resolve));
+      const upload = new PassThrough();
+      const sent = rawRequest(port, 'POST', '/api/v1/file/probe-up', { headers: { ...auth(), 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }, body: upload });
+      upload.write(Buffer.alloc(65_536, 1));
+      await upstreamGotData;
+      upload.end(Buffer.alloc(65_536, 2));
+      const up = await sent;
+      assert.equal(up.status, 200);
+      assert.deepEqual(JSON.parse(up.body.toString()), { length: 131_072 });
+
+      let clientGotData!: () => void;
+      probe.clientGotData = new Promise<void>((resolve) => (clientGotData = resolve));
+      const down = await rawRequest(port, 'GET', '/api/v1/file/probe-down', {
+        headers: auth(),
+        consume: async (res) => {
+          const chunks: Buffer[] = [];
+          for await (const chunk of res) {
+            chunks.push(chunk as Buffer);
+            clientGotData();
+          }
+          return Buffer.concat(chunks);
+        },
+      });
+      assert.equal(down.status, 200);
+      assert.equal(down.body.length, 131_072);
     });
 
     test('a body over the service limit is refused with 413, by length or while streaming', async () => {
