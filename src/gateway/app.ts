@@ -24,6 +24,7 @@ import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
 import { ensureFirstAdmin } from './seed.js';
+import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
 import { proxyRoutes } from './modules/proxy/proxy.routes.js';
@@ -97,7 +98,8 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const upstreams = new Map<string, Upstream>();
   for (const service of SERVICES) {
     const upstream = config.proxy.upstreams[service.key];
-    if (upstream) upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries));
+    const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
+    if (upstream) upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
   }
   const proxyMetrics = new ProxyMetrics();
   await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0 }));

@@ -95,3 +95,51 @@ describe('proxy options: wrapped Authorization, protected metrics', () => {
     assert.match(ok.body.toString(), /gateway_proxy_requests_total\{service="notification",method="DELETE",status="204"\} 1/);
   });
 });
+
+describe('circuit breaker', () => {
+  let gw: TestGateway;
+  let upstream: TestUpstream;
+  let port: number;
+  let healthy = false;
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      if (!healthy) return void req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+    gw = await startTestGateway('sqlite', {
+      SERVER_SERVICE_PERIZINAN: upstream.url,
+      GATEWAY_PROXY_RETRIES: '0',
+      GATEWAY_PROXY_BREAKER_THRESHOLD: '2',
+      GATEWAY_PROXY_BREAKER_COOLDOWN: '10s',
+    });
+    await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (gw.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  test('after consecutive failures calls fail at once; after the cooldown one trial call decides', async () => {
+    const token = await gw.login();
+    const call = async () => (await rawRequest(port, 'GET', '/api/v1/perizinan/cuti', { headers: { authorization: token } })).status;
+    assert.equal(await call(), 502);
+    assert.equal(await call(), 502);
+    assert.equal(upstream.seen.length, 2);
+    assert.equal(await call(), 502, 'open: not attempted');
+    assert.equal(upstream.seen.length, 2);
+    gw.clock.advance(10_001);
+    assert.equal(await call(), 502, 'trial call fails');
+    assert.equal(upstream.seen.length, 3);
+    assert.equal(await call(), 502);
+    assert.equal(upstream.seen.length, 3, 'open again');
+    healthy = true;
+    gw.clock.advance(10_001);
+    assert.equal(await call(), 200, 'trial call succeeds');
+    assert.equal(await call(), 200, 'closed');
+    assert.equal(upstream.seen.length, 5);
+    const metrics = (await rawRequest(port, 'GET', '/metrics')).body.toString();
+    assert.match(metrics, /gateway_proxy_upstream_errors_total\{service="perizinan",kind="circuit_open"\} 2/);
+  });
+});

@@ -29,7 +29,7 @@ export class ProxyMetrics {
   });
   private readonly upstreamErrors = new Counter({
     name: 'gateway_proxy_upstream_errors_total',
-    help: 'Failed upstream calls by service and kind (refused, dns, reset, timeout, tls, other, aborted_body)',
+    help: 'Failed upstream calls by service and kind (refused, dns, reset, timeout, tls, other, circuit_open, aborted_body)',
     labelNames: ['service', 'kind'] as const,
     registers: [this.registry],
   });

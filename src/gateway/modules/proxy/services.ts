@@ -123,6 +123,10 @@ export interface ProxyConfig {
   readonly connections: number;
   /** How long an upstream's description is reused by /api/v1/docs.json (ms). */
   readonly docsRefreshMs: number;
+  /** Consecutive failed calls that open a service's circuit (0 = no breaker). */
+  readonly breakerThreshold: number;
+  /** How long an open circuit fails calls at once before one trial call. */
+  readonly breakerCooldownMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
 }
@@ -164,6 +168,8 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     retries: read.int('GATEWAY_PROXY_RETRIES', 1, 0, 5),
     connections: read.int('GATEWAY_PROXY_CONNECTIONS', 128, 1, 65_536),
     docsRefreshMs: read.duration('GATEWAY_DOCS_REFRESH', '5m'),
+    breakerThreshold: read.int('GATEWAY_PROXY_BREAKER_THRESHOLD', 5, 0, 1_000_000),
+    breakerCooldownMs: read.duration('GATEWAY_PROXY_BREAKER_COOLDOWN', '10s'),
     metricsToken: read.optionalString('GATEWAY_METRICS_TOKEN'),
   });
 }

@@ -1,10 +1,11 @@
 import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
+import { CircuitBreaker } from './circuit-breaker.js';
 import type { UpstreamConfig } from './services.js';
 
 /** How an upstream call failed, for the status code and the metrics. */
-export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other';
+export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other' | 'circuit_open';
 
 export class UpstreamError extends Error {
   constructor(readonly kind: UpstreamFailure, cause: unknown) {
@@ -39,7 +40,12 @@ export interface UpstreamRequest {
 export class Upstream {
   private readonly pool: Pool;
 
-  constructor(readonly config: UpstreamConfig, connections: number, private readonly retries: number) {
+  constructor(
+    readonly config: UpstreamConfig,
+    connections: number,
+    private readonly retries: number,
+    private readonly breaker: CircuitBreaker = new CircuitBreaker(0, 0, Date.now),
+  ) {
     this.pool = new Pool(config.origin, {
       connections,
       pipelining: 1,
@@ -60,15 +66,20 @@ export class Upstream {
    */
   async relay(request: UpstreamRequest, onHeaders: (status: number, rawHeaders: Buffer[]) => Writable): Promise<void> {
     const retryable = request.body === undefined && (request.method === 'GET' || request.method === 'HEAD');
+    if (!this.breaker.allow()) throw new UpstreamError('circuit_open', undefined);
     for (let attempt = 0; ; attempt += 1) {
       const state = { answered: false };
       try {
         await this.dispatchOnce(request, onHeaders, state);
+        this.breaker.succeeded();
         return;
       } catch (error) {
+        if (state.answered) this.breaker.succeeded();
         if (state.answered || request.signal?.aborted) throw error;
         const kind = classifyUpstreamError(error);
         if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
+        // A request body that broke (client gone, size limit) says nothing about the upstream.
+        if (kind !== 'other') this.breaker.failed();
         throw new UpstreamError(kind, error);
       }
     }
