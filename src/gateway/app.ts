@@ -98,8 +98,9 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const upstreams = new Map<string, Upstream>();
   for (const service of SERVICES) {
     const upstream = config.proxy.upstreams[service.key];
+    if (!upstream) continue;
     const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
-    if (upstream) upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
+    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
   }
   const proxyMetrics = new ProxyMetrics();
   await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0 }));
