@@ -207,9 +207,10 @@ Versions: Node ${process.version}; ${nginxText}; ${wrkText}; fastify ${versionOf
 express ${versionOf('express', HERE)}, http-proxy-middleware ${versionOf('http-proxy-middleware', HERE)}.
 
 The gateway is measured as deployed: every request carries the wrapped token and is checked (signature
-cached per token, session looked up), then forwarded with the header rules of docs/proxy.md, on SQLite.
-"access log on" writes Fastify's request lines and the proxy's access line per request (stdout to
-/dev/null); nginx writes its access log (buffered).
+cached per token, session look-up cached for GATEWAY_SESSION_CACHE_TTL, 2 s), then forwarded with the
+header rules of docs/proxy.md, on SQLite. "access log on" writes the proxy's access line per request
+(stdout to /dev/null); nginx writes its access log (buffered). On a shared machine the figures move
+by tens of per cent from run to run: read the ratios, not single numbers.
 
 | target | GET 1 KiB req/s | p50 ms | p99 ms | POST 10 KiB req/s | p50 ms | p99 ms | non-2xx GET / POST |
 |---|---|---|---|---|---|---|---|
@@ -222,10 +223,10 @@ ${ratioRows.join('\n')}
 Targets (issue 3): at least 0.5x nginx, at least 2x Express + http-proxy-middleware, p99 under 5 ms at 50 connections.
 ${verdicts.join('\n')}
 
-What stands in the way (CPU profile, \`BENCH_PROFILE=1\`): with the token and session check cached, the
-gateway's own code is a few per cent of its CPU; most of it is Node's HTTP server and undici's
-client (llhttp parsing, two socket writes per request: one to the upstream, one to the client).
-nginx does the same work in C with one worker. On a 2-core machine shared by wrk, the upstream and
+What stands in the way (CPU profile, \`BENCH_PROFILE=1\`, inclusive shares of the gateway's busy time):
+undici's client about 45% (a good part of it llhttp parsing the upstream's answers), socket writes
+about 20% (one to the upstream and one to the client per request), Fastify's request handling about
+18%, the token check with its caches about 2%. nginx does the same work in C with one worker. On a 2-core machine shared by wrk, the upstream and
 the proxy (and, during this run, other work on the machine), a single Node process cannot reach
 half of nginx's rate. Changes the profile led to are listed in docs/proxy.md ("Performance").
 For more throughput run several gateway instances (they share PostgreSQL; the session cache
