@@ -70,6 +70,7 @@ export class DocsService {
     let json: unknown;
     try {
       const response = await upstream.fetchJson(upstream.config.docsPath, Math.min(upstream.config.timeoutMs, FETCH_TIMEOUT_MS));
+      if (response.status === 413) return { ok: false, reason: 'invalid description' };
       if (response.status !== 200) return { ok: false, reason: 'no description' };
       json = response.json;
     } catch (error) {

@@ -36,6 +36,8 @@ export interface UpstreamRequest {
   signal: (EventEmitter & { aborted: boolean }) | undefined;
 }
 
+const DESCRIPTION_LIMIT = 20 * 1_048_576;
+
 /** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */
 export class Upstream {
   private readonly pool: Pool;
@@ -144,13 +146,23 @@ export class Upstream {
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
-    if (response.statusCode !== 200) {
+    // A description is JSON and not huge; anything else is not read.
+    const declared = Number(response.headers['content-length'] ?? 0);
+    if (response.statusCode !== 200 || declared > DESCRIPTION_LIMIT) {
       await response.body.dump();
-      return { status: response.statusCode, json: undefined };
+      return { status: response.statusCode === 200 ? 413 : response.statusCode, json: undefined };
     }
-    const text = await response.body.text();
-    if (text.length > 20 * 1_048_576) return { status: response.statusCode, json: undefined };
-    return { status: response.statusCode, json: JSON.parse(text) };
+    let size = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > DESCRIPTION_LIMIT) {
+        response.body.destroy();
+        return { status: 413, json: undefined };
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: 200, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
   }
 
   close(): Promise<void> {
