@@ -19,6 +19,7 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { authGuards } from './modules/auth/authenticate.js';
 import { CachingSessionsRepository } from './modules/auth/session-cache.js';
+import { listenForEndedSessions } from './modules/auth/session-notify.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -43,6 +44,8 @@ export interface Gateway {
   app: FastifyInstance;
   database: Database<GatewaySchema>;
   audit: AuditRepository;
+  /** The session store of the token check (with its cache). */
+  sessions: CachingSessionsRepository;
 }
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
@@ -60,7 +63,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const audit = new AuditRepository(db, now);
   const usersRepository = new UsersRepository(db, database.dialect);
   const hakAkses = new HakAksesRepository(db);
-  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now);
+  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, database.dialect === 'postgres' && config.sessionCacheMs > 0);
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
@@ -109,7 +112,12 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
   app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
 
+  if (database.dialect === 'postgres' && config.sessionCacheMs > 0) {
+    // Other instances' logouts reach this instance's session cache at once (docs/proxy.md).
+    const listener = await listenForEndedSessions(config.databaseUrl, (ids) => sessions.endedElsewhere(ids), app.log);
+    app.addHook('onClose', async () => listener.close());
+  }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit };
+  return { app, database, audit, sessions };
 }

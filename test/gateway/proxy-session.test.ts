@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
@@ -9,7 +10,8 @@ import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 // The session look-up of the token check is cached briefly (GATEWAY_SESSION_CACHE_TTL): these tests
 // pin down that logout, password changes and resets still refuse tokens at once on the instance
-// that made them, and how long another instance sharing the database may lag (one TTL).
+// that made them, and for another instance sharing the database: at once on PostgreSQL (LISTEN/
+// NOTIFY), within one TTL on SQLite.
 for (const dialect of DIALECTS) {
   describe(`proxy token check with the session cache [${dialect}]`, () => {
     let database: TestDatabase;
@@ -78,15 +80,45 @@ for (const dialect of DIALECTS) {
       assert.equal(await proxied(a, token), 401);
     });
 
-    test('another instance sharing the database refuses a logged-out token within one cache TTL', async () => {
-      const user = await newUser('3');
-      const token = await login(a, user.noPegawai, 'Rahasia#123');
-      assert.equal(await proxied(b, token), 200); // cached on B
-      const logout = await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
-      assert.equal(logout.statusCode, 200);
-      assert.equal(await proxied(a, token), 401, 'at once where the logout happened');
-      clock.advance(2_001);
-      assert.equal(await proxied(b, token), 401, 'after one TTL on the other instance');
-    });
+    if (dialect === 'postgres') {
+      test('another instance sharing PostgreSQL drops the session as soon as the logout is announced', async () => {
+        const user = await newUser('3');
+        const token = await login(a, user.noPegawai, 'Rahasia#123');
+        assert.equal(await proxied(b, token), 200); // cached on B
+        const announced = once(b.sessions.events, 'ended-elsewhere');
+        const logout = await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
+        assert.equal(logout.statusCode, 200);
+        assert.equal(await proxied(a, token), 401, 'at once where the logout happened');
+        await announced;
+        assert.equal(await proxied(b, token), 401, 'on the other instance, with no clock moved');
+      });
+
+      test('a password change inside a transaction is announced to the other instance on commit', async () => {
+        const user = await newUser('4');
+        const token = await login(a, user.noPegawai, 'Rahasia#123');
+        assert.equal(await proxied(b, token), 200);
+        const announced = once(b.sessions.events, 'ended-elsewhere');
+        const changed = await a.app.inject({
+          method: 'PUT',
+          url: '/api/v1/auth/change-password',
+          headers: { authorization: token },
+          payload: { kata_sandi_lama: 'Rahasia#123', kata_sandi: 'Baru#12345', konfirmasi_kata_sandi: 'Baru#12345' },
+        });
+        assert.equal(changed.statusCode, 200, changed.body);
+        await announced;
+        assert.equal(await proxied(b, token), 401);
+      });
+    } else {
+      test('another instance sharing the SQLite file refuses a logged-out token within one cache TTL', async () => {
+        const user = await newUser('3');
+        const token = await login(a, user.noPegawai, 'Rahasia#123');
+        assert.equal(await proxied(b, token), 200); // cached on B
+        const logout = await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
+        assert.equal(logout.statusCode, 200);
+        assert.equal(await proxied(a, token), 401, 'at once where the logout happened');
+        clock.advance(2_001);
+        assert.equal(await proxied(b, token), 401, 'after one TTL on the other instance');
+      });
+    }
   });
 }

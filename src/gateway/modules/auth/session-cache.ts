@@ -1,5 +1,7 @@
+import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { GatewaySchema } from '../../db/schema.js';
+import { announceEndedSessions } from './session-notify.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 type Session = NonNullable<Awaited<ReturnType<SessionsRepository['find']>>>;
@@ -12,15 +14,35 @@ const LIMIT = 50_000;
  *
  * Correctness: on this instance, revoking or extending a session drops it from the cache and, for
  * one TTL, stops it being cached again (so a read racing the revoking transaction's commit cannot
- * put the old row back). Other instances sharing the database see a revocation within the TTL
+ * put the old row back). On PostgreSQL the ended ids are also announced (LISTEN/NOTIFY, delivered at
+ * commit) and other instances drop them as they arrive (`endedElsewhere`); without that channel
+ * (SQLite, or a lost listener connection) other instances see a revocation within the TTL
  * (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
  */
 export class CachingSessionsRepository extends SessionsRepository {
   private readonly cache = new Map<string, { session: Session | undefined; until: number }>();
   private readonly bypass = new Map<string, number>();
+  /** Emits 'ended-elsewhere' (ids) after dropping sessions another instance announced. */
+  readonly events = new EventEmitter();
 
-  constructor(db: Kysely<GatewaySchema>, private readonly ttlMs: number, private readonly clock: () => number = Date.now) {
-    super(db);
+  constructor(
+    private readonly database: Kysely<GatewaySchema>,
+    private readonly ttlMs: number,
+    private readonly clock: () => number = Date.now,
+    /** Announce ended sessions to other instances (PostgreSQL). */
+    private readonly announce = false,
+  ) {
+    super(database);
+  }
+
+  /** Sessions another instance ended. */
+  endedElsewhere(ids: string[]): void {
+    this.forget(ids);
+    this.events.emit('ended-elsewhere', ids);
+  }
+
+  private async announced(ids: readonly string[], db: Kysely<GatewaySchema> = this.database): Promise<void> {
+    if (this.announce && ids.length > 0) await announceEndedSessions(db, ids);
   }
 
   override async find(id: string) {
@@ -61,7 +83,9 @@ export class CachingSessionsRepository extends SessionsRepository {
   override async revoke(id: string, at: string) {
     this.forget([id]);
     try {
-      return await super.revoke(id, at);
+      const result = await super.revoke(id, at);
+      await this.announced([id]);
+      return result;
     } finally {
       this.forget([id]);
     }
@@ -73,6 +97,7 @@ export class CachingSessionsRepository extends SessionsRepository {
     this.forget(before);
     const ids = await super.revokeAllOfUser(userId, at, db);
     this.forget(ids);
+    await this.announced(ids, db);
     return ids;
   }
 }
