@@ -209,7 +209,7 @@ express ${versionOf('express', HERE)}, http-proxy-middleware ${versionOf('http-p
 The gateway is measured as deployed: every request carries the wrapped token and is checked (signature
 cached per token, session look-up cached for GATEWAY_SESSION_CACHE_TTL, 2 s), then forwarded with the
 header rules of docs/proxy.md, on SQLite. "access log on" writes the proxy's access line per request
-(stdout to /dev/null); nginx writes its access log (buffered). On a shared machine the figures move
+(asynchronous writes to stdout, here /dev/null); nginx writes its access log (buffered). On a shared machine the figures move
 by tens of per cent from run to run: read the ratios, not single numbers.
 
 | target | GET 1 KiB req/s | p50 ms | p99 ms | POST 10 KiB req/s | p50 ms | p99 ms | non-2xx GET / POST |
