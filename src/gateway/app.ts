@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer } from '../shared/http/create-server.js';
+import { accessLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
 import type { GatewayConfig } from './config.js';
@@ -106,7 +107,7 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
     upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
   }
   const proxyMetrics = new ProxyMetrics();
-  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0 }));
+  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel) }));
   await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));

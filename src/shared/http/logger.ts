@@ -46,3 +46,13 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     },
   };
 }
+
+/**
+ * A logger for access lines, whose fields are fixed and free of secrets (service, method, path,
+ * query parameter names, status, timings): no redaction pass, which cost about a tenth of a
+ * proxied request's CPU. Same level and destination as the service's logger.
+ */
+export function accessLogger(level: string): pino.Logger | undefined {
+  if (level === 'silent') return undefined;
+  return pino({ level }, stdout());
+}

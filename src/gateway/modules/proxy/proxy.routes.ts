@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Transform, pipeline, type Readable } from 'node:stream';
+import type { Logger } from 'pino';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { wrapToken } from '../auth/token-wrapping.js';
@@ -31,6 +32,8 @@ export interface ProxyDeps {
   metrics: ProxyMetrics;
   /** GATEWAY_TRUST_PROXY is set: the client's X-Forwarded-* come from our own proxy. */
   trustForwarding: boolean;
+  /** Where the access line of each proxied request goes (undefined: not logged). */
+  accessLog: Logger | undefined;
 }
 
 /** OPTIONS is left to CORS preflight handling, which must not need a token. */
@@ -108,8 +111,9 @@ export function proxyRoutes(deps: ProxyDeps) {
       deps.metrics.observe(timing.service, request.method, status, totalMs / 1000, timing.upstreamMs === undefined ? undefined : timing.upstreamMs / 1000);
       const url = request.raw.url ?? '';
       const q = url.indexOf('?');
-      request.log.info(
+      deps.accessLog?.info(
         {
+          reqId: request.id,
           service: timing.service,
           method: request.method,
           path: q === -1 ? url : url.slice(0, q),
