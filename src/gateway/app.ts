@@ -138,7 +138,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
   }
   const proxyMetrics = new ProxyMetrics();
-  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel) }));
+  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel), telemetry }));
   await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));

@@ -29,6 +29,8 @@ export interface ForwardedFacts {
   forwardedProto: string;
   forwardedHost: string | undefined;
   trustForwarding: boolean;
+  /** `traceparent` (and `tracestate`) of the gateway's span for this call. */
+  trace?: Record<string, string> | undefined;
 }
 
 /** The headers that go upstream: the client's, less Host and hop-by-hop, plus the gateway's own. */
@@ -47,6 +49,8 @@ export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: For
   out['x-forwarded-for'] = facts.forwardedFor;
   out['x-forwarded-proto'] = facts.forwardedProto;
   if (facts.forwardedHost !== undefined) out['x-forwarded-host'] = facts.forwardedHost;
+  // W3C trace context of the gateway's client span, when tracing is on (replaces a client's own).
+  if (facts.trace) Object.assign(out, facts.trace);
   return out;
 }
 

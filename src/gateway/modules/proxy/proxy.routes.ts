@@ -1,3 +1,5 @@
+import { SpanStatusCode } from '@opentelemetry/api';
+import type { GatewayTelemetry } from '../telemetry/telemetry.js';
 import { EventEmitter } from 'node:events';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -34,6 +36,8 @@ export interface ProxyDeps {
   trustForwarding: boolean;
   /** Where the access line of each proxied request goes (undefined: not logged). */
   accessLog: Logger | undefined;
+  /** Traces the upstream call (a client span with `peer.service`; `traceparent` goes upstream). */
+  telemetry: Pick<GatewayTelemetry, 'startUpstreamCall'>;
 }
 
 /** OPTIONS is left to CORS preflight handling, which must not need a token. */
@@ -165,6 +169,9 @@ function proxyHandler(
     if (rest === undefined) throw new AppError('PATH_INVALID');
     const search = q === -1 ? '' : url.slice(q);
     const body = requestBody(request, upstream.config.bodyLimit);
+    request.proxiedService = service.key;
+    const trace: Record<string, string> = {};
+    const span = deps.telemetry.startUpstreamCall(request, service.key, trace);
 
     // A client that goes away ends the upstream call too. (undici takes an emitter of 'abort' as a
     // signal; an AbortController per request cost measurably more on the hot path.)
@@ -184,6 +191,7 @@ function proxyHandler(
           method: request.method,
           path: (rest === '' && upstream.config.pathPrefix === '' ? '/' : rest) + search,
           headers: upstreamRequestHeaders(request.headers, {
+            trace,
             authorization: authorizationFor(request, deps.config.authorization),
             requestId: request.id,
             userId: request.auth!.userId,
@@ -201,6 +209,9 @@ function proxyHandler(
         (status, upstreamHeaders) => {
           answered = true;
           timing.upstreamMs = performance.now() - timing.start;
+          span?.setAttribute('http.response.status_code', status);
+          if (status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+          span?.end();
           reply.hijack();
           const headers = clientResponseHeaders(upstreamHeaders);
           if (!headers.some((name, i) => i % 2 === 0 && name.length === 12 && name.toLowerCase() === 'x-request-id')) headers.push('x-request-id', request.id);
@@ -209,6 +220,10 @@ function proxyHandler(
         },
       );
     } catch (error) {
+      if (!answered) {
+        span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof UpstreamError ? error.kind : 'error' });
+        span?.end();
+      }
       if (answered) {
         const upstreamFault = !cancel.aborted && classifyUpstreamError(error) !== 'other';
         if (upstreamFault) deps.metrics.upstreamError(service.key, 'aborted_body');
