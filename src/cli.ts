@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * gerbang CLI:
- *   all | gateway                     start the service(s)
- *   migrate                           run database migrations and exit
+ *   all | gateway | logs              start both services, or one
+ *   migrate                           run both services' database migrations and exit
  *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
  */
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './shared/config/env.js';
-import { loadGatewayConfig } from './gateway/config.js';
+import type { AddressInfo } from 'node:net';
+import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
 import { openDatabase } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
@@ -15,6 +16,10 @@ import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
 import { hashPassword } from './shared/auth/passwords.js';
 import { generatePassword } from './gateway/seed.js';
+import { loadLogsConfig } from './logs/config.js';
+import { startLogs } from './logs/server.js';
+import type { LogsService } from './logs/app.js';
+import { logsMigrations } from './logs/db/migrations/index.js';
 
 async function start(services: FastifyInstance[]): Promise<void> {
   let stopping = false;
@@ -32,22 +37,56 @@ async function start(services: FastifyInstance[]): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+/**
+ * Under `all`, the gateway watches itself through the logs service beside it (issue: the gateway,
+ * watched), with an ingest-only account made for it, unless GATEWAY_TELEMETRY_URL points elsewhere.
+ */
+async function shipToOwnLogs(config: GatewayConfig, logs: LogsService, shipper: string): Promise<GatewayConfig> {
+  if (config.telemetry.url) return config;
+  const { port } = logs.app.server.address() as AddressInfo;
+  const account = await logs.provisionIngestAccount(shipper);
+  return Object.freeze({ ...config, telemetry: { ...config.telemetry, url: `http://127.0.0.1:${port}`, ...account } });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'all', ...args] = argv;
   switch (command) {
-    case 'all':
+    case 'all': {
+      // Both configurations are checked before either service starts.
+      const gatewayConfig = loadGatewayConfig(process.env);
+      const logsConfig = loadLogsConfig(process.env);
+      const logs = await startLogs(logsConfig);
+      try {
+        const gateway = await startGateway(await shipToOwnLogs(gatewayConfig, logs, logsConfig.gatewayShipperUsername));
+        await start([gateway, logs.app]);
+      } catch (error) {
+        await logs.app.close();
+        throw error;
+      }
+      return;
+    }
+    case 'logs': {
+      await start([(await startLogs(loadLogsConfig(process.env))).app]);
+      return;
+    }
     case 'gateway': {
       await start([await startGateway(loadGatewayConfig(process.env))]);
       return;
     }
     case 'migrate': {
       const config = loadGatewayConfig(process.env);
-      const database = await openDatabase<GatewaySchema>(config.databaseUrl);
-      try {
-        const applied = await migrateToLatest(database.db, gatewayMigrations, 'gateway');
-        process.stdout.write(`gateway: ${applied.length} migration(s) applied\n`);
-      } finally {
-        await database.close();
+      const logsConfig = loadLogsConfig(process.env);
+      for (const [name, url, migrations] of [
+        ['gateway', config.databaseUrl, gatewayMigrations],
+        ['logs', logsConfig.databaseUrl, logsMigrations],
+      ] as const) {
+        const database = await openDatabase<unknown>(url);
+        try {
+          const applied = await migrateToLatest(database.db, migrations, name);
+          process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);
+        } finally {
+          await database.close();
+        }
       }
       return;
     }
@@ -73,7 +112,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new Error(`unknown command "${command}" (all, gateway, migrate, reset-password)`);
+      throw new Error(`unknown command "${command}" (all, gateway, logs, migrate, reset-password)`);
   }
 }
 

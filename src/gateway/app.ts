@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
@@ -6,6 +7,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer } from '../shared/http/create-server.js';
+import { accessLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
 import type { GatewayConfig } from './config.js';
@@ -17,28 +19,51 @@ import { hakAksesRoutes } from './modules/access-rights/hak-akses.routes.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
-import { authGuards } from './modules/auth/authenticate.js';
-import { SessionsRepository } from './modules/auth/sessions.repository.js';
+import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
+import { CachingSessionsRepository } from './modules/auth/session-cache.js';
+import { listenForEndedSessions } from './modules/auth/session-notify.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
+import { ProviderKeys } from './modules/sso/provider-keys.js';
+import { cookieTokenSource } from './modules/sso/sso-cookies.js';
+import { SsoRepository } from './modules/sso/sso.repository.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
+import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
+import { createGatewayTelemetry, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
+import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
+import { metricsRoutes } from './modules/proxy/metrics.routes.js';
+import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
+import { proxyRoutes } from './modules/proxy/proxy.routes.js';
+import { isProxiedUrl, SERVICES } from './modules/proxy/services.js';
+import { Upstream } from './modules/proxy/upstream.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
+import { DocsService } from './modules/docs/docs.service.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
   /** Injected clock (milliseconds), for tests of expiry. */
   now?: () => number;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface Gateway {
   app: FastifyInstance;
   database: Database<GatewaySchema>;
   audit: AuditRepository;
+  telemetry: GatewayTelemetry;
+  /** The session store of the token check (with its cache). */
+  sessions: CachingSessionsRepository;
 }
 
+/** Probes and scrapes are not traffic worth shipping. */
+const UNWATCHED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
-export async function buildGateway({ config, now = Date.now }: GatewayOptions): Promise<Gateway> {
+export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
   const database = await openDatabase<GatewaySchema>(config.databaseUrl);
   try {
     await migrateToLatest(database.db, gatewayMigrations, 'gateway');
@@ -52,16 +77,33 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   const audit = new AuditRepository(db, now);
   const usersRepository = new UsersRepository(db, database.dialect);
   const hakAkses = new HakAksesRepository(db);
-  const sessions = new SessionsRepository(db);
+  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, database.dialect === 'postgres' && config.sessionCacheMs > 0);
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
-  const guards = authGuards(tokens, usersRepository);
+  const sso = new SsoService(
+    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now, config.loginLimits,
+  );
+  // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
+  const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const app = createServer({
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, skipRequestLogging: (req) => isProxiedUrl(req.url),
+  });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
+
+  // The gateway watched: access logs, audit events and traces go to the logs service when configured.
+  const telemetry = createGatewayTelemetry(config.telemetry, app.log);
+  audit.onRecord((row) => telemetry.audit(row));
+  if (telemetry.enabled) {
+    const watched = (request: { routeOptions: { url?: string } }) => !UNWATCHED_ROUTES.has(request.routeOptions.url ?? '');
+    app.addHook('onRequest', async (request) => void (watched(request) && telemetry.startRequest(request)));
+    app.addHook('onResponse', async (request, reply) => void (watched(request) && telemetry.endRequest(request, reply)));
+    app.addHook('onClose', async () => telemetry.close());
+  }
+  await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
     openapi: {
@@ -85,8 +127,29 @@ export async function buildGateway({ config, now = Date.now }: GatewayOptions): 
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
   await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
+  await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
+  // Proxied services (spec 4.4), their merged documentation, and the proxy's metrics
+  const upstreams = new Map<string, Upstream>();
+  for (const service of SERVICES) {
+    const upstream = config.proxy.upstreams[service.key];
+    if (!upstream) continue;
+    const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
+    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
+  }
+  const proxyMetrics = new ProxyMetrics();
+  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel), telemetry }));
+  await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
+  const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
+  await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
+  app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
+
+  if (database.dialect === 'postgres' && config.sessionCacheMs > 0) {
+    // Other instances' logouts reach this instance's session cache at once (docs/proxy.md).
+    const listener = await listenForEndedSessions(config.databaseUrl, (ids) => sessions.endedElsewhere(ids), app.log);
+    app.addHook('onClose', async () => listener.close());
+  }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit };
+  return { app, database, audit, telemetry, sessions };
 }

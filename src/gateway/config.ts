@@ -1,5 +1,8 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
+import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
+import { loadProxyConfig, type ProxyConfig } from './modules/proxy/services.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -23,6 +26,14 @@ export interface GatewayConfig {
     readonly windowMs: number;
   };
   readonly listMaxPerPage: number;
+  /** Shipping of the gateway's access logs, audit events and traces to the logs service. */
+  readonly telemetry: TelemetryConfig;
+  /** `/auth/login-sso`; undefined when OIDC_ISSUER / OIDC_CLIENT_ID are unset (SSO answers 503). */
+  readonly sso: SsoConfig | undefined;
+  /** The eight proxied services (spec 4.4), their docs, metrics. */
+  readonly proxy: ProxyConfig;
+  /** How long a session look-up is reused on this instance (0 = off); see docs/proxy.md. */
+  readonly sessionCacheMs: number;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -56,5 +67,16 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
+    telemetry: {
+      url: read.url('GATEWAY_TELEMETRY_URL'),
+      username: read.optionalString('GATEWAY_TELEMETRY_USERNAME'),
+      password: read.optionalString('GATEWAY_TELEMETRY_PASSWORD'),
+      serviceName: read.string('GATEWAY_SERVICE_NAME', 'gerbang-gateway'),
+      maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
+      intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
+    },
+    sso: loadSsoConfig(env),
+    proxy: loadProxyConfig(env),
+    sessionCacheMs: read.duration('GATEWAY_SESSION_CACHE_TTL', '2s'),
   });
 }

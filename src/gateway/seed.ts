@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../shared/errors/app-error.js';
 import type { GatewayConfig } from './config.js';
 import type { UsersRepository } from './modules/users/users.repository.js';
 import type { UsersService } from './modules/users/users.service.js';
@@ -16,12 +17,17 @@ export function generatePassword(): string {
 export async function ensureFirstAdmin(config: GatewayConfig, users: UsersRepository, service: UsersService, log: FastifyBaseLogger): Promise<void> {
   if ((await users.countAll()) > 0) return;
   const password = config.admin.password ?? generatePassword();
-  await service.create(
+  const created = await service.create(
     { no_pegawai: config.admin.noPegawai, nama: 'Administrator', email: `${config.admin.noPegawai}@gerbang.local`, kata_sandi: password, tipe_pegawai: 'pns', hak_akses_id: 'admin' },
     { id: null, name: 'system' },
     { ip: '127.0.0.1' },
     'user.seed_admin',
+  ).then(
+    () => true,
+    // Another instance starting on the same database created it first.
+    (error: unknown) => (error instanceof AppError && (error.code === 'NO_PEGAWAI_TAKEN' || error.code === 'EMAIL_TAKEN') ? false : Promise.reject(error)),
   );
+  if (!created) return;
   log.info({ no_pegawai: config.admin.noPegawai }, 'created the first gateway administrator');
   if (!config.admin.password) {
     process.stderr.write(`\n  Gateway administrator: no_pegawai "${config.admin.noPegawai}", password "${password}" (shown once)\n\n`);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequest } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import type { DialectName } from '../../src/shared/db/database.js';
@@ -10,7 +10,7 @@ export const ADMIN_PASSWORD = 'Admin#Passw0rd';
 
 export interface TestGateway extends Gateway {
   clock: TestClock;
-  request(options: LightMyRequest.InjectOptions): Promise<LightMyRequest.Response>;
+  request(options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Logs in and returns the wrapped token. */
   login(noPegawai?: string, password?: string): Promise<string>;
   /** Creates a user through the API as the administrator; returns its id. */
@@ -56,7 +56,7 @@ export async function startTestGateway(dialect: DialectName, env: Record<string,
   const gateway = await buildGateway({ config, now: clock.now });
   const app: FastifyInstance = gateway.app;
   let adminToken: string | undefined;
-  const request = (options: LightMyRequest.InjectOptions) => app.inject(options);
+  const request = (options: InjectOptions) => app.inject(options);
   const login = async (noPegawai = ADMIN_NO_PEGAWAI, password = ADMIN_PASSWORD) => {
     const response = await request({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: noPegawai, kata_sandi: password } });
     if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);

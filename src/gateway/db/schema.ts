@@ -57,10 +57,26 @@ export interface SigningKeysTable {
   created_at: string;
 }
 
+export interface SsoIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: string;
+  last_login_at: string;
+}
+
+export interface SsoUsedTokensTable {
+  /** sha256 of the ID token (or of issuer and jti); never the token itself. */
+  token_hash: string;
+  expires_at: string;
+}
+
 export interface GatewaySchema {
   hak_akses: HakAksesTable;
   users: UsersTable;
   sessions: SessionsTable;
   audit_log: AuditLogTable;
   gateway_signing_keys: SigningKeysTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_used_tokens: SsoUsedTokensTable;
 }

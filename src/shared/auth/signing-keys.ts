@@ -15,18 +15,20 @@ export interface SigningKey {
 /**
  * The service's token-signing key, kept in its database so that every instance sharing the database
  * signs and verifies alike. Created on first start; when instances race, all of them settle on
- * the oldest key. The table is made by the service's migrations (`createSigningKeysTable`).
+ * the oldest key and the others withdraw theirs. The table is made by the service's migrations (`createSigningKeysTable`).
  */
 export async function loadSigningKey(db: Kysely<any>, table: string): Promise<SigningKey> {
   let rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
   if (rows.length === 0) {
     const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+    const kid = randomUUID();
     const jwk = await exportJWK(privateKey);
-    await db
-      .insertInto(table)
-      .values({ kid: randomUUID(), algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() })
-      .execute();
+    await db.insertInto(table).values({ kid, algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() }).execute();
     rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
+    // Lost a race with another instance: withdraw our key so every instance publishes the same set.
+    if (rows[0]!.kid !== kid) await db.deleteFrom(table).where('kid', '=', kid).execute();
+    // Winner or loser, keep only the oldest: the other racers' keys are being withdrawn by them.
+    rows = rows.slice(0, 1);
   }
   const publicJwks: JWK[] = [];
   const publicKeys = new Map<string, CryptoKey>();

@@ -37,5 +37,9 @@ async function postgresDialect(url: string): Promise<Dialect> {
   const { default: pg } = await import('pg');
   // int8 (COUNT, epoch milliseconds) as numbers: every value we store fits in 2^53.
   pg.types.setTypeParser(20, (value) => Number(value));
-  return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server ends (restart, failover, admin termination) is dropped by the
+  // pool and the next query reconnects; without a listener the event would crash the process.
+  pool.on('error', (error) => process.emitWarning(`PostgreSQL idle connection closed: ${error.message}`));
+  return new PostgresDialect({ pool });
 }

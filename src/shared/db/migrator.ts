@@ -1,10 +1,32 @@
 import { Migrator, type Kysely, type Migration } from 'kysely';
 
+/** How often the loser of a SQLite start-up race tries again while the winner finishes. */
+const RACE_RETRIES = 8;
+
 /**
  * Runs in-code migrations. Each service keeps its own history table so that the gateway and the
  * logs service can share one PostgreSQL database. Throws on failure so the caller exits non-zero.
  */
+
 export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
+  let firstError: unknown;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(db, migrations, table);
+    } catch (error) {
+      // Two processes starting on one SQLite file race (Kysely's SQLite migration lock is per
+      // connection): the loser fails on the winner's tables. A later run sees them recorded and
+      // applies only what is still missing; with several migrations the winner may still be
+      // working, so the loser backs off a little between tries. PostgreSQL is serialised by an
+      // advisory lock already. A migration that really fails reports its first error.
+      firstError ??= error;
+      if (attempt > RACE_RETRIES) throw firstError;
+      await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+    }
+  }
+}
+
+async function migrateOnce(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -18,7 +18,6 @@ export const ERRORS = {
   ROUTE_NOT_FOUND: { status: 404, id: 'Sumber daya tidak ditemukan', en: 'Resource not found' },
   METHOD_NOT_ALLOWED: { status: 405, id: 'Metode tidak diizinkan', en: 'Method not allowed' },
   INTERNAL: { status: 500, id: 'Terjadi kesalahan pada server', en: 'Internal server error' },
-  NOT_READY: { status: 503, id: 'Layanan belum siap', en: 'Service not ready' },
 
   // Authentication (gateway)
   TOKEN_MISSING: { status: 401, id: 'Token otorisasi diperlukan', en: 'Authorization token required' },
@@ -50,6 +49,31 @@ export const ERRORS = {
   CANNOT_DELETE_SELF: { status: 400, id: 'Anda tidak dapat menghapus akun Anda sendiri', en: 'You cannot delete your own account' },
   LAST_ADMIN: { status: 400, id: 'Administrator terakhir tidak dapat dihapus atau diturunkan', en: 'The last administrator cannot be removed or demoted' },
 
+  // SSO login (gateway, area B). Every refusal is 401 and names its reason.
+  SSO_NOT_CONFIGURED: { status: 503, id: 'Login SSO belum dikonfigurasi', en: 'SSO login is not configured' },
+  SSO_PROVIDER_UNAVAILABLE: { status: 503, id: 'Penyedia identitas tidak dapat dihubungi', en: 'The identity provider cannot be reached' },
+  SSO_TOKEN_MALFORMED: { status: 401, id: 'ID token SSO tidak berbentuk JWT yang valid', en: 'The SSO ID token is not a well-formed JWT' },
+  SSO_ALGORITHM_REFUSED: { status: 401, id: 'Algoritma tanda tangan ID token tidak diizinkan', en: 'The ID token signing algorithm is not allowed' },
+  SSO_SIGNATURE_INVALID: { status: 401, id: 'Tanda tangan ID token tidak valid untuk kunci penyedia identitas', en: 'The ID token signature does not match the identity provider keys' },
+  SSO_ISSUER_MISMATCH: { status: 401, id: 'Penerbit ID token tidak dipercaya', en: 'The ID token issuer is not trusted' },
+  SSO_AUDIENCE_MISMATCH: { status: 401, id: 'ID token tidak ditujukan untuk aplikasi ini', en: 'The ID token was not issued for this application' },
+  SSO_TOKEN_EXPIRED: { status: 401, id: 'ID token telah kedaluwarsa', en: 'The ID token has expired' },
+  SSO_TOKEN_TOO_OLD: { status: 401, id: 'ID token terlalu lama atau waktu terbitnya tidak valid, silakan login ulang', en: 'The ID token is too old or its issue time is invalid, please sign in again' },
+  SSO_CLAIMS_INVALID: { status: 401, id: 'Klaim ID token tidak lengkap atau tidak valid', en: 'The ID token claims are missing or invalid' },
+  SSO_AT_HASH_MISMATCH: { status: 401, id: 'Access token tidak cocok dengan ID token (at_hash)', en: 'The access token does not match the ID token (at_hash)' },
+  SSO_NONCE_MISMATCH: { status: 401, id: 'Nonce ID token tidak cocok dengan nonce sesi ini', en: 'The ID token nonce does not match this session nonce' },
+  SSO_TOKEN_REPLAYED: { status: 401, id: 'ID token sudah pernah digunakan', en: 'The ID token has already been used' },
+  SSO_PROFILE_MISMATCH: { status: 401, id: 'Profil tidak sesuai dengan ID token', en: 'The profile does not match the ID token' },
+  SSO_EMAIL_MISSING: { status: 401, id: 'ID token tidak memuat email', en: 'The ID token carries no e-mail' },
+  SSO_EMAIL_UNVERIFIED: { status: 401, id: 'Email belum diverifikasi oleh penyedia identitas', en: 'The e-mail is not verified by the identity provider' },
+  SSO_ACCOUNT_CONFLICT: { status: 401, id: 'Akun tidak dapat ditautkan: data akun bertentangan dengan identitas SSO', en: 'The account cannot be linked: existing account data conflicts with the SSO identity' },
+  // Proxied services (gateway, spec 4.4 and 7.1); messages name the service, never an address
+  SERVICE_NOT_CONFIGURED: { status: 503, id: 'Layanan {service} belum dikonfigurasi', en: 'The {service} service is not configured' },
+  UPSTREAM_UNREACHABLE: { status: 502, id: 'Layanan {service} tidak dapat dihubungi', en: 'The {service} service cannot be reached' },
+  UPSTREAM_TIMEOUT: { status: 504, id: 'Layanan {service} tidak menjawab tepat waktu', en: 'The {service} service did not answer in time' },
+  PATH_INVALID: { status: 400, id: 'Path permintaan tidak valid', en: 'Invalid request path' },
+  METRICS_TOKEN_INVALID: { status: 401, id: 'Token metrik tidak valid', en: 'Invalid metrics token' },
+
   // Log-monitoring backend (spec 7.2: exact messages, no translation)
   LOGS_INVALID_BODY: { status: 400, id: 'invalid json body', en: 'invalid json body' },
   LOGS_MISSING_TOKEN: { status: 401, id: 'missing bearer token', en: 'missing bearer token' },
@@ -59,6 +83,16 @@ export const ERRORS = {
   LOGS_NOT_FOUND: { status: 404, id: 'not found', en: 'not found' },
   LOGS_RATE_LIMITED: { status: 429, id: 'rate limit exceeded', en: 'rate limit exceeded' },
   LOGS_INTERNAL: { status: 500, id: 'internal server error', en: 'internal server error' },
+  // Beyond spec 7.2 (ingestion): limits and formats the spec does not cover.
+  LOGS_BODY_TOO_LARGE: { status: 413, id: 'request body too large', en: 'request body too large' },
+  LOGS_UNSUPPORTED_MEDIA_TYPE: { status: 415, id: 'unsupported content type', en: 'unsupported content type' },
+
+  // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
+  LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },
+  LOGS_K8S_UNREACHABLE: { status: 502, id: 'kubernetes api unreachable', en: 'kubernetes api unreachable' },
+  LOGS_K8S_API_ERROR: { status: 502, id: 'kubernetes api error', en: 'kubernetes api error' },
+  LOGS_K8S_INVALID_SELECTOR: { status: 400, id: 'invalid label selector', en: 'invalid label selector' },
+  LOGS_K8S_CONTINUE_EXPIRED: { status: 410, id: 'continue token expired', en: 'continue token expired' },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;

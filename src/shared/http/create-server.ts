@@ -2,22 +2,27 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loggerOptions } from './logger.js';
 import { genReqId, registerRequestContext } from './request-context.js';
-import { validatorCompiler } from './validation.js';
+import { containsNul, validatorCompiler } from './validation.js';
+import { AppError } from '../errors/app-error.js';
 
 export interface ServerOptions {
   logLevel: string;
   bodyLimit: number;
   /** Fastify's trustProxy: true, a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
+  logStream?: NodeJS.WritableStream | undefined;
+  /** Requests whose "incoming request"/"request completed" lines are skipped (they log their own). */
+  skipRequestLogging?: (req: { url?: string }) => boolean;
 }
 
 /** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
 export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
-    logger: loggerOptions(options.logLevel),
+    logger: loggerOptions(options.logLevel, options.logStream),
     genReqId,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
+    ...(options.skipRequestLogging ? { disableRequestLogging: options.skipRequestLogging } : {}),
     // Clients get 408 rather than holding a socket forever; keep-alive idles close after 72 s.
     requestTimeout: 120_000,
     keepAliveTimeout: 72_000,
@@ -26,5 +31,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   registerRequestContext(app as unknown as FastifyInstance);
+  // Refused up front so that no database ever sees a NUL byte (PostgreSQL would fail with a 500).
+  app.addHook('preValidation', async (request) => {
+    if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
+      throw new AppError('VALIDATION_FAILED', { params: { detail: 'text must not contain NUL characters' } });
+    }
+  });
   return app as unknown as FastifyInstance;
 }

@@ -16,3 +16,12 @@ const textAjv = makeAjv({ coerceTypes: 'array' });
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+/** Whether any string in a parsed JSON value holds a NUL character (PostgreSQL text cannot store it). */
+export function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((item) => containsNul(item, depth + 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return false;
+  return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item, depth + 1));
+}

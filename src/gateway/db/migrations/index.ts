@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as init from './0001_init.js';
+import * as sso from './0003_sso.js';
 
 /** Every gateway migration, by name; names sort in the order they run. */
 export const gatewayMigrations: Record<string, Migration> = {
   '0001_init': init,
+  '0003_sso': sso,
 };

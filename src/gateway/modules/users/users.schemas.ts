@@ -56,8 +56,12 @@ export const CreateUserBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Spec 4.2 lists hak_akses_id here too; it is dropped like any unknown field (no mass assignment):
+ * access rights change only through PUT /:id/hak-akses, which is audited as such.
+ */
 export const UpdateUserBody = Type.Object(
-  { nama: Type.Optional(Nama), email: Type.Optional(Email), tipe_pegawai: Type.Optional(TipePegawai), hak_akses_id: Type.Optional(HakAksesId) },
+  { nama: Type.Optional(Nama), email: Type.Optional(Email), tipe_pegawai: Type.Optional(TipePegawai) },
   { additionalProperties: false },
 );
 

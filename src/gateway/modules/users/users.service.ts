@@ -24,7 +24,6 @@ export interface UserChanges {
   nama?: string | undefined;
   email?: string | undefined;
   tipe_pegawai?: string | undefined;
-  hak_akses_id?: string | undefined;
 }
 
 /** Rules of user management (spec 4.2). Deletion is hard: the audit trail keeps who the user was. */
@@ -103,10 +102,6 @@ export class UsersService {
       const email = changes.email.toLowerCase();
       if (await this.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
       set.email = email;
-    }
-    if (changes.hak_akses_id !== undefined && changes.hak_akses_id !== user.hak_akses_id) {
-      await this.assertCanChangeHakAkses(user, changes.hak_akses_id);
-      set.hak_akses_id = changes.hak_akses_id;
     }
     await this.write(user, set, actor, client, 'user.update');
     return { id: user.id, no_pegawai: user.no_pegawai, nama: set.nama ?? user.nama };

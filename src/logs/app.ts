@@ -1,0 +1,140 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { loadSigningKey } from '../shared/auth/signing-keys.js';
+import { openDatabase, type Database } from '../shared/db/database.js';
+import { migrateToLatest } from '../shared/db/migrator.js';
+import { installErrorHandling } from '../shared/errors/handler.js';
+import { createServer } from '../shared/http/create-server.js';
+import { registerHealthRoutes } from '../shared/http/health.js';
+import type { LogsConfig } from './config.js';
+import { logsMigrations } from './db/migrations/index.js';
+import type { LogsSchema } from './db/schema.js';
+import { renderLogsError } from './http/errors.js';
+import { ensureIngestAccount } from './modules/users/ingest-account.js';
+import { gatewayAuditMirror } from './modules/audit/gateway-audit-mirror.js';
+import { LogsAuditRepository } from './modules/audit/audit.repository.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { logsAuthRoutes } from './modules/auth/auth.routes.js';
+import { LogsAuthService } from './modules/auth/auth.service.js';
+import { logsGuards } from './modules/auth/authenticate.js';
+import { LoginGuard } from './modules/auth/login-guard.js';
+import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
+import { LogsTokens } from './modules/auth/tokens.js';
+import { elasticRoutes, otlpRoutes } from './modules/ingest/ingest.routes.js';
+import { PipelineStats } from './modules/ingest/pipeline-stats.js';
+import { RolesRepository } from './modules/roles/roles.repository.js';
+import { rolesRoutes } from './modules/roles/roles.routes.js';
+import { RolesService } from './modules/roles/roles.service.js';
+import { searchRoutes } from './modules/search/search.routes.js';
+import { createLogStore } from './modules/store/index.js';
+import type { LogStore } from './modules/store/log-store.js';
+import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
+import { k8sRoutes } from './modules/k8s/k8s.routes.js';
+import { asPermission } from './modules/rbac/permissions.js';
+import { TenantsRepository } from './modules/tenants/tenants.repository.js';
+import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
+import { TenantsService } from './modules/tenants/tenants.service.js';
+import { LogsUsersRepository } from './modules/users/users.repository.js';
+import { logsUsersRoutes } from './modules/users/users.routes.js';
+import { LogsUsersService } from './modules/users/users.service.js';
+import { ensureFirstLogsAdmin } from './seed.js';
+
+export interface LogsServiceOptions {
+  config: LogsConfig;
+  /** Injected clock (milliseconds), for tests of expiry and rate limits. */
+  now?: () => number;
+  /**
+   * The log store, or a factory given the service's opened and migrated database; by default the
+   * SQLite or PostgreSQL store (createLogStore) on that database.
+   */
+  logStore?: LogStore | ((database: Database<LogsSchema>) => LogStore);
+  /** The cluster of the Kubernetes views (loadK8sCluster); undefined: they answer 503. */
+  k8s?: K8sCluster | undefined;
+}
+
+export interface LogsService {
+  app: FastifyInstance;
+  database: Database<LogsSchema>;
+  store: LogStore;
+  audit: LogsAuditRepository;
+  stats: PipelineStats;
+  tenants: TenantsService;
+  /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
+  provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
+}
+
+/** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
+export async function buildLogsService({ config, now = Date.now, logStore, k8s }: LogsServiceOptions): Promise<LogsService> {
+  const database = await openDatabase<LogsSchema>(config.databaseUrl);
+  let store: LogStore;
+  try {
+    await migrateToLatest(database.db, logsMigrations, 'logs');
+    store = typeof logStore === 'function' ? logStore(database) : (logStore ?? createLogStore(database.db, database.dialect));
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const { db } = database;
+
+  // Repositories and services
+  const audit = new LogsAuditRepository(db, now);
+  const tenantsRepository = new TenantsRepository(db);
+  const rolesRepository = new RolesRepository(db);
+  const usersRepository = new LogsUsersRepository(db);
+  const sessions = new LogsSessionsRepository(db);
+  const tokens = new LogsTokens(await loadSigningKey(db, 'logs_signing_keys'), config.token, now);
+  const loginGuard = new LoginGuard(config, usersRepository, audit, now);
+  const auth = new LogsAuthService(db, config, usersRepository, sessions, tokens, loginGuard, audit, now);
+  const users = new LogsUsersService(db, usersRepository, rolesRepository, sessions, audit, now);
+  const roles = new RolesService(rolesRepository, audit, now);
+  const tenants = new TenantsService(tenantsRepository, store, audit, config.retentionDays, now);
+  const stats = new PipelineStats(now);
+  const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
+
+  // HTTP
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  app.decorateRequest('logsAuth', null);
+  app.decorateRequest('tenantId', '');
+  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Gerbang logs', version: '1.0.0', description: 'Log monitoring: search, audit, tenants, users and roles, and log ingestion (OTLP, Elasticsearch bulk).' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access_token from /api/login' },
+          basic: { type: 'http', scheme: 'basic', description: 'Ingestion only: a user with logs:write' },
+        },
+      },
+    },
+  });
+
+  registerHealthRoutes(app, {
+    ready: async () => void (await sql`select 1`.execute(db)),
+    render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
+  });
+  await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
+  await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
+  await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
+  await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
+  await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
+  await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
+  await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername) };
+  await app.register(otlpRoutes(ingest));
+  await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Retention: each tenant's old logs are removed in whole days, in the background.
+  if (config.retentionIntervalMs > 0) {
+    const timer = setInterval(() => {
+      tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
+    }, config.retentionIntervalMs);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  }
+
+  app.addHook('onClose', async () => database.close());
+  await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
+  return { app, database, store, audit, stats, tenants, provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now) };
+}

@@ -1,0 +1,86 @@
+import { brokenPasswordRule } from '../shared/auth/password-policy.js';
+import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+
+export interface RateRule {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+export interface LogsConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly logLevel: string;
+  readonly admin: { readonly username: string; readonly password: string | undefined };
+  readonly token: { readonly accessTtlMs: number; readonly refreshTtlMs: number; readonly issuer: string; readonly audience: string };
+  /** Largest JSON body of the API routes, in bytes. */
+  readonly bodyLimit: number;
+  /** Largest ingestion body (after gzip decompression), in bytes. */
+  readonly ingestBodyLimit: number;
+  readonly trustProxy: boolean | number | string;
+  readonly rateLimits: {
+    /** Login attempts per client address. */
+    readonly loginPerAddress: RateRule;
+    /** Failed logins per username (lockout). */
+    readonly loginFailuresPerUsername: RateRule;
+    /** Authenticated API calls per user. */
+    readonly apiPerUser: RateRule;
+    /** Ingestion requests (batches) per tenant. */
+    readonly ingestPerTenant: RateRule;
+  };
+  /** Log retention for tenants without their own setting. */
+  readonly retentionDays: number;
+  /** The ingest account whose audit-typed records (the gateway's audit events) join the audit trail. */
+  readonly gatewayShipperUsername: string;
+  /** How often the retention sweep runs; 0 = never (tests). */
+  readonly retentionIntervalMs: number;
+  /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
+  readonly basicAuthCacheMs: number;
+}
+
+export function loadLogsConfig(env: Env): LogsConfig {
+  const read = envReader(env);
+  const dataDir = read.string('DATA_DIR', './data');
+  const adminPassword = read.optionalString('LOGS_ADMIN_PASSWORD');
+  if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
+    throw new ConfigError('LOGS_ADMIN_PASSWORD', 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
+  }
+  const accessTtlMs = read.duration('LOGS_ACCESS_TOKEN_TTL', '300s');
+  if (accessTtlMs < 1000) throw new ConfigError('LOGS_ACCESS_TOKEN_TTL', 'must be at least 1s');
+  const refreshTtlMs = read.duration('LOGS_REFRESH_TOKEN_TTL', '12h');
+  if (refreshTtlMs < accessTtlMs) throw new ConfigError('LOGS_REFRESH_TOKEN_TTL', 'must be at least LOGS_ACCESS_TOKEN_TTL');
+  const trustProxyRaw = read.optionalString('LOGS_TRUST_PROXY');
+  const rule = (limitName: string, limit: number, windowName: string, window: string): RateRule => ({
+    limit: read.int(limitName, limit, 1, 1_000_000_000),
+    windowMs: Math.max(1000, read.duration(windowName, window)),
+  });
+  return Object.freeze({
+    host: read.string('HOST', '0.0.0.0'),
+    port: read.port('LOGS_PORT', 8081),
+    dataDir,
+    databaseUrl: databaseUrl(env, 'LOGS_DATABASE_URL', dataDir, 'logs.sqlite'),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    admin: { username: read.string('LOGS_ADMIN_USERNAME', 'admin'), password: adminPassword },
+    token: {
+      accessTtlMs,
+      refreshTtlMs,
+      issuer: read.string('LOGS_TOKEN_ISSUER', 'gerbang-logs'),
+      audience: read.string('LOGS_TOKEN_AUDIENCE', 'gerbang-logs'),
+    },
+    bodyLimit: read.int('LOGS_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
+    ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
+    trustProxy:
+      trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
+    rateLimits: {
+      loginPerAddress: rule('LOGS_LOGIN_RATE_PER_ADDRESS', 30, 'LOGS_LOGIN_RATE_WINDOW', '1m'),
+      loginFailuresPerUsername: rule('LOGS_LOGIN_MAX_FAILURES_PER_USERNAME', 5, 'LOGS_LOGIN_LOCKOUT_WINDOW', '15m'),
+      apiPerUser: rule('LOGS_API_RATE_PER_USER', 1200, 'LOGS_API_RATE_WINDOW', '1m'),
+      ingestPerTenant: rule('LOGS_INGEST_RATE_PER_TENANT', 12_000, 'LOGS_INGEST_RATE_WINDOW', '1m'),
+    },
+    retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
+    gatewayShipperUsername: read.string('LOGS_GATEWAY_SHIPPER', 'gateway'),
+    retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
+    basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
+  });
+}

@@ -1,0 +1,14 @@
+import type { Migration } from 'kysely';
+import { logStoreMigrations } from '../../modules/store/migrations.js';
+import * as accounts from './0001_accounts.js';
+import * as ingestRole from './0500_ingest_role.js';
+
+/**
+ * Every logs-service migration, by name; names sort in the order they run. The log store's own
+ * migrations (names from `0100_`) run after the account tables.
+ */
+export const logsMigrations: Record<string, Migration> = {
+  '0001_accounts': accounts,
+  ...logStoreMigrations,
+  '0500_ingest_role': ingestRole,
+};

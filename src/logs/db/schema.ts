@@ -1,0 +1,97 @@
+/**
+ * Kysely table types of the logs service's own tables (accounts, RBAC, audit). Every table is
+ * prefixed `logs_` so the logs service can share a PostgreSQL database with the gateway. The log
+ * entries themselves live in the log store's tables (modules/store). Timestamps are ISO 8601 UTC.
+ */
+export interface LogsTenantsTable {
+  id: string;
+  name: string;
+  /** null = the configured default (LOGS_RETENTION_DAYS). */
+  retention_days: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LogsRolesTable {
+  id: string;
+  /** null for the built-in roles, which every tenant can assign. */
+  tenant_id: string | null;
+  name: string;
+  /** JSON array of permission names. */
+  permissions: string;
+  /** 1 = built-in (admin, viewer): not editable or deletable. */
+  builtin: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LogsUsersTable {
+  id: string;
+  tenant_id: string;
+  /** Unique across tenants: login takes only a username. */
+  username: string;
+  email: string;
+  /** argon2id. */
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LogsUserRolesTable {
+  user_id: string;
+  role_id: string;
+}
+
+/** A login session: the family of refresh tokens it issues. Revoked on logout or token reuse. */
+export interface LogsSessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface LogsRefreshTokensTable {
+  /** SHA-256 (hex) of the opaque token: the token itself is never stored. */
+  token_hash: string;
+  session_id: string;
+  created_at: string;
+  expires_at: string;
+  /** Set when exchanged; a second use means theft and revokes the session. */
+  used_at: string | null;
+}
+
+export interface LogsAuditTable {
+  id: string;
+  tenant_id: string;
+  at: string;
+  actor_id: string | null;
+  actor: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  outcome: 'success' | 'failure';
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  /** JSON object; never a password or token. */
+  details: string | null;
+}
+
+export interface LogsSigningKeysTable {
+  kid: string;
+  algorithm: string;
+  private_jwk: string;
+  created_at: string;
+}
+
+export interface LogsSchema {
+  logs_tenants: LogsTenantsTable;
+  logs_roles: LogsRolesTable;
+  logs_users: LogsUsersTable;
+  logs_user_roles: LogsUserRolesTable;
+  logs_sessions: LogsSessionsTable;
+  logs_refresh_tokens: LogsRefreshTokensTable;
+  logs_audit: LogsAuditTable;
+  logs_signing_keys: LogsSigningKeysTable;
+}

@@ -1,0 +1,43 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../../shared/errors/app-error.js';
+import { ERRORS, type ErrorCode } from '../../shared/errors/catalogue.js';
+
+/**
+ * Spec 7.2: errors are `{"error": "<message>"}` with the exact messages. A 400 may add `detail`
+ * (which field, which rule) and a query syntax error `position`: clients that only read `error`
+ * see the spec's message.
+ */
+export const LogsErrorBody = Type.Object({
+  error: Type.String(),
+  detail: Type.Optional(Type.String()),
+  position: Type.Optional(Type.Integer()),
+});
+
+/** What shared (gateway-named) codes from toAppError become in the logs service. */
+const FROM_SHARED: Partial<Record<ErrorCode, ErrorCode>> = {
+  INVALID_JSON: 'LOGS_INVALID_BODY',
+  VALIDATION_FAILED: 'LOGS_INVALID_BODY',
+  BODY_TOO_LARGE: 'LOGS_BODY_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'LOGS_UNSUPPORTED_MEDIA_TYPE',
+  ROUTE_NOT_FOUND: 'LOGS_NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'LOGS_NOT_FOUND',
+};
+
+export function renderLogsError(error: AppError, _request: FastifyRequest, reply: FastifyReply) {
+  const code: ErrorCode = error.code.startsWith('LOGS_') ? error.code : (FROM_SHARED[error.code] ?? 'LOGS_INTERNAL');
+  if (code === 'LOGS_INTERNAL') reply.status(500);
+  const body: { error: string; detail?: string; position?: number } = { error: ERRORS[code].en };
+  const detail = error.options.data?.detail ?? (error.code === 'VALIDATION_FAILED' ? error.options.params?.detail : undefined);
+  if (typeof detail === 'string') body.detail = detail.slice(0, 500);
+  const position = error.options.data?.position;
+  if (typeof position === 'number') body.position = position;
+  return body;
+}
+
+/** A 400 `invalid json body` that says what is wrong. */
+export function invalidBody(detail: string, position?: number): AppError {
+  return new AppError('LOGS_INVALID_BODY', { data: position === undefined ? { detail } : { detail, position } });
+}
+
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, LogsErrorBody]));

@@ -1,0 +1,90 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { errorResponses } from '../../http/errors.js';
+import { clientOf, type LogsGuards } from '../auth/authenticate.js';
+import { auditCsv, auditXlsx } from './audit-export.js';
+import type { AuditFilter, LogsAuditRepository } from './audit.repository.js';
+
+const Iso = Type.String({ format: 'date-time' });
+const FilterQuery = {
+  q: Type.Optional(Type.String({ maxLength: 256, description: 'Case-insensitive text in action, actor, target, address or details' })),
+  actor: Type.Optional(Type.String({ maxLength: 200 })),
+  action: Type.Optional(Type.String({ maxLength: 100 })),
+  from: Type.Optional(Iso),
+  to: Type.Optional(Iso),
+};
+const AuditRow = Type.Object({
+  id: Type.String(),
+  at: Type.String(),
+  tenant_id: Type.String(),
+  actor: Type.Union([Type.String(), Type.Null()]),
+  actor_id: Type.Union([Type.String(), Type.Null()]),
+  action: Type.String(),
+  outcome: Type.String(),
+  target_type: Type.Union([Type.String(), Type.Null()]),
+  target_id: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  request_id: Type.Union([Type.String(), Type.Null()]),
+  details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+const SECURED = [{ bearer: [] }];
+const tags = ['audit'];
+const errors = errorResponses(400, 401, 403, 429);
+
+function filterOf(tenantId: string, query: { q?: string | undefined; actor?: string | undefined; action?: string | undefined; from?: string | undefined; to?: string | undefined }): AuditFilter {
+  // Stored times are ISO strings from toISOString(): normalise the bounds to the same form.
+  const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+  return { tenantId, q: query.q, actor: query.actor, action: query.action, from: iso(query.from), to: iso(query.to) };
+}
+
+function stamp(now: number): string {
+  return new Date(now).toISOString().replace(/[:.]/g, '-');
+}
+
+/** Spec 4.5 audit search (audit:read) and exports (audit:export), over the caller's tenant. */
+export function auditRoutes({ audit, guards, now }: { audit: LogsAuditRepository; guards: LogsGuards; now: () => number }): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get('/search', {
+      schema: {
+        tags, summary: 'Search the audit trail, newest first', security: SECURED,
+        querystring: Type.Object({ ...FilterQuery, page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }) }),
+        response: { 200: Type.Object({ data: Type.Array(AuditRow), page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }), ...errors },
+      },
+      preHandler: guards.requirePermission('audit:read'),
+    }, async (request) => {
+      const { page, limit } = request.query;
+      const { rows, total } = await audit.search(filterOf(request.tenantId, request.query), page, limit);
+      return { data: rows.map((row) => ({ ...row, details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null })), page, limit, total, pages: Math.ceil(total / limit) };
+    });
+
+    const exportOptions = (summary: string) => ({
+      schema: { tags, summary, security: SECURED, querystring: Type.Object(FilterQuery), response: errors },
+      preHandler: guards.requirePermission('audit:export'),
+    });
+
+    /** Exports are themselves audited: who took a copy of the trail, with which filters. */
+    const recordExport = async (request: FastifyRequest, format: string, filter: AuditFilter) => {
+      const auth = request.logsAuth!;
+      const { q, actor, action, from, to } = filter;
+      await audit.record({ tenantId: request.tenantId, action: 'audit.export', outcome: 'success', actorId: auth.userId, actor: auth.username, ...clientOf(request), details: { format, q, actor, action, from, to } });
+    };
+
+    app.get('/export/csv', exportOptions('The audit trail as CSV (streamed)'), async (request, reply) => {
+      const filter = filterOf(request.tenantId, request.query);
+      await recordExport(request, 'csv', filter);
+      reply.header('content-type', 'text/csv; charset=utf-8');
+      reply.header('content-disposition', `attachment; filename="audit-${stamp(now())}.csv"`);
+      return reply.send(auditCsv(audit, filter) as never);
+    });
+
+    app.get('/export/excel', exportOptions('The audit trail as an Excel workbook (XLSX, streamed)'), async (request, reply) => {
+      const filter = filterOf(request.tenantId, request.query);
+      await recordExport(request, 'xlsx', filter);
+      reply.header('content-type', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+      reply.header('content-disposition', `attachment; filename="audit-${stamp(now())}.xlsx"`);
+      return reply.send(auditXlsx(audit, filter) as never);
+    });
+  };
+}

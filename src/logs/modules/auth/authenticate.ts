@@ -1,0 +1,183 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
+import { AppError } from '../../../shared/errors/app-error.js';
+import type { LogsConfig } from '../../config.js';
+import type { LogsUsersTable } from '../../db/schema.js';
+import { permissionsOfRole, type Permission } from '../rbac/permissions.js';
+import type { TenantsRepository } from '../tenants/tenants.repository.js';
+import type { LogsUsersRepository } from '../users/users.repository.js';
+import type { LoginGuard } from './login-guard.js';
+import type { LogsSessionsRepository } from './sessions.repository.js';
+import type { LogsTokens } from './tokens.js';
+
+/** The caller of a protected request, read fresh on every request (a removed role takes effect at once). */
+export interface LogsAuthContext {
+  readonly userId: string;
+  readonly username: string;
+  readonly email: string;
+  /** The tenant the user belongs to. */
+  readonly homeTenantId: string;
+  /** null for HTTP Basic (ingestion clients have no session). */
+  readonly sessionId: string | null;
+  readonly roles: readonly string[];
+  readonly permissions: ReadonlySet<Permission>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the guards on protected routes. */
+    logsAuth: LogsAuthContext | null;
+    /** The tenant whose data the request reads or writes: the user's own, or X-Tenant-Id for tenants:manage. */
+    tenantId: string;
+  }
+}
+
+/** The caller as the audit trail sees them. */
+export interface Client {
+  ip: string;
+  userAgent?: string | undefined;
+  requestId?: string | undefined;
+}
+
+export function clientOf(request: FastifyRequest): Client {
+  return { ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id };
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+export interface GuardDeps {
+  config: LogsConfig;
+  tokens: LogsTokens;
+  sessions: LogsSessionsRepository;
+  users: LogsUsersRepository;
+  tenants: TenantsRepository;
+  loginGuard: LoginGuard;
+  now: () => number;
+}
+
+/**
+ * The guards of the logs service: bearer tokens (spec 5.3) for the API, bearer or HTTP Basic for
+ * ingestion; 401 without valid credentials, 403 without the permission, 429 over the rate limit.
+ */
+export function logsGuards({ config, tokens, sessions, users, tenants, loginGuard, now }: GuardDeps) {
+  const apiLimiter = new RateLimiter(config.rateLimits.apiPerUser, now);
+  const ingestLimiter = new RateLimiter(config.rateLimits.ingestPerTenant, now);
+  /**
+   * Verified Basic credentials: SHA-256(username NUL password) -> the user and the password hash
+   * they were checked against, to spare argon2 per batch. A changed password voids the entry at once.
+   */
+  const basicCache = new Map<string, { digest: Buffer; userId: string; passwordHash: string; expiresAt: number }>();
+
+  async function contextOf(user: LogsUsersTable | undefined, sessionId: string | null): Promise<LogsAuthContext | undefined> {
+    if (!user) return undefined;
+    const roles = (await users.rolesOf([user.id])).get(user.id) ?? [];
+    const permissions = new Set<Permission>(roles.flatMap((role) => permissionsOfRole(role)));
+    return { userId: user.id, username: user.username, email: user.email, homeTenantId: user.tenant_id, sessionId, roles: roles.map((r) => r.name), permissions };
+  }
+
+  async function fromBearer(token: string): Promise<LogsAuthContext> {
+    const claims = token.length <= 16_384 ? await tokens.verify(token) : undefined;
+    if (!claims) throw new AppError('LOGS_INVALID_TOKEN');
+    const session = await sessions.find(claims.sid);
+    const nowIso = new Date(now()).toISOString();
+    if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub) throw new AppError('LOGS_INVALID_TOKEN');
+    const context = await contextOf(await users.findById(claims.sub), claims.sid);
+    if (!context) throw new AppError('LOGS_INVALID_TOKEN');
+    return context;
+  }
+
+  async function fromBasic(encoded: string, request: FastifyRequest): Promise<LogsAuthContext> {
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    // NUL cannot reach PostgreSQL text; no stored username or password holds one anyway.
+    if (colon <= 0 || decoded.includes('\u0000')) throw new AppError('LOGS_INVALID_CREDENTIALS');
+    const username = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    const key = username.toLowerCase();
+    const digest = sha256(`${username}\u0000${password}`);
+    const cached = basicCache.get(key);
+    const fresh = cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
+    let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
+    if (!user) {
+      user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth');
+      if (basicCache.size >= 10_000) basicCache.clear();
+      basicCache.set(key, { digest, userId: user.id, passwordHash: user.password_hash, expiresAt: now() + config.basicAuthCacheMs });
+    }
+    const context = await contextOf(user, null);
+    if (!context) throw new AppError('LOGS_INVALID_CREDENTIALS');
+    return context;
+  }
+
+  /** Chooses the tenant: the user's own unless X-Tenant-Id names another and the user has tenants:manage. */
+  async function resolveTenant(request: FastifyRequest, auth: LogsAuthContext): Promise<void> {
+    const header = request.headers['x-tenant-id'];
+    const wanted = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
+    if (wanted === undefined || wanted === auth.homeTenantId) {
+      request.tenantId = auth.homeTenantId;
+      return;
+    }
+    if (!auth.permissions.has('tenants:manage')) throw new AppError('LOGS_PERMISSION_DENIED');
+    if (!(await tenants.find(wanted))) throw new AppError('LOGS_NOT_FOUND');
+    request.tenantId = wanted;
+  }
+
+  function limited(limiter: RateLimiter, key: string): void {
+    const state = limiter.hit(key);
+    if (state.limited) throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(state.retryAfterSeconds) } });
+  }
+
+  /** `countApiCall`: ingestion has its own per-tenant limit instead of the per-user API limit. */
+  async function bearer(request: FastifyRequest, countApiCall = true): Promise<LogsAuthContext> {
+    const header = request.headers.authorization;
+    if (!header) throw new AppError('LOGS_MISSING_TOKEN');
+    const match = /^bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new AppError('LOGS_MISSING_TOKEN');
+    const auth = await fromBearer(match[1]!);
+    if (countApiCall) limited(apiLimiter, auth.userId);
+    request.logsAuth = auth;
+    return auth;
+  }
+
+  /** Any signed-in user (spec 4.5 `/api/me`). */
+  const requireAuth: preHandlerAsyncHookHandler = async (request) => {
+    const auth = await bearer(request);
+    request.tenantId = auth.homeTenantId;
+  };
+
+  /** A signed-in user holding the permission, acting on the chosen tenant. */
+  function requirePermission(permission: Permission): preHandlerAsyncHookHandler {
+    return async (request) => {
+      const auth = await bearer(request);
+      if (!auth.permissions.has(permission)) throw new AppError('LOGS_PERMISSION_DENIED');
+      await resolveTenant(request, auth);
+    };
+  }
+
+  /** Ingestion: bearer token or HTTP Basic of a user with logs:write; rate-limited per tenant. */
+  const requireIngest: preHandlerAsyncHookHandler = async (request, reply) => {
+    const header = request.headers.authorization;
+    let auth: LogsAuthContext;
+    const basic = header ? /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+    if (basic) {
+      try {
+        auth = await fromBasic(basic[1]!, request);
+      } catch (error) {
+        reply.header('www-authenticate', 'Basic realm="gerbang-logs", charset="UTF-8"');
+        throw error;
+      }
+      request.logsAuth = auth;
+    } else {
+      auth = await bearer(request, false);
+    }
+    if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
+    await resolveTenant(request, auth);
+    limited(ingestLimiter, request.tenantId);
+  };
+
+  return { requireAuth, requirePermission, requireIngest };
+}
+
+export type LogsGuards = ReturnType<typeof logsGuards>;

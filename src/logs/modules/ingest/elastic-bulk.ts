@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { AttributeValue, LogEntry } from '../store/log-store.js';
+import { flattenInto } from './flatten.js';
+
+/** One action of an Elasticsearch `_bulk` body, as the response reports it. */
+export interface BulkItem {
+  action: 'index' | 'create' | 'update' | 'delete';
+  index: string;
+  id: string;
+  /** Undefined when the document was accepted. */
+  error?: { type: string; reason: string } | undefined;
+  /** Index into the entries of the batch, for accepted documents. */
+  entry?: number | undefined;
+}
+
+export interface BulkParse {
+  items: BulkItem[];
+  entries: LogEntry[];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Field names shippers use for the core fields, in order of preference (Fluent Bit, Vector, Filebeat, Logstash, ECS). */
+const TIMESTAMP = ['@timestamp', 'timestamp', 'time', '@t'];
+const MESSAGE = ['message', 'msg', 'log', '@m'];
+const LEVEL = ['level', 'log.level', 'severity', 'loglevel', '@l'];
+const SERVICE = ['service', 'service.name', 'app', 'application', 'kubernetes.container_name', 'kubernetes.labels.app'];
+const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host'];
+const TRACE = ['trace_id', 'trace.id', 'traceId'];
+const SPAN = ['span_id', 'span.id', 'spanId'];
+
+function take(flat: Record<string, AttributeValue>, names: readonly string[]): AttributeValue | undefined {
+  for (const name of names) {
+    if (name in flat) {
+      const value = flat[name];
+      delete flat[name];
+      return value;
+    }
+  }
+  return undefined;
+}
+
+/** ISO 8601 text, epoch milliseconds, or epoch seconds with a fraction (Fluent Bit's `time`). */
+function timestampOf(value: AttributeValue | undefined, now: number): number | undefined {
+  if (value === undefined) return now;
+  if (typeof value === 'number') return value < 1e11 ? Math.round(value * 1000) : Math.round(value);
+  if (typeof value === 'string') {
+    if (/^\d+(\.\d+)?$/.test(value)) return timestampOf(Number(value), now);
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
+const asText = (value: AttributeValue | undefined, max: number): string | undefined => (value === undefined ? undefined : String(value).slice(0, max));
+
+/** One source document -> a log entry; a string describing the problem when it cannot be read. */
+export function documentToEntry(doc: unknown, now: number): LogEntry | string {
+  if (!isObj(doc)) return 'the document must be a JSON object';
+  const flat: Record<string, AttributeValue> = {};
+  flattenInto(flat, doc, '');
+  const timestamp = timestampOf(take(flat, TIMESTAMP), now);
+  if (timestamp === undefined) return 'failed to parse field [@timestamp]';
+  const message = take(flat, MESSAGE);
+  return {
+    timestamp,
+    message: message === undefined ? '' : String(message),
+    level: asText(take(flat, LEVEL), 32)?.toLowerCase(),
+    service: asText(take(flat, SERVICE), 256),
+    host: asText(take(flat, HOST), 256),
+    trace_id: asText(take(flat, TRACE), 64),
+    span_id: asText(take(flat, SPAN), 32),
+    attributes: flat,
+  };
+}
+
+/**
+ * Parses an NDJSON bulk body: action lines (`index`, `create`) each followed by a source line.
+ * A bad line fails its own item only; the good documents around it are kept. `update` and
+ * `delete` are refused per item (logs are append-only).
+ */
+export function parseBulk(body: string, defaultIndex: string, now: number): BulkParse {
+  const lines = body.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const items: BulkItem[] = [];
+  const entries: LogEntry[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    let action: Obj | undefined;
+    try {
+      const parsed = JSON.parse(lines[i]!) as unknown;
+      if (isObj(parsed)) action = parsed;
+    } catch {
+      // reported below
+    }
+    const kind = action ? Object.keys(action)[0] : undefined;
+    const meta = action && kind && isObj(action[kind]) ? (action[kind] as Obj) : {};
+    const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
+    const id = typeof meta._id === 'string' && meta._id !== '' ? meta._id : randomUUID();
+    if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
+      // The line is no action: assume the usual pairing and skip its document line too.
+      items.push({ action: 'index', index, id, error: { type: 'action_request_validation_exception', reason: `line ${i + 1}: expected an action (index or create)` } });
+      i += 2;
+      continue;
+    }
+    if (kind === 'delete') {
+      items.push({ action: kind, index, id, error: { type: 'illegal_argument_exception', reason: 'logs are append-only: delete is not supported' } });
+      i += 1;
+      continue;
+    }
+    const source = lines[i + 1];
+    i += 2;
+    if (kind === 'update') {
+      items.push({ action: kind, index, id, error: { type: 'illegal_argument_exception', reason: 'logs are append-only: update is not supported' } });
+      continue;
+    }
+    if (source === undefined) {
+      items.push({ action: kind, index, id, error: { type: 'action_request_validation_exception', reason: 'the action has no document line' } });
+      continue;
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(source);
+    } catch {
+      items.push({ action: kind, index, id, error: { type: 'mapper_parsing_exception', reason: 'failed to parse the document: not JSON' } });
+      continue;
+    }
+    const entry = documentToEntry(doc, now);
+    if (typeof entry === 'string') {
+      items.push({ action: kind, index, id, error: { type: 'mapper_parsing_exception', reason: entry } });
+      continue;
+    }
+    items.push({ action: kind, index, id, entry: entries.length });
+    entries.push(entry);
+  }
+  return { items, entries };
+}
+
+/** The response body Elasticsearch gives for `_bulk`, which shippers read for per-item retries. */
+export function bulkResponse(items: readonly BulkItem[], tookMs: number) {
+  let errors = false;
+  const out = items.map((item, seq) => {
+    if (item.error) {
+      errors = true;
+      return { [item.action]: { _index: item.index, _id: item.id, status: 400, error: item.error } };
+    }
+    return {
+      [item.action]: {
+        _index: item.index,
+        _id: item.id,
+        _version: 1,
+        result: 'created',
+        _shards: { total: 1, successful: 1, failed: 0 },
+        _seq_no: seq,
+        _primary_term: 1,
+        status: 201,
+      },
+    };
+  });
+  return { took: tookMs, errors, items: out };
+}

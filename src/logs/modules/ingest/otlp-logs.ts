@@ -1,0 +1,121 @@
+import type { AttributeValue, LogEntry } from '../store/log-store.js';
+import { flattenInto } from './flatten.js';
+
+/**
+ * OTLP logs (JSON or decoded protobuf) -> log entries. `service.name` and `host.name` of the
+ * resource become `service` and `host`; every other resource, scope and record attribute is kept
+ * under its dotted name (record attributes win). Records that cannot be read are counted, not stored.
+ */
+export interface OtlpMapping {
+  entries: LogEntry[];
+  rejected: number;
+  errors: string[];
+}
+
+type Obj = Record<string, unknown>;
+
+const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** An AnyValue as a plain JS value. */
+export function plainValue(any: unknown, depth = 0): unknown {
+  if (!isObj(any) || depth > 16) return undefined;
+  if ('stringValue' in any) return String(any.stringValue);
+  if ('boolValue' in any) return Boolean(any.boolValue);
+  if ('intValue' in any) {
+    const n = Number(any.intValue);
+    return Number.isSafeInteger(n) ? n : String(any.intValue);
+  }
+  if ('doubleValue' in any) return Number(any.doubleValue);
+  if ('bytesValue' in any) return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');
+  if ('arrayValue' in any) return list((any.arrayValue as Obj | undefined)?.values).map((v) => plainValue(v, depth + 1));
+  if ('kvlistValue' in any) return keyValues((any.kvlistValue as Obj | undefined)?.values, depth + 1);
+  return undefined;
+}
+
+function keyValues(values: unknown, depth = 0): Obj {
+  const out: Obj = {};
+  for (const kv of list(values)) {
+    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = plainValue(kv.value, depth);
+  }
+  return out;
+}
+
+function attributesOf(values: unknown): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
+  return out;
+}
+
+/** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
+function nanosToMs(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === '' || value === 0 || value === '0') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.floor(value / 1e6) : Number.NaN;
+  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return Number(BigInt(value) / 1_000_000n);
+  return Number.NaN;
+}
+
+/** Trace and span ids: hex in OTLP/JSON, bytes in protobuf; all-zero means none. */
+function idOf(value: unknown): string | undefined {
+  let hex: string | undefined;
+  if (typeof value === 'string') hex = value.toLowerCase();
+  else if (value instanceof Uint8Array) hex = Buffer.from(value).toString('hex');
+  if (!hex || !/^[0-9a-f]+$/.test(hex) || /^0+$/.test(hex)) return undefined;
+  return hex;
+}
+
+const SEVERITY = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+/** OTLP severity number ranges (1-4 trace ... 21-24 fatal), else the text lower-cased. */
+export function levelOf(severityNumber: unknown, severityText: unknown): string | undefined {
+  const n = Number(severityNumber);
+  if (Number.isInteger(n) && n >= 1 && n <= 24) return SEVERITY[Math.floor((n - 1) / 4)];
+  if (typeof severityText === 'string' && severityText.trim() !== '') return severityText.trim().toLowerCase().slice(0, 32);
+  return undefined;
+}
+
+export function mapOtlpLogs(request: unknown, now: number): OtlpMapping {
+  const result: OtlpMapping = { entries: [], rejected: 0, errors: [] };
+  if (!isObj(request)) throw new Error('the body must be an ExportLogsServiceRequest object');
+  for (const resourceLogs of list(request.resourceLogs)) {
+    if (!isObj(resourceLogs)) continue;
+    const resource = attributesOf((resourceLogs.resource as Obj | undefined)?.attributes);
+    const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;
+    const host = typeof resource['host.name'] === 'string' ? resource['host.name'] : undefined;
+    delete resource['service.name'];
+    delete resource['host.name'];
+    for (const scopeLogs of list(resourceLogs.scopeLogs)) {
+      if (!isObj(scopeLogs)) continue;
+      const scope = isObj(scopeLogs.scope) ? scopeLogs.scope : {};
+      const scopeAttributes: Record<string, AttributeValue> = {};
+      if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
+      if (typeof scope.version === 'string' && scope.version !== '') scopeAttributes['otel.scope.version'] = scope.version;
+      for (const record of list(scopeLogs.logRecords)) {
+        if (!isObj(record)) {
+          result.rejected += 1;
+          continue;
+        }
+        const time = nanosToMs(record.timeUnixNano) ?? nanosToMs(record.observedTimeUnixNano) ?? now;
+        if (Number.isNaN(time)) {
+          result.rejected += 1;
+          if (result.errors.length < 5) result.errors.push('timeUnixNano is not a number of nanoseconds');
+          continue;
+        }
+        const body = plainValue(record.body);
+        const attributes: Record<string, AttributeValue> = { ...resource, ...scopeAttributes, ...attributesOf(record.attributes) };
+        if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
+        result.entries.push({
+          timestamp: time,
+          message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+          level: levelOf(record.severityNumber, record.severityText),
+          service,
+          host,
+          trace_id: idOf(record.traceId),
+          span_id: idOf(record.spanId),
+          attributes,
+        });
+      }
+    }
+  }
+  return result;
+}

@@ -1,0 +1,66 @@
+import { Type } from 'typebox';
+
+const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
+
+/** Spec 2.6, shared by paginate and histogram. */
+export const SearchFields = {
+  query: Type.Optional(Type.String({ maxLength: 4096, description: 'Query language: words, "phrases", field:value, prefix*, NOT/-, AND/OR, parentheses (docs/logs-api.md)' })),
+  timeRange: Type.Optional(Type.Object({ from: Iso, to: Iso }, { description: 'Default: the last 24 hours' })),
+  filters: Type.Optional(Type.Array(Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ maxLength: 4096 }) }), { maxItems: 50 })),
+};
+
+export const SearchBody = Type.Object({
+  ...SearchFields,
+  sort: Type.Optional(Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }), order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+
+export const HistogramBody = Type.Object({
+  ...SearchFields,
+  interval: Type.Optional(Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'Bucket width (e.g. 30s, 5m, 1h); chosen for about 60 buckets when absent' })),
+  groupBy: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Split each bucket by this field (e.g. level)' })),
+});
+
+export const LogEntryView = Type.Object({
+  id: Type.String(),
+  '@timestamp': Type.String(),
+  message: Type.String(),
+  level: Type.Optional(Type.String()),
+  service: Type.Optional(Type.String()),
+  host: Type.Optional(Type.String()),
+  trace_id: Type.Optional(Type.String()),
+  span_id: Type.Optional(Type.String()),
+  tenant_id: Type.String(),
+  attributes: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+});
+
+export const PageResponse = Type.Object({
+  data: Type.Array(LogEntryView),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+});
+
+export const HistogramResponse = Type.Object({
+  interval: Type.String({ description: 'Bucket width, e.g. 1m' }),
+  interval_ms: Type.Integer(),
+  buckets: Type.Array(Type.Object({ ts: Type.String(), count: Type.Integer(), groups: Type.Optional(Type.Record(Type.String(), Type.Integer())) })),
+});
+
+export const FieldsResponse = Type.Object({
+  fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })),
+});
+
+export const DistinctParams = Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }) });
+export const DistinctQuery = Type.Object({
+  q: Type.Optional(Type.String({ maxLength: 256 })),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+  from: Type.Optional(Iso),
+  to: Type.Optional(Iso),
+});
+export const DistinctResponse = Type.Object({
+  field: Type.String(),
+  values: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() })),
+});

@@ -1,0 +1,44 @@
+import { parseDuration } from '../../../shared/config/duration.js';
+import { invalidBody } from '../../http/errors.js';
+
+export const DEFAULT_RANGE_MS = 86_400_000;
+/** Nice bucket widths, smallest first. */
+const NICE_INTERVALS = ['1s', '5s', '10s', '30s', '1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d', '7d', '30d'];
+export const MAX_BUCKETS = 10_000;
+
+/** The request's range in epoch ms; the last 24 hours when absent. 400 when `from` is not before `to`. */
+export function rangeOf(timeRange: { from: string; to: string } | undefined, now: number): { from: number; to: number } {
+  if (!timeRange) return { from: now - DEFAULT_RANGE_MS, to: now };
+  const from = Date.parse(timeRange.from);
+  const to = Date.parse(timeRange.to);
+  if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('timeRange: from and to must be ISO 8601 timestamps');
+  if (from >= to) throw invalidBody('timeRange: from must be before to');
+  return { from, to };
+}
+
+/**
+ * The API's ranges are half-open, [from, to): adjacent ranges never count an entry twice and an
+ * hour at 1m is 60 buckets. The store's `to` is inclusive, hence the millisecond.
+ */
+export function storeRange(range: { from: number; to: number }): { from: number; to: number } {
+  return { from: range.from, to: range.to - 1 };
+}
+
+/** The requested interval, or the smallest nice one giving at most about 60 buckets. */
+export function intervalOf(requested: string | undefined, from: number, to: number): { label: string; ms: number } {
+  if (requested !== undefined) {
+    const ms = parseDuration(requested);
+    if (!ms) throw invalidBody('interval must be a positive duration such as 30s, 5m or 1h');
+    if ((to - from) / ms > MAX_BUCKETS) throw invalidBody(`interval too small: more than ${MAX_BUCKETS} buckets`);
+    return { label: requested, ms };
+  }
+  const target = (to - from) / 60;
+  for (const label of NICE_INTERVALS) {
+    const ms = parseDuration(label)!;
+    if (ms >= target) return { label, ms };
+  }
+  const label = NICE_INTERVALS[NICE_INTERVALS.length - 1]!;
+  const ms = parseDuration(label)!;
+  if ((to - from) / ms > MAX_BUCKETS) throw invalidBody('timeRange too long for a histogram');
+  return { label, ms };
+}

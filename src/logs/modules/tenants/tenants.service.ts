@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../../../shared/errors/app-error.js';
+import type { LogsTenantsTable } from '../../db/schema.js';
+import { invalidBody } from '../../http/errors.js';
+import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import type { Client, LogsAuthContext } from '../auth/authenticate.js';
+import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
+import type { LogStore } from '../store/log-store.js';
+import type { TenantsRepository } from './tenants.repository.js';
+
+export interface TenantView {
+  id: string;
+  name: string;
+  /** Effective retention in days (the tenant's own, or the default). */
+  retention_days: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Tenants (tenants:manage). Audit rows of tenant changes go to the actor's own tenant. */
+export class TenantsService {
+  constructor(
+    private readonly tenants: TenantsRepository,
+    private readonly store: LogStore,
+    private readonly audit: LogsAuditRepository,
+    private readonly defaultRetentionDays: number,
+    private readonly now: () => number,
+  ) {}
+
+  private view(row: LogsTenantsTable): TenantView {
+    return { id: row.id, name: row.name, retention_days: row.retention_days ?? this.defaultRetentionDays, created_at: row.created_at, updated_at: row.updated_at };
+  }
+
+  async list(): Promise<TenantView[]> {
+    return (await this.tenants.list()).map((row) => this.view(row));
+  }
+
+  async get(id: string): Promise<TenantView> {
+    const row = await this.tenants.find(id);
+    if (!row) throw new AppError('LOGS_NOT_FOUND');
+    return this.view(row);
+  }
+
+  async create(input: { name: string; retention_days?: number | undefined }, actor: LogsAuthContext, client: Client): Promise<TenantView> {
+    if (await this.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
+    const at = new Date(this.now()).toISOString();
+    const row: LogsTenantsTable = { id: randomUUID(), name: input.name, retention_days: input.retention_days ?? null, created_at: at, updated_at: at };
+    await this.tenants.insert(row);
+    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.create', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: row.id, ...client, details: { name: row.name, retention_days: input.retention_days } });
+    return this.view(row);
+  }
+
+  async update(id: string, input: { name?: string | undefined; retention_days?: number | null | undefined }, actor: LogsAuthContext, client: Client): Promise<TenantView> {
+    const row = await this.tenants.find(id);
+    if (!row) throw new AppError('LOGS_NOT_FOUND');
+    const changes: Partial<LogsTenantsTable> = { updated_at: new Date(this.now()).toISOString() };
+    if (input.name !== undefined && input.name !== row.name) {
+      if (await this.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
+      changes.name = input.name;
+    }
+    if (input.retention_days !== undefined) changes.retention_days = input.retention_days;
+    await this.tenants.update(id, changes);
+    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.update', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: id, ...client, details: { name: input.name, retention_days: input.retention_days } });
+    return this.view({ ...row, ...changes });
+  }
+
+  /** Only an empty tenant (no users) that is neither the default nor the caller's own; its logs go with it. */
+  async delete(id: string, actor: LogsAuthContext, client: Client): Promise<void> {
+    const row = await this.tenants.find(id);
+    if (!row) throw new AppError('LOGS_NOT_FOUND');
+    if (id === DEFAULT_TENANT_ID || id === actor.homeTenantId) throw invalidBody('the default tenant and your own tenant cannot be deleted');
+    if ((await this.tenants.countUsers(id)) > 0) throw invalidBody('the tenant still has users');
+    await this.store.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
+    await this.tenants.delete(id);
+    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: id, ...client, details: { name: row.name } });
+  }
+
+  /**
+   * Applies each tenant's retention: entries older than its days are removed (the store drops whole
+   * day chunks). Returns entries removed per tenant.
+   */
+  async applyRetention(): Promise<Record<string, number>> {
+    const removed: Record<string, number> = {};
+    for (const tenant of await this.tenants.list()) {
+      const days = tenant.retention_days ?? this.defaultRetentionDays;
+      removed[tenant.id] = await this.store.removeOlderThan(tenant.id, this.now() - days * DAY_MS);
+    }
+    return removed;
+  }
+}

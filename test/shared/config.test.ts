@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { ConfigError } from '../../src/shared/config/env.js';
+import { parseDuration } from '../../src/shared/config/duration.js';
+
+test('durations', () => {
+  assert.equal(parseDuration('90d'), 90 * 86_400_000);
+  assert.equal(parseDuration('12h'), 12 * 3_600_000);
+  assert.equal(parseDuration('2s'), 2000);
+  assert.equal(parseDuration('300'), 300_000);
+  assert.equal(parseDuration('250ms'), 250);
+  assert.equal(parseDuration('0'), 0);
+  for (const bad of ['', '-1d', '1.5h', '1w', 'abc', '1 d']) assert.equal(parseDuration(bad), undefined, bad);
+});
+
+test('defaults follow the runtime contract', () => {
+  const config = loadGatewayConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.token.ttlMs, 24 * 3_600_000);
+  assert.equal(config.passwordMaxAgeMs, 90 * 86_400_000);
+  assert.equal(config.databaseUrl, 'sqlite:./data/gateway.sqlite');
+  assert.deepEqual(config.corsOrigins, []);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('a bad value names its variable', () => {
+  const cases: Record<string, string>[] = [
+    { GATEWAY_PORT: 'abc' },
+    { GATEWAY_PORT: '70000' },
+    { PASSWORD_MAX_AGE: 'forever' },
+    { GATEWAY_TOKEN_TTL: '1w' },
+    { GATEWAY_DATABASE_URL: 'mysql://x' },
+    { LOG_LEVEL: 'loud' },
+    { GATEWAY_ADMIN_PASSWORD: 'weak' },
+  ];
+  for (const env of cases) {
+    const [name] = Object.keys(env) as [string];
+    assert.throws(() => loadGatewayConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === name && error.message.includes(name), name);
+  }
+});
+
+test('the CLI stops on a bad setting with one line naming it and a non-zero exit', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+    env: { ...process.env, GATEWAY_PORT: 'eighty', DATA_DIR: '/nonexistent-dir-never-created' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(result.status, 1);
+  assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+  assert.match(result.stderr, /GATEWAY_PORT/);
+});
