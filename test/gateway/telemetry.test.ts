@@ -49,7 +49,7 @@ describe('gateway telemetry shipping', () => {
 
   test('a proxied request is traced into the upstream call: client span with peer.service, traceparent upstream', async () => {
     const receiver = new OtlpReceiver();
-    const upstream = await startUpstream((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
+    const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
     const gw = await startTestGateway('sqlite', {
       GATEWAY_TELEMETRY_URL: await receiver.start(), GATEWAY_TELEMETRY_INTERVAL: '20ms',
       SERVER_SERVICE_MASTER_DATA: upstream.url, SERVER_SERVICE_KEUANGAN: `http://127.0.0.1:${await closedPort()}`,
