@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
 import * as accounts from './0001_accounts.js';
+import * as dashboards from './0400_dashboards.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -9,4 +10,5 @@ import * as accounts from './0001_accounts.js';
 export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
+  '0400_dashboards': dashboards,
 };

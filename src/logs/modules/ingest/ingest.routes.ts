@@ -9,7 +9,7 @@ import type { AttributeValue, LogEntry, LogStore } from '../store/log-store.js';
 import { bulkResponse, parseBulk } from './elastic-bulk.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
-import type { IngestSource, PipelineStats } from './pipeline-stats.js';
+import { otlpSourceOf, type IngestSource, type PipelineStats } from './pipeline-stats.js';
 
 export interface IngestDeps {
   store: LogStore;
@@ -66,13 +66,18 @@ function withoutNul(entry: LogEntry): LogEntry {
 /** Stores a batch, then counts it; the caller answers 2xx only after this resolves (durable). */
 async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSource, entries: LogEntry[], rejected: number): Promise<void> {
   const received = entries.length + rejected;
+  const started = deps.now();
+  // In flight (received, not yet stored) while the write runs: the pipeline dashboard's backlog.
+  deps.stats.enter(request.tenantId, source, entries.length);
   try {
     if (entries.length > 0) await deps.store.append(request.tenantId, entries.map(withoutNul));
   } catch (error) {
-    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received });
+    deps.stats.leave(request.tenantId, source, entries.length);
+    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: deps.now() - started });
     throw error;
   }
-  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected });
+  deps.stats.leave(request.tenantId, source, entries.length);
+  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected }, { latencyMs: deps.now() - started });
 }
 
 const BulkResponse = Type.Object({ took: Type.Integer(), errors: Type.Boolean(), items: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
@@ -108,7 +113,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
       } catch (error) {
         throw invalidBody((error as Error).message);
       }
-      await store(deps, request, 'otlp', mapping.entries, mapping.rejected);
+      await store(deps, request, otlpSourceOf(mapping.entries), mapping.entries, mapping.rejected);
       const errorMessage = mapping.errors.join('; ');
       if (protobuf) {
         reply.header('content-type', 'application/x-protobuf');
