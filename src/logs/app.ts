@@ -153,11 +153,12 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
     (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) => app.log.error({ err: error }, 'source counts upkeep failed'));
   }, config.dashboards.sourceCountsFlushMs);
   countsTimer.unref();
+  app.addHook('onClose', async () => database.close());
+  // onClose hooks run last-added first: the final flush runs before the database closes.
   app.addHook('onClose', async () => {
     clearInterval(countsTimer);
     await sourceCounts.flush();
   });
-  app.addHook('onClose', async () => database.close());
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   return { app, database, store, audit, stats, tenants };
 }
