@@ -373,7 +373,7 @@ export function sourceStatus(
   const lastIngest = counters?.lastIngestAt ?? null;
   const lastFailure = counters?.lastFailureAt ?? null;
   if (store.status === 'down') down.push('store check failed');
-  if (lastFailure !== null && (lastIngest === null || lastFailure > lastIngest)) down.push('the last store write failed');
+  if (counters?.lastWriteFailed) down.push('the last store write failed');
   if (lastIngest !== null && now - lastIngest > config.downAfterMs) down.push(`nothing stored for more than ${config.downAfterMs / 1000}s`);
   const rejectedRatio = ratio(last5m.rejected, last5m.received);
   if (last5m.received > 0 && rejectedRatio * 100 > config.degradedRejectedPercent) {

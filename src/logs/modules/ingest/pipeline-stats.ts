@@ -27,6 +27,8 @@ export interface SourceCounters {
   storeFailures: number;
   /** Epoch ms of the last failed store write; null when none. */
   lastFailureAt: number | null;
+  /** Whether the latest store write of this source failed (a later successful write clears it). */
+  lastWriteFailed: boolean;
   /** Entries received and being written right now (received, not yet stored). */
   inFlight: number;
 }
@@ -93,10 +95,14 @@ export class PipelineStats {
       counters.received += counts.received;
       counters.stored += counts.stored;
       counters.rejected += counts.rejected;
-      if (counts.stored > 0) counters.lastIngestAt = at;
+      if (counts.stored > 0) {
+        counters.lastIngestAt = at;
+        counters.lastWriteFailed = false;
+      }
       if (write.failed) {
         counters.storeFailures += 1;
         counters.lastFailureAt = at;
+        counters.lastWriteFailed = true;
       }
     }
     const slot = this.slot(tenantId, source, at);
@@ -192,6 +198,6 @@ function emptyWindow(): WindowCounters {
 
 function entry(map: Map<string, SourceCounters>, source: string): SourceCounters {
   let counters = map.get(source);
-  if (!counters) map.set(source, (counters = { batches: 0, received: 0, stored: 0, rejected: 0, lastIngestAt: null, storeFailures: 0, lastFailureAt: null, inFlight: 0 }));
+  if (!counters) map.set(source, (counters = { batches: 0, received: 0, stored: 0, rejected: 0, lastIngestAt: null, storeFailures: 0, lastFailureAt: null, lastWriteFailed: false, inFlight: 0 }));
   return counters;
 }
