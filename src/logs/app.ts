@@ -11,6 +11,8 @@ import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
 import { renderLogsError } from './http/errors.js';
+import { ensureIngestAccount } from './modules/users/ingest-account.js';
+import { gatewayAuditMirror } from './modules/audit/gateway-audit-mirror.js';
 import { LogsAuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { logsAuthRoutes } from './modules/auth/auth.routes.js';
@@ -63,6 +65,8 @@ export interface LogsService {
   audit: LogsAuditRepository;
   stats: PipelineStats;
   tenants: TenantsService;
+  /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
+  provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -130,7 +134,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   });
   await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -160,5 +164,5 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
     await sourceCounts.flush();
   });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
-  return { app, database, store, audit, stats, tenants };
+  return { app, database, store, audit, stats, tenants, provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now) };
 }

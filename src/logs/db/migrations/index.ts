@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
 import * as accounts from './0001_accounts.js';
 import * as dashboards from './0400_dashboards.js';
+import * as ingestRole from './0500_ingest_role.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -11,4 +12,5 @@ export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
   '0400_dashboards': dashboards,
+  '0500_ingest_role': ingestRole,
 };

@@ -17,6 +17,10 @@ export interface IngestDeps {
   guards: LogsGuards;
   bodyLimit: number;
   now: () => number;
+  /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
+  onStored?: (request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>;
+  /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its OTLP batches count as source `gateway`. */
+  gatewayUsername?: string;
 }
 
 type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
@@ -70,7 +74,11 @@ async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSo
   // In flight (received, not yet stored) while the write runs: the pipeline dashboard's backlog.
   deps.stats.enter(request.tenantId, source, entries.length);
   try {
-    if (entries.length > 0) await deps.store.append(request.tenantId, entries.map(withoutNul));
+    if (entries.length > 0) {
+      const cleaned = entries.map(withoutNul);
+      await deps.store.append(request.tenantId, cleaned);
+      await deps.onStored?.(request, cleaned);
+    }
   } catch (error) {
     deps.stats.leave(request.tenantId, source, entries.length);
     deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: deps.now() - started });
@@ -113,7 +121,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
       } catch (error) {
         throw invalidBody((error as Error).message);
       }
-      await store(deps, request, otlpSourceOf(mapping.entries), mapping.entries, mapping.rejected);
+      await store(deps, request, otlpSourceOf(mapping.entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername), mapping.entries, mapping.rejected);
       const errorMessage = mapping.errors.join('; ');
       if (protobuf) {
         reply.header('content-type', 'application/x-protobuf');

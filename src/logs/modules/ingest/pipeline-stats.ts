@@ -1,14 +1,16 @@
 /** Where a batch came from. The gateway's own shipping (next issue) adds its source name. */
 export type IngestSource = 'otlp' | 'bulk' | (string & {});
 
-/**
- * The gateway ships its logs over OTLP with this resource `service.name`: an OTLP batch whose every
- * entry carries it is counted as source `gateway` (docs/dashboards.md).
- */
+/** The resource `service.name` the gateway ships its telemetry under by default (GATEWAY_SERVICE_NAME). */
 export const GATEWAY_SERVICE_NAME = 'gerbang-gateway';
 
-/** The source an OTLP log batch is counted under: `gateway` when every entry is the gateway's, else `otlp`. */
-export function otlpSourceOf(entries: readonly { service?: string | undefined }[]): IngestSource {
+/**
+ * The source an OTLP log batch is counted under (docs/dashboards.md): `gateway` when it came through
+ * the gateway's ingest account (LOGS_GATEWAY_SHIPPER), or when every entry has the service name
+ * `gerbang-gateway` (a gateway shipping with another account); else `otlp`.
+ */
+export function otlpSourceOf(entries: readonly { service?: string | undefined }[], fromGatewayAccount = false): IngestSource {
+  if (fromGatewayAccount) return 'gateway';
   return entries.length > 0 && entries.every((entry) => entry.service === GATEWAY_SERVICE_NAME) ? 'gateway' : 'otlp';
 }
 
