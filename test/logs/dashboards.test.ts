@@ -297,7 +297,7 @@ for (const dialect of DIALECTS) {
         LOGS_SITES: 'jkt-1:Jakarta DC 1, sby-1:Surabaya DR, mks-1:Makassar', LOGS_SITE_NAME: 'jkt-1',
       });
       const start = async () => {
-        const service = await buildLogsService({ config, now: clock.now, activeAlertsBySeverity: async (tenantId) => (tenantId === 'default' ? { critical: 2, warning: 1, info: 0 } : { critical: 99 }) });
+        const service = await buildLogsService({ config, now: clock.now, activeAlertsBySeverity: async (tenantId): Promise<Record<string, number>> => (tenantId === 'default' ? { critical: 2, warning: 1, info: 0 } : { critical: 99 }) });
         const login = await service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
         return { service, headers: bearer(login.json().token.access_token) };
       };
