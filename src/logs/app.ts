@@ -21,6 +21,9 @@ import { logsGuards } from './modules/auth/authenticate.js';
 import { LoginGuard } from './modules/auth/login-guard.js';
 import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
 import { LogsTokens } from './modules/auth/tokens.js';
+import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
+import { DashboardsService } from './modules/dashboards/dashboards.service.js';
+import { SourceCounts } from './modules/dashboards/source-counts.js';
 import { elasticRoutes, otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -51,6 +54,8 @@ export interface LogsServiceOptions {
   logStore?: LogStore | ((database: Database<LogsSchema>) => LogStore);
   /** The cluster of the Kubernetes views (loadK8sCluster); undefined: they answer 503. */
   k8s?: K8sCluster | undefined;
+  /** Active alerts of a tenant by severity, for the dashboards overview; default: none (until the alerts module is wired). */
+  activeAlertsBySeverity?: (tenantId: string) => Promise<Record<string, number>>;
 }
 
 export interface LogsService {
@@ -65,7 +70,7 @@ export interface LogsService {
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
-export async function buildLogsService({ config, now = Date.now, logStore, k8s }: LogsServiceOptions): Promise<LogsService> {
+export async function buildLogsService({ config, now = Date.now, logStore, k8s, activeAlertsBySeverity }: LogsServiceOptions): Promise<LogsService> {
   const database = await openDatabase<LogsSchema>(config.databaseUrl);
   let store: LogStore;
   try {
@@ -90,6 +95,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const roles = new RolesService(rolesRepository, audit, now);
   const tenants = new TenantsService(tenantsRepository, store, audit, config.retentionDays, now);
   const stats = new PipelineStats(now);
+  // Per-minute counts by ingestion source, persisted for the throughput dashboard.
+  const sourceCounts = new SourceCounts(db, database.dialect, (error) => app.log.error({ err: error }, 'writing ingestion source counts failed'));
+  stats.onRecord((batch) => sourceCounts.add(batch));
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
@@ -119,8 +127,14 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
+  const dashboards = new DashboardsService({
+    store, db, dialect: database.dialect, stats, sourceCounts, config: config.dashboards, now,
+    activeAlertsBySeverity: activeAlertsBySeverity ?? (async () => ({})),
+    logError: (error, what) => app.log.error({ err: error }, what),
+  });
+  await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername) };
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -134,7 +148,21 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
     app.addHook('onClose', async () => clearInterval(timer));
   }
 
+  // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
+  let prunedAt = 0;
+  const countsTimer = setInterval(() => {
+    const pruneBefore = now() - config.retentionDays * 86_400_000;
+    const prune = now() - prunedAt >= 3_600_000;
+    if (prune) prunedAt = now();
+    (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) => app.log.error({ err: error }, 'source counts upkeep failed'));
+  }, config.dashboards.sourceCountsFlushMs);
+  countsTimer.unref();
   app.addHook('onClose', async () => database.close());
+  // onClose hooks run last-added first: the final flush runs before the database closes.
+  app.addHook('onClose', async () => {
+    clearInterval(countsTimer);
+    await sourceCounts.flush();
+  });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   return { app, database, store, audit, stats, tenants, provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now) };
 }

@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
 export interface RateRule {
   readonly limit: number;
@@ -37,6 +38,8 @@ export interface LogsConfig {
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
   readonly basicAuthCacheMs: number;
+  /** Sites and pipeline status thresholds of the dashboards (docs/dashboards.md). */
+  readonly dashboards: DashboardsConfig;
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -82,5 +85,6 @@ export function loadLogsConfig(env: Env): LogsConfig {
     gatewayShipperUsername: read.string('LOGS_GATEWAY_SHIPPER', 'gateway'),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
+    dashboards: loadDashboardsConfig(env),
   });
 }

@@ -90,4 +90,26 @@ describe('npm start: both services, the gateway watched by the logs service', ()
     });
     assert.ok(audit.every((row: { details: { source: string } }) => row.details.source === 'gateway'));
   });
+
+  test('the dashboards show the gateway: overview, throughput and pipeline status', async () => {
+    const gatewayLogin = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    assert.equal(gatewayLogin.status, 200);
+    const logsLogin = await json(`${system.logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const auth = { authorization: `Bearer ${logsLogin.body.token.access_token}` };
+    const range = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+
+    await eventually(async () => {
+      const overview = await json(`${system.logs}/api/v1/dashboard/overview?${range}`, { headers: auth });
+      assert.equal(overview.status, 200);
+      assert.ok(overview.body.top_services.some((s: { service: string; count: number }) => s.service === 'gerbang-gateway' && s.count > 0), JSON.stringify(overview.body.top_services));
+      const throughput = await json(`${system.logs}/api/v1/dashboard/throughput?${range}`, { headers: auth });
+      assert.equal(throughput.status, 200);
+      assert.ok(throughput.body.sources.find((s: { source: string }) => s.source === 'gateway').total > 0, 'the gateway is a source of its own');
+      assert.ok(throughput.body.services.some((s: { service: string }) => s.service === 'gerbang-gateway'));
+      const pipeline = await json(`${system.logs}/api/v1/dashboard/pipeline/status`, { headers: auth });
+      const gateway = pipeline.body.sources.find((s: { source: string }) => s.source === 'gateway');
+      assert.equal(gateway.active, true);
+      assert.equal(gateway.status, 'healthy');
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
 import * as accounts from './0001_accounts.js';
+import * as dashboards from './0400_dashboards.js';
 import * as ingestRole from './0500_ingest_role.js';
 
 /**
@@ -10,5 +11,6 @@ import * as ingestRole from './0500_ingest_role.js';
 export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
+  '0400_dashboards': dashboards,
   '0500_ingest_role': ingestRole,
 };

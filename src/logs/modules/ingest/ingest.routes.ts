@@ -9,7 +9,7 @@ import type { AttributeValue, LogEntry, LogStore } from '../store/log-store.js';
 import { bulkResponse, parseBulk } from './elastic-bulk.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
-import type { IngestSource, PipelineStats } from './pipeline-stats.js';
+import { otlpSourceOf, type IngestSource, type PipelineStats } from './pipeline-stats.js';
 
 export interface IngestDeps {
   store: LogStore;
@@ -19,6 +19,8 @@ export interface IngestDeps {
   now: () => number;
   /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
   onStored?: (request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>;
+  /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its OTLP batches count as source `gateway`. */
+  gatewayUsername?: string;
 }
 
 type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
@@ -68,6 +70,9 @@ function withoutNul(entry: LogEntry): LogEntry {
 /** Stores a batch, then counts it; the caller answers 2xx only after this resolves (durable). */
 async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSource, entries: LogEntry[], rejected: number): Promise<void> {
   const received = entries.length + rejected;
+  const started = deps.now();
+  // In flight (received, not yet stored) while the write runs: the pipeline dashboard's backlog.
+  deps.stats.enter(request.tenantId, source, entries.length);
   try {
     if (entries.length > 0) {
       const cleaned = entries.map(withoutNul);
@@ -75,10 +80,12 @@ async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSo
       await deps.onStored?.(request, cleaned);
     }
   } catch (error) {
-    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received });
+    deps.stats.leave(request.tenantId, source, entries.length);
+    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: deps.now() - started });
     throw error;
   }
-  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected });
+  deps.stats.leave(request.tenantId, source, entries.length);
+  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected }, { latencyMs: deps.now() - started });
 }
 
 const BulkResponse = Type.Object({ took: Type.Integer(), errors: Type.Boolean(), items: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
@@ -114,7 +121,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
       } catch (error) {
         throw invalidBody((error as Error).message);
       }
-      await store(deps, request, 'otlp', mapping.entries, mapping.rejected);
+      await store(deps, request, otlpSourceOf(mapping.entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername), mapping.entries, mapping.rejected);
       const errorMessage = mapping.errors.join('; ');
       if (protobuf) {
         reply.header('content-type', 'application/x-protobuf');
