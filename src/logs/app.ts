@@ -29,7 +29,12 @@ import { createLogStore } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
-import { asPermission } from './modules/rbac/permissions.js';
+import { asPermission, DEFAULT_TENANT_ID } from './modules/rbac/permissions.js';
+import { apmRoutes, traceIngestRoutes } from './modules/apm/apm.routes.js';
+import { SpansRepository } from './modules/apm/spans.repository.js';
+import { infraRoutes, metricIngestRoutes } from './modules/infra/infra.routes.js';
+import { MetricsRepository } from './modules/infra/metrics.repository.js';
+import { SelfMetricsSampler } from './modules/infra/self-metrics.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
 import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
 import { TenantsService } from './modules/tenants/tenants.service.js';
@@ -58,6 +63,11 @@ export interface LogsService {
   audit: LogsAuditRepository;
   stats: PipelineStats;
   tenants: TenantsService;
+  /** APM spans and infrastructure metric points (OTLP traces and metrics). */
+  spans: SpansRepository;
+  metrics: MetricsRepository;
+  /** The sampler of the service's own host (started when LOGS_SELF_METRICS_INTERVAL > 0). */
+  selfMetrics: SelfMetricsSampler;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -86,6 +96,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const roles = new RolesService(rolesRepository, audit, now);
   const tenants = new TenantsService(tenantsRepository, store, audit, config.retentionDays, now);
   const stats = new PipelineStats(now);
+  const spans = new SpansRepository(db);
+  const metrics = new MetricsRepository(db);
+  const selfMetrics = new SelfMetricsSampler({ write: (tenantId, points) => metrics.insert(tenantId, points), tenantId: DEFAULT_TENANT_ID, now });
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
@@ -119,12 +132,33 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
+  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  await app.register(traceIngestRoutes(telemetry));
+  await app.register(metricIngestRoutes(telemetry));
+  await app.register(apmRoutes(telemetry), { prefix: '/api/v1/apm' });
+  await app.register(infraRoutes(telemetry), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Spans and metric points follow each tenant's log retention (days).
+  const applyTelemetryRetention = async () => {
+    for (const tenant of await tenants.list()) {
+      const cutoff = now() - tenant.retention_days * 86_400_000;
+      await spans.removeOlderThan(tenant.id, cutoff);
+      await metrics.removeOlderThan(tenant.id, cutoff);
+    }
+  };
+
+  // The service's own host, so one machine shows infrastructure data without a collector.
+  if (config.selfMetricsIntervalMs > 0) {
+    selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
+  }
+  app.addHook('onClose', async () => selfMetrics.stop());
 
   // Retention: each tenant's old logs are removed in whole days, in the background.
   if (config.retentionIntervalMs > 0) {
     const timer = setInterval(() => {
       tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
+      applyTelemetryRetention().catch((error: unknown) => app.log.error({ err: error }, 'span and metric retention sweep failed'));
     }, config.retentionIntervalMs);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
@@ -132,5 +166,5 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
-  return { app, database, store, audit, stats, tenants };
+  return { app, database, store, audit, stats, tenants, spans, metrics, selfMetrics };
 }

@@ -35,6 +35,8 @@ export interface LogsConfig {
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
   readonly basicAuthCacheMs: number;
+  /** How often the logs service samples its own host's metrics (docs/infra.md); 0 = never. */
+  readonly selfMetricsIntervalMs: number;
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -79,5 +81,6 @@ export function loadLogsConfig(env: Env): LogsConfig {
     retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
+    selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
   });
 }

@@ -1,5 +1,7 @@
 import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
+import { apmMigrations } from '../../modules/apm/apm.migrations.js';
+import { infraMigrations } from '../../modules/infra/infra.migrations.js';
 import * as accounts from './0001_accounts.js';
 
 /**
@@ -9,4 +11,6 @@ import * as accounts from './0001_accounts.js';
 export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
+  ...apmMigrations,
+  ...infraMigrations,
 };
