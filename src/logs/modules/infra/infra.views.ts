@@ -261,20 +261,20 @@ export function hostsView(rows: BucketRow[], from: number, to: number, intervalM
 
 export function containersView(rows: BucketRow[], from: number, to: number, intervalMs: number) {
   const times = bucketTimes(from, to, intervalMs);
-  const keyOf = (row: BucketRow) => (row.container !== null ? `container\u0000${row.container}` : `pod\u0000${row.namespace ?? ''}/${row.pod ?? ''}`);
+  // A container is known by its id within its pod (kubeletstats reuses container names across pods).
+  const keyOf = (row: BucketRow) => JSON.stringify([row.container !== null ? 'container' : 'pod', row.namespace, row.pod, row.container]);
   return [...group(rows, keyOf)]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, entityRows]) => {
-      const [kind, id] = key.split('\u0000') as ['container' | 'pod', string];
-      const first = entityRows[0]!;
+      const [kind, namespace, pod, container] = JSON.parse(key) as ['container' | 'pod', string | null, string | null, string | null];
       const metrics = collect(entityRows);
       const series = times.map(({ bucket, ts }) => containerPoint(metrics, bucket, ts, intervalMs));
       return {
         kind,
-        id,
-        container: first.container,
-        pod: first.pod ?? entityRows.find((row) => row.pod !== null)?.pod ?? null,
-        namespace: first.namespace ?? entityRows.find((row) => row.namespace !== null)?.namespace ?? null,
+        id: kind === 'container' ? container! : `${namespace ?? ''}/${pod ?? ''}`,
+        container,
+        pod,
+        namespace,
         host: entityRows.find((row) => row.host !== null)?.host ?? null,
         lastSeen: lastSeenOf(entityRows),
         metrics: [...metrics.keys()].sort(),

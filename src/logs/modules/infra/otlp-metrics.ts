@@ -31,7 +31,7 @@ export interface MetricsMapping {
 }
 
 const MAX_RESOURCE_KEYS = 24;
-const IDENTITY = ['host.name', 'container.id', 'container.name', 'k8s.pod.name', 'k8s.namespace.name'];
+const IDENTITY = ['host.name', 'container.id', 'k8s.pod.name', 'k8s.namespace.name'];
 
 const str = (value: AttributeValue | undefined): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, 512) : null);
 
@@ -63,14 +63,14 @@ export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
     const resource = cleanAttributes(attributesOf((resourceMetrics.resource as Obj | undefined)?.attributes));
     const identity = {
       host: str(resource['host.name']),
-      container: str(resource['container.id']) ?? str(resource['container.name']),
+      // docker_stats names containers by container.id; kubeletstats by k8s.container.name within the pod.
+      container: str(resource['container.id']) ?? str(resource['container.name']) ?? str(resource['k8s.container.name']),
       pod: str(resource['k8s.pod.name']),
       namespace: str(resource['k8s.namespace.name']),
     };
     const rest: Record<string, AttributeValue> = {};
     for (const [key, value] of Object.entries(resource)) {
-      if (key === 'container.name' && identity.container !== value) rest[key] = value;
-      else if (!IDENTITY.includes(key) && Object.keys(rest).length < MAX_RESOURCE_KEYS) rest[key] = value;
+      if (!IDENTITY.includes(key) && Object.keys(rest).length < MAX_RESOURCE_KEYS) rest[key] = value;
     }
     for (const scopeMetrics of list(resourceMetrics.scopeMetrics)) {
       if (!isObj(scopeMetrics)) continue;
