@@ -264,7 +264,6 @@ export function containersView(rows: BucketRow[], from: number, to: number, inte
   // A container is known by its id within its pod (kubeletstats reuses container names across pods).
   const keyOf = (row: BucketRow) => JSON.stringify([row.container !== null ? 'container' : 'pod', row.namespace, row.pod, row.container]);
   return [...group(rows, keyOf)]
-    .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, entityRows]) => {
       const [kind, namespace, pod, container] = JSON.parse(key) as ['container' | 'pod', string | null, string | null, string | null];
       const metrics = collect(entityRows);
@@ -281,5 +280,6 @@ export function containersView(rows: BucketRow[], from: number, to: number, inte
         latest: latestOf(series),
         series,
       };
-    });
+    })
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id) || (a.pod ?? '').localeCompare(b.pod ?? ''));
 }
