@@ -251,6 +251,13 @@ for (const dialect of DIALECTS) {
       assert.equal((await get(`/api/v1/apm/traces?${range}`, otherWriter.headers)).json().total, 1);
     });
 
+    test('the OpenAPI description lists the APM, infrastructure and OTLP routes', async () => {
+      const paths = Object.keys((await logs.request({ method: 'GET', url: '/openapi.json' })).json().paths);
+      for (const path of ['/v1/traces', '/v1/metrics', '/api/v1/apm/traces', '/api/v1/apm/traces/{traceId}', '/api/v1/apm/service-map', '/api/v1/infra/metrics', '/api/v1/infra/containers']) {
+        assert.ok(paths.includes(path), path);
+      }
+    });
+
     test('retention removes spans older than the cutoff', async () => {
       const removed = await logs.spans.removeOlderThan('default', base + 1500);
       assert.ok(removed >= 10);
