@@ -152,7 +152,8 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   if (config.selfMetricsIntervalMs > 0) {
     selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
   }
-  app.addHook('onClose', async () => selfMetrics.stop());
+  // preClose: onClose hooks run in reverse order, and the database's would close before the sample ends.
+  app.addHook('preClose', async () => selfMetrics.stop());
 
   // Retention: each tenant's old logs are removed in whole days, in the background.
   if (config.retentionIntervalMs > 0) {
