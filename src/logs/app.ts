@@ -11,6 +11,8 @@ import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
 import { renderLogsError } from './http/errors.js';
+import { ensureIngestAccount } from './modules/users/ingest-account.js';
+import { gatewayAuditMirror } from './modules/audit/gateway-audit-mirror.js';
 import { LogsAuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { logsAuthRoutes } from './modules/auth/auth.routes.js';
@@ -68,6 +70,8 @@ export interface LogsService {
   metrics: MetricsRepository;
   /** The sampler of the service's own host (started when LOGS_SELF_METRICS_INTERVAL > 0). */
   selfMetrics: SelfMetricsSampler;
+  /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
+  provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -129,7 +133,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername) };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
   const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, now };
@@ -167,5 +171,8 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
 
   app.addHook('onClose', async () => database.close());
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
-  return { app, database, store, audit, stats, tenants, spans, metrics, selfMetrics };
+  return {
+    app, database, store, audit, stats, tenants, spans, metrics, selfMetrics,
+    provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
+  };
 }

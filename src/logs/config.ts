@@ -31,6 +31,8 @@ export interface LogsConfig {
   };
   /** Log retention for tenants without their own setting. */
   readonly retentionDays: number;
+  /** The ingest account whose audit-typed records (the gateway's audit events) join the audit trail. */
+  readonly gatewayShipperUsername: string;
   /** How often the retention sweep runs; 0 = never (tests). */
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
@@ -79,6 +81,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
       ingestPerTenant: rule('LOGS_INGEST_RATE_PER_TENANT', 12_000, 'LOGS_INGEST_RATE_WINDOW', '1m'),
     },
     retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
+    gatewayShipperUsername: read.string('LOGS_GATEWAY_SHIPPER', 'gateway'),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
     selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),

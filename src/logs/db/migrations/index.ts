@@ -3,6 +3,7 @@ import { logStoreMigrations } from '../../modules/store/migrations.js';
 import { apmMigrations } from '../../modules/apm/apm.migrations.js';
 import { infraMigrations } from '../../modules/infra/infra.migrations.js';
 import * as accounts from './0001_accounts.js';
+import * as ingestRole from './0500_ingest_role.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -13,4 +14,5 @@ export const logsMigrations: Record<string, Migration> = {
   ...logStoreMigrations,
   ...apmMigrations,
   ...infraMigrations,
+  '0500_ingest_role': ingestRole,
 };

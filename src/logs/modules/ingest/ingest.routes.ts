@@ -17,6 +17,8 @@ export interface IngestDeps {
   guards: LogsGuards;
   bodyLimit: number;
   now: () => number;
+  /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
+  onStored?: (request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>;
 }
 
 type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
@@ -67,7 +69,11 @@ function withoutNul(entry: LogEntry): LogEntry {
 async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSource, entries: LogEntry[], rejected: number): Promise<void> {
   const received = entries.length + rejected;
   try {
-    if (entries.length > 0) await deps.store.append(request.tenantId, entries.map(withoutNul));
+    if (entries.length > 0) {
+      const cleaned = entries.map(withoutNul);
+      await deps.store.append(request.tenantId, cleaned);
+      await deps.onStored?.(request, cleaned);
+    }
   } catch (error) {
     deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received });
     throw error;
