@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpHttpTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -23,7 +24,7 @@ for (const dialect of DIALECTS) {
     let apiServerSpans: { spanId: string; parent: string }[] = [];
 
     before(async () => {
-      logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0' });
+      logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0', LOGS_INGEST_BODY_LIMIT: '65536' });
       await logs.app.listen({ host: '127.0.0.1', port: 0 });
       const address = logs.app.server.address();
       assert.ok(address && typeof address === 'object');
@@ -226,6 +227,24 @@ for (const dialect of DIALECTS) {
       assert.equal(partial.json().partialSuccess.rejectedSpans, 2);
       const stored = (await get(`/api/v1/apm/traces/${goodTrace}`)).json();
       assert.deepEqual(stored.spans.map((s: { name: string; durationMs: number; status: { code: string } }) => [s.name, s.durationMs, s.status.code]), [['ok', 5, 'ok']]);
+    });
+
+    test('gzip bodies are accepted; other encodings are 415; the body limit (after decompression) is 413', async () => {
+      const now = BigInt(base) * 1_000_000n;
+      const traceId = 'f'.repeat(32);
+      const body = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gz' } }] }, scopeSpans: [{ spans: [{ traceId, spanId: '5'.repeat(16), name: 'zipped', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now + 1_000_000n}` }] }] }] };
+      const gz = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: gzipSync(JSON.stringify(body)) });
+      assert.equal(gz.statusCode, 200, gz.body);
+      assert.equal((await get(`/api/v1/apm/traces/${traceId}`)).json().spans[0].name, 'zipped');
+      const br = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: 'x' });
+      assert.equal(br.statusCode, 415);
+      const big = JSON.stringify({ ...body, padding: 'x'.repeat(70_000) });
+      for (const url of ['/v1/traces', '/v1/metrics']) {
+        const plain = await logs.request({ method: 'POST', url, headers: { ...writer.headers, 'content-type': 'application/json' }, payload: big });
+        assert.equal(plain.statusCode, 413, url);
+        const bomb = await logs.request({ method: 'POST', url, headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: gzipSync(big) });
+        assert.equal(bomb.statusCode, 413, url);
+      }
     });
 
     test('tenant isolation: spans of one tenant never show in another', async () => {
