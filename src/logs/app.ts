@@ -34,7 +34,12 @@ import { createLogStore } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
-import { asPermission } from './modules/rbac/permissions.js';
+import { asPermission, DEFAULT_TENANT_ID } from './modules/rbac/permissions.js';
+import { apmRoutes, traceIngestRoutes } from './modules/apm/apm.routes.js';
+import { SpansRepository } from './modules/apm/spans.repository.js';
+import { infraRoutes, metricIngestRoutes } from './modules/infra/infra.routes.js';
+import { MetricsRepository } from './modules/infra/metrics.repository.js';
+import { SelfMetricsSampler } from './modules/infra/self-metrics.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
 import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
 import { TenantsService } from './modules/tenants/tenants.service.js';
@@ -65,6 +70,11 @@ export interface LogsService {
   audit: LogsAuditRepository;
   stats: PipelineStats;
   tenants: TenantsService;
+  /** APM spans and infrastructure metric points (OTLP traces and metrics). */
+  spans: SpansRepository;
+  metrics: MetricsRepository;
+  /** The sampler of the service's own host (started when LOGS_SELF_METRICS_INTERVAL > 0). */
+  selfMetrics: SelfMetricsSampler;
   /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
   provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
 }
@@ -98,6 +108,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   // Per-minute counts by ingestion source, persisted for the throughput dashboard.
   const sourceCounts = new SourceCounts(db, database.dialect, (error) => app.log.error({ err: error }, 'writing ingestion source counts failed'));
   stats.onRecord((batch) => sourceCounts.add(batch));
+  const spans = new SpansRepository(db);
+  const metrics = new MetricsRepository(db);
+  const selfMetrics = new SelfMetricsSampler({ write: (tenantId, points) => metrics.insert(tenantId, points), tenantId: DEFAULT_TENANT_ID, now });
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
@@ -137,12 +150,34 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
+  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  await app.register(traceIngestRoutes(telemetry));
+  await app.register(metricIngestRoutes(telemetry));
+  await app.register(apmRoutes(telemetry), { prefix: '/api/v1/apm' });
+  await app.register(infraRoutes(telemetry), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Spans and metric points follow each tenant's log retention (days).
+  const applyTelemetryRetention = async () => {
+    for (const tenant of await tenants.list()) {
+      const cutoff = now() - tenant.retention_days * 86_400_000;
+      await spans.removeOlderThan(tenant.id, cutoff);
+      await metrics.removeOlderThan(tenant.id, cutoff);
+    }
+  };
+
+  // The service's own host, so one machine shows infrastructure data without a collector.
+  if (config.selfMetricsIntervalMs > 0) {
+    selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
+  }
+  // preClose: onClose hooks run in reverse order, and the database's would close before the sample ends.
+  app.addHook('preClose', async () => selfMetrics.stop());
 
   // Retention: each tenant's old logs are removed in whole days, in the background.
   if (config.retentionIntervalMs > 0) {
     const timer = setInterval(() => {
       tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
+      applyTelemetryRetention().catch((error: unknown) => app.log.error({ err: error }, 'span and metric retention sweep failed'));
     }, config.retentionIntervalMs);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
@@ -164,5 +199,8 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
     await sourceCounts.flush();
   });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
-  return { app, database, store, audit, stats, tenants, provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now) };
+  return {
+    app, database, store, audit, stats, tenants, spans, metrics, selfMetrics,
+    provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
+  };
 }

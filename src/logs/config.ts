@@ -40,6 +40,8 @@ export interface LogsConfig {
   readonly basicAuthCacheMs: number;
   /** Sites and pipeline status thresholds of the dashboards (docs/dashboards.md). */
   readonly dashboards: DashboardsConfig;
+  /** How often the logs service samples its own host's metrics (docs/infra.md); 0 = never. */
+  readonly selfMetricsIntervalMs: number;
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -86,5 +88,6 @@ export function loadLogsConfig(env: Env): LogsConfig {
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
     dashboards: loadDashboardsConfig(env),
+    selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
   });
 }

@@ -1,5 +1,7 @@
 import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
+import { apmMigrations } from '../../modules/apm/apm.migrations.js';
+import { infraMigrations } from '../../modules/infra/infra.migrations.js';
 import * as accounts from './0001_accounts.js';
 import * as dashboards from './0400_dashboards.js';
 import * as ingestRole from './0500_ingest_role.js';
@@ -12,5 +14,7 @@ export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
   '0400_dashboards': dashboards,
+  ...apmMigrations,
+  ...infraMigrations,
   '0500_ingest_role': ingestRole,
 };

@@ -29,7 +29,7 @@ type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
  * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
  * what this stream yields), so a small gzip bomb is refused with 413 like a large plain body.
  */
-function acceptGzip(app: FastifyInstance): void {
+export function acceptGzip(app: FastifyInstance): void {
   app.addHook('preParsing', async (request, _reply, payload) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (!encoding || encoding === 'identity') return payload;
@@ -90,7 +90,7 @@ async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSo
 
 const BulkResponse = Type.Object({ took: Type.Integer(), errors: Type.Boolean(), items: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
 
-const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
+export const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
 
 /** OTLP/HTTP logs at `/v1/logs`: JSON or protobuf, optionally gzip, as the OpenTelemetry SDKs and Collector send. */
 export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
