@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './shared/config/env.js';
-import { loadGatewayConfig } from './gateway/config.js';
+import type { AddressInfo } from 'node:net';
+import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
 import { openDatabase } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
@@ -17,6 +18,7 @@ import { hashPassword } from './shared/auth/passwords.js';
 import { generatePassword } from './gateway/seed.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
+import type { LogsService } from './logs/app.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
 
 async function start(services: FastifyInstance[]): Promise<void> {
@@ -35,6 +37,17 @@ async function start(services: FastifyInstance[]): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+/**
+ * Under `all`, the gateway watches itself through the logs service beside it (issue: the gateway,
+ * watched), with an ingest-only account made for it, unless GATEWAY_TELEMETRY_URL points elsewhere.
+ */
+async function shipToOwnLogs(config: GatewayConfig, logs: LogsService, shipper: string): Promise<GatewayConfig> {
+  if (config.telemetry.url) return config;
+  const { port } = logs.app.server.address() as AddressInfo;
+  const account = await logs.provisionIngestAccount(shipper);
+  return Object.freeze({ ...config, telemetry: { ...config.telemetry, url: `http://127.0.0.1:${port}`, ...account } });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'all', ...args] = argv;
   switch (command) {
@@ -42,21 +55,22 @@ async function main(argv: string[]): Promise<void> {
       // Both configurations are checked before either service starts.
       const gatewayConfig = loadGatewayConfig(process.env);
       const logsConfig = loadLogsConfig(process.env);
-      const gateway = await startGateway(gatewayConfig);
+      const logs = await startLogs(logsConfig);
       try {
-        await start([gateway, await startLogs(logsConfig)]);
+        const gateway = await startGateway(await shipToOwnLogs(gatewayConfig, logs, logsConfig.gatewayShipperUsername));
+        await start([gateway, logs.app]);
       } catch (error) {
-        await gateway.close();
+        await logs.app.close();
         throw error;
       }
       return;
     }
-    case 'gateway': {
-      await start([await startGateway(loadGatewayConfig(process.env))]);
+    case 'logs': {
+      await start([(await startLogs(loadLogsConfig(process.env))).app]);
       return;
     }
-    case 'logs': {
-      await start([await startLogs(loadLogsConfig(process.env))]);
+    case 'gateway': {
+      await start([await startGateway(loadGatewayConfig(process.env))]);
       return;
     }
     case 'migrate': {

@@ -7,6 +7,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer } from '../shared/http/create-server.js';
+import { accessLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
 import type { GatewayConfig } from './config.js';
@@ -19,7 +20,8 @@ import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
-import { SessionsRepository } from './modules/auth/sessions.repository.js';
+import { CachingSessionsRepository } from './modules/auth/session-cache.js';
+import { listenForEndedSessions } from './modules/auth/session-notify.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
 import { ProviderKeys } from './modules/sso/provider-keys.js';
 import { cookieTokenSource } from './modules/sso/sso-cookies.js';
@@ -31,6 +33,14 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
 import { createGatewayTelemetry, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
+import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
+import { metricsRoutes } from './modules/proxy/metrics.routes.js';
+import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
+import { proxyRoutes } from './modules/proxy/proxy.routes.js';
+import { isProxiedUrl, SERVICES } from './modules/proxy/services.js';
+import { Upstream } from './modules/proxy/upstream.js';
+import { docsRoutes } from './modules/docs/docs.routes.js';
+import { DocsService } from './modules/docs/docs.service.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -45,6 +55,8 @@ export interface Gateway {
   database: Database<GatewaySchema>;
   audit: AuditRepository;
   telemetry: GatewayTelemetry;
+  /** The session store of the token check (with its cache). */
+  sessions: CachingSessionsRepository;
 }
 
 /** Probes and scrapes are not traffic worth shipping. */
@@ -65,7 +77,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const audit = new AuditRepository(db, now);
   const usersRepository = new UsersRepository(db, database.dialect);
   const hakAkses = new HakAksesRepository(db);
-  const sessions = new SessionsRepository(db);
+  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, database.dialect === 'postgres' && config.sessionCacheMs > 0);
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
@@ -76,7 +88,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream });
+  const app = createServer({
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, skipRequestLogging: (req) => isProxiedUrl(req.url),
+  });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
 
@@ -115,7 +129,27 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
   await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
+  // Proxied services (spec 4.4), their merged documentation, and the proxy's metrics
+  const upstreams = new Map<string, Upstream>();
+  for (const service of SERVICES) {
+    const upstream = config.proxy.upstreams[service.key];
+    if (!upstream) continue;
+    const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
+    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
+  }
+  const proxyMetrics = new ProxyMetrics();
+  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel), telemetry }));
+  await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
+  const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
+  await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
+  app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
+
+  if (database.dialect === 'postgres' && config.sessionCacheMs > 0) {
+    // Other instances' logouts reach this instance's session cache at once (docs/proxy.md).
+    const listener = await listenForEndedSessions(config.databaseUrl, (ids) => sessions.endedElsewhere(ids), app.log);
+    app.addHook('onClose', async () => listener.close());
+  }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit, telemetry };
+  return { app, database, audit, telemetry, sessions };
 }

@@ -2,6 +2,7 @@ import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
+import { loadProxyConfig, type ProxyConfig } from './modules/proxy/services.js';
 
 export interface GatewayConfig {
   readonly host: string;
@@ -29,6 +30,10 @@ export interface GatewayConfig {
   readonly telemetry: TelemetryConfig;
   /** `/auth/login-sso`; undefined when OIDC_ISSUER / OIDC_CLIENT_ID are unset (SSO answers 503). */
   readonly sso: SsoConfig | undefined;
+  /** The eight proxied services (spec 4.4), their docs, metrics. */
+  readonly proxy: ProxyConfig;
+  /** How long a session look-up is reused on this instance (0 = off); see docs/proxy.md. */
+  readonly sessionCacheMs: number;
 }
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -71,5 +76,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
     },
     sso: loadSsoConfig(env),
+    proxy: loadProxyConfig(env),
+    sessionCacheMs: read.duration('GATEWAY_SESSION_CACHE_TTL', '2s'),
   });
 }

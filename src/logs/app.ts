@@ -16,6 +16,8 @@ import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
 import { AlertsRepository } from './modules/alerts/alerts.repository.js';
 import { alertsRoutes } from './modules/alerts/alerts.routes.js';
 import { AlertsService } from './modules/alerts/alerts.service.js';
+import { ensureIngestAccount } from './modules/users/ingest-account.js';
+import { gatewayAuditMirror } from './modules/audit/gateway-audit-mirror.js';
 import { LogsAuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { logsAuthRoutes } from './modules/auth/auth.routes.js';
@@ -24,6 +26,9 @@ import { logsGuards } from './modules/auth/authenticate.js';
 import { LoginGuard } from './modules/auth/login-guard.js';
 import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
 import { LogsTokens } from './modules/auth/tokens.js';
+import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
+import { DashboardsService } from './modules/dashboards/dashboards.service.js';
+import { SourceCounts } from './modules/dashboards/source-counts.js';
 import { elasticRoutes, otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -34,7 +39,12 @@ import { createLogStore } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
-import { asPermission } from './modules/rbac/permissions.js';
+import { asPermission, DEFAULT_TENANT_ID } from './modules/rbac/permissions.js';
+import { apmRoutes, traceIngestRoutes } from './modules/apm/apm.routes.js';
+import { SpansRepository } from './modules/apm/spans.repository.js';
+import { infraRoutes, metricIngestRoutes } from './modules/infra/infra.routes.js';
+import { MetricsRepository } from './modules/infra/metrics.repository.js';
+import { SelfMetricsSampler } from './modules/infra/self-metrics.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
 import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
 import { TenantsService } from './modules/tenants/tenants.service.js';
@@ -54,6 +64,8 @@ export interface LogsServiceOptions {
   logStore?: LogStore | ((database: Database<LogsSchema>) => LogStore);
   /** The cluster of the Kubernetes views (loadK8sCluster); undefined: they answer 503. */
   k8s?: K8sCluster | undefined;
+  /** Active alerts of a tenant by severity, for the dashboards overview; default: the alerts module's activeCountsBySeverity. */
+  activeAlertsBySeverity?: (tenantId: string) => Promise<Record<string, number>>;
 }
 
 export interface LogsService {
@@ -67,10 +79,17 @@ export interface LogsService {
   alerts: AlertsService;
   /** Webhook deliveries (idle() resolves when none is outstanding). */
   alertNotifier: WebhookNotifier;
+  /** APM spans and infrastructure metric points (OTLP traces and metrics). */
+  spans: SpansRepository;
+  metrics: MetricsRepository;
+  /** The sampler of the service's own host (started when LOGS_SELF_METRICS_INTERVAL > 0). */
+  selfMetrics: SelfMetricsSampler;
+  /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
+  provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
-export async function buildLogsService({ config, now = Date.now, logStore, k8s }: LogsServiceOptions): Promise<LogsService> {
+export async function buildLogsService({ config, now = Date.now, logStore, k8s, activeAlertsBySeverity }: LogsServiceOptions): Promise<LogsService> {
   const database = await openDatabase<LogsSchema>(config.databaseUrl);
   let store: LogStore;
   try {
@@ -100,6 +119,12 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'));
   const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
   const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
+  // Per-minute counts by ingestion source, persisted for the throughput dashboard.
+  const sourceCounts = new SourceCounts(db, database.dialect, (error) => app.log.error({ err: error }, 'writing ingestion source counts failed'));
+  stats.onRecord((batch) => sourceCounts.add(batch));
+  const spans = new SpansRepository(db);
+  const metrics = new MetricsRepository(db);
+  const selfMetrics = new SelfMetricsSampler({ write: (tenantId, points) => metrics.insert(tenantId, points), tenantId: DEFAULT_TENANT_ID, now });
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
@@ -130,29 +155,74 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s }
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
+  const dashboards = new DashboardsService({
+    store, db, dialect: database.dialect, stats, sourceCounts, config: config.dashboards, now,
+    activeAlertsBySeverity: activeAlertsBySeverity ?? ((tenantId) => alerts.activeCountsBySeverity(tenantId)),
+    logError: (error, what) => app.log.error({ err: error }, what),
+  });
+  await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
+  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  await app.register(traceIngestRoutes(telemetry));
+  await app.register(metricIngestRoutes(telemetry));
+  await app.register(apmRoutes(telemetry), { prefix: '/api/v1/apm' });
+  await app.register(infraRoutes(telemetry), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Spans and metric points follow each tenant's log retention (days).
+  const applyTelemetryRetention = async () => {
+    for (const tenant of await tenants.list()) {
+      const cutoff = now() - tenant.retention_days * 86_400_000;
+      await spans.removeOlderThan(tenant.id, cutoff);
+      await metrics.removeOlderThan(tenant.id, cutoff);
+    }
+  };
+
+  // The service's own host, so one machine shows infrastructure data without a collector.
+  if (config.selfMetricsIntervalMs > 0) {
+    selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
+  }
+  // preClose: onClose hooks run in reverse order, and the database's would close before the sample ends.
+  app.addHook('preClose', async () => selfMetrics.stop());
 
   // Retention: each tenant's old logs are removed in whole days, in the background.
   if (config.retentionIntervalMs > 0) {
     const timer = setInterval(() => {
       tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
+      applyTelemetryRetention().catch((error: unknown) => app.log.error({ err: error }, 'span and metric retention sweep failed'));
     }, config.retentionIntervalMs);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
   }
 
+  // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
+  let prunedAt = 0;
+  const countsTimer = setInterval(() => {
+    const pruneBefore = now() - config.retentionDays * 86_400_000;
+    const prune = now() - prunedAt >= 3_600_000;
+    if (prune) prunedAt = now();
+    (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) => app.log.error({ err: error }, 'source counts upkeep failed'));
+  }, config.dashboards.sourceCountsFlushMs);
+  countsTimer.unref();
   app.addHook('onClose', async () => database.close());
-  // Alerts: due rules are evaluated in the background. onClose hooks run in reverse order, so this
-  // one (added after the database's) stops the loop and abandons webhooks before the database closes.
+  // onClose hooks run last-added first: the final flush runs before the database closes.
+  app.addHook('onClose', async () => {
+    clearInterval(countsTimer);
+    await sourceCounts.flush();
+  });
+  // Alerts: due rules are evaluated in the background. Added after the database's onClose hook, so
+  // the loop stops and webhooks are abandoned before the database closes.
   app.addHook('onClose', async () => {
     await alertEvaluator.stop();
     alertNotifier.close();
   });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   alertEvaluator.start(config.alerts.evalIntervalMs);
-  return { app, database, store, audit, stats, tenants, alerts, alertNotifier };
+  return {
+    app, database, store, audit, stats, tenants, spans, metrics, selfMetrics, alerts, alertNotifier,
+    provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
+  };
 }

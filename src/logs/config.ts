@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
 export interface RateRule {
   readonly limit: number;
@@ -31,6 +32,8 @@ export interface LogsConfig {
   };
   /** Log retention for tenants without their own setting. */
   readonly retentionDays: number;
+  /** The ingest account whose audit-typed records (the gateway's audit events) join the audit trail. */
+  readonly gatewayShipperUsername: string;
   /** How often the retention sweep runs; 0 = never (tests). */
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
@@ -40,6 +43,10 @@ export interface LogsConfig {
     readonly evalIntervalMs: number;
     readonly webhook: { readonly timeoutMs: number; readonly attempts: number; readonly backoffMs: number; readonly allowedHosts: readonly string[] };
   };
+  /** Sites and pipeline status thresholds of the dashboards (docs/dashboards.md). */
+  readonly dashboards: DashboardsConfig;
+  /** How often the logs service samples its own host's metrics (docs/infra.md); 0 = never. */
+  readonly selfMetricsIntervalMs: number;
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -82,9 +89,12 @@ export function loadLogsConfig(env: Env): LogsConfig {
       ingestPerTenant: rule('LOGS_INGEST_RATE_PER_TENANT', 12_000, 'LOGS_INGEST_RATE_WINDOW', '1m'),
     },
     retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
+    gatewayShipperUsername: read.string('LOGS_GATEWAY_SHIPPER', 'gateway'),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
     alerts: alertsConfig(read),
+    dashboards: loadDashboardsConfig(env),
+    selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
   });
 }
 

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { ADMIN_PASSWORD, startTestGateway } from '../helpers/gateway.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { closedPort, startUpstream } from '../helpers/upstream.js';
 
 async function closedPortUrl(): Promise<string> {
   const server = createServer().listen(0, '127.0.0.1');
@@ -43,6 +44,37 @@ describe('gateway telemetry shipping', () => {
     const shipped = JSON.stringify(receiver.received.map((r) => r.body));
     assert.ok(!shipped.includes(ADMIN_PASSWORD) && !shipped.includes(token.slice(3, -5)), 'no password or token shipped');
     await gw.close();
+    await receiver.stop();
+  });
+
+  test('a proxied request is traced into the upstream call: client span with peer.service, traceparent upstream', async () => {
+    const receiver = new OtlpReceiver();
+    const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
+    const gw = await startTestGateway('sqlite', {
+      GATEWAY_TELEMETRY_URL: await receiver.start(), GATEWAY_TELEMETRY_INTERVAL: '20ms',
+      SERVER_SERVICE_MASTER_DATA: upstream.url, SERVER_SERVICE_KEUANGAN: `http://127.0.0.1:${await closedPort()}`,
+    });
+    const token = await gw.login();
+    assert.equal((await gw.request({ method: 'GET', url: '/api/v1/master-data/provinsi?kode=31', headers: { authorization: token } })).statusCode, 200);
+    assert.equal((await gw.request({ method: 'GET', url: '/api/v1/keuangan/gaji', headers: { authorization: token } })).statusCode, 502);
+    await receiver.waitFor(() => receiver.spans().filter((s: any) => s.kind === 3).length >= 2 && receiver.logRecords().some((r) => r.attributes['gerbang.service'] === 'keuangan'));
+
+    const traceparent = String(upstream.seen[0]!.headers.traceparent);
+    const [, traceId, parentSpanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent) ?? [];
+    const spans = receiver.spans();
+    const client = spans.find((s: any) => s.spanId === parentSpanId);
+    assert.ok(client, 'the upstream saw the gateway\'s client span as its parent');
+    assert.equal(client.traceId, traceId);
+    assert.equal(client.kind, 3, 'SPAN_KIND_CLIENT');
+    assert.ok(client.attributes.some((a: any) => a.key === 'peer.service' && a.value.stringValue === 'master-data'));
+    const server = spans.find((s: any) => s.spanId === client.parentSpanId);
+    assert.equal(server.kind, 2, 'its parent is the gateway\'s server span');
+    const failed = spans.find((s: any) => s.kind === 3 && s.attributes.some((a: any) => a.value.stringValue === 'keuangan'));
+    assert.equal(failed.status.code, 2, 'an unreachable upstream is an error span');
+    const access = receiver.logRecords().find((r) => r.attributes['gerbang.service'] === 'master-data')!;
+    assert.equal(access.body, 'GET /api/v1/master-data/provinsi 200', 'no query values in the access log');
+    await gw.close();
+    await upstream.close();
     await receiver.stop();
   });
 

@@ -299,6 +299,10 @@ for (const dialect of DIALECTS) {
       const active = (await api('GET', '/active', undefined, t)).json().data;
       assert.deepEqual(active.map((a: { id: string }) => a.id), [made.e, made.b, made.a], 'firing and acknowledged, newest first');
       assert.deepEqual(await logs.alerts.activeCountsBySeverity(tenant), { critical: 2, high: 0, medium: 1, low: 0, info: 0 });
+      // The dashboards overview takes its counts from the alerts module.
+      const overview = await logs.request({ method: 'GET', url: '/api/v1/dashboard/overview', headers: { ...(await logs.admin()), ...t } });
+      assert.equal(overview.statusCode, 200, overview.body);
+      assert.deepEqual(overview.json().alerts, { available: true, active_total: 3, by_severity: { critical: 2, medium: 1 } });
 
       const all = (await api('GET', '/list', undefined, t)).json();
       assert.equal(all.total, 5);

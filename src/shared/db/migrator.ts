@@ -32,6 +32,9 @@ async function migrateOnce(db: Kysely<any>, migrations: Record<string, Migration
     provider: { getMigrations: async () => migrations },
     migrationTableName: `${table}_migrations`,
     migrationLockTableName: `${table}_migrations_lock`,
+    // Modules own name ranges (logs: alerts 0200_, APM 0300_, dashboards 0400_) and may land after a
+    // higher-numbered migration already ran: run such a pending one instead of refusing to start.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');

@@ -67,6 +67,12 @@ export const ERRORS = {
   SSO_EMAIL_MISSING: { status: 401, id: 'ID token tidak memuat email', en: 'The ID token carries no e-mail' },
   SSO_EMAIL_UNVERIFIED: { status: 401, id: 'Email belum diverifikasi oleh penyedia identitas', en: 'The e-mail is not verified by the identity provider' },
   SSO_ACCOUNT_CONFLICT: { status: 401, id: 'Akun tidak dapat ditautkan: data akun bertentangan dengan identitas SSO', en: 'The account cannot be linked: existing account data conflicts with the SSO identity' },
+  // Proxied services (gateway, spec 4.4 and 7.1); messages name the service, never an address
+  SERVICE_NOT_CONFIGURED: { status: 503, id: 'Layanan {service} belum dikonfigurasi', en: 'The {service} service is not configured' },
+  UPSTREAM_UNREACHABLE: { status: 502, id: 'Layanan {service} tidak dapat dihubungi', en: 'The {service} service cannot be reached' },
+  UPSTREAM_TIMEOUT: { status: 504, id: 'Layanan {service} tidak menjawab tepat waktu', en: 'The {service} service did not answer in time' },
+  PATH_INVALID: { status: 400, id: 'Path permintaan tidak valid', en: 'Invalid request path' },
+  METRICS_TOKEN_INVALID: { status: 401, id: 'Token metrik tidak valid', en: 'Invalid metrics token' },
 
   // Log-monitoring backend (spec 7.2: exact messages, no translation)
   LOGS_INVALID_BODY: { status: 400, id: 'invalid json body', en: 'invalid json body' },

@@ -11,6 +11,8 @@ export interface ServerOptions {
   /** Fastify's trustProxy: true, a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
   logStream?: NodeJS.WritableStream | undefined;
+  /** Requests whose "incoming request"/"request completed" lines are skipped (they log their own). */
+  skipRequestLogging?: (req: { url?: string }) => boolean;
 }
 
 /** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
@@ -20,6 +22,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     genReqId,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
+    ...(options.skipRequestLogging ? { disableRequestLogging: options.skipRequestLogging } : {}),
     // Clients get 408 rather than holding a socket forever; keep-alive idles close after 72 s.
     requestTimeout: 120_000,
     keepAliveTimeout: 72_000,

@@ -1,4 +1,5 @@
 import type { FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 
 /** Paths pino replaces with "[redacted]": passwords, tokens and credentials never reach a log. */
 export const REDACT_PATHS = [
@@ -15,12 +16,25 @@ export const REDACT_PATHS = [
   '*.id_token',
 ];
 
+let sharedStdout: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * Asynchronous writes to stdout: lines that come while a write is in flight go out together, so an
+ * access line per request is not a write(2) per request (that halved the proxy's throughput). One
+ * destination per process, so two services in one process (`cli all`) never interleave partial
+ * writes. pino flushes what is pending when the process exits.
+ */
+function stdout() {
+  sharedStdout ??= pino.destination({ dest: 1, sync: false });
+  return sharedStdout;
+}
+
 /** `stream` lets tests read the log lines. */
 export function loggerOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
   return {
     level,
-    ...(stream ? { stream } : {}),
+    stream: stream ?? stdout(),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
       // The query string can carry values a client should not have put there: log the path only.
@@ -32,4 +46,14 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Fa
       }),
     },
   };
+}
+
+/**
+ * A logger for access lines, whose fields are fixed and free of secrets (service, method, path,
+ * query parameter names, status, timings): no redaction pass, which cost about a tenth of a
+ * proxied request's CPU. Same level and destination as the service's logger.
+ */
+export function accessLogger(level: string): pino.Logger | undefined {
+  if (level === 'silent') return undefined;
+  return pino({ level }, stdout());
 }

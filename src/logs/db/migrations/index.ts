@@ -1,7 +1,11 @@
 import type { Migration } from 'kysely';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
+import { apmMigrations } from '../../modules/apm/apm.migrations.js';
+import { infraMigrations } from '../../modules/infra/infra.migrations.js';
 import * as accounts from './0001_accounts.js';
 import * as alerts from './0200_alerts.js';
+import * as dashboards from './0400_dashboards.js';
+import * as ingestRole from './0500_ingest_role.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -11,4 +15,8 @@ export const logsMigrations: Record<string, Migration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
   '0200_alerts': alerts,
+  '0400_dashboards': dashboards,
+  ...apmMigrations,
+  ...infraMigrations,
+  '0500_ingest_role': ingestRole,
 };

@@ -4,6 +4,8 @@ import type { LogsAuditTable, LogsSchema } from '../../db/schema.js';
 
 export interface AuditEntry {
   tenantId: string;
+  /** ISO 8601; default now. Set for events recorded elsewhere first (the gateway's). */
+  at?: string | undefined;
   action: string;
   outcome: 'success' | 'failure';
   actorId?: string | null | undefined;
@@ -50,7 +52,7 @@ export class LogsAuditRepository {
     const row: LogsAuditTable = {
       id: randomUUID(),
       tenant_id: entry.tenantId,
-      at: new Date(this.now()).toISOString(),
+      at: entry.at ?? new Date(this.now()).toISOString(),
       actor_id: entry.actorId ?? null,
       actor: entry.actor?.slice(0, 200) ?? null,
       action: entry.action,

@@ -3,6 +3,7 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
+import type { LogsUsersTable } from '../../db/schema.js';
 import { permissionsOfRole, type Permission } from '../rbac/permissions.js';
 import type { TenantsRepository } from '../tenants/tenants.repository.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
@@ -64,11 +65,13 @@ export interface GuardDeps {
 export function logsGuards({ config, tokens, sessions, users, tenants, loginGuard, now }: GuardDeps) {
   const apiLimiter = new RateLimiter(config.rateLimits.apiPerUser, now);
   const ingestLimiter = new RateLimiter(config.rateLimits.ingestPerTenant, now);
-  /** Verified Basic credentials: SHA-256(username NUL password) -> user id and expiry, to spare argon2 per batch. */
-  const basicCache = new Map<string, { digest: Buffer; userId: string; expiresAt: number }>();
+  /**
+   * Verified Basic credentials: SHA-256(username NUL password) -> the user and the password hash
+   * they were checked against, to spare argon2 per batch. A changed password voids the entry at once.
+   */
+  const basicCache = new Map<string, { digest: Buffer; userId: string; passwordHash: string; expiresAt: number }>();
 
-  async function contextOf(userId: string, sessionId: string | null): Promise<LogsAuthContext | undefined> {
-    const user = await users.findById(userId);
+  async function contextOf(user: LogsUsersTable | undefined, sessionId: string | null): Promise<LogsAuthContext | undefined> {
     if (!user) return undefined;
     const roles = (await users.rolesOf([user.id])).get(user.id) ?? [];
     const permissions = new Set<Permission>(roles.flatMap((role) => permissionsOfRole(role)));
@@ -81,7 +84,7 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     const session = await sessions.find(claims.sid);
     const nowIso = new Date(now()).toISOString();
     if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub) throw new AppError('LOGS_INVALID_TOKEN');
-    const context = await contextOf(claims.sub, claims.sid);
+    const context = await contextOf(await users.findById(claims.sub), claims.sid);
     if (!context) throw new AppError('LOGS_INVALID_TOKEN');
     return context;
   }
@@ -96,16 +99,14 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     const key = username.toLowerCase();
     const digest = sha256(`${username}\u0000${password}`);
     const cached = basicCache.get(key);
-    let userId: string;
-    if (cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest)) {
-      userId = cached.userId;
-    } else {
-      const user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth');
-      userId = user.id;
+    const fresh = cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
+    let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
+    if (!user) {
+      user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth');
       if (basicCache.size >= 10_000) basicCache.clear();
-      basicCache.set(key, { digest, userId, expiresAt: now() + config.basicAuthCacheMs });
+      basicCache.set(key, { digest, userId: user.id, passwordHash: user.password_hash, expiresAt: now() + config.basicAuthCacheMs });
     }
-    const context = await contextOf(userId, null);
+    const context = await contextOf(user, null);
     if (!context) throw new AppError('LOGS_INVALID_CREDENTIALS');
     return context;
   }

@@ -9,7 +9,7 @@ import type { AttributeValue, LogEntry, LogStore } from '../store/log-store.js';
 import { bulkResponse, parseBulk } from './elastic-bulk.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
-import type { IngestSource, PipelineStats } from './pipeline-stats.js';
+import { otlpSourceOf, type IngestSource, type PipelineStats } from './pipeline-stats.js';
 
 export interface IngestDeps {
   store: LogStore;
@@ -17,6 +17,10 @@ export interface IngestDeps {
   guards: LogsGuards;
   bodyLimit: number;
   now: () => number;
+  /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
+  onStored?: (request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>;
+  /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its OTLP batches count as source `gateway`. */
+  gatewayUsername?: string;
 }
 
 type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
@@ -25,7 +29,7 @@ type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
  * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
  * what this stream yields), so a small gzip bomb is refused with 413 like a large plain body.
  */
-function acceptGzip(app: FastifyInstance): void {
+export function acceptGzip(app: FastifyInstance): void {
   app.addHook('preParsing', async (request, _reply, payload) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (!encoding || encoding === 'identity') return payload;
@@ -66,18 +70,27 @@ function withoutNul(entry: LogEntry): LogEntry {
 /** Stores a batch, then counts it; the caller answers 2xx only after this resolves (durable). */
 async function store(deps: IngestDeps, request: FastifyRequest, source: IngestSource, entries: LogEntry[], rejected: number): Promise<void> {
   const received = entries.length + rejected;
+  const started = deps.now();
+  // In flight (received, not yet stored) while the write runs: the pipeline dashboard's backlog.
+  deps.stats.enter(request.tenantId, source, entries.length);
   try {
-    if (entries.length > 0) await deps.store.append(request.tenantId, entries.map(withoutNul));
+    if (entries.length > 0) {
+      const cleaned = entries.map(withoutNul);
+      await deps.store.append(request.tenantId, cleaned);
+      await deps.onStored?.(request, cleaned);
+    }
   } catch (error) {
-    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received });
+    deps.stats.leave(request.tenantId, source, entries.length);
+    deps.stats.record(request.tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: deps.now() - started });
     throw error;
   }
-  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected });
+  deps.stats.leave(request.tenantId, source, entries.length);
+  deps.stats.record(request.tenantId, source, { received, stored: entries.length, rejected }, { latencyMs: deps.now() - started });
 }
 
 const BulkResponse = Type.Object({ took: Type.Integer(), errors: Type.Boolean(), items: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
 
-const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
+export const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
 
 /** OTLP/HTTP logs at `/v1/logs`: JSON or protobuf, optionally gzip, as the OpenTelemetry SDKs and Collector send. */
 export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
@@ -108,7 +121,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
       } catch (error) {
         throw invalidBody((error as Error).message);
       }
-      await store(deps, request, 'otlp', mapping.entries, mapping.rejected);
+      await store(deps, request, otlpSourceOf(mapping.entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername), mapping.entries, mapping.rejected);
       const errorMessage = mapping.errors.join('; ');
       if (protobuf) {
         reply.header('content-type', 'application/x-protobuf');

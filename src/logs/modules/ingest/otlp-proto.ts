@@ -66,7 +66,8 @@ message ExportLogsPartialSuccess {
 }
 `;
 
-const root = protobuf.parse(OTLP_PROTO, { keepCase: false }).root;
+/** Shared with otlp-proto-telemetry.ts, which adds the trace and metric messages to the same package. */
+export const root = protobuf.parse(OTLP_PROTO, { keepCase: false }).root;
 const ExportLogsServiceRequest = root.lookupType('otlp.ExportLogsServiceRequest');
 const ExportLogsServiceResponse = root.lookupType('otlp.ExportLogsServiceResponse');
 

@@ -28,6 +28,8 @@ export function asPermission(name: string): Permission {
 export const ADMIN_ROLE_ID = 'admin';
 export const VIEWER_ROLE_ID = 'viewer';
 export const VIEWER_PERMISSIONS: readonly Permission[] = ['logs:read', 'alerts:read', 'dashboard:read'];
+/** `logs:write` only: the role of shipping accounts (the gateway's own, see ingest-account.ts). */
+export const INGEST_ROLE_ID = 'ingest';
 
 /** The built-in admin role always holds every permission, including ones added by later versions. */
 export function permissionsOfRole(role: { id: string; permissions: string }): Permission[] {

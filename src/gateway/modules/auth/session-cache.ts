@@ -1,0 +1,103 @@
+import { EventEmitter } from 'node:events';
+import type { Kysely } from 'kysely';
+import type { GatewaySchema } from '../../db/schema.js';
+import { announceEndedSessions } from './session-notify.js';
+import { SessionsRepository } from './sessions.repository.js';
+
+type Session = NonNullable<Awaited<ReturnType<SessionsRepository['find']>>>;
+
+const LIMIT = 50_000;
+
+/**
+ * SessionsRepository with a short-lived cache of `find`, because every proxied request checks its
+ * session and the look-up was the largest cost of the token check (docs/proxy.md, "Performance").
+ *
+ * Correctness: on this instance, revoking or extending a session drops it from the cache and, for
+ * one TTL, stops it being cached again (so a read racing the revoking transaction's commit cannot
+ * put the old row back). On PostgreSQL the ended ids are also announced (LISTEN/NOTIFY, delivered at
+ * commit) and other instances drop them as they arrive (`endedElsewhere`); without that channel
+ * (SQLite, or a lost listener connection) other instances see a revocation within the TTL
+ * (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
+ */
+export class CachingSessionsRepository extends SessionsRepository {
+  private readonly cache = new Map<string, { session: Session | undefined; until: number }>();
+  private readonly bypass = new Map<string, number>();
+  /** Emits 'ended-elsewhere' (ids) after dropping sessions another instance announced. */
+  readonly events = new EventEmitter();
+
+  constructor(
+    private readonly database: Kysely<GatewaySchema>,
+    private readonly ttlMs: number,
+    private readonly clock: () => number = Date.now,
+    /** Announce ended sessions to other instances (PostgreSQL). */
+    private readonly announce = false,
+  ) {
+    super(database);
+  }
+
+  /** Sessions another instance ended. */
+  endedElsewhere(ids: string[]): void {
+    this.forget(ids);
+    this.events.emit('ended-elsewhere', ids);
+  }
+
+  private async announced(ids: readonly string[], db: Kysely<GatewaySchema> = this.database): Promise<void> {
+    if (this.announce && ids.length > 0) await announceEndedSessions(db, ids);
+  }
+
+  override async find(id: string) {
+    if (this.ttlMs <= 0) return super.find(id);
+    const now = this.clock();
+    const cached = this.cache.get(id);
+    if (cached && cached.until > now) return cached.session;
+    const session = await super.find(id);
+    const blockedUntil = this.bypass.get(id);
+    if (blockedUntil !== undefined && blockedUntil > now) return session;
+    if (blockedUntil !== undefined) this.bypass.delete(id);
+    if (this.cache.size >= LIMIT) this.cache.clear();
+    this.cache.set(id, { session, until: now + this.ttlMs });
+    return session;
+  }
+
+  private forget(ids: readonly string[]): void {
+    const until = this.clock() + this.ttlMs;
+    for (const id of ids) {
+      this.cache.delete(id);
+      this.bypass.set(id, until);
+    }
+    if (this.bypass.size > LIMIT) {
+      const now = this.clock();
+      for (const [id, blockedUntil] of this.bypass) if (blockedUntil <= now) this.bypass.delete(id);
+    }
+  }
+
+  override async extend(id: string, expiresAt: string) {
+    this.forget([id]);
+    try {
+      return await super.extend(id, expiresAt);
+    } finally {
+      this.forget([id]);
+    }
+  }
+
+  override async revoke(id: string, at: string) {
+    this.forget([id]);
+    try {
+      const result = await super.revoke(id, at);
+      await this.announced([id]);
+      return result;
+    } finally {
+      this.forget([id]);
+    }
+  }
+
+  override async revokeAllOfUser(userId: string, at: string, db?: Kysely<GatewaySchema>): Promise<string[]> {
+    // The ids are known only from the update; cached sessions of the user are dropped first.
+    const before = [...this.cache].filter(([, entry]) => entry.session?.user_id === userId).map(([id]) => id);
+    this.forget(before);
+    const ids = await super.revokeAllOfUser(userId, at, db);
+    this.forget(ids);
+    await this.announced(ids, db);
+    return ids;
+  }
+}

@@ -1,0 +1,76 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** RFC 9110 7.6.1 hop-by-hop fields (and `Proxy-*`, handled by prefix): never forwarded either way. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'http2-settings']);
+
+/**
+ * Request fields the gateway sets itself, so a client cannot forge them. `Expect` was answered by
+ * our own server (100 Continue) already.
+ */
+const GATEWAY_SET = new Set(['host', 'expect', 'authorization', 'x-user-id', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+/** Client statements about the path to us: kept only when the proxy in front is trusted. */
+const FORWARDING = new Set(['forwarded', 'x-real-ip', 'x-forwarded-port', 'x-forwarded-prefix']);
+
+function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  return new Set(text.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean));
+}
+
+function isHopByHop(name: string, named: Set<string> | undefined): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('proxy-') || (named !== undefined && named.has(name));
+}
+
+export interface ForwardedFacts {
+  authorization: string;
+  requestId: string;
+  userId: string;
+  forwardedFor: string;
+  forwardedProto: string;
+  forwardedHost: string | undefined;
+  trustForwarding: boolean;
+  /** `traceparent` (and `tracestate`) of the gateway's span for this call. */
+  trace?: Record<string, string> | undefined;
+}
+
+/** The headers that go upstream: the client's, less Host and hop-by-hop, plus the gateway's own. */
+export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: ForwardedFacts): Record<string, string | string[]> {
+  const named = connectionNamed(incoming.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined || GATEWAY_SET.has(name) || isHopByHop(name, named)) continue;
+    if (!facts.trustForwarding && FORWARDING.has(name)) continue;
+    out[name] = value;
+  }
+  out.authorization = facts.authorization;
+  out['x-request-id'] = facts.requestId;
+  out['x-user-id'] = facts.userId;
+  out['x-forwarded-for'] = facts.forwardedFor;
+  out['x-forwarded-proto'] = facts.forwardedProto;
+  if (facts.forwardedHost !== undefined) out['x-forwarded-host'] = facts.forwardedHost;
+  // W3C trace context of the gateway's client span, when tracing is on (replaces a client's own).
+  if (facts.trace) Object.assign(out, facts.trace);
+  return out;
+}
+
+/**
+ * The upstream's response headers as undici hands them over (name, value, name, value, ...), less
+ * hop-by-hop ones, as a flat list for `res.writeHead` (keeps repeated fields such as Set-Cookie).
+ */
+export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
+  let named: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === 'connection') {
+      named ??= new Set();
+      for (const token of connectionNamed(String(raw[i + 1])) ?? []) named.add(token);
+    }
+  }
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = String(raw[i]);
+    if (isHopByHop(name.toLowerCase(), named)) continue;
+    out.push(name, String(raw[i + 1]));
+  }
+  return out;
+}

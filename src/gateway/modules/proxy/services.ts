@@ -1,0 +1,175 @@
+import { ConfigError, envReader, type Env } from '../../../shared/config/env.js';
+
+/** One operation of spec 4.4: the docs fallback when a service publishes no description. */
+export interface ServiceOperation {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Relative to the service's base path, `:id` style. */
+  readonly path: string;
+  readonly summary: string;
+  readonly query?: Readonly<Record<string, 'integer' | 'string'>>;
+  readonly body?: { readonly type: 'json' | 'multipart'; readonly fields: Readonly<Record<string, 'string' | 'date' | 'binary'>> };
+}
+
+export interface ServiceDefinition {
+  /** URL segment and metric label. */
+  readonly key: string;
+  readonly name: string;
+  /** Spec 4.4 base path, without the trailing slash. */
+  readonly basePath: string;
+  /** Environment variable holding the upstream address; `<env>_TIMEOUT` etc. tune it. */
+  readonly env: string;
+  readonly operations: readonly ServiceOperation[];
+}
+
+const get = (path: string, summary: string, query?: Record<string, 'integer' | 'string'>): ServiceOperation => ({ method: 'GET', path, summary, ...(query ? { query } : {}) });
+const op = (method: ServiceOperation['method'], path: string, summary: string, body?: ServiceOperation['body']): ServiceOperation => ({ method, path, summary, ...(body ? { body } : {}) });
+
+/** The eight services of spec 4.4: used for routing, configuration and the docs fallback. */
+export const SERVICES: readonly ServiceDefinition[] = [
+  {
+    key: 'master-data', name: 'Master Data', basePath: '/api/v1/master-data', env: 'SERVER_SERVICE_MASTER_DATA',
+    operations: [
+      get('/provinsi', 'list provinces'), get('/kabupaten-kota', 'list regencies and cities'), get('/kecamatan', 'list districts'),
+      get('/kelurahan', 'list villages'), get('/satuan-kerja', 'list work units'), get('/jabatan', 'list positions'),
+    ],
+  },
+  {
+    key: 'kepegawaian', name: 'Kepegawaian', basePath: '/api/v1/kepegawaian', env: 'SERVER_SERVICE_KEPEGAWAIAN',
+    operations: [
+      get('/pegawai', 'list employees'), get('/pegawai/:id', 'employee detail'), op('POST', '/pegawai', 'add employee'),
+      op('PUT', '/pegawai/:id', 'update employee'), op('DELETE', '/pegawai/:id', 'delete employee'),
+      get('/riwayat-jabatan', 'position history'), get('/riwayat-pendidikan', 'education history'),
+    ],
+  },
+  {
+    key: 'keuangan', name: 'Keuangan', basePath: '/api/v1/keuangan', env: 'SERVER_SERVICE_KEUANGAN',
+    operations: [
+      get('/gaji', 'salary data'), get('/tunjangan', 'allowance data'), get('/potongan', 'deduction data'),
+      get('/slip-gaji', 'pay slip', { bulan: 'integer', tahun: 'integer' }),
+    ],
+  },
+  {
+    key: 'perizinan', name: 'Perizinan', basePath: '/api/v1/perizinan', env: 'SERVER_SERVICE_PERIZINAN',
+    operations: [
+      get('/cuti', 'list leave'),
+      op('POST', '/cuti', 'request leave', { type: 'json', fields: { tanggal_mulai: 'date', tanggal_selesai: 'date', jenis_cuti: 'string', keterangan: 'string' } }),
+      op('PUT', '/cuti/:id', 'update leave'), get('/izin', 'list permits'), op('POST', '/izin', 'request permit'),
+    ],
+  },
+  {
+    key: 'pelaporan', name: 'Pelaporan', basePath: '/api/v1/pelaporan', env: 'SERVER_SERVICE_PELAPORAN',
+    operations: [
+      get('/laporan', 'list reports'), op('POST', '/laporan', 'create report'), get('/laporan/:id', 'report detail'),
+      get('/statistik', 'statistics', { tahun: 'integer' }),
+    ],
+  },
+  {
+    key: 'tramtibum', name: 'Tramtibum', basePath: '/api/v1/tramtibum', env: 'SERVER_SERVICE_TRAMTIBUM',
+    operations: [
+      get('/kegiatan', 'list activities'), op('POST', '/kegiatan', 'create activity'), get('/kegiatan/:id', 'activity detail'),
+      get('/penindakan', 'list enforcement actions'),
+    ],
+  },
+  {
+    key: 'file', name: 'File', basePath: '/api/v1/file', env: 'SERVER_SERVICE_FILE',
+    operations: [
+      op('POST', '/upload', 'upload', { type: 'multipart', fields: { file: 'binary', folder: 'string' } }),
+      get('/:id', 'download file (binary)'), op('DELETE', '/:id', 'delete file'),
+    ],
+  },
+  {
+    key: 'notification', name: 'Notification', basePath: '/api/v1/notification', env: 'SERVER_SERVICE_NOTIFICATION',
+    operations: [
+      get('/', 'list notifications', { status: 'string' }), get('/unread-count', 'unread count'), get('/:id', 'notification detail'),
+      op('PUT', '/:id/read', 'mark as read'), op('DELETE', '/:id', 'delete notification'),
+    ],
+  },
+];
+
+/** A request to one of the proxied services (which writes its own access log line). */
+export function isProxiedUrl(url: string | undefined): boolean {
+  if (url === undefined || !url.startsWith('/api/v1/')) return false;
+  for (const service of SERVICES) {
+    if (url.startsWith(service.basePath)) {
+      const next = url.charCodeAt(service.basePath.length);
+      if (Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */) return true;
+    }
+  }
+  return false;
+}
+
+/** Where and how one service is reached. */
+export interface UpstreamConfig {
+  /** `http(s)://host:port`, for the connection pool. */
+  readonly origin: string;
+  /** Path prefix of the upstream address, '' or '/prefix' (no trailing slash). */
+  readonly pathPrefix: string;
+  /** Time to the response headers, and the longest pause inside a response body (ms). */
+  readonly timeoutMs: number;
+  /** Largest request body (bytes); 413 beyond it. */
+  readonly bodyLimit: number;
+  /** Path of the service's OpenAPI/Swagger description, relative to the upstream address. */
+  readonly docsPath: string;
+}
+
+export interface ProxyConfig {
+  /** One entry per service of SERVICES, by key; undefined = not configured (503). */
+  readonly upstreams: Readonly<Record<string, UpstreamConfig | undefined>>;
+  /** `bearer`: `Authorization: Bearer <jwt>`; `wrapped`: the spec 2.3 wrapped token as the client sent it. */
+  readonly authorization: 'bearer' | 'wrapped';
+  /** Extra attempts of a body-less GET/HEAD after a connection error (never after a response began). */
+  readonly retries: number;
+  /** Most sockets open to one upstream. */
+  readonly connections: number;
+  /** How long an upstream's description is reused by /api/v1/docs.json (ms). */
+  readonly docsRefreshMs: number;
+  /** Consecutive failed calls that open a service's circuit (0 = no breaker). */
+  readonly breakerThreshold: number;
+  /** How long an open circuit fails calls at once before one trial call. */
+  readonly breakerCooldownMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
+}
+
+const MIB = 1_048_576;
+
+/** Reads SERVER_SERVICE_* and the GATEWAY_PROXY_* settings (docs/configuration.md lists them). */
+export function loadProxyConfig(env: Env): ProxyConfig {
+  const read = envReader(env);
+  const defaultTimeout = read.duration('GATEWAY_PROXY_TIMEOUT', '30s');
+  const defaultBodyLimit = read.int('GATEWAY_PROXY_BODY_LIMIT', 10 * MIB, 0, Number.MAX_SAFE_INTEGER);
+  const defaultDocsPath = read.string('GATEWAY_DOCS_UPSTREAM_PATH', '/docs.json');
+  const upstreams: Record<string, UpstreamConfig | undefined> = {};
+  for (const service of SERVICES) {
+    const address = read.url(service.env);
+    if (address === undefined) {
+      upstreams[service.key] = undefined;
+      continue;
+    }
+    const url = new URL(address);
+    if (url.username || url.password) throw new ConfigError(service.env, 'must not carry credentials');
+    if (url.search || url.hash) throw new ConfigError(service.env, 'must not carry a query or fragment');
+    const timeoutMs = read.duration(`${service.env}_TIMEOUT`, `${defaultTimeout}ms`);
+    if (timeoutMs <= 0) throw new ConfigError(`${service.env}_TIMEOUT`, 'must be greater than 0');
+    const docsPath = read.string(`${service.env}_DOCS_PATH`, defaultDocsPath);
+    if (!docsPath.startsWith('/')) throw new ConfigError(`${service.env}_DOCS_PATH`, 'must start with /');
+    upstreams[service.key] = {
+      origin: url.origin,
+      pathPrefix: url.pathname.replace(/\/+$/, ''),
+      timeoutMs,
+      // The File service carries uploads: 1 GiB unless set.
+      bodyLimit: read.int(`${service.env}_BODY_LIMIT`, service.key === 'file' ? 1024 * MIB : defaultBodyLimit, 0, Number.MAX_SAFE_INTEGER),
+      docsPath,
+    };
+  }
+  return Object.freeze({
+    upstreams: Object.freeze(upstreams),
+    authorization: read.oneOf('GATEWAY_PROXY_AUTHORIZATION', ['bearer', 'wrapped'] as const, 'bearer'),
+    retries: read.int('GATEWAY_PROXY_RETRIES', 1, 0, 5),
+    connections: read.int('GATEWAY_PROXY_CONNECTIONS', 128, 1, 65_536),
+    docsRefreshMs: read.duration('GATEWAY_DOCS_REFRESH', '5m'),
+    breakerThreshold: read.int('GATEWAY_PROXY_BREAKER_THRESHOLD', 5, 0, 1_000_000),
+    breakerCooldownMs: read.duration('GATEWAY_PROXY_BREAKER_COOLDOWN', '10s'),
+    metricsToken: read.optionalString('GATEWAY_METRICS_TOKEN'),
+  });
+}

@@ -1,0 +1,171 @@
+import type { EventEmitter } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
+import { CircuitBreaker } from './circuit-breaker.js';
+import type { UpstreamConfig } from './services.js';
+
+/** How an upstream call failed, for the status code and the metrics. */
+export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other' | 'circuit_open';
+
+export class UpstreamError extends Error {
+  constructor(readonly kind: UpstreamFailure, cause: unknown) {
+    super(`upstream ${kind}`, { cause });
+    this.name = 'UpstreamError';
+  }
+}
+
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function classifyUpstreamError(error: unknown): UpstreamFailure {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
+  if (RESET_CODES.has(code)) return 'reset';
+  if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SSL')) return 'tls';
+  return 'other';
+}
+
+export interface UpstreamRequest {
+  method: string;
+  /** Path below the upstream's prefix, with the raw query string. */
+  path: string;
+  headers: Record<string, string | string[]>;
+  body: Readable | undefined;
+  /** Emits 'abort' when the client went away. */
+  signal: (EventEmitter & { aborted: boolean }) | undefined;
+}
+
+const DESCRIPTION_LIMIT = 20 * 1_048_576;
+
+/** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */
+export class Upstream {
+  private readonly pool: Pool;
+
+  constructor(
+    readonly config: UpstreamConfig,
+    connections: number,
+    private readonly retries: number,
+    private readonly breaker: CircuitBreaker = new CircuitBreaker(0, 0, Date.now),
+  ) {
+    this.pool = new Pool(config.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      connectTimeout: Math.min(config.timeoutMs, 10_000),
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+    });
+  }
+
+  /**
+   * Sends the request and relays the answer: `onHeaders` gets the status and raw headers when they
+   * arrive and returns the writable the body goes to (written with back-pressure). A dispatch
+   * handler rather than `request`/`stream`: no intermediate body stream and no async-resource
+   * bookkeeping per request, which the profile showed. Resolves when the body is relayed.
+   * A body-less GET or HEAD is tried again after a connection error before any response (it cannot
+   * have had an effect); nothing else is.
+   */
+  async relay(request: UpstreamRequest, onHeaders: (status: number, rawHeaders: Buffer[]) => Writable): Promise<void> {
+    const retryable = request.body === undefined && (request.method === 'GET' || request.method === 'HEAD');
+    if (!this.breaker.allow()) throw new UpstreamError('circuit_open', undefined);
+    for (let attempt = 0; ; attempt += 1) {
+      const state = { answered: false };
+      try {
+        await this.dispatchOnce(request, onHeaders, state);
+        this.breaker.succeeded();
+        return;
+      } catch (error) {
+        if (state.answered) this.breaker.succeeded();
+        if (state.answered || request.signal?.aborted) throw error;
+        const kind = classifyUpstreamError(error);
+        if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
+        // A request body that broke (client gone, size limit) says nothing about the upstream.
+        if (kind !== 'other') this.breaker.failed();
+        throw new UpstreamError(kind, error);
+      }
+    }
+  }
+
+  private dispatchOnce(request: UpstreamRequest, onHeaders: (status: number, rawHeaders: Buffer[]) => Writable, state: { answered: boolean }): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let target: Writable | undefined;
+      let onDrain: (() => void) | undefined;
+      let abortUpstream: ((error?: Error) => void) | undefined;
+      const onClientAbort = () => abortUpstream?.(new Error('client went away'));
+      request.signal?.once('abort', onClientAbort);
+      const settle = (error?: Error) => {
+        request.signal?.removeListener('abort', onClientAbort);
+        if (error) reject(error);
+        else resolve();
+      };
+      const handler: Dispatcher.DispatchHandler = {
+        onConnect(abort) {
+          abortUpstream = abort;
+          if (request.signal?.aborted) abort(new Error('client went away'));
+        },
+        onHeaders(status, rawHeaders, resume) {
+          if (status < 200) return true; // 1xx: the final answer follows
+          state.answered = true;
+          target = onHeaders(status, rawHeaders as Buffer[]);
+          onDrain = resume;
+          target.on('drain', onDrain);
+          return true;
+        },
+        onData(chunk) {
+          return target!.write(chunk);
+        },
+        onComplete() {
+          if (onDrain) target?.removeListener('drain', onDrain);
+          target?.end();
+          settle();
+        },
+        onError(error) {
+          if (onDrain) target?.removeListener('drain', onDrain);
+          settle(error);
+        },
+      };
+      this.pool.dispatch(
+        {
+          method: request.method as Dispatcher.HttpMethod,
+          path: this.config.pathPrefix + request.path,
+          headers: request.headers,
+          body: request.body ?? null,
+        },
+        handler,
+      );
+    });
+  }
+
+  /** A GET the gateway makes itself (the service's API description). */
+  async fetchJson(path: string, timeoutMs: number): Promise<{ status: number; json: unknown }> {
+    const response = await this.pool.request({
+      method: 'GET',
+      path: this.config.pathPrefix + path,
+      headers: { accept: 'application/json' },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    // A description is JSON and not huge; anything else is not read.
+    const declared = Number(response.headers['content-length'] ?? 0);
+    if (response.statusCode !== 200 || declared > DESCRIPTION_LIMIT) {
+      await response.body.dump();
+      return { status: response.statusCode === 200 ? 413 : response.statusCode, json: undefined };
+    }
+    let size = 0;
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > DESCRIPTION_LIMIT) {
+        response.body.destroy();
+        return { status: 413, json: undefined };
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: 200, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}

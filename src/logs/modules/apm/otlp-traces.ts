@@ -1,0 +1,124 @@
+import type { AttributeValue } from '../store/log-store.js';
+import { attributesOf, clean, cleanAttributes, hexId, isObj, list, nanos, type Obj } from '../ingest/otlp-common.js';
+
+/** A span as stored (apm_spans). Times in microseconds since the epoch. */
+export interface SpanRecord {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  service: string;
+  name: string;
+  /** OTLP SpanKind: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
+  startUs: number;
+  endUs: number;
+  durationUs: number;
+  /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
+  statusMessage: string | null;
+  peerService: string | null;
+  attributes: Record<string, AttributeValue>;
+  events: { name: string; timeUs: number; attributes: Record<string, AttributeValue> }[];
+}
+
+export interface TraceMapping {
+  spans: SpanRecord[];
+  rejected: number;
+  errors: string[];
+}
+
+export const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
+export const STATUS_CODES = ['unset', 'ok', 'error'] as const;
+const MAX_EVENTS = 32;
+const MAX_NAME = 1024;
+
+/** Enums arrive as numbers (OTLP/JSON, protobuf) or, from lenient senders, as their names. */
+function enumOf(value: unknown, names: readonly string[], prefix: string): number | null {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value < names.length ? value : null;
+  if (typeof value === 'string') {
+    const index = names.indexOf(value.toLowerCase().replace(prefix, ''));
+    return index >= 0 ? index : null;
+  }
+  return null;
+}
+
+const usOf = (ns: bigint): number => Number(ns / 1000n);
+
+/**
+ * OTLP traces (JSON or decoded protobuf) -> spans. `service.name` of the resource is the span's
+ * service ('unknown_service' when missing, as the SDKs name it); resource, scope and span attributes
+ * are merged (span wins). A span without valid ids or times is rejected and counted, not stored.
+ */
+export function mapOtlpTraces(request: unknown): TraceMapping {
+  const result: TraceMapping = { spans: [], rejected: 0, errors: [] };
+  if (!isObj(request)) throw new Error('the body must be an ExportTraceServiceRequest object');
+  const reject = (reason: string) => {
+    result.rejected += 1;
+    if (result.errors.length < 5 && !result.errors.includes(reason)) result.errors.push(reason);
+  };
+  for (const resourceSpans of list(request.resourceSpans)) {
+    if (!isObj(resourceSpans)) continue;
+    const resource = attributesOf((resourceSpans.resource as Obj | undefined)?.attributes);
+    const service = typeof resource['service.name'] === 'string' && resource['service.name'] !== '' ? resource['service.name'] : 'unknown_service';
+    delete resource['service.name'];
+    for (const scopeSpans of list(resourceSpans.scopeSpans)) {
+      if (!isObj(scopeSpans)) continue;
+      const scope = isObj(scopeSpans.scope) ? scopeSpans.scope : {};
+      const scopeAttributes: Record<string, AttributeValue> = {};
+      if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
+      for (const span of list(scopeSpans.spans)) {
+        if (!isObj(span)) {
+          reject('a span is not an object');
+          continue;
+        }
+        const traceId = hexId(span.traceId, 16);
+        const spanId = hexId(span.spanId, 8);
+        const parentSpanId = hexId(span.parentSpanId, 8);
+        if (!traceId || !spanId || parentSpanId === null) {
+          reject('traceId must be 16 bytes and spanId 8 bytes, not all zero');
+          continue;
+        }
+        const start = nanos(span.startTimeUnixNano);
+        const end = nanos(span.endTimeUnixNano);
+        if (!start || !end || end < start) {
+          reject('startTimeUnixNano and endTimeUnixNano must be nanoseconds, end not before start');
+          continue;
+        }
+        const kind = enumOf(span.kind, SPAN_KINDS, 'span_kind_');
+        const status = isObj(span.status) ? span.status : {};
+        const statusCode = enumOf(status.code, STATUS_CODES, 'status_code_');
+        if (kind === null || statusCode === null) {
+          reject('kind or status.code is not a known value');
+          continue;
+        }
+        const attributes = cleanAttributes({ ...resource, ...scopeAttributes, ...attributesOf(span.attributes) });
+        const peer = attributes['peer.service'];
+        const events = list(span.events).slice(0, MAX_EVENTS).flatMap((event) => {
+          if (!isObj(event)) return [];
+          const time = nanos(event.timeUnixNano);
+          return [{ name: clean(String(event.name ?? '')).slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: cleanAttributes(attributesOf(event.attributes)) }];
+        });
+        const startUs = usOf(start);
+        const endUs = usOf(end);
+        result.spans.push({
+          traceId,
+          spanId,
+          parentSpanId: parentSpanId ?? null,
+          service: clean(service).slice(0, MAX_NAME),
+          name: clean(typeof span.name === 'string' ? span.name : '').slice(0, MAX_NAME),
+          kind,
+          startUs,
+          endUs,
+          durationUs: endUs - startUs,
+          statusCode,
+          statusMessage: typeof status.message === 'string' && status.message !== '' ? clean(status.message).slice(0, 4096) : null,
+          peerService: typeof peer === 'string' && peer !== '' ? peer.slice(0, MAX_NAME) : null,
+          attributes,
+          events,
+        });
+      }
+    }
+  }
+  return result;
+}

@@ -1,0 +1,140 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { errorResponses } from '../../http/errors.js';
+import { rangeQuery } from '../apm/apm.routes.js';
+import type { LogsGuards } from '../auth/authenticate.js';
+import { acceptGzip, SECURED as INGEST_SECURED } from '../ingest/ingest.routes.js';
+import { decodeMetricsRequest, encodeMetricsResponse } from '../ingest/otlp-proto-telemetry.js';
+import { acceptProtobuf, ingestTelemetry } from '../ingest/otlp-telemetry.js';
+import type { PipelineStats } from '../ingest/pipeline-stats.js';
+import { intervalOf } from '../search/time-range.js';
+import { CONTAINER_METRICS, containersView, HOST_METRICS, hostsView } from './infra.views.js';
+import type { MetricsRepository } from './metrics.repository.js';
+import { mapOtlpMetrics } from './otlp-metrics.js';
+
+export interface InfraDeps {
+  metrics: MetricsRepository;
+  stats: PipelineStats;
+  guards: LogsGuards;
+  bodyLimit: number;
+  now: () => number;
+}
+
+const SECURED = [{ bearer: [] }];
+const tags = ['infrastructure'];
+const Iso = Type.String({ format: 'date-time' });
+const Value = Type.Union([Type.Number(), Type.Null()]);
+const SeriesQuery = {
+  from: Type.Optional(Iso),
+  to: Type.Optional(Iso),
+  interval: Type.Optional(Type.String({ maxLength: 16, description: 'bucket width such as 30s, 1m, 1h; about 60 buckets when absent' })),
+};
+const HostPoint = Type.Object({
+  ts: Type.String(),
+  cpuUtilization: Value,
+  load1m: Value,
+  memoryUsedBytes: Value,
+  memoryUtilization: Value,
+  diskUsedBytes: Value,
+  diskUtilization: Value,
+  diskReadBytesPerSec: Value,
+  diskWriteBytesPerSec: Value,
+  networkReceiveBytesPerSec: Value,
+  networkTransmitBytesPerSec: Value,
+});
+const ContainerPoint = Type.Object({
+  ts: Type.String(),
+  cpuCores: Value,
+  cpuUtilization: Value,
+  memoryUsageBytes: Value,
+  memoryWorkingSetBytes: Value,
+  networkReceiveBytesPerSec: Value,
+  networkTransmitBytesPerSec: Value,
+});
+const Nullable = Type.Union([Type.String(), Type.Null()]);
+
+/** OTLP/HTTP metrics at /v1/metrics (logs:write), as /v1/logs: JSON or protobuf, gzip, partial success. */
+export function metricIngestRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    acceptGzip(app);
+    acceptProtobuf(app, deps.bodyLimit);
+    app.post('/v1/metrics', {
+      bodyLimit: deps.bodyLimit,
+      schema: {
+        tags: ['ingest'],
+        summary: 'OTLP/HTTP metrics (application/json or application/x-protobuf, gzip accepted); needs logs:write',
+        security: INGEST_SECURED,
+        response: errorResponses(400, 401, 403, 413, 415, 429),
+      },
+      preHandler: deps.guards.requireIngest,
+    }, async (request, reply) =>
+      ingestTelemetry({
+        request,
+        reply,
+        stats: deps.stats,
+        source: 'otlp-metrics',
+        what: 'ExportMetricsServiceRequest',
+        decode: decodeMetricsRequest,
+        map: (decoded) => {
+          const mapping = mapOtlpMetrics(decoded, deps.now());
+          return { items: mapping.points, rejected: mapping.rejected, errors: mapping.errors };
+        },
+        store: (tenantId, points) => deps.metrics.insert(tenantId, points),
+        encode: encodeMetricsResponse,
+        jsonResponse: (rejected, errorMessage) => (rejected > 0 ? { partialSuccess: { rejectedDataPoints: rejected, errorMessage } } : { partialSuccess: {} }),
+      }));
+  };
+}
+
+/** Infrastructure views under /api/v1/infra (dashboard:read), over the caller's tenant. */
+export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const preHandler = deps.guards.requirePermission('dashboard:read');
+    const errors = errorResponses(400, 401, 403, 429);
+
+    app.get('/metrics', {
+      schema: {
+        tags, security: SECURED,
+        summary: 'Per host: CPU, memory, disk and network over [from, to) in buckets, from OTLP host metrics (hostmetrics receiver names)',
+        querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+        response: {
+          200: Type.Object({
+            from: Type.String(), to: Type.String(), interval: Type.String(),
+            hosts: Type.Array(Type.Object({ host: Type.String(), lastSeen: Type.String(), metrics: Type.Array(Type.String()), latest: Type.Record(Type.String(), Value), series: Type.Array(HostPoint) })),
+          }),
+          ...errors,
+        },
+      },
+      preHandler,
+    }, async (request) => {
+      const { from, to } = rangeQuery(request.query, deps.now());
+      const interval = intervalOf(request.query.interval, from, to);
+      const rows = await deps.metrics.buckets({ tenantId: request.tenantId, names: HOST_METRICS, from, to, intervalMs: interval.ms, entity: 'host', host: request.query.host });
+      return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), interval: interval.label, hosts: hostsView(rows, from, to, interval.ms) };
+    });
+
+    app.get('/containers', {
+      schema: {
+        tags, security: SECURED,
+        summary: 'Per container (container.id) or pod (k8s.pod.name): CPU, memory and network over [from, to), from kubeletstats / docker_stats metrics',
+        querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+        response: {
+          200: Type.Object({
+            from: Type.String(), to: Type.String(), interval: Type.String(),
+            containers: Type.Array(Type.Object({
+              kind: Type.String(), id: Type.String(), container: Nullable, pod: Nullable, namespace: Nullable, host: Nullable, lastSeen: Type.String(),
+              metrics: Type.Array(Type.String()), latest: Type.Record(Type.String(), Value), series: Type.Array(ContainerPoint),
+            })),
+          }),
+          ...errors,
+        },
+      },
+      preHandler,
+    }, async (request) => {
+      const { from, to } = rangeQuery(request.query, deps.now());
+      const interval = intervalOf(request.query.interval, from, to);
+      const rows = await deps.metrics.buckets({ tenantId: request.tenantId, names: CONTAINER_METRICS, from, to, intervalMs: interval.ms, entity: 'container', host: request.query.host });
+      return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), interval: interval.label, containers: containersView(rows, from, to, interval.ms) };
+    });
+  };
+}

@@ -1,0 +1,136 @@
+import type { AttributeValue } from '../store/log-store.js';
+import { attributesOf, clean, cleanAttributes, isObj, list, nanos, type Obj } from '../ingest/otlp-common.js';
+
+export type MetricType = 'gauge' | 'sum' | 'histogram' | 'summary';
+
+/** A metric data point as stored (infra_metric_points). */
+export interface MetricPoint {
+  ts: number;
+  name: string;
+  type: MetricType;
+  /** Sums and histograms: 1 delta, 2 cumulative; null for gauges and summaries. */
+  temporality: number | null;
+  unit: string | null;
+  host: string | null;
+  container: string | null;
+  pod: string | null;
+  namespace: string | null;
+  /** Resource attributes other than the identity columns. */
+  resource: Record<string, AttributeValue>;
+  attributes: Record<string, AttributeValue>;
+  /** Gauge/sum: the value; histogram/summary: the sum of the observations. */
+  value: number;
+  /** Histogram/summary: the number of observations. */
+  count: number | null;
+}
+
+export interface MetricsMapping {
+  points: MetricPoint[];
+  rejected: number;
+  errors: string[];
+}
+
+const MAX_RESOURCE_KEYS = 24;
+const IDENTITY = ['host.name', 'container.id', 'k8s.pod.name', 'k8s.namespace.name'];
+
+const str = (value: AttributeValue | undefined): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, 512) : null);
+
+function numberOf(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value)) return Number(value);
+  return null;
+}
+
+/** Stable JSON (keys sorted): the views group a series by its exact attribute set. */
+export function canonicalJson(attributes: Record<string, AttributeValue>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+}
+
+/**
+ * OTLP metrics (JSON or decoded protobuf) -> points. Gauges and sums keep their value; histograms,
+ * exponential histograms and summaries keep sum and count (buckets are not stored: the views chart
+ * host and container resources, not latency distributions). Unreadable points are counted.
+ */
+export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
+  const result: MetricsMapping = { points: [], rejected: 0, errors: [] };
+  if (!isObj(request)) throw new Error('the body must be an ExportMetricsServiceRequest object');
+  const reject = (reason: string, count = 1) => {
+    result.rejected += count;
+    if (result.errors.length < 5 && !result.errors.includes(reason)) result.errors.push(reason);
+  };
+  for (const resourceMetrics of list(request.resourceMetrics)) {
+    if (!isObj(resourceMetrics)) continue;
+    const resource = cleanAttributes(attributesOf((resourceMetrics.resource as Obj | undefined)?.attributes));
+    const identity = {
+      host: str(resource['host.name']),
+      // docker_stats names containers by container.id; kubeletstats by k8s.container.name within the pod.
+      container: str(resource['container.id']) ?? str(resource['container.name']) ?? str(resource['k8s.container.name']),
+      pod: str(resource['k8s.pod.name']),
+      namespace: str(resource['k8s.namespace.name']),
+    };
+    const rest: Record<string, AttributeValue> = {};
+    for (const [key, value] of Object.entries(resource)) {
+      if (!IDENTITY.includes(key) && Object.keys(rest).length < MAX_RESOURCE_KEYS) rest[key] = value;
+    }
+    for (const scopeMetrics of list(resourceMetrics.scopeMetrics)) {
+      if (!isObj(scopeMetrics)) continue;
+      for (const metric of list(scopeMetrics.metrics)) {
+        if (!isObj(metric) || typeof metric.name !== 'string' || metric.name === '') {
+          reject('a metric has no name');
+          continue;
+        }
+        const name = clean(metric.name).slice(0, 255);
+        const unit = typeof metric.unit === 'string' && metric.unit !== '' ? clean(metric.unit).slice(0, 64) : null;
+        let type: MetricType;
+        let data: Obj;
+        if (isObj(metric.gauge)) [type, data] = ['gauge', metric.gauge];
+        else if (isObj(metric.sum)) [type, data] = ['sum', metric.sum];
+        else if (isObj(metric.histogram)) [type, data] = ['histogram', metric.histogram];
+        else if (isObj(metric.exponentialHistogram)) [type, data] = ['histogram', metric.exponentialHistogram];
+        else if (isObj(metric.summary)) [type, data] = ['summary', metric.summary];
+        else {
+          reject(`metric ${name} has no gauge, sum, histogram or summary`);
+          continue;
+        }
+        const temporalityRaw = Number(data.aggregationTemporality ?? 0);
+        const temporality = type === 'sum' || type === 'histogram' ? (temporalityRaw === 1 || temporalityRaw === 2 ? temporalityRaw : 2) : null;
+        for (const point of list(data.dataPoints)) {
+          if (!isObj(point)) {
+            reject('a data point is not an object');
+            continue;
+          }
+          const time = nanos(point.timeUnixNano);
+          if (time === null) {
+            reject('timeUnixNano is not a number of nanoseconds');
+            continue;
+          }
+          let value: number | null;
+          let count: number | null = null;
+          if (type === 'gauge' || type === 'sum') {
+            value = numberOf(point.asDouble ?? point.asInt);
+          } else {
+            count = numberOf(point.count ?? 0);
+            value = point.sum === undefined ? 0 : numberOf(point.sum);
+          }
+          if (value === null || (type !== 'gauge' && type !== 'sum' && count === null)) {
+            reject(`metric ${name}: a data point has no numeric value`);
+            continue;
+          }
+          result.points.push({
+            ts: time === undefined ? now : Number(time / 1_000_000n),
+            name,
+            type,
+            temporality,
+            unit,
+            ...identity,
+            resource: rest,
+            attributes: cleanAttributes(attributesOf(point.attributes)),
+            value,
+            count,
+          });
+        }
+      }
+    }
+  }
+  return result;
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { isSafePath } from '../../src/gateway/modules/proxy/path-guard.js';
+import { classifyUpstreamError } from '../../src/gateway/modules/proxy/upstream.js';
+import { ConfigError } from '../../src/shared/config/env.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+describe('proxy configuration', () => {
+  test('service addresses: prefix kept, per-service timeout and limit, documented defaults', () => {
+    const config = loadGatewayConfig({
+      SERVER_SERVICE_MASTER_DATA: 'http://md.internal:8000/v2/',
+      SERVER_SERVICE_MASTER_DATA_TIMEOUT: '5s',
+      SERVER_SERVICE_FILE: 'https://files.internal',
+    });
+    assert.deepEqual(config.proxy.upstreams['master-data'], { origin: 'http://md.internal:8000', pathPrefix: '/v2', timeoutMs: 5_000, bodyLimit: 10_485_760, docsPath: '/docs.json' });
+    assert.equal(config.proxy.upstreams.file?.bodyLimit, 1_073_741_824);
+    assert.equal(config.proxy.upstreams.file?.timeoutMs, 30_000);
+    assert.equal(config.proxy.upstreams.keuangan, undefined);
+    assert.equal(config.proxy.authorization, 'bearer');
+    assert.equal(config.sessionCacheMs, 2_000);
+  });
+
+  test('a bad setting stops the start with the variable named', () => {
+    const bad: [Record<string, string>, RegExp][] = [
+      [{ SERVER_SERVICE_KEUANGAN: 'not a url' }, /SERVER_SERVICE_KEUANGAN must be a URL/],
+      [{ SERVER_SERVICE_KEUANGAN: 'ftp://x' }, /SERVER_SERVICE_KEUANGAN/],
+      [{ SERVER_SERVICE_KEUANGAN: 'http://user:secret@x' }, /SERVER_SERVICE_KEUANGAN must not carry credentials/],
+      [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_TIMEOUT: 'soon' }, /SERVER_SERVICE_KEUANGAN_TIMEOUT/],
+      [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_DOCS_PATH: 'docs.json' }, /SERVER_SERVICE_KEUANGAN_DOCS_PATH must start with \//],
+      [{ GATEWAY_PROXY_AUTHORIZATION: 'basic' }, /GATEWAY_PROXY_AUTHORIZATION/],
+    ];
+    for (const [env, message] of bad) {
+      assert.throws(() => loadGatewayConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+    }
+  });
+
+  test('path guard: raw and encoded traversal refused, ordinary paths kept', () => {
+    for (const path of ['/..', '/../x', '/a/..', '/.', '/%2e%2e/x', '/%2E./x', '/..%2F', '/x%5c..', '/a\\b', '//x', '/%252e%252e/', '/%25252e%25252e/', '/%00', '/%zz']) {
+      assert.equal(isSafePath(path), false, path);
+    }
+    for (const path of ['', '/', '/provinsi', '/pegawai/123', '/a.b/c..d', '/...', '/a%20b', '/a%2fb', '/%E2%9C%93']) {
+      assert.equal(isSafePath(path), true, path);
+    }
+  });
+
+  test('upstream failures are classified for 502 and 504', () => {
+    const kind = (code: string) => classifyUpstreamError(Object.assign(new Error(code), { code }));
+    assert.equal(kind('ECONNREFUSED'), 'refused');
+    assert.equal(kind('ENOTFOUND'), 'dns');
+    assert.equal(kind('EAI_AGAIN'), 'dns');
+    assert.equal(kind('UND_ERR_SOCKET'), 'reset');
+    assert.equal(kind('ECONNRESET'), 'reset');
+    assert.equal(kind('UND_ERR_HEADERS_TIMEOUT'), 'timeout');
+    assert.equal(kind('UND_ERR_CONNECT_TIMEOUT'), 'timeout');
+  });
+});
+
+describe('proxy options: wrapped Authorization, protected metrics', () => {
+  let gw: TestGateway;
+  let upstream: TestUpstream;
+  let port: number;
+
+  before(async () => {
+    upstream = await startUpstream((_req, res) => void res.writeHead(204).end());
+    gw = await startTestGateway('sqlite', {
+      SERVER_SERVICE_NOTIFICATION: upstream.url,
+      GATEWAY_PROXY_AUTHORIZATION: 'wrapped',
+      GATEWAY_METRICS_TOKEN: 'scrape-secret',
+    });
+    await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (gw.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  test('the wrapped token goes upstream as the client sent it', async () => {
+    const token = await gw.login();
+    const response = await rawRequest(port, 'DELETE', '/api/v1/notification/42', { headers: { authorization: token } });
+    assert.equal(response.status, 204);
+    assert.equal(upstream.seen.at(-1)!.headers.authorization, token);
+    assert.equal(upstream.seen.at(-1)!.method, 'DELETE');
+    assert.equal(upstream.seen.at(-1)!.url, '/42');
+  });
+
+  test('/metrics needs the configured bearer token', async () => {
+    assert.equal((await rawRequest(port, 'GET', '/metrics')).status, 401);
+    assert.equal((await rawRequest(port, 'GET', '/metrics', { headers: { authorization: 'Bearer wrong' } })).status, 401);
+    const ok = await rawRequest(port, 'GET', '/metrics', { headers: { authorization: 'Bearer scrape-secret' } });
+    assert.equal(ok.status, 200);
+    assert.match(ok.body.toString(), /gateway_proxy_requests_total\{service="notification",method="DELETE",status="204"\} 1/);
+  });
+});
+
+describe('circuit breaker', () => {
+  let gw: TestGateway;
+  let upstream: TestUpstream;
+  let port: number;
+  let healthy = false;
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      if (!healthy) return void req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+    gw = await startTestGateway('sqlite', {
+      SERVER_SERVICE_PERIZINAN: upstream.url,
+      GATEWAY_PROXY_RETRIES: '0',
+      GATEWAY_PROXY_BREAKER_THRESHOLD: '2',
+      GATEWAY_PROXY_BREAKER_COOLDOWN: '10s',
+    });
+    await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (gw.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  test('after consecutive failures calls fail at once; after the cooldown one trial call decides', async () => {
+    const token = await gw.login();
+    const call = async () => (await rawRequest(port, 'GET', '/api/v1/perizinan/cuti', { headers: { authorization: token } })).status;
+    assert.equal(await call(), 502);
+    assert.equal(await call(), 502);
+    assert.equal(upstream.seen.length, 2);
+    assert.equal(await call(), 502, 'open: not attempted');
+    assert.equal(upstream.seen.length, 2);
+    gw.clock.advance(10_001);
+    assert.equal(await call(), 502, 'trial call fails');
+    assert.equal(upstream.seen.length, 3);
+    assert.equal(await call(), 502);
+    assert.equal(upstream.seen.length, 3, 'open again');
+    healthy = true;
+    gw.clock.advance(10_001);
+    assert.equal(await call(), 200, 'trial call succeeds');
+    assert.equal(await call(), 200, 'closed');
+    assert.equal(upstream.seen.length, 5);
+    const metrics = (await rawRequest(port, 'GET', '/metrics')).body.toString();
+    assert.match(metrics, /gateway_proxy_upstream_errors_total\{service="perizinan",kind="circuit_open"\} 2/);
+  });
+});
