@@ -178,6 +178,7 @@ for (const dialect of DIALECTS) {
           'x-request-id': 'client-req-1',
           'x-custom': 'kept',
           'accept-language': 'id',
+          cookie: `theme=dark; access_token=${token}; lang=id`,
         },
       });
       assert.equal(response.status, 200);
@@ -186,6 +187,7 @@ for (const dialect of DIALECTS) {
       assert.equal(seen.headers.authorization, `Bearer ${jwt}`);
       assert.equal(seen.headers['x-custom'], 'kept');
       assert.equal(seen.headers['accept-language'], 'id');
+      assert.equal(seen.headers.cookie, 'theme=dark; lang=id', 'the gateway\'s session cookie stays at the gateway');
       assert.equal(seen.headers['x-request-id'], 'client-req-1');
       assert.equal(response.headers['x-request-id'], 'client-req-1');
       assert.match(seen.headers['x-user-id'] as string, /^[0-9a-f-]{36}$/);

@@ -214,8 +214,10 @@ for (const dialect of DIALECTS) {
       assert.equal(refreshed.statusCode, 200);
       assert.deepEqual(decodeJwt(unwrapToken(refreshed.json().data.token)!).user_groups, decodeJwt(unwrapToken(token)!).user_groups);
 
-      const logout = await gw.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
+      const logout = await gw.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token }, cookies: { access_token: token } });
       assert.equal(logout.statusCode, 200);
+      const cleared = logout.cookies.find((cookie) => cookie.name === 'access_token');
+      assert.ok(cleared && cleared.value === '' && cleared.path === '/', 'logout clears the access_token cookie');
       for (const options of [{ headers: { authorization: token } }, { cookies: { access_token: token } }]) {
         const after = await gw.request({ method: 'GET', url: '/api/v1/auth/profile', ...options });
         assert.equal(after.statusCode, 401);

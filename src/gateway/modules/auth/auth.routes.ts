@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
+import { ACCESS_COOKIE } from '../sso/sso-cookies.js';
 import { Envelope, ErrorEnvelope, success } from '../../http/envelope.js';
 import { MESSAGES } from '../../messages.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -31,6 +32,8 @@ export function authRoutes({ auth, users, guards }: AuthRoutesDeps): FastifyPlug
       preHandler: guards.requireAuth,
     }, async (request, reply) => {
       await auth.logout(request.auth!, clientOf(request));
+      // A browser signed in through SSO holds the token in a cookie too: drop it with the session.
+      if (request.cookies?.[ACCESS_COOKIE] !== undefined) reply.clearCookie(ACCESS_COOKIE, { path: '/' });
       return success(request, reply, 200, MESSAGES.LOGOUT_OK);
     });
 

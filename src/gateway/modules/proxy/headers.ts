@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ACCESS_COOKIE } from '../sso/sso-cookies.js';
 
 /** RFC 9110 7.6.1 hop-by-hop fields (and `Proxy-*`, handled by prefix): never forwarded either way. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'http2-settings']);
@@ -10,6 +11,13 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'transfer-encoding
 const GATEWAY_SET = new Set(['host', 'expect', 'authorization', 'x-user-id', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 /** Client statements about the path to us: kept only when the proxy in front is trusted. */
 const FORWARDING = new Set(['forwarded', 'x-real-ip', 'x-forwarded-port', 'x-forwarded-prefix']);
+
+/** The gateway's own session cookie stays at the gateway: upstreams get the token in Authorization. */
+function withoutGatewayCookie(value: string | string[]): string | undefined {
+  const pairs = (Array.isArray(value) ? value.join('; ') : value).split(';').map((pair) => pair.trim());
+  const kept = pairs.filter((pair) => pair !== '' && !pair.startsWith(`${ACCESS_COOKIE}=`));
+  return kept.length > 0 ? kept.join('; ') : undefined;
+}
 
 function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
@@ -41,6 +49,11 @@ export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: For
     const value = incoming[name];
     if (value === undefined || GATEWAY_SET.has(name) || isHopByHop(name, named)) continue;
     if (!facts.trustForwarding && FORWARDING.has(name)) continue;
+    if (name === 'cookie') {
+      const cookie = withoutGatewayCookie(value);
+      if (cookie !== undefined) out.cookie = cookie;
+      continue;
+    }
     out[name] = value;
   }
   out.authorization = facts.authorization;
