@@ -6,15 +6,17 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../helpers/eventually.js';
+import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 const PASSWORD = 'Admin#Passw0rd';
 
 /** `npm start`'s process (`cli.js all`) from source, on its embedded default, on free ports. */
-async function startAll(dataDir: string): Promise<{ child: ChildProcess; gateway: string; logs: string }> {
+async function startAll(dataDir: string, masterData: string): Promise<{ child: ChildProcess; gateway: string; logs: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
     env: {
       ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', GATEWAY_PORT: '0', LOGS_PORT: '0', LOG_LEVEL: 'info',
       GATEWAY_ADMIN_PASSWORD: PASSWORD, LOGS_ADMIN_PASSWORD: PASSWORD, GATEWAY_TELEMETRY_INTERVAL: '50ms',
+      SERVER_SERVICE_MASTER_DATA: masterData,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -42,14 +44,36 @@ async function json(url: string, init: RequestInit = {}) {
 describe('npm start: both services, the gateway watched by the logs service', () => {
   let dataDir: string;
   let system: Awaited<ReturnType<typeof startAll>>;
+  let masterData: TestUpstream;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gerbang-e2e-'));
-    system = await startAll(dataDir);
+    masterData = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[{"kode":"31","nama":"DKI Jakarta"}]'));
+    system = await startAll(dataDir, masterData.url);
   });
   after(async () => {
     system.child.kill('SIGTERM');
     await new Promise((resolve) => system.child.once('exit', resolve));
     rmSync(dataDir, { recursive: true, force: true });
+    await masterData.close();
+  });
+
+  test('a proxied call shows in the service map as gateway -> master-data', async () => {
+    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const provinces = await json(`${system.gateway}/api/v1/master-data/provinsi`, { headers: { authorization: login.body.data.token } });
+    assert.equal(provinces.status, 200);
+    assert.equal(provinces.body[0].nama, 'DKI Jakarta');
+    assert.match(String(masterData.seen.at(-1)!.headers.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    const logsLogin = await json(`${system.logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const auth = { authorization: `Bearer ${logsLogin.body.token.access_token}` };
+    const edge = await eventually(async () => {
+      const map = await json(`${system.logs}/api/v1/apm/service-map`, { headers: auth });
+      assert.equal(map.status, 200);
+      const found = map.body.edges.find((e: { source: string; target: string }) => e.source === 'gerbang-gateway' && e.target === 'master-data');
+      assert.ok(found, JSON.stringify(map.body.edges));
+      return found;
+    });
+    assert.ok(edge.requests >= 1);
+    assert.equal(edge.errors, 0);
   });
 
   test('gateway traffic shows up in log search and the audit trail', async () => {
