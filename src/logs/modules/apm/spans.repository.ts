@@ -44,22 +44,8 @@ export interface TraceSummaryRow {
   error_count: number;
 }
 
-export interface StoredSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string | null;
-  service: string;
-  name: string;
-  kind: number;
-  startUs: number;
-  endUs: number;
-  durationUs: number;
-  statusCode: number;
-  statusMessage: string | null;
-  peerService: string | null;
-  attributes: Record<string, AttributeValue>;
-  events: { name: string; timeUs: number; attributes: Record<string, AttributeValue> }[];
-}
+/** A span as read back: the same record that was stored. */
+export type StoredSpan = SpanRecord;
 
 /** A span that matters to the service map: it enters a service, or calls out to a named peer. */
 export interface MapSpanRow {
