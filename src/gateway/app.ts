@@ -31,7 +31,7 @@ import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
-import { createGatewayTelemetry, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
+import { createGatewayTelemetry, registerTelemetryMetrics, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
@@ -138,6 +138,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
   }
   const proxyMetrics = new ProxyMetrics();
+  registerTelemetryMetrics(proxyMetrics.registry, telemetry);
   await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel), telemetry }));
   await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);

@@ -84,6 +84,8 @@ describe('gateway telemetry shipping', () => {
     const stats = gw.telemetry.stats();
     assert.equal(stats.logs.queued, 5);
     assert.ok(stats.logs.dropped >= 15, `dropped ${stats.logs.dropped}`);
+    const metrics = (await gw.request({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, new RegExp(`gateway_telemetry_items\\{kind="logs",state="dropped"\\} ${stats.logs.dropped}`), 'drops are reported on /metrics');
     await gw.telemetry.close();
     assert.equal(gw.telemetry.stats().logs.failedBatches > 0, true, 'the final send failed and was counted');
     await gw.close();

@@ -6,6 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { Gauge, type Registry } from 'prom-client';
 import { BoundedBatcher, type BatcherStats } from '../../../shared/telemetry/bounded-batcher.js';
 import type { AuditLogTable } from '../../db/schema.js';
 
@@ -196,3 +197,21 @@ const disabledTelemetry: GatewayTelemetry = {
   stats: () => ({ logs: emptyStats(), traces: emptyStats() }),
   close: async () => {},
 };
+
+/** Shipping counters on the gateway's `/metrics`, read at scrape time. */
+export function registerTelemetryMetrics(registry: Registry, telemetry: GatewayTelemetry): void {
+  new Gauge({
+    name: 'gateway_telemetry_items',
+    help: 'Telemetry shipped to the logs service, by kind (logs, traces) and state (queued now; sent, dropped, failed_batches since start)',
+    labelNames: ['kind', 'state'] as const,
+    registers: [registry],
+    collect() {
+      for (const [kind, stats] of Object.entries(telemetry.stats())) {
+        this.set({ kind, state: 'queued' }, stats.queued);
+        this.set({ kind, state: 'sent' }, stats.sent);
+        this.set({ kind, state: 'dropped' }, stats.dropped);
+        this.set({ kind, state: 'failed_batches' }, stats.failedBatches);
+      }
+    },
+  });
+}
