@@ -89,7 +89,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
 
   // HTTP
   const app = createServer({
-    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, skipRequestLogging: (req) => isProxiedUrl(req.url),
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, skipRequestLogging: (req) => isProxiedUrl(req.url),
   });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');

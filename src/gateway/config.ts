@@ -18,6 +18,8 @@ export interface GatewayConfig {
   readonly corsOrigins: readonly string[];
   /** Largest JSON body of the gateway's own routes, in bytes. */
   readonly bodyLimit: number;
+  /** Longest time to receive a whole request, uploads through the proxy included (408 beyond). */
+  readonly requestTimeoutMs: number;
   /** Trust X-Forwarded-* from a proxy in front (Fastify trustProxy: true, a hop count or addresses). */
   readonly trustProxy: boolean | number | string;
   readonly loginLimits: {
@@ -59,6 +61,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     passwordMaxAgeMs: read.duration('PASSWORD_MAX_AGE', '90d'),
     corsOrigins: read.list('GATEWAY_CORS_ORIGINS'),
     bodyLimit: read.int('GATEWAY_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
+    requestTimeoutMs: read.duration('GATEWAY_REQUEST_TIMEOUT', '120s'),
     trustProxy:
       trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
     loginLimits: {

@@ -22,6 +22,8 @@ test('defaults follow the runtime contract', () => {
   assert.equal(config.passwordMaxAgeMs, 90 * 86_400_000);
   assert.equal(config.databaseUrl, 'sqlite:./data/gateway.sqlite');
   assert.deepEqual(config.corsOrigins, []);
+  assert.equal(config.requestTimeoutMs, 120_000);
+  assert.equal(loadGatewayConfig({ GATEWAY_REQUEST_TIMEOUT: '15m' }).requestTimeoutMs, 900_000);
   assert.ok(Object.isFrozen(config));
 });
 
@@ -31,6 +33,7 @@ test('a bad value names its variable', () => {
     { GATEWAY_PORT: '70000' },
     { PASSWORD_MAX_AGE: 'forever' },
     { GATEWAY_TOKEN_TTL: '1w' },
+    { GATEWAY_REQUEST_TIMEOUT: 'long' },
     { GATEWAY_DATABASE_URL: 'mysql://x' },
     { LOG_LEVEL: 'loud' },
     { GATEWAY_ADMIN_PASSWORD: 'weak' },

@@ -11,6 +11,8 @@ export interface ServerOptions {
   /** Fastify's trustProxy: true, a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
   logStream?: NodeJS.WritableStream | undefined;
+  /** Longest time to receive a whole request (headers and body); default 120 s. */
+  requestTimeoutMs?: number | undefined;
   /** Requests whose "incoming request"/"request completed" lines are skipped (they log their own). */
   skipRequestLogging?: (req: { url?: string }) => boolean;
 }
@@ -23,8 +25,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
     ...(options.skipRequestLogging ? { disableRequestLogging: options.skipRequestLogging } : {}),
-    // Clients get 408 rather than holding a socket forever; keep-alive idles close after 72 s.
-    requestTimeout: 120_000,
+    // Clients get 408 rather than holding a socket forever (slowloris); it also bounds how long one
+    // upload may take. Keep-alive idles close after 72 s.
+    requestTimeout: options.requestTimeoutMs ?? 120_000,
     keepAliveTimeout: 72_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { strict: false } },
