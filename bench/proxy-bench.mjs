@@ -21,7 +21,7 @@ const ROOT = resolve(HERE, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
-const PORTS = { upstream: 9101, nginx: 9102, gateway: 9103, gatewayQuiet: 9104, express: 9105 };
+const PORTS = { upstream: 9101, nginx: 9102, gateway: 9103, gatewayQuiet: 9104, express: 9105, floor: 9106 };
 const PASSWORD = 'Bench#Passw0rd1';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-bench-'));
@@ -149,7 +149,8 @@ async function main() {
   writeFileSync(join(tmp, 'nginx.conf'), nginxConfig());
   start('nginx', 'nginx', ['-p', tmp, '-c', join(tmp, 'nginx.conf'), '-g', 'daemon off;']);
   start('express', process.execPath, [join(HERE, 'express-proxy.mjs'), String(PORTS.express), `http://127.0.0.1:${PORTS.upstream}`]);
-  await Promise.all([waitForPort(PORTS.upstream), waitForPort(PORTS.nginx), waitForPort(PORTS.express)]);
+  start('floor', process.execPath, [join(HERE, 'fastify-floor.mjs'), String(PORTS.floor), `http://127.0.0.1:${PORTS.upstream}`]);
+  await Promise.all([waitForPort(PORTS.upstream), waitForPort(PORTS.nginx), waitForPort(PORTS.express), waitForPort(PORTS.floor)]);
 
   const targets = [
     { name: 'upstream, direct', url: (p) => `http://127.0.0.1:${PORTS.upstream}${p}` },
@@ -157,6 +158,7 @@ async function main() {
     { name: 'gateway (access log on, LOG_LEVEL=info)', gateway: { port: PORTS.gateway, level: 'info', label: 'gateway-info' } },
     { name: 'gateway (LOG_LEVEL=warn)', gateway: { port: PORTS.gatewayQuiet, level: 'warn', label: 'gateway-warn' } },
     { name: 'express + http-proxy-middleware', url: (p) => `http://127.0.0.1:${PORTS.express}/api/v1/master-data${p}` },
+    { name: 'floor: bare fastify + reply-from', url: (p) => `http://127.0.0.1:${PORTS.floor}/api/v1/master-data${p}` },
   ];
   const results = [];
   for (const target of targets) {
@@ -178,13 +180,14 @@ async function main() {
   const byName = (prefix) => results.find((r) => r.name.startsWith(prefix));
   const nginx = byName('nginx');
   const express = byName('express');
+  const floor = byName('floor');
   const rows = results.map((r) => {
     const failures = [r.get, r.post].map((x) => x.non2xx + (x.errors ? ` (${x.errors})` : '')).join(' / ');
     return `| ${r.name} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p50)} | ${fmt(r.get.p99)} | ${fmt(r.post.rps, 0)} | ${fmt(r.post.p50)} | ${fmt(r.post.p99)} | ${failures} |`;
   });
   const ratioRows = results
     .filter((r) => r.name.startsWith('gateway'))
-    .map((r) => `| ${r.name} | ${fmt(r.get.rps / nginx.get.rps)}x | ${fmt(r.get.rps / express.get.rps)}x | ${fmt(r.post.rps / nginx.post.rps)}x | ${fmt(r.post.rps / express.post.rps)}x |`);
+    .map((r) => `| ${r.name} | ${fmt(r.get.rps / nginx.get.rps)}x | ${fmt(r.get.rps / express.get.rps)}x | ${fmt(r.get.rps / floor.get.rps)}x | ${fmt(r.post.rps / nginx.post.rps)}x | ${fmt(r.post.rps / express.post.rps)}x | ${fmt(r.post.rps / floor.post.rps)}x |`);
   const verdicts = results
     .filter((r) => r.name.startsWith('gateway'))
     .map((r) => {
@@ -216,21 +219,23 @@ by tens of per cent from run to run: read the ratios, not single numbers.
 |---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
-| gateway vs | nginx GET | express+hpm GET | nginx POST | express+hpm POST |
-|---|---|---|---|---|
+| gateway vs | nginx GET | express+hpm GET | floor GET | nginx POST | express+hpm POST | floor POST |
+|---|---|---|---|---|---|---|
 ${ratioRows.join('\n')}
 
 Targets (issue 3): at least 0.5x nginx, at least 2x Express + http-proxy-middleware, p99 under 5 ms at 50 connections.
 ${verdicts.join('\n')}
 
-What stands in the way (CPU profile, \`BENCH_PROFILE=1\`, inclusive shares of the gateway's busy time):
-undici's client about 45% (a good part of it llhttp parsing the upstream's answers), socket writes
-about 20% (one to the upstream and one to the client per request), Fastify's request handling about
-18%, the token check with its caches about 2%. nginx does the same work in C with one worker. On a 2-core machine shared by wrk, the upstream and
-the proxy (and, during this run, other work on the machine), a single Node process cannot reach
-half of nginx's rate. Changes the profile led to are listed in docs/proxy.md ("Performance").
-For more throughput run several gateway instances (they share PostgreSQL; the session cache
-bound is documented there).
+What stands in the way: the floor row is a bare Fastify + @fastify/reply-from proxy (no token
+check, no header rules, no logging), the fastest a single Node process proxies on this machine; it
+reaches about a third of nginx, so 0.5x nginx is beyond any single Node process here. The gateway
+runs at 0.7x-0.8x of that floor; a CPU profile (\`BENCH_PROFILE=1\`) of the gateway shows the rest
+spread thin: undici's client and socket writes most of the busy time, the token check with its
+caches about 4%, Fastify's per-request child logger about 3%, response header writing about 2%, and
+the process about a quarter idle, because wrk, the upstream and the proxy share the 2 cores. For
+more throughput run several gateway instances (they share PostgreSQL; the session cache bound is
+documented in docs/proxy.md).
+
 `;
   const file = join(ROOT, 'docs/benchmarks.md');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nMeasured with the scripts in `bench/`; tests never assert timings.\n\n';
