@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { ADMIN_PASSWORD, startTestGateway } from '../helpers/gateway.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { closedPort, startUpstream } from '../helpers/upstream.js';
 
-async function closedPortUrl(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
 
 describe('gateway telemetry shipping', () => {
   test('access logs, audit events and traces reach the logs service over OTLP, without secrets', async () => {
@@ -79,7 +71,7 @@ describe('gateway telemetry shipping', () => {
   });
 
   test('a down logs service never fails a request; the bounded buffer drops and counts', async () => {
-    const gw = await startTestGateway('sqlite', { GATEWAY_TELEMETRY_URL: await closedPortUrl(), GATEWAY_TELEMETRY_BUFFER: '5', GATEWAY_TELEMETRY_INTERVAL: '1h' });
+    const gw = await startTestGateway('sqlite', { GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${await closedPort()}`, GATEWAY_TELEMETRY_BUFFER: '5', GATEWAY_TELEMETRY_INTERVAL: '1h' });
     for (let i = 0; i < 20; i++) assert.equal((await gw.request({ method: 'GET', url: '/api/v1/nothing' })).statusCode, 404);
     const stats = gw.telemetry.stats();
     assert.equal(stats.logs.queued, 5);

@@ -1,54 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../helpers/logs.js';
+import { killHard, startLogsProcess } from '../helpers/logs-process.js';
+import { closedPort } from '../helpers/upstream.js';
 
 /**
  * Durability of OTLP traces and metrics: a batch acknowledged by /v1/traces or /v1/metrics survives
  * the process being killed (SIGKILL, no shutdown) right after the acknowledgement. Real CLI, real store.
  */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-async function startLogsProcess(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
-    env: { ...process.env, HOST: '127.0.0.1', LOGS_PORT: String(port), LOGS_DATABASE_URL: databaseUrl, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'info', LOGS_RETENTION_INTERVAL: '0', LOGS_SELF_METRICS_INTERVAL: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Server listening')) {
-        child.stdout!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`logs process exited (${code}) before listening:\n${output}`)));
-  });
-  child.stdout!.resume();
-  return child;
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
-}
 
 for (const dialect of DIALECTS) {
   describe(`OTLP traces and metrics durability [${dialect}]`, () => {
@@ -60,7 +20,7 @@ for (const dialect of DIALECTS) {
     test('acknowledged spans and metric points are found after the process is killed and restarted', async () => {
       const database: TestDatabase = await createTestDatabase(dialect);
       cleanup.push(() => database.drop());
-      const port = await freePort();
+      const port = await closedPort();
       const base = `http://127.0.0.1:${port}`;
       const basic = { authorization: `Basic ${Buffer.from(`${LOGS_ADMIN}:${LOGS_ADMIN_PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
       const host = uniqueName('durable-').toLowerCase();
@@ -69,7 +29,7 @@ for (const dialect of DIALECTS) {
       const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
 
       const first = await startLogsProcess(database.url, port);
-      cleanup.push(() => kill(first));
+      cleanup.push(() => killHard(first));
       const spans = Array.from({ length: 200 }, (_, i) => ({ traceId, spanId: (i + 1).toString(16).padStart(16, '0'), name: `op ${i}`, startTimeUnixNano: ns(now - 1000), endTimeUnixNano: ns(now) }));
       const traces = await fetch(`${base}/v1/traces`, { method: 'POST', headers: basic, body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'durable' } }] }, scopeSpans: [{ spans }] }] }) });
       assert.equal(traces.status, 200);
@@ -79,10 +39,10 @@ for (const dialect of DIALECTS) {
         body: JSON.stringify({ resourceMetrics: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: host } }] }, scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [{ timeUnixNano: ns(now), asDouble: 4.5 }] } }] }] }] }),
       });
       assert.equal(metrics.status, 200);
-      await kill(first);
+      await killHard(first);
 
       const second = await startLogsProcess(database.url, port);
-      cleanup.push(() => kill(second));
+      cleanup.push(() => killHard(second));
       const login = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }) });
       const { token } = (await login.json()) as { token: { access_token: string } };
       const auth = { authorization: `Bearer ${token.access_token}` };

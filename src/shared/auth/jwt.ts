@@ -46,3 +46,34 @@ export async function verifyToken(key: SigningKey, profile: TokenProfile, token:
     return undefined;
   }
 }
+
+/**
+ * Verifies tokens and keeps each valid one's claims until it expires: a signature check costs far
+ * more than a map look-up, and a client sends the same token many times. `accept` checks the claims
+ * a service relies on; a token it refuses is invalid and not kept. Revocation is the caller's
+ * business (session look-up per request).
+ */
+export class CachingTokenVerifier<Claims extends JWTPayload> {
+  private readonly verified = new Map<string, Claims>();
+
+  constructor(
+    private readonly key: SigningKey,
+    private readonly profile: TokenProfile,
+    private readonly accept: (payload: JWTPayload) => payload is Claims,
+    private readonly limit = 10_000,
+  ) {}
+
+  async verify(jwt: string, nowMs: number): Promise<Claims | undefined> {
+    const cached = this.verified.get(jwt);
+    if (cached) {
+      if ((cached.exp ?? 0) * 1000 > nowMs) return cached;
+      this.verified.delete(jwt);
+      return undefined;
+    }
+    const payload = await verifyToken(this.key, this.profile, jwt, nowMs);
+    if (!payload || !this.accept(payload)) return undefined;
+    if (this.verified.size >= this.limit) this.verified.clear();
+    this.verified.set(jwt, payload);
+    return payload;
+  }
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import { signToken, verifyToken, type TokenProfile } from '../../../shared/auth/jwt.js';
+import { CachingTokenVerifier, signToken, type TokenProfile } from '../../../shared/auth/jwt.js';
 import type { SigningKey } from '../../../shared/auth/signing-keys.js';
 import type { SessionsRepository } from './sessions.repository.js';
 import { wrapToken } from './token-wrapping.js';
@@ -39,7 +39,8 @@ export interface IssuedToken {
   readonly expiresAt: Date;
 }
 
-const CACHE_LIMIT = 10_000;
+const isGatewayClaims = (payload: JWTPayload): payload is GatewayClaims =>
+  typeof payload.sid === 'string' && typeof payload.user_id === 'string' && payload.sub === payload.user_id;
 
 /**
  * Issues and checks gateway tokens. A token is valid when its signature, issuer, audience, typ and
@@ -48,7 +49,7 @@ const CACHE_LIMIT = 10_000;
  */
 export class GatewayTokens {
   private readonly profile: TokenProfile;
-  private readonly verified = new Map<string, GatewayClaims>();
+  private readonly verifier: CachingTokenVerifier<GatewayClaims>;
 
   constructor(
     private readonly key: SigningKey,
@@ -58,6 +59,7 @@ export class GatewayTokens {
     private readonly ttlMs = config.ttlMs,
   ) {
     this.profile = { issuer: config.issuer, audience: config.audience, type: 'at+jwt' };
+    this.verifier = new CachingTokenVerifier(key, this.profile, isGatewayClaims);
   }
 
   get publicJwks() {
@@ -80,26 +82,11 @@ export class GatewayTokens {
   }
 
   async authenticate(jwt: string): Promise<AuthContext | undefined> {
-    const claims = await this.verifySignature(jwt);
+    const claims = await this.verifier.verify(jwt, this.now());
     if (!claims) return undefined;
     const session = await this.sessions.find(claims.sid);
     const nowIso = new Date(this.now()).toISOString();
     if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.user_id) return undefined;
     return { userId: claims.user_id, sessionId: claims.sid, claims, jwt };
-  }
-
-  private async verifySignature(jwt: string): Promise<GatewayClaims | undefined> {
-    const nowMs = this.now();
-    const cached = this.verified.get(jwt);
-    if (cached) {
-      if ((cached.exp ?? 0) * 1000 > nowMs) return cached;
-      this.verified.delete(jwt);
-      return undefined;
-    }
-    const payload = await verifyToken(this.key, this.profile, jwt, nowMs);
-    if (!payload || typeof payload.sid !== 'string' || typeof payload.user_id !== 'string' || payload.sub !== payload.user_id) return undefined;
-    if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
-    this.verified.set(jwt, payload as GatewayClaims);
-    return payload as GatewayClaims;
   }
 }

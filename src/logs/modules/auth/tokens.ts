@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import { signToken, verifyToken, type TokenProfile } from '../../../shared/auth/jwt.js';
+import { CachingTokenVerifier, signToken, type TokenProfile } from '../../../shared/auth/jwt.js';
 import type { SigningKey } from '../../../shared/auth/signing-keys.js';
 
 /** What a logs access token says: who, which session, which home tenant. Permissions are read fresh per request. */
@@ -11,7 +11,8 @@ export interface AccessClaims {
   username: string;
 }
 
-const CACHE_LIMIT = 10_000;
+const isAccessClaims = (payload: JWTPayload): payload is AccessClaims & JWTPayload =>
+  typeof payload.sid === 'string' && typeof payload.tid === 'string' && typeof payload.username === 'string';
 
 /**
  * Access tokens of the logs service: short-lived ES256 JWTs (spec 5.3, 300 s). Signature checks
@@ -19,7 +20,7 @@ const CACHE_LIMIT = 10_000;
  */
 export class LogsTokens {
   private readonly profile: TokenProfile;
-  private readonly verified = new Map<string, AccessClaims & JWTPayload>();
+  private readonly verifier: CachingTokenVerifier<AccessClaims & JWTPayload>;
 
   constructor(
     private readonly key: SigningKey,
@@ -28,6 +29,7 @@ export class LogsTokens {
   ) {
     this.profile = { issuer: config.issuer, audience: config.audience, type: 'at+jwt' };
     this.ttlSeconds = Math.floor(config.accessTtlMs / 1000);
+    this.verifier = new CachingTokenVerifier(key, this.profile, isAccessClaims);
   }
 
   readonly ttlSeconds: number;
@@ -36,19 +38,8 @@ export class LogsTokens {
     return signToken(this.key, this.profile, { ...claims, jti: randomUUID() }, this.ttlSeconds, this.now());
   }
 
-  async verify(jwt: string): Promise<AccessClaims | undefined> {
-    const nowMs = this.now();
-    const cached = this.verified.get(jwt);
-    if (cached) {
-      if ((cached.exp ?? 0) * 1000 > nowMs) return cached;
-      this.verified.delete(jwt);
-      return undefined;
-    }
-    const payload = await verifyToken(this.key, this.profile, jwt, nowMs);
-    if (!payload || typeof payload.sid !== 'string' || typeof payload.tid !== 'string' || typeof payload.username !== 'string') return undefined;
-    if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
-    const claims = payload as AccessClaims & JWTPayload;
-    this.verified.set(jwt, claims);
-    return claims;
+  verify(jwt: string): Promise<AccessClaims | undefined> {
+    return this.verifier.verify(jwt, this.now());
   }
+
 }

@@ -4,7 +4,7 @@ import protobuf from 'protobufjs';
  * The OTLP protobuf messages for logs (opentelemetry-proto v1: common, resource, logs, collector),
  * written out here because the installed OpenTelemetry packages ship no .proto files. Field numbers
  * and types are those of the upstream definitions; enums are read as int32 (the same wire form).
- * Traces and metrics (next issue) add their messages to this text.
+ * otlp-proto-telemetry.ts adds the trace and metric messages to the same package.
  */
 const OTLP_PROTO = `
 syntax = "proto3";
