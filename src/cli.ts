@@ -15,7 +15,7 @@ import { migrateToLatest } from './shared/db/migrator.js';
 import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
 import { hashPassword } from './shared/auth/passwords.js';
-import { generatePassword } from './gateway/seed.js';
+import { generatePassword } from './shared/auth/password-policy.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
 import type { LogsService } from './logs/app.js';

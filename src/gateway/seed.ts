@@ -1,14 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { generatePassword } from '../shared/auth/password-policy.js';
 import { AppError } from '../shared/errors/app-error.js';
 import type { GatewayConfig } from './config.js';
 import type { UsersRepository } from './modules/users/users.repository.js';
 import type { UsersService } from './modules/users/users.service.js';
-
-/** A password that meets every rule of spec 2.2. */
-export function generatePassword(): string {
-  return `${randomBytes(15).toString('base64url')}aZ7!`;
-}
 
 /**
  * Creates the first administrator when there is no user at all. A generated password is printed

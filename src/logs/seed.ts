@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { generatePassword } from '../gateway/seed.js';
+import { generatePassword } from '../shared/auth/password-policy.js';
 import type { LogsConfig } from './config.js';
 import { ADMIN_ROLE_ID, DEFAULT_TENANT_ID } from './modules/rbac/permissions.js';
 import type { LogsUsersRepository } from './modules/users/users.repository.js';

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ErrorCode } from '../errors/catalogue.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
@@ -18,4 +19,9 @@ export function brokenPasswordRule(password: string): ErrorCode | undefined {
   // Special: anything that is not a letter, digit or white space (punctuation, symbols).
   if (!/[^\p{L}\p{Nd}\s]/u.test(password)) return 'PASSWORD_NEEDS_SPECIAL';
   return undefined;
+}
+
+/** A random password that meets every rule above (first administrators, ingest accounts, CLI resets). */
+export function generatePassword(): string {
+  return `${randomBytes(15).toString('base64url')}aZ7!`;
 }

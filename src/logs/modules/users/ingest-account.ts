@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../../../shared/auth/passwords.js';
-import { generatePassword } from '../../../gateway/seed.js';
+import { generatePassword } from '../../../shared/auth/password-policy.js';
 import { DEFAULT_TENANT_ID, INGEST_ROLE_ID } from '../rbac/permissions.js';
 import type { LogsUsersRepository } from './users.repository.js';
 
