@@ -14,8 +14,7 @@ import { openDatabase } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
 import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
-import { hashPassword } from './shared/auth/passwords.js';
-import { generatePassword } from './shared/auth/password-policy.js';
+import { resetPasswordOffline } from './gateway/reset-password.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
 import type { LogsService } from './logs/app.js';
@@ -96,16 +95,7 @@ async function main(argv: string[]): Promise<void> {
       const config = loadGatewayConfig(process.env);
       const database = await openDatabase<GatewaySchema>(config.databaseUrl);
       try {
-        const password = generatePassword();
-        const at = new Date().toISOString();
-        const result = await database.db
-          .updateTable('users')
-          .set({ password_hash: await hashPassword(password), password_changed_at: at, updated_at: at })
-          .where('no_pegawai', '=', noPegawai)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 0) throw new Error(`no user with no_pegawai "${noPegawai}"`);
-        await database.db.updateTable('sessions').set({ revoked_at: at }).where('revoked_at', 'is', null).where('user_id', 'in', database.db.selectFrom('users').select('id').where('no_pegawai', '=', noPegawai)).execute();
-        process.stdout.write(`new password for ${noPegawai}: ${password}\n`);
+        process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai)}\n`);
       } finally {
         await database.close();
       }

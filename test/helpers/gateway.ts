@@ -10,6 +10,8 @@ export const ADMIN_PASSWORD = 'Admin#Passw0rd';
 
 export interface TestGateway extends Gateway {
   clock: TestClock;
+  /** The database the gateway runs on, for other processes (the CLI) to share. */
+  databaseUrl: string;
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Logs in and returns the wrapped token. */
   login(noPegawai?: string, password?: string): Promise<string>;
@@ -65,6 +67,7 @@ export async function startTestGateway(dialect: DialectName, env: Record<string,
   return {
     ...gateway,
     clock,
+    databaseUrl: database.url,
     request,
     login,
     async createUser(overrides = {}) {
