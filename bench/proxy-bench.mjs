@@ -2,8 +2,12 @@
 // Proxy benchmark, on loopback, side by side in one run:
 //   the upstream hit directly, nginx (keepalive to the upstream), the gateway (token and session
 //   check included; once with its access log on, once at LOG_LEVEL=warn), Express +
-//   http-proxy-middleware. wrk drives each with 50 connections: a 1 KiB GET and a 10 KiB POST.
-// Writes the results to docs/benchmarks.md, section "Proxy".
+//   http-proxy-middleware, a bare Fastify + @fastify/reply-from peer (fastify-floor.mjs), and the
+//   floor for any Node proxy: node:http + undici Pool.dispatch (node-floor.mjs). wrk drives each
+//   with 50 connections: a 1 KiB GET and a 10 KiB POST.
+// Writes the setup and the numbers to docs/benchmarks.md: it replaces only the lines from
+// "## Proxy" up to (not including) the next line starting with "## ". The reading of the numbers
+// lives in a section of its own ("## Proxy: reading"), written by hand and never overwritten.
 //
 // Needs: `npm run build` in the repository root, `npm install` here, and nginx and wrk
 // (Debian: apt-get install -y nginx wrk).
@@ -21,7 +25,7 @@ const ROOT = resolve(HERE, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
-const PORTS = { upstream: 9101, nginx: 9102, gateway: 9103, gatewayQuiet: 9104, express: 9105, floor: 9106 };
+const PORTS = { upstream: 9101, nginx: 9102, gateway: 9103, gatewayQuiet: 9104, express: 9105, replyFrom: 9106, nodeFloor: 9107 };
 const PASSWORD = 'Bench#Passw0rd1';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-bench-'));
@@ -141,6 +145,19 @@ function versionOf(name, from = ROOT) {
   }
 }
 
+// Before measuring: the target answers the GET and relays the whole POST body (the upstream says
+// how many bytes it got), so no row is fast because it drops the body.
+async function checkRelay(name, url, token) {
+  const headers = { 'content-type': 'application/json', ...(token ? { authorization: token } : {}) };
+  const get = await fetch(url('/1k'), { headers });
+  const got = (await get.arrayBuffer()).byteLength;
+  if (get.status !== 200 || got !== 1024) throw new Error(`${name}: GET /1k answered ${get.status} with ${got} bytes`);
+  const body = JSON.stringify({ data: 'x'.repeat(10240 - 11) });
+  const post = await fetch(url('/10k'), { method: 'POST', headers, body });
+  const received = post.status === 200 ? (await post.json()).received : undefined;
+  if (received !== body.length) throw new Error(`${name}: POST /10k answered ${post.status}, the upstream got ${received} of ${body.length} bytes`);
+}
+
 const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function main() {
@@ -149,8 +166,11 @@ async function main() {
   writeFileSync(join(tmp, 'nginx.conf'), nginxConfig());
   start('nginx', 'nginx', ['-p', tmp, '-c', join(tmp, 'nginx.conf'), '-g', 'daemon off;']);
   start('express', process.execPath, [join(HERE, 'express-proxy.mjs'), String(PORTS.express), `http://127.0.0.1:${PORTS.upstream}`]);
-  start('floor', process.execPath, [join(HERE, 'fastify-floor.mjs'), String(PORTS.floor), `http://127.0.0.1:${PORTS.upstream}`]);
-  await Promise.all([waitForPort(PORTS.upstream), waitForPort(PORTS.nginx), waitForPort(PORTS.express), waitForPort(PORTS.floor)]);
+  start('reply-from', process.execPath, [join(HERE, 'fastify-floor.mjs'), String(PORTS.replyFrom), `http://127.0.0.1:${PORTS.upstream}`]);
+  start('node floor', process.execPath, [join(HERE, 'node-floor.mjs'), String(PORTS.nodeFloor), `http://127.0.0.1:${PORTS.upstream}`]);
+  await Promise.all(
+    [PORTS.upstream, PORTS.nginx, PORTS.express, PORTS.replyFrom, PORTS.nodeFloor].map((port) => waitForPort(port)),
+  );
 
   const targets = [
     { name: 'upstream, direct', url: (p) => `http://127.0.0.1:${PORTS.upstream}${p}` },
@@ -158,7 +178,8 @@ async function main() {
     { name: 'gateway (access log on, LOG_LEVEL=info)', gateway: { port: PORTS.gateway, level: 'info', label: 'gateway-info' } },
     { name: 'gateway (LOG_LEVEL=warn)', gateway: { port: PORTS.gatewayQuiet, level: 'warn', label: 'gateway-warn' } },
     { name: 'express + http-proxy-middleware', url: (p) => `http://127.0.0.1:${PORTS.express}/api/v1/master-data${p}` },
-    { name: 'floor: bare fastify + reply-from', url: (p) => `http://127.0.0.1:${PORTS.floor}/api/v1/master-data${p}` },
+    { name: 'peer: fastify + @fastify/reply-from (no checks)', url: (p) => `http://127.0.0.1:${PORTS.replyFrom}/api/v1/master-data${p}` },
+    { name: 'floor: node:http + undici dispatch (no checks)', url: (p) => `http://127.0.0.1:${PORTS.nodeFloor}/api/v1/master-data${p}` },
   ];
   const results = [];
   for (const target of targets) {
@@ -168,6 +189,7 @@ async function main() {
       target.url = (p) => `http://127.0.0.1:${target.gateway.port}/api/v1/master-data${p}`;
     }
     const token = gateway?.token;
+    await checkRelay(target.name, target.url, token);
     wrk(target.url('/1k'), { token, duration: 3 }); // warm-up (JIT, pools)
     const get = wrk(target.url('/1k'), { token });
     const post = wrk(target.url('/10k'), { token, post: true });
@@ -180,14 +202,19 @@ async function main() {
   const byName = (prefix) => results.find((r) => r.name.startsWith(prefix));
   const nginx = byName('nginx');
   const express = byName('express');
-  const floor = byName('floor');
+  const replyFrom = byName('peer: fastify');
+  const nodeFloor = byName('floor: node');
+  const against = [nginx, express, nodeFloor, replyFrom];
   const rows = results.map((r) => {
     const failures = [r.get, r.post].map((x) => x.non2xx + (x.errors ? ` (${x.errors})` : '')).join(' / ');
     return `| ${r.name} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p50)} | ${fmt(r.get.p99)} | ${fmt(r.post.rps, 0)} | ${fmt(r.post.p50)} | ${fmt(r.post.p99)} | ${failures} |`;
   });
   const ratioRows = results
     .filter((r) => r.name.startsWith('gateway'))
-    .map((r) => `| ${r.name} | ${fmt(r.get.rps / nginx.get.rps)}x | ${fmt(r.get.rps / express.get.rps)}x | ${fmt(r.get.rps / floor.get.rps)}x | ${fmt(r.post.rps / nginx.post.rps)}x | ${fmt(r.post.rps / express.post.rps)}x | ${fmt(r.post.rps / floor.post.rps)}x |`);
+    .map((r) => {
+      const ratios = ['get', 'post'].flatMap((method) => against.map((x) => `${fmt(r[method].rps / x[method].rps)}x`));
+      return `| ${r.name} | ${ratios.join(' | ')} |`;
+    });
   const verdicts = results
     .filter((r) => r.name.startsWith('gateway'))
     .map((r) => {
@@ -196,8 +223,7 @@ async function main() {
     });
   const loadAverage = (await import('node:os')).loadavg().map((n) => n.toFixed(2)).join(' ');
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
-  const nginxVersion = execFileSync('nginx', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }) || '';
-  const nginxText = (nginxVersion || execFileSync('sh', ['-c', 'nginx -v 2>&1'], { encoding: 'utf8' })).trim();
+  const nginxText = execFileSync('sh', ['-c', 'nginx -v 2>&1'], { encoding: 'utf8' }).trim();
   const wrkText = execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1'], { encoding: 'utf8' }).trim();
 
   const section = `## Proxy
@@ -212,36 +238,33 @@ express ${versionOf('express', HERE)}, http-proxy-middleware ${versionOf('http-p
 The gateway is measured as deployed: every request carries the wrapped token and is checked (signature
 cached per token, session look-up cached for GATEWAY_SESSION_CACHE_TTL, 2 s), then forwarded with the
 header rules of docs/proxy.md, on SQLite. "access log on" writes the proxy's access line per request
-(asynchronous writes to stdout, here /dev/null); nginx writes its access log (buffered). On a shared machine the figures move
-by tens of per cent from run to run: read the ratios, not single numbers.
+(asynchronous writes to stdout, here /dev/null); nginx writes its access log (buffered).
+The node floor is \`node:http\` + undici \`Pool.dispatch\` (bench/node-floor.mjs) with no token check, no
+header rules and no logging: the cost of relaying in Node. The reply-from peer is a bare Fastify +
+@fastify/reply-from proxy, equally without checks (bench/fastify-floor.mjs). Each figure is a single
+run; the load average above says how busy the machine was.
 
 | target | GET 1 KiB req/s | p50 ms | p99 ms | POST 10 KiB req/s | p50 ms | p99 ms | non-2xx GET / POST |
 |---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
-| gateway vs | nginx GET | express+hpm GET | floor GET | nginx POST | express+hpm POST | floor POST |
-|---|---|---|---|---|---|---|
+| gateway vs | nginx GET | express+hpm GET | node floor GET | reply-from GET | nginx POST | express+hpm POST | node floor POST | reply-from POST |
+|---|---|---|---|---|---|---|---|---|
 ${ratioRows.join('\n')}
 
 Targets (issue 3): at least 0.5x nginx, at least 2x Express + http-proxy-middleware, p99 under 5 ms at 50 connections.
 ${verdicts.join('\n')}
 
-What stands in the way: the floor row is a bare Fastify + @fastify/reply-from proxy (no token
-check, no header rules, no logging), the fastest a single Node process proxies on this machine; it
-reaches about a third of nginx, so 0.5x nginx is beyond any single Node process here. The gateway
-runs at 0.7x-0.8x of that floor; a CPU profile (\`BENCH_PROFILE=1\`) of the gateway shows the rest
-spread thin: undici's client and socket writes most of the busy time, the token check with its
-caches about 4%, Fastify's per-request child logger about 3%, response header writing about 2%, and
-the process about a quarter idle, because wrk, the upstream and the proxy share the 2 cores. For
-more throughput run several gateway instances (they share PostgreSQL; the session cache bound is
-documented in docs/proxy.md).
-
 `;
   const file = join(ROOT, 'docs/benchmarks.md');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nMeasured with the scripts in `bench/`; tests never assert timings.\n\n';
-  const start_ = text.indexOf('## Proxy');
-  if (start_ === -1) text = `${text.trimEnd()}\n\n${section}`;
-  else {
+  // Replace only the lines from "## Proxy" (that exact heading) up to the next "## " heading, so
+  // hand-written sections such as "## Proxy: reading" survive every run.
+  const start_ = text.search(/^## Proxy[ \t]*$/m);
+  if (start_ === -1) {
+    const before = text.search(/^## Proxy:/m); // new section goes ahead of its reading, if any
+    text = before === -1 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, before) + section + text.slice(before);
+  } else {
     const next = text.indexOf('\n## ', start_ + 1);
     text = text.slice(0, start_) + section + (next === -1 ? '' : text.slice(next + 1));
   }
