@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
@@ -31,13 +32,13 @@ import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
-import { createGatewayTelemetry, registerTelemetryMetrics, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
+import { createGatewayTelemetry, registerTelemetryMetrics, watchFastifyRequests, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
-import { proxyRoutes } from './modules/proxy/proxy.routes.js';
-import { isProxiedUrl, SERVICES } from './modules/proxy/services.js';
+import { createProxyHandler, type ProxyHandler } from './modules/proxy/proxy-handler.js';
+import { SERVICES } from './modules/proxy/services.js';
 import { Upstream } from './modules/proxy/upstream.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
 import { DocsService } from './modules/docs/docs.service.js';
@@ -57,6 +58,8 @@ export interface Gateway {
   telemetry: GatewayTelemetry;
   /** The session store of the token check (with its cache). */
   sessions: CachingSessionsRepository;
+  /** What the server does with a request: the proxy takes its own, Fastify the rest (tests inject here). */
+  handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
 /** Probes and scrapes are not traffic worth shipping. */
@@ -87,9 +90,11 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
-  // HTTP
+  // HTTP: the proxy (set below) sees every request first and takes those of the proxied services.
+  let proxy: ProxyHandler | undefined;
+  const front: ProxyHandler = (req, res) => proxy !== undefined && proxy(req, res);
   const app = createServer({
-    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, skipRequestLogging: (req) => isProxiedUrl(req.url),
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, front,
   });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
@@ -97,12 +102,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // The gateway watched: access logs, audit events and traces go to the logs service when configured.
   const telemetry = createGatewayTelemetry(config.telemetry, app.log);
   audit.onRecord((row) => telemetry.audit(row));
-  if (telemetry.enabled) {
-    const watched = (request: { routeOptions: { url?: string } }) => !UNWATCHED_ROUTES.has(request.routeOptions.url ?? '');
-    app.addHook('onRequest', async (request) => void (watched(request) && telemetry.startRequest(request)));
-    app.addHook('onResponse', async (request, reply) => void (watched(request) && telemetry.endRequest(request, reply)));
-    app.addHook('onClose', async () => telemetry.close());
-  }
+  if (telemetry.enabled) watchFastifyRequests(app, telemetry, UNWATCHED_ROUTES);
   await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
@@ -139,7 +139,10 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   const proxyMetrics = new ProxyMetrics();
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
-  await app.register(proxyRoutes({ config: config.proxy, upstreams, requireAuth: guards.requireAuth, metrics: proxyMetrics, trustForwarding: config.trustProxy !== false && config.trustProxy !== 0, accessLog: accessLogger(config.logLevel), telemetry }));
+  proxy = createProxyHandler({
+    config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
+    accessLog: accessLogger(config.logLevel, logStream), log: app.log, telemetry,
+  });
   await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
@@ -152,5 +155,5 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit, telemetry, sessions };
+  return { app, database, audit, telemetry, sessions, handle: (req, res) => void (front(req, res) || app.routing(req, res)) };
 }

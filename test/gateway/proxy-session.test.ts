@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { inject } from 'light-my-request';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
@@ -46,7 +47,7 @@ for (const dialect of DIALECTS) {
       return response.json().data.token as string;
     };
     const proxied = async (gateway: Gateway, token: string) =>
-      (await gateway.app.inject({ method: 'GET', url: '/api/v1/master-data/provinsi', headers: { authorization: token } })).statusCode;
+      (await inject(gateway.handle, { method: 'GET', url: '/api/v1/master-data/provinsi', headers: { authorization: token } })).statusCode;
     const newUser = async (suffix: string) => {
       const admin = await login(a, 'admin', ADMIN_PASSWORD);
       const fields = { no_pegawai: `1990${process.pid}${suffix}`, nama: 'Uji', email: `uji${suffix}${process.pid}@example.go.id`, kata_sandi: 'Rahasia#123', tipe_pegawai: 'pns', hak_akses_id: 'pegawai' };

@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'light-my-request';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import type { DialectName } from '../../src/shared/db/database.js';
@@ -58,7 +59,9 @@ export async function startTestGateway(dialect: DialectName, env: Record<string,
   const gateway = await buildGateway({ config, now: clock.now });
   const app: FastifyInstance = gateway.app;
   let adminToken: string | undefined;
-  const request = (options: InjectOptions) => app.inject(options);
+  await app.ready();
+  // Into the server's own handler rather than app.inject: proxied requests never reach Fastify.
+  const request = (options: InjectOptions) => inject(gateway.handle, options);
   const login = async (noPegawai = ADMIN_NO_PEGAWAI, password = ADMIN_PASSWORD) => {
     const response = await request({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: noPegawai, kata_sandi: password } });
     if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { Type, type TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS } from '../../shared/errors/catalogue.js';
@@ -31,7 +32,10 @@ export const ErrorEnvelope = Type.Object({
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
-export function languageOf(request: FastifyRequest): Language {
+/** Anything with the request's headers: a FastifyRequest, or the proxy's raw request. */
+type WithHeaders = { readonly headers: IncomingHttpHeaders };
+
+export function languageOf(request: WithHeaders): Language {
   return pickLanguage(request.headers['accept-language']);
 }
 
@@ -51,7 +55,7 @@ export function success<D, I>(request: FastifyRequest, reply: FastifyReply, stat
   };
 }
 
-export function renderErrorEnvelope(error: AppError, request: FastifyRequest) {
+export function renderErrorEnvelope(error: AppError, request: WithHeaders) {
   return {
     code: error.status,
     status: false,

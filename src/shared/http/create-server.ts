@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loggerOptions } from './logger.js';
@@ -13,8 +14,24 @@ export interface ServerOptions {
   logStream?: NodeJS.WritableStream | undefined;
   /** Longest time to receive a whole request (headers and body); default 120 s. */
   requestTimeoutMs?: number | undefined;
-  /** Requests whose "incoming request"/"request completed" lines are skipped (they log their own). */
-  skipRequestLogging?: (req: { url?: string }) => boolean;
+  /**
+   * Takes requests before Fastify routes them (the gateway's proxy): returns true when it took the
+   * request. Called only once the server listens, so it may be assigned after the app is built.
+   */
+  front?: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/** An HTTP server that offers each request to `front` first, with the timeouts Fastify would set. */
+function frontedServer(options: ServerOptions, fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) {
+  const front = options.front!;
+  const server = createHttpServer((req, res) => {
+    if (!front(req, res)) fastifyHandler(req, res);
+  });
+  server.requestTimeout = options.requestTimeoutMs ?? 120_000;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  return server;
 }
 
 /** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
@@ -24,11 +41,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
     genReqId,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
-    ...(options.skipRequestLogging ? { disableRequestLogging: options.skipRequestLogging } : {}),
     // Clients get 408 rather than holding a socket forever (slowloris); it also bounds how long one
     // upload may take. Keep-alive idles close after 72 s.
     requestTimeout: options.requestTimeoutMs ?? 120_000,
-    keepAliveTimeout: 72_000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    ...(options.front ? { serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => frontedServer(options, fastifyHandler) } : {}),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

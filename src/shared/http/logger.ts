@@ -53,7 +53,7 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Fa
  * query parameter names, status, timings): no redaction pass, which cost about a tenth of a
  * proxied request's CPU. Same level and destination as the service's logger.
  */
-export function accessLogger(level: string): pino.Logger | undefined {
+export function accessLogger(level: string, stream?: NodeJS.WritableStream): pino.Logger | undefined {
   if (level === 'silent') return undefined;
-  return pino({ level }, stdout());
+  return pino({ level }, (stream as pino.DestinationStream | undefined) ?? stdout());
 }

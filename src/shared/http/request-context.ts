@@ -9,7 +9,8 @@ export const genReqId: NonNullable<FastifyServerOptions['genReqId']> = (req) => 
   return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
 };
 
-const SECURITY_HEADERS: Record<string, string> = {
+/** On every response the service itself makes (not on answers relayed from upstreams). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',

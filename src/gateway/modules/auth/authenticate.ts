@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -11,8 +12,20 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * What a token check reads of a request. A FastifyRequest is one; the proxy, which takes its
+ * requests before Fastify does, builds its own.
+ */
+export interface TokenRequest {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly cookies: Readonly<Record<string, string | undefined>>;
+  readonly protocol: string;
+  readonly host: string;
+}
+
 /** Where a request's token comes from; the SSO module adds the cookie source. */
-export type TokenSource = (request: FastifyRequest) => string | undefined;
+export type TokenSource = (request: TokenRequest) => string | undefined;
 
 export const authorizationHeaderSource: TokenSource = (request) => request.headers.authorization;
 
@@ -22,8 +35,8 @@ export function clientOf(request: FastifyRequest) {
 }
 
 export function authGuards(tokens: GatewayTokens, users: UsersRepository, sources: TokenSource[] = [authorizationHeaderSource]) {
-  /** 401 unless the request carries a valid token of a live session. */
-  const requireAuth: preHandlerAsyncHookHandler = async function (request: FastifyRequest) {
+  /** The caller's session, or 401 unless the request carries a valid token of a live session. */
+  const authenticate = async (request: TokenRequest): Promise<AuthContext> => {
     let raw: string | undefined;
     for (const source of sources) {
       raw = source(request);
@@ -33,7 +46,11 @@ export function authGuards(tokens: GatewayTokens, users: UsersRepository, source
     const jwt = unwrapToken(raw);
     const auth = jwt ? await tokens.authenticate(jwt) : undefined;
     if (!auth) throw new AppError('TOKEN_INVALID');
-    request.auth = auth;
+    return auth;
+  };
+
+  const requireAuth: preHandlerAsyncHookHandler = async function (request: FastifyRequest) {
+    request.auth = await authenticate(request);
   };
 
   /** 403 unless the caller's access right is an administrator right (read fresh, so demotion is immediate). */
@@ -44,5 +61,5 @@ export function authGuards(tokens: GatewayTokens, users: UsersRepository, source
     if (user.is_admin !== 1) throw new AppError('FORBIDDEN');
   };
 
-  return { requireAuth, requireAdmin };
+  return { authenticate, requireAuth, requireAdmin };
 }

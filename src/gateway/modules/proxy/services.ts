@@ -86,16 +86,16 @@ export const SERVICES: readonly ServiceDefinition[] = [
   },
 ];
 
-/** A request to one of the proxied services (which writes its own access log line). */
-export function isProxiedUrl(url: string | undefined): boolean {
-  if (url === undefined || !url.startsWith('/api/v1/')) return false;
+/** The service whose base path a request URL is under (the base path itself, or below it), if any. */
+export function serviceOf(url: string): ServiceDefinition | undefined {
+  if (!url.startsWith('/api/v1/')) return undefined;
   for (const service of SERVICES) {
     if (url.startsWith(service.basePath)) {
       const next = url.charCodeAt(service.basePath.length);
-      if (Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */) return true;
+      if (Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */) return service;
     }
   }
-  return false;
+  return undefined;
 }
 
 /** Where and how one service is reached. */

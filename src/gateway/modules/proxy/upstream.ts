@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -26,14 +25,19 @@ export function classifyUpstreamError(error: unknown): UpstreamFailure {
   return 'other';
 }
 
+/** The client's side of a call: `onAbort` is called when the client goes away. */
+export interface ClientAbort {
+  readonly aborted: boolean;
+  onAbort: (() => void) | undefined;
+}
+
 export interface UpstreamRequest {
   method: string;
   /** Path below the upstream's prefix, with the raw query string. */
   path: string;
   headers: Record<string, string | string[]>;
   body: Readable | undefined;
-  /** Emits 'abort' when the client went away. */
-  signal: (EventEmitter & { aborted: boolean }) | undefined;
+  signal: ClientAbort | undefined;
 }
 
 const DESCRIPTION_LIMIT = 20 * 1_048_576;
@@ -92,10 +96,10 @@ export class Upstream {
       let target: Writable | undefined;
       let onDrain: (() => void) | undefined;
       let abortUpstream: ((error?: Error) => void) | undefined;
-      const onClientAbort = () => abortUpstream?.(new Error('client went away'));
-      request.signal?.once('abort', onClientAbort);
+      const { signal } = request;
+      if (signal) signal.onAbort = () => abortUpstream?.(new Error('client went away'));
       const settle = (error?: Error) => {
-        request.signal?.removeListener('abort', onClientAbort);
+        if (signal) signal.onAbort = undefined;
         if (error) reject(error);
         else resolve();
       };

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
-import type { TokenSource } from '../auth/authenticate.js';
+import type { TokenRequest, TokenSource } from '../auth/authenticate.js';
 import type { SsoConfig } from './sso.config.js';
 
 /** Spec 4.3: the application token, also in a cookie of this name. */
@@ -49,7 +49,7 @@ export function nonceMatches(expected: string | undefined, actual: unknown): boo
  * refuse), and `Sec-Fetch-Site` on all requests; a request with neither is not a browser's
  * cross-site request.
  */
-export function isCrossSite(request: FastifyRequest, trustedOrigins: readonly string[]): boolean {
+export function isCrossSite(request: TokenRequest, trustedOrigins: readonly string[]): boolean {
   const origin = request.headers.origin;
   if (origin !== undefined) {
     return origin !== `${request.protocol}://${request.host}` && !trustedOrigins.includes(origin);

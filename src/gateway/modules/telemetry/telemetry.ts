@@ -5,7 +5,8 @@ import { JsonLogsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-tra
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import { BoundedBatcher, type BatcherStats } from '../../../shared/telemetry/bounded-batcher.js';
 import type { AuditLogTable } from '../../db/schema.js';
@@ -25,6 +26,26 @@ export interface TelemetryStats {
   traces: BatcherStats;
 }
 
+/** What telemetry records of a request: the Fastify hooks and the proxy (outside Fastify) each build it. */
+export interface RequestFacts {
+  readonly method: string;
+  /** Path and query as sent; only the path is recorded. */
+  readonly url: string;
+  /** The route pattern (`/api/v1/pengguna/:id`), '' when nothing matched. */
+  readonly route: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface ResponseFacts {
+  readonly status: number;
+  readonly durationMs: number;
+  readonly requestId: string;
+  readonly clientAddress: string | undefined;
+  readonly userId?: string | undefined;
+  /** The proxied service the request went to. */
+  readonly service?: string | undefined;
+}
+
 /**
  * The gateway's own access logs, audit events and traces, shipped to the logs service as OTLP/HTTP
  * (OpenTelemetry SDK records, official serializers) through bounded background queues: a request never waits for the
@@ -33,11 +54,11 @@ export interface TelemetryStats {
 export interface GatewayTelemetry {
   readonly enabled: boolean;
   /** Starts the server span of a request (continuing a client's `traceparent`). */
-  startRequest(request: FastifyRequest): void;
-  /** Ends the span and ships the access log line. `service` names a proxied service. */
-  endRequest(request: FastifyRequest, reply: FastifyReply): void;
+  startRequest(request: RequestFacts): Span | undefined;
+  /** Ends the span and ships the access log line. */
+  endRequest(span: Span | undefined, request: RequestFacts, response: ResponseFacts): void;
   /** A child span for a call to an upstream; its `traceparent` goes into `headers`. */
-  startUpstreamCall(request: FastifyRequest, service: string, headers: Record<string, string>): Span | undefined;
+  startUpstreamCall(parent: Span | undefined, method: string, service: string, headers: Record<string, string>): Span | undefined;
   audit(row: AuditLogTable): void;
   stats(): TelemetryStats;
   close(): Promise<void>;
@@ -45,10 +66,24 @@ export interface GatewayTelemetry {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    telemetrySpan?: Span;
-    /** Set by the proxy: the service a request went to. */
-    proxiedService?: string;
+    telemetrySpan?: Span | undefined;
   }
+}
+
+/** Traces and access logs of the requests Fastify serves (the proxy records its own). */
+export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTelemetry, unwatchedRoutes: ReadonlySet<string>): void {
+  const factsOf = (request: FastifyRequest): RequestFacts => ({ method: request.method, url: request.url, route: request.routeOptions.url ?? '', headers: request.headers });
+  const watched = (request: FastifyRequest) => !unwatchedRoutes.has(request.routeOptions.url ?? '');
+  app.addHook('onRequest', async (request) => {
+    if (watched(request)) request.telemetrySpan = telemetry.startRequest(factsOf(request));
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (!watched(request)) return;
+    telemetry.endRequest(request.telemetrySpan, factsOf(request), {
+      status: reply.statusCode, durationMs: reply.elapsedTime, requestId: request.id, clientAddress: request.ip, userId: request.auth?.userId,
+    });
+  });
+  app.addHook('onClose', async () => telemetry.close());
 }
 
 /** Feeds finished items of an SDK pipeline into a bounded batcher instead of the SDK's own queue. */
@@ -113,19 +148,17 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
         get: (carrier, key) => carrier[key] as string | undefined,
         keys: (carrier) => Object.keys(carrier),
       });
-      request.telemetrySpan = tracer.startSpan(
-        `${request.method} ${request.routeOptions.url ?? 'unmatched'}`,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.routeOptions.url ?? '' } },
+      return tracer.startSpan(
+        `${request.method} ${request.route || 'unmatched'}`,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route } },
         parent,
       );
     },
-    endRequest(request, reply) {
-      const span = request.telemetrySpan;
-      const status = reply.statusCode;
-      const durationMs = reply.elapsedTime;
+    endRequest(span, request, response) {
+      const { status } = response;
       if (span) {
         span.setAttribute('http.response.status_code', status);
-        if (request.proxiedService) span.setAttribute('gerbang.service', request.proxiedService);
+        if (response.service) span.setAttribute('gerbang.service', response.service);
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       }
@@ -138,20 +171,20 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
           'log.type': 'access',
           'http.request.method': request.method,
           'url.path': path,
-          'http.route': request.routeOptions.url ?? '',
+          'http.route': request.route,
           'http.response.status_code': status,
-          'duration_ms': Math.round(durationMs * 1000) / 1000,
-          'request_id': request.id,
-          'client.address': request.ip,
-          ...(request.auth ? { 'user.id': request.auth.userId } : {}),
-          ...(request.proxiedService ? { 'gerbang.service': request.proxiedService } : {}),
+          'duration_ms': Math.round(response.durationMs * 1000) / 1000,
+          'request_id': response.requestId,
+          ...(response.clientAddress ? { 'client.address': response.clientAddress } : {}),
+          ...(response.userId ? { 'user.id': response.userId } : {}),
+          ...(response.service ? { 'gerbang.service': response.service } : {}),
         },
         ...(span ? { context: trace.setSpan(otelContext.active(), span) } : {}),
       });
     },
-    startUpstreamCall(request, service, outgoing) {
-      const parent = request.telemetrySpan ? trace.setSpan(otelContext.active(), request.telemetrySpan) : otelContext.active();
-      const span = tracer.startSpan(`${request.method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service, 'http.request.method': request.method } }, parent);
+    startUpstreamCall(parentSpan, method, service, outgoing) {
+      const parent = parentSpan ? trace.setSpan(otelContext.active(), parentSpan) : otelContext.active();
+      const span = tracer.startSpan(`${method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service, 'http.request.method': method } }, parent);
       propagator.inject(trace.setSpan(parent, span), outgoing, { set: (carrier, key, value) => (carrier[key] = value) });
       return span;
     },
@@ -190,7 +223,7 @@ const emptyStats = (): BatcherStats => ({ queued: 0, sent: 0, dropped: 0, failed
 
 const disabledTelemetry: GatewayTelemetry = {
   enabled: false,
-  startRequest: () => {},
+  startRequest: () => undefined,
   endRequest: () => {},
   startUpstreamCall: () => undefined,
   audit: () => {},

@@ -1,0 +1,70 @@
+import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
+import { parseCookie } from 'cookie';
+import type { TokenRequest } from '../auth/authenticate.js';
+
+/** Whether the hop at `address` (0 = the direct peer) may speak for the client. */
+export type TrustRule = (address: string, hop: number) => boolean;
+
+/**
+ * GATEWAY_TRUST_PROXY read exactly as Fastify reads its `trustProxy` (same library, same rules:
+ * a hop count alone trusts no peer), so the proxy, which takes requests before Fastify, sees the
+ * same client address, protocol and host as the gateway's own routes.
+ */
+export function trustRule(trustProxy: boolean | number | string): TrustRule {
+  if (trustProxy === true) return () => true;
+  if (trustProxy === false || typeof trustProxy === 'number') return () => false;
+  return proxyAddr.compile(trustProxy.split(',').map((value) => value.trim()));
+}
+
+const lastEntry = (value: string | string[]): string => {
+  const text = Array.isArray(value) ? value[value.length - 1]! : value;
+  const comma = text.lastIndexOf(',');
+  return (comma === -1 ? text : text.slice(comma + 1)).trim();
+};
+
+/** A raw request as the token check and the forwarding headers see it; each fact computed on first use. */
+export class ClientFacts implements TokenRequest {
+  private parsedCookies: Record<string, string | undefined> | undefined;
+
+  constructor(
+    readonly raw: IncomingMessage,
+    private readonly trust: TrustRule,
+  ) {}
+
+  get method(): string {
+    return this.raw.method ?? 'GET';
+  }
+
+  get headers() {
+    return this.raw.headers;
+  }
+
+  get cookies(): Readonly<Record<string, string | undefined>> {
+    const header = this.raw.headers.cookie;
+    return (this.parsedCookies ??= header ? parseCookie(header) : {});
+  }
+
+  /** The direct peer, or the client a trusted proxy in front names. */
+  get ip(): string | undefined {
+    const addresses = proxyAddr.all(this.raw, this.trust);
+    return addresses[addresses.length - 1];
+  }
+
+  private get peerTrusted(): boolean {
+    const peer = this.raw.socket.remoteAddress;
+    return peer !== undefined && this.trust(peer, 0);
+  }
+
+  get protocol(): string {
+    const forwarded = this.raw.headers['x-forwarded-proto'];
+    if (forwarded && this.peerTrusted) return lastEntry(forwarded);
+    return (this.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  }
+
+  get host(): string {
+    const forwarded = this.raw.headers['x-forwarded-host'];
+    if (forwarded && this.peerTrusted) return lastEntry(forwarded);
+    return this.raw.headers.host ?? '';
+  }
+}

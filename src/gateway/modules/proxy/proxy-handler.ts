@@ -1,0 +1,293 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, pipeline, type Readable } from 'node:stream';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
+import { AppError } from '../../../shared/errors/app-error.js';
+import { toAppError } from '../../../shared/errors/handler.js';
+import { genReqId, SECURITY_HEADERS } from '../../../shared/http/request-context.js';
+import { renderErrorEnvelope } from '../../http/envelope.js';
+import type { TokenRequest } from '../auth/authenticate.js';
+import { wrapToken } from '../auth/token-wrapping.js';
+import type { AuthContext } from '../auth/tokens.js';
+import type { GatewayTelemetry, RequestFacts } from '../telemetry/telemetry.js';
+import { ClientFacts, trustRule } from './client-facts.js';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { pathBelowBase } from './path-guard.js';
+import type { ProxyMetrics } from './proxy.metrics.js';
+import { serviceOf, type ProxyConfig, type ServiceDefinition } from './services.js';
+import { classifyUpstreamError, UpstreamError, type ClientAbort, type Upstream } from './upstream.js';
+
+export interface ProxyDeps {
+  config: ProxyConfig;
+  upstreams: ReadonlyMap<string, Upstream>;
+  /** The gateway's token check (Authorization header, else the SSO cookie): 401/403 as AppError. */
+  authenticate: (request: TokenRequest) => Promise<AuthContext>;
+  metrics: ProxyMetrics;
+  /** GATEWAY_TRUST_PROXY: whose X-Forwarded-* count. */
+  trustProxy: boolean | number | string;
+  /** GATEWAY_CORS_ORIGINS: browsers on these origins may read the answers. */
+  corsOrigins: readonly string[];
+  /** Where the access line of each proxied request goes (undefined: not logged). */
+  accessLog: Logger | undefined;
+  /** Where failures (5xx) are logged with their cause. */
+  log: FastifyBaseLogger;
+  /** Traces the request and the upstream call (`traceparent` goes upstream) and ships the access line. */
+  telemetry: GatewayTelemetry;
+}
+
+/** Takes a request when it is for a proxied service (true), or leaves it to Fastify (false). */
+export type ProxyHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** OPTIONS is left to Fastify's CORS preflight handling, which must not need a token. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** `?a=1&b=2` -> `a,b`: the access log shows which parameters came, never their values. */
+function queryKeys(search: string): string | undefined {
+  if (search.length <= 1) return undefined;
+  return search
+    .slice(1)
+    .split('&')
+    .map((pair) => pair.split('=', 1)[0])
+    .filter(Boolean)
+    .join(',');
+}
+
+/** Errors a streamed upload once it passes the service's limit (a chunked body has no length up front). */
+class BodyLimit extends Transform {
+  private seen = 0;
+  exceeded = false;
+
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) {
+      this.exceeded = true;
+      callback(new AppError('BODY_TOO_LARGE'));
+    } else callback(null, chunk);
+  }
+}
+
+/** The request body as a stream, or undefined when there is none; 413 when the length is over the limit. */
+function requestBody(req: IncomingMessage, limit: number): Readable | undefined {
+  const length = req.headers['content-length'];
+  if (length !== undefined) {
+    if (length === '0') return undefined;
+    // Node's parser has checked the value and will deliver exactly that many bytes.
+    if (Number(length) > limit) throw new AppError('BODY_TOO_LARGE');
+    return req;
+  }
+  if (req.headers['transfer-encoding'] === undefined) return undefined;
+  const limited = new BodyLimit(limit);
+  // The upstream request errors (and is aborted) if the client's upload breaks off.
+  pipeline(req, limited, () => {});
+  return limited;
+}
+
+/** One proxied request from arrival to the access log line. */
+class Exchange implements ClientAbort {
+  readonly start = performance.now();
+  readonly requestId: string;
+  readonly client: ClientFacts;
+  readonly facts: RequestFacts;
+  auth: AuthContext | undefined;
+  span: Span | undefined;
+  upstreamMs: number | undefined;
+  /** Why the response did not complete normally, for the access log. */
+  failure: string | undefined;
+  /** The client went away before the response was complete (ClientAbort). */
+  aborted = false;
+  onAbort: (() => void) | undefined;
+
+  constructor(
+    readonly service: ServiceDefinition,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    trust: ReturnType<typeof trustRule>,
+  ) {
+    this.requestId = genReqId(req);
+    this.client = new ClientFacts(req, trust);
+    this.facts = { method: req.method!, url: req.url!, route: `${service.basePath}/*`, headers: req.headers };
+  }
+}
+
+/**
+ * The reverse proxy of the eight services (spec 4.4). It takes its requests before Fastify routes
+ * them: relaying is the gateway's hot path, and Fastify's per-request lifecycle (hooks, reply
+ * object, child logger) cost about half of the proxy's throughput (docs/benchmarks.md). Everything
+ * a proxied request goes through is in this file, in order: request id, token, service
+ * configured, path guard, body limit, relay, access log, metrics and trace. Answers the gateway
+ * makes itself (401, 413, 502, ...) are the same envelopes with the same headers as Fastify's.
+ */
+export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
+  const trust = trustRule(deps.trustProxy);
+  const trustForwarding = deps.trustProxy !== false && deps.trustProxy !== 0;
+  const corsOrigins = new Set(deps.corsOrigins);
+
+  /** CORS headers for a browser on an allowed origin (as @fastify/cors sends them on Fastify's routes). */
+  const corsHeaders = (req: IncomingMessage): string[] => {
+    const origin = req.headers.origin;
+    if (corsOrigins.size === 0) return [];
+    if (origin === undefined || !corsOrigins.has(origin)) return ['vary', 'Origin'];
+    return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'vary', 'Origin'];
+  };
+
+  const finish = (exchange: Exchange) => {
+    const { req, res, service } = exchange;
+    const totalMs = performance.now() - exchange.start;
+    // A response that never completed was cut short: by the client (499), or after a broken upstream body.
+    const status = res.writableFinished ? res.statusCode : res.headersSent ? res.statusCode : 499;
+    const failure = res.writableFinished ? undefined : (exchange.failure ?? 'client went away');
+    deps.metrics.observe(service.key, req.method!, status, totalMs / 1000, exchange.upstreamMs === undefined ? undefined : exchange.upstreamMs / 1000);
+    const url = req.url!;
+    const q = url.indexOf('?');
+    deps.accessLog?.info(
+      {
+        reqId: exchange.requestId,
+        service: service.key,
+        method: req.method,
+        path: q === -1 ? url : url.slice(0, q),
+        query: q === -1 ? undefined : queryKeys(url.slice(q)),
+        status,
+        upstreamMs: exchange.upstreamMs === undefined ? undefined : Math.round(exchange.upstreamMs * 10) / 10,
+        totalMs: Math.round(totalMs * 10) / 10,
+        ...(failure ? { failure } : {}),
+      },
+      'proxied',
+    );
+    if (deps.telemetry.enabled) {
+      deps.telemetry.endRequest(exchange.span, exchange.facts, {
+        status, durationMs: totalMs, requestId: exchange.requestId, clientAddress: exchange.client.ip, userId: exchange.auth?.userId, service: service.key,
+      });
+    }
+  };
+
+  /** The gateway's own answer, in the envelope, with the headers Fastify's error handler gives it. */
+  const sendError = (exchange: Exchange, error: AppError) => {
+    const { res } = exchange;
+    if (error.status >= 500) deps.log.error({ reqId: exchange.requestId, err: error.options.cause ?? error }, 'request failed');
+    if (res.headersSent || res.destroyed) return void res.destroy();
+    const body = JSON.stringify(renderErrorEnvelope(error, exchange.req));
+    res.writeHead(error.status, [
+      'content-type', 'application/json; charset=utf-8',
+      'content-length', String(Buffer.byteLength(body)),
+      'x-request-id', exchange.requestId,
+      'cache-control', 'no-store',
+      ...Object.entries(SECURITY_HEADERS).flat(),
+      ...Object.entries(error.options.headers ?? {}).flat(),
+      ...corsHeaders(exchange.req),
+    ]);
+    res.end(body);
+  };
+
+  const relay = async (exchange: Exchange) => {
+    const { req, res, service } = exchange;
+    const auth = (exchange.auth = await deps.authenticate(exchange.client));
+    const upstream = deps.upstreams.get(service.key);
+    if (!upstream) throw new AppError('SERVICE_NOT_CONFIGURED', { params: { service: service.name } });
+    const url = req.url!;
+    const q = url.indexOf('?');
+    const rest = pathBelowBase(q === -1 ? url : url.slice(0, q), service.basePath);
+    if (rest === undefined) throw new AppError('PATH_INVALID');
+    const body = requestBody(req, upstream.config.bodyLimit);
+    const trace: Record<string, string> = {};
+    const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;
+    const xff = req.headers['x-forwarded-for'];
+    const peer = req.socket.remoteAddress ?? '';
+    try {
+      await upstream.relay(
+        {
+          method: req.method!,
+          path: (rest === '' && upstream.config.pathPrefix === '' ? '/' : rest) + (q === -1 ? '' : url.slice(q)),
+          headers: upstreamRequestHeaders(req.headers, {
+            trace,
+            // A token that came in a cookie (SSO) is wrapped afresh.
+            authorization: deps.config.authorization === 'wrapped' ? (req.headers.authorization ?? wrapToken(auth.jwt)) : `Bearer ${auth.jwt}`,
+            requestId: exchange.requestId,
+            userId: auth.userId,
+            forwardedFor: trustForwarding && xff ? `${xff}, ${peer}` : peer,
+            forwardedProto: exchange.client.protocol,
+            forwardedHost: exchange.client.host,
+            trustForwarding,
+          }),
+          body,
+          signal: exchange,
+        },
+        // From here the upstream's answer is relayed as is: headers go out at once, and a body that
+        // breaks off closes the client's connection (there is no way left to tell the client in-band).
+        (status, upstreamHeaders) => {
+          exchange.upstreamMs = performance.now() - exchange.start;
+          span?.setAttribute('http.response.status_code', status);
+          if (status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+          span?.end();
+          const headers = clientResponseHeaders(upstreamHeaders);
+          let ownRequestId = false;
+          let ownCors = false;
+          for (let i = 0; i < headers.length; i += 2) {
+            const name = headers[i]!.toLowerCase();
+            if (name === 'x-request-id') ownRequestId = true;
+            else if (name === 'access-control-allow-origin') ownCors = true;
+          }
+          if (!ownRequestId) headers.push('x-request-id', exchange.requestId);
+          if (!ownCors) headers.push(...corsHeaders(req));
+          res.writeHead(status, headers);
+          return res;
+        },
+      );
+    } catch (error) {
+      if (exchange.upstreamMs === undefined) {
+        span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof UpstreamError ? error.kind : 'error' });
+        span?.end();
+      }
+      if (error instanceof AppError) throw error;
+      // undici reports a failed request body as its own error; the limit is what broke it.
+      if (body instanceof BodyLimit && body.exceeded) throw new AppError('BODY_TOO_LARGE');
+      throw error;
+    }
+  };
+
+  const handle = async (exchange: Exchange) => {
+    const { res, service } = exchange;
+    try {
+      await relay(exchange);
+    } catch (error) {
+      if (exchange.aborted) {
+        // The client left: nobody to tell, and not the upstream's fault.
+        res.destroy();
+        return;
+      }
+      if (res.headersSent) {
+        // The upstream's body broke off after its headers went out.
+        if (classifyUpstreamError(error) !== 'other') deps.metrics.upstreamError(service.key, 'aborted_body');
+        exchange.failure = 'upstream body broke off';
+        res.destroy();
+        return;
+      }
+      if (error instanceof UpstreamError) {
+        deps.metrics.upstreamError(service.key, error.kind);
+        const code = error.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE';
+        return sendError(exchange, new AppError(code, { params: { service: service.name }, cause: error }));
+      }
+      sendError(exchange, toAppError(error));
+    }
+  };
+
+  return (req, res) => {
+    const service = serviceOf(req.url ?? '');
+    if (service === undefined || !METHODS.has(req.method ?? '')) return false;
+    const exchange = new Exchange(service, req, res, trust);
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        exchange.aborted = !exchange.failure;
+        exchange.onAbort?.();
+      }
+      finish(exchange);
+    });
+    if (deps.telemetry.enabled) exchange.span = deps.telemetry.startRequest(exchange.facts);
+    void handle(exchange);
+    return true;
+  };
+}
