@@ -5,6 +5,7 @@
  *   migrate                           run both services' database migrations and exit
  *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
  */
+import './shared/runtime-flags.js';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './shared/config/env.js';
 import type { AddressInfo } from 'node:net';

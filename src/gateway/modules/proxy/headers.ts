@@ -70,20 +70,28 @@ export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: For
 /**
  * The upstream's response headers as undici hands them over (name, value, name, value, ...), less
  * hop-by-hop ones, as a flat list for `res.writeHead` (keeps repeated fields such as Set-Cookie).
+ * Decoded as latin1, the way Node writes them back, so every byte arrives unchanged. `defaults`
+ * (lower-case name, value, ...) are added when the upstream sent no field of that name.
  */
-export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
-  let named: Set<string> | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (String(raw[i]).toLowerCase() === 'connection') {
-      named ??= new Set();
-      for (const token of connectionNamed(String(raw[i + 1])) ?? []) named.add(token);
-    }
-  }
+export function clientResponseHeaders(raw: readonly (Buffer | string)[], defaults: readonly string[]): string[] {
   const out: string[] = [];
+  let named: Set<string> | undefined;
+  let present = 0; // bit i: defaults[2i] was sent
   for (let i = 0; i < raw.length; i += 2) {
-    const name = String(raw[i]);
-    if (isHopByHop(name.toLowerCase(), named)) continue;
-    out.push(name, String(raw[i + 1]));
+    const name = raw[i]!.toString('latin1');
+    const lower = name.toLowerCase();
+    if (lower === 'connection') {
+      for (const token of connectionNamed(raw[i + 1]!.toString('latin1'))!) if (!HOP_BY_HOP.has(token)) (named ??= new Set()).add(token);
+      continue;
+    }
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-')) continue;
+    for (let d = 0; d < defaults.length; d += 2) if (defaults[d] === lower) present |= 1 << (d / 2);
+    out.push(name, raw[i + 1]!.toString('latin1'));
   }
+  if (named !== undefined) {
+    // Fields the upstream's Connection header named are hop-by-hop too (rare beyond keep-alive).
+    for (let i = out.length - 2; i >= 0; i -= 2) if (named.has(out[i]!.toLowerCase())) out.splice(i, 2);
+  }
+  for (let d = 0; d < defaults.length; d += 2) if ((present & (1 << (d / 2))) === 0) out.push(defaults[d]!, defaults[d + 1]!);
   return out;
 }

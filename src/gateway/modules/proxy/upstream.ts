@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -25,19 +26,14 @@ export function classifyUpstreamError(error: unknown): UpstreamFailure {
   return 'other';
 }
 
-/** The client's side of a call: `onAbort` is called when the client goes away. */
-export interface ClientAbort {
-  readonly aborted: boolean;
-  onAbort: (() => void) | undefined;
-}
-
 export interface UpstreamRequest {
   method: string;
   /** Path below the upstream's prefix, with the raw query string. */
   path: string;
   headers: Record<string, string | string[]>;
   body: Readable | undefined;
-  signal: ClientAbort | undefined;
+  /** Emits 'abort' when the client went away. */
+  signal: (EventEmitter & { aborted: boolean }) | undefined;
 }
 
 const DESCRIPTION_LIMIT = 20 * 1_048_576;
@@ -96,10 +92,10 @@ export class Upstream {
       let target: Writable | undefined;
       let onDrain: (() => void) | undefined;
       let abortUpstream: ((error?: Error) => void) | undefined;
-      const { signal } = request;
-      if (signal) signal.onAbort = () => abortUpstream?.(new Error('client went away'));
+      const onClientAbort = () => abortUpstream?.(new Error('client went away'));
+      request.signal?.once('abort', onClientAbort);
       const settle = (error?: Error) => {
-        if (signal) signal.onAbort = undefined;
+        request.signal?.removeListener('abort', onClientAbort);
         if (error) reject(error);
         else resolve();
       };
