@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { isSafePath } from '../../src/gateway/modules/proxy/path-guard.js';
 import { classifyUpstreamError } from '../../src/gateway/modules/proxy/upstream.js';
 import { ConfigError } from '../../src/shared/config/env.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { eventually } from '../helpers/eventually.js';
+import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 describe('proxy configuration', () => {
@@ -141,5 +145,84 @@ describe('circuit breaker', () => {
     assert.equal(upstream.seen.length, 5);
     const metrics = (await rawRequest(port, 'GET', '/metrics')).body.toString();
     assert.match(metrics, /gateway_proxy_upstream_errors_total\{service="perizinan",kind="circuit_open"\} 2/);
+  });
+});
+
+describe('proxy: CORS, access log, header bytes', () => {
+  const PORTAL = 'https://portal.example.go.id';
+  let gw: Gateway;
+  let database: TestDatabase;
+  let upstream: TestUpstream;
+  let port: number;
+  let token: string;
+  const lines: string[] = [];
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      if (req.url === '/own-cors') return void res.writeHead(200, { 'access-control-allow-origin': '*' }).end('own');
+      // A header value with a raw latin1 byte (é) and one with raw UTF-8 bytes (✓): both must pass unchanged.
+      res.writeHead(200, [['x-latin1', Buffer.from('caf\xe9', 'latin1').toString('latin1')], ['x-utf8', Buffer.from('✓ ok').toString('latin1')], ['content-type', 'text/plain']].flat());
+      res.end('hello');
+    });
+    database = await createTestDatabase('sqlite');
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+    const config = loadGatewayConfig({
+      GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'info', GATEWAY_CORS_ORIGINS: PORTAL, SERVER_SERVICE_PELAPORAN: upstream.url,
+    });
+    gw = await buildGateway({ config, logStream });
+    await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (gw.app.server.address() as AddressInfo).port;
+    const login = await rawRequest(port, 'POST', '/api/v1/auth/login', {
+      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
+    });
+    token = JSON.parse(login.body.toString()).data.token;
+  });
+  after(async () => {
+    await gw.app.close();
+    await upstream.close();
+    await database.drop();
+  });
+
+  test('a browser on an allowed origin may read relayed answers and the gateway\'s own errors; others may not', async () => {
+    const relayed = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { authorization: token, origin: PORTAL } });
+    assert.equal(relayed.status, 200);
+    assert.equal(relayed.headers['access-control-allow-origin'], PORTAL);
+    assert.equal(relayed.headers['access-control-allow-credentials'], 'true');
+    const refused = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { origin: PORTAL } });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['access-control-allow-origin'], PORTAL);
+    const other = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { authorization: token, origin: 'https://evil.example.com' } });
+    assert.equal(other.status, 200);
+    assert.equal(other.headers['access-control-allow-origin'], undefined);
+    const own = await rawRequest(port, 'GET', '/api/v1/pelaporan/own-cors', { headers: { authorization: token, origin: PORTAL } });
+    assert.equal(own.headers['access-control-allow-origin'], '*', 'the upstream\'s own CORS answer is kept, not doubled');
+  });
+
+  test('response header values arrive byte for byte, non-ASCII included', async () => {
+    const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik', { headers: { authorization: token } });
+    assert.equal(response.status, 200);
+    const raw = (name: string) => Buffer.from(response.rawHeaders[response.rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === name) + 1]!, 'latin1');
+    assert.deepEqual(raw('x-latin1'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+    assert.deepEqual(raw('x-utf8'), Buffer.from('✓ ok'));
+  });
+
+  test('one access line per proxied request: service, method, path, parameter names (no values), status, timings', async () => {
+    const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik?tahun=2024&nik=3171234567890001', { headers: { authorization: token, 'x-request-id': 'access-line-1' } });
+    assert.equal(response.status, 200);
+    await eventually(async () => assert.ok(lines.some((line) => line.includes('access-line-1'))));
+    const entries = lines.map((line) => JSON.parse(line)).filter((entry) => entry.reqId === 'access-line-1');
+    assert.equal(entries.length, 1);
+    const [entry] = entries;
+    assert.equal(entry.msg, 'proxied');
+    assert.equal(entry.service, 'pelaporan');
+    assert.equal(entry.method, 'GET');
+    assert.equal(entry.path, '/api/v1/pelaporan/statistik');
+    assert.equal(entry.query, 'tahun,nik');
+    assert.equal(entry.status, 200);
+    assert.equal(typeof entry.upstreamMs, 'number');
+    assert.ok(entry.totalMs >= entry.upstreamMs);
+    assert.ok(!lines.join('\n').includes('3171234567890001'), 'query values never reach the log');
+    assert.ok(!lines.join('\n').includes(token.slice(3, -5)), 'nor the token');
   });
 });
