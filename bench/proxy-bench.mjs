@@ -2,7 +2,7 @@
 // Proxy benchmark, on loopback, side by side in one run:
 //   the upstream hit directly, nginx (keepalive to the upstream), the gateway (token and session
 //   check included; once with its access log on, once at LOG_LEVEL=warn), Express +
-//   http-proxy-middleware, a bare Fastify + @fastify/reply-from peer (fastify-floor.mjs), and the
+//   http-proxy-middleware, a bare Fastify + @fastify/reply-from peer (fastify-peer.mjs), and the
 //   floor for any Node proxy: node:http + undici Pool.dispatch (node-floor.mjs). wrk drives each
 //   with 50 connections: a 1 KiB GET and a 10 KiB POST.
 // Writes the setup and the numbers to docs/benchmarks.md: it replaces only the lines from
@@ -166,7 +166,7 @@ async function main() {
   writeFileSync(join(tmp, 'nginx.conf'), nginxConfig());
   start('nginx', 'nginx', ['-p', tmp, '-c', join(tmp, 'nginx.conf'), '-g', 'daemon off;']);
   start('express', process.execPath, [join(HERE, 'express-proxy.mjs'), String(PORTS.express), `http://127.0.0.1:${PORTS.upstream}`]);
-  start('reply-from', process.execPath, [join(HERE, 'fastify-floor.mjs'), String(PORTS.replyFrom), `http://127.0.0.1:${PORTS.upstream}`]);
+  start('reply-from', process.execPath, [join(HERE, 'fastify-peer.mjs'), String(PORTS.replyFrom), `http://127.0.0.1:${PORTS.upstream}`]);
   start('node floor', process.execPath, [join(HERE, 'node-floor.mjs'), String(PORTS.nodeFloor), `http://127.0.0.1:${PORTS.upstream}`]);
   await Promise.all(
     [PORTS.upstream, PORTS.nginx, PORTS.express, PORTS.replyFrom, PORTS.nodeFloor].map((port) => waitForPort(port)),
@@ -241,7 +241,7 @@ header rules of docs/proxy.md, on SQLite. "access log on" writes the proxy's acc
 (asynchronous writes to stdout, here /dev/null); nginx writes its access log (buffered).
 The node floor is \`node:http\` + undici \`Pool.dispatch\` (bench/node-floor.mjs) with no token check, no
 header rules and no logging: the cost of relaying in Node. The reply-from peer is a bare Fastify +
-@fastify/reply-from proxy, equally without checks (bench/fastify-floor.mjs). Each figure is a single
+@fastify/reply-from proxy, equally without checks (bench/fastify-peer.mjs). Each figure is a single
 run; the load average above says how busy the machine was.
 
 | target | GET 1 KiB req/s | p50 ms | p99 ms | POST 10 KiB req/s | p50 ms | p99 ms | non-2xx GET / POST |

@@ -1,7 +1,7 @@
 // The Fastify peer of the proxy benchmark: a bare Fastify + @fastify/reply-from (undici) proxy, no
 // token check, no header rules, no logging. Not the floor for a Node proxy: node-floor.mjs
 // (node:http + undici dispatch) is that.
-// Usage: node fastify-floor.mjs <port> <target>
+// Usage: node fastify-peer.mjs <port> <target>
 import Fastify from 'fastify';
 import replyFrom from '@fastify/reply-from';
 
