@@ -7,7 +7,7 @@ import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
-import { createServer } from '../shared/http/create-server.js';
+import { createServer, frontThenFastify } from '../shared/http/create-server.js';
 import { accessLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
@@ -155,5 +155,5 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit, telemetry, sessions, handle: (req, res) => void (front(req, res) || app.routing(req, res)) };
+  return { app, database, audit, telemetry, sessions, handle: frontThenFastify(front, app.routing) };
 }

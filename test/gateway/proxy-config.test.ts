@@ -199,6 +199,22 @@ describe('proxy: CORS, access log, header bytes', () => {
     assert.equal(own.headers['access-control-allow-origin'], '*', 'the upstream\'s own CORS answer is kept, not doubled');
   });
 
+  test('the SSO cookie authenticates proxied requests; cross-site state changes need the header', async () => {
+    const cookie = `theme=dark; access_token=${token}`;
+    const get = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { cookie, origin: 'https://evil.example.com' } });
+    assert.equal(get.status, 200, 'a safe method may come from anywhere');
+    assert.equal(upstream.seen.at(-1)!.headers.authorization, `Bearer ${token.slice(3, -5)}`);
+    assert.equal(upstream.seen.at(-1)!.headers.cookie, 'theme=dark');
+    const before = upstream.seen.length;
+    const forged = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', { headers: { cookie, origin: 'https://evil.example.com', 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(forged.status, 403);
+    assert.equal(upstream.seen.length, before, 'nothing reached the upstream');
+    for (const origin of [PORTAL, `http://127.0.0.1:${port}`]) {
+      const allowed = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', { headers: { cookie, origin, 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(allowed.status, 200, origin);
+    }
+  });
+
   test('response header values arrive byte for byte, non-ASCII included', async () => {
     const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik', { headers: { authorization: token } });
     assert.equal(response.status, 200);

@@ -23,12 +23,18 @@ export interface ServerOptions {
 
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
-/** An HTTP server that offers each request to `front` first, with the timeouts Fastify would set. */
-function frontedServer(options: ServerOptions, fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) {
-  const front = options.front!;
-  const server = createHttpServer((req, res) => {
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Each request goes to `front` first, and to Fastify's handler when `front` did not take it. */
+export function frontThenFastify(front: NonNullable<ServerOptions['front']>, fastifyHandler: RequestListener): RequestListener {
+  return (req, res) => {
     if (!front(req, res)) fastifyHandler(req, res);
-  });
+  };
+}
+
+/** An HTTP server that offers each request to `front` first, with the timeouts Fastify would set. */
+function frontedServer(options: ServerOptions, fastifyHandler: RequestListener) {
+  const server = createHttpServer(frontThenFastify(options.front!, fastifyHandler));
   server.requestTimeout = options.requestTimeoutMs ?? 120_000;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
@@ -45,7 +51,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // upload may take. Keep-alive idles close after 72 s.
     requestTimeout: options.requestTimeoutMs ?? 120_000,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    ...(options.front ? { serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => frontedServer(options, fastifyHandler) } : {}),
+    ...(options.front ? { serverFactory: (fastifyHandler: RequestListener) => frontedServer(options, fastifyHandler) } : {}),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { toAppError } from '../../../shared/errors/handler.js';
 import { genReqId, SECURITY_HEADERS } from '../../../shared/http/request-context.js';
@@ -11,7 +12,6 @@ import type { TokenRequest } from '../auth/authenticate.js';
 import { wrapToken } from '../auth/token-wrapping.js';
 import type { AuthContext } from '../auth/tokens.js';
 import type { GatewayTelemetry, RequestFacts } from '../telemetry/telemetry.js';
-import type { Logger } from 'pino';
 import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
@@ -291,7 +291,11 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
       finish(exchange);
     });
     if (deps.telemetry.enabled) exchange.span = deps.telemetry.startRequest(exchange.facts);
-    void proxy(exchange);
+    proxy(exchange).catch((error: unknown) => {
+      // A bug, not a request's fault: logged, and the client's connection closed rather than left hanging.
+      deps.log.error({ reqId: exchange.requestId, err: error }, 'proxy failed');
+      res.destroy();
+    });
     return true;
   };
 }
