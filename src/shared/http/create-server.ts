@@ -16,7 +16,7 @@ export interface ServerOptions {
   requestTimeoutMs?: number | undefined;
   /**
    * Takes requests before Fastify routes them (the gateway's proxy): returns true when it took the
-   * request. Called only once the server listens, so it may be assigned after the app is built.
+   * request. Called per request, so what it delegates to may be set after the app is built.
    */
   front?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
