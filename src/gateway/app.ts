@@ -139,9 +139,11 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   const proxyMetrics = new ProxyMetrics();
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
+  let closing = false;
+  app.addHook('preClose', async () => void (closing = true));
   proxy = createProxyHandler({
     config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
-    accessLog: accessLogger(config.logLevel, logStream), log: app.log, telemetry,
+    accessLog: accessLogger(config.logLevel, logStream), log: app.log, telemetry, closing: () => closing,
   });
   await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -240,5 +241,37 @@ describe('proxy: CORS, access log, header bytes', () => {
     assert.ok(entry.totalMs >= entry.upstreamMs);
     assert.ok(!lines.join('\n').includes('3171234567890001'), 'query values never reach the log');
     assert.ok(!lines.join('\n').includes(token.slice(3, -5)), 'nor the token');
+  });
+});
+
+describe('proxy during shutdown', () => {
+  test('an answer given while the gateway closes ends its keep-alive connection, so the close does not wait on idle clients', async () => {
+    let arrived!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const upstream = await startUpstream(async (_req, res) => {
+      arrived();
+      await released;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('late');
+    });
+    const gw = await startTestGateway('sqlite', { SERVER_SERVICE_TRAMTIBUM: upstream.url });
+    await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (gw.app.server.address() as AddressInfo).port;
+    const token = await gw.login();
+    const agent = new Agent({ keepAlive: true });
+    const answer = new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet({ host: '127.0.0.1', port, path: '/api/v1/tramtibum/kegiatan', agent, headers: { authorization: token } }, (res) => res.resume().on('end', () => resolve(res))).on('error', reject),
+    );
+    await arrival;
+    const closed = gw.close();
+    await eventually(async () => assert.equal(gw.app.server.listening, false));
+    release();
+    const res = await answer;
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers.connection, 'close');
+    await closed; // without the connection closing, this would wait for the keep-alive timeout (72 s)
+    agent.destroy();
+    await upstream.close();
   });
 });

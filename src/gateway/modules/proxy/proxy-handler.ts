@@ -35,6 +35,8 @@ export interface ProxyDeps {
   log: FastifyBaseLogger;
   /** Traces the request and the upstream call (`traceparent` goes upstream) and ships the access line. */
   telemetry: GatewayTelemetry;
+  /** True once the gateway is shutting down. */
+  closing: () => boolean;
 }
 
 /** Takes a request when it is for a proxied service (true), or leaves it to Fastify (false). */
@@ -141,6 +143,15 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     return ['access-control-allow-origin', origin, 'access-control-allow-credentials', 'true', 'vary', 'Origin'];
   };
 
+  /**
+   * Called just before an answer goes out. Shutting down: answer, then close the connection, so
+   * keep-alive clients go elsewhere instead of holding the shutdown open (as nginx does; Fastify's
+   * own routes answer 503).
+   */
+  const beforeAnswer = (res: ServerResponse) => {
+    if (deps.closing()) res.shouldKeepAlive = false;
+  };
+
   const finish = (exchange: Exchange) => {
     const { raw: req, res, service } = exchange;
     const totalMs = performance.now() - exchange.start;
@@ -177,6 +188,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     if (error.status >= 500) deps.log.error({ reqId: exchange.requestId, err: error.options.cause ?? error }, 'request failed');
     if (res.headersSent || res.destroyed) return void res.destroy();
     const body = JSON.stringify(renderErrorEnvelope(error, exchange));
+    beforeAnswer(res);
     res.writeHead(error.status, [
       'content-type', 'application/json; charset=utf-8',
       'content-length', String(Buffer.byteLength(body)),
@@ -264,6 +276,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
             if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
             span.end();
           }
+          beforeAnswer(res);
           // The request id and CORS fields, unless the upstream set its own.
           res.writeHead(status, clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]));
           return res;
