@@ -135,7 +135,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     const upstream = config.proxy.upstreams[service.key];
     if (!upstream) continue;
     const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
-    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker));
+    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates));
   }
   const proxyMetrics = new ProxyMetrics();
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
@@ -36,6 +39,8 @@ describe('proxy configuration', () => {
       [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_TIMEOUT: 'soon' }, /SERVER_SERVICE_KEUANGAN_TIMEOUT/],
       [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_DOCS_PATH: 'docs.json' }, /SERVER_SERVICE_KEUANGAN_DOCS_PATH must start with \//],
       [{ GATEWAY_PROXY_AUTHORIZATION: 'basic' }, /GATEWAY_PROXY_AUTHORIZATION/],
+      [{ GATEWAY_PROXY_CA_FILE: '/nonexistent/ca.pem' }, /GATEWAY_PROXY_CA_FILE cannot be read/],
+      [{ GATEWAY_PROXY_CA_FILE: fileURLToPath(import.meta.url) }, /GATEWAY_PROXY_CA_FILE holds no PEM certificate/],
     ];
     for (const [env, message] of bad) {
       assert.throws(() => loadGatewayConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
@@ -60,6 +65,9 @@ describe('proxy configuration', () => {
     assert.equal(kind('ECONNRESET'), 'reset');
     assert.equal(kind('UND_ERR_HEADERS_TIMEOUT'), 'timeout');
     assert.equal(kind('UND_ERR_CONNECT_TIMEOUT'), 'timeout');
+    assert.equal(kind('SELF_SIGNED_CERT_IN_CHAIN'), 'tls');
+    assert.equal(kind('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), 'tls');
+    assert.equal(kind('ERR_TLS_CERT_ALTNAME_INVALID'), 'tls');
   });
 });
 
@@ -273,5 +281,39 @@ describe('proxy during shutdown', () => {
     await closed; // without the connection closing, this would wait for the keep-alive timeout (72 s)
     agent.destroy();
     await upstream.close();
+  });
+});
+
+describe('HTTPS upstreams', () => {
+  const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/tls/${name}`, import.meta.url));
+  let server: HttpsServer;
+  let address: string;
+
+  before(async () => {
+    // An upstream with a certificate from an internal CA that Node does not know.
+    server = createHttpsServer({ key: readFileSync(fixture('server-key.pem')), cert: readFileSync(fixture('server-cert.pem')) }, (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, secure: true }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    address = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => void (await new Promise((resolve) => server.close(resolve))));
+
+  test('with GATEWAY_PROXY_CA_FILE the internal CA is trusted and the call goes through', async () => {
+    const gw = await startTestGateway('sqlite', { SERVER_SERVICE_FILE: `${address}/files`, GATEWAY_PROXY_CA_FILE: fixture('ca-cert.pem') });
+    const response = await gw.request({ method: 'GET', url: '/api/v1/file/berkas-1', headers: { authorization: await gw.login() } });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(response.json(), { url: '/files/berkas-1', secure: true });
+    await gw.close();
+  });
+
+  test('without it the certificate is refused: 502, counted as a TLS failure', async () => {
+    const gw = await startTestGateway('sqlite', { SERVER_SERVICE_FILE: address });
+    const response = await gw.request({ method: 'GET', url: '/api/v1/file/berkas-1', headers: { authorization: await gw.login() } });
+    assert.equal(response.statusCode, 502);
+    assert.ok(!response.body.includes('127.0.0.1'), 'no internal address in the answer');
+    const metrics = (await gw.request({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /gateway_proxy_upstream_errors_total\{service="file",kind="tls"\} 1/);
+    await gw.close();
   });
 });

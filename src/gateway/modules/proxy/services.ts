@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError, envReader, type Env } from '../../../shared/config/env.js';
 
 /** One operation of spec 4.4: the docs fallback when a service publishes no description. */
@@ -129,6 +130,21 @@ export interface ProxyConfig {
   readonly breakerCooldownMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** PEM certificates of extra authorities trusted for HTTPS upstreams (an internal CA), besides Node's roots. */
+  readonly caCertificates: string | undefined;
+}
+
+/** GATEWAY_PROXY_CA_FILE read at start, so a wrong path stops the start rather than the first call. */
+function readCaFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch {
+    throw new ConfigError('GATEWAY_PROXY_CA_FILE', 'cannot be read');
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('GATEWAY_PROXY_CA_FILE', 'holds no PEM certificate');
+  return pem;
 }
 
 const MIB = 1_048_576;
@@ -171,5 +187,6 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     breakerThreshold: read.int('GATEWAY_PROXY_BREAKER_THRESHOLD', 5, 0, 1_000_000),
     breakerCooldownMs: read.duration('GATEWAY_PROXY_BREAKER_COOLDOWN', '10s'),
     metricsToken: read.optionalString('GATEWAY_METRICS_TOKEN'),
+    caCertificates: readCaFile(read.optionalString('GATEWAY_PROXY_CA_FILE')),
   });
 }

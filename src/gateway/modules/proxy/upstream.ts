@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { UpstreamConfig } from './services.js';
@@ -15,6 +16,8 @@ export class UpstreamError extends Error {
 }
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** OpenSSL's verification failures that carry neither a `CERT_` nor an `ERR_TLS` prefix. */
+const TLS_VERIFY_CODES = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY']);
 
 export function classifyUpstreamError(error: unknown): UpstreamFailure {
   const code = (error as { code?: string } | null)?.code ?? '';
@@ -22,7 +25,7 @@ export function classifyUpstreamError(error: unknown): UpstreamFailure {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
   if (RESET_CODES.has(code)) return 'reset';
-  if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SSL')) return 'tls';
+  if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SSL') || TLS_VERIFY_CODES.has(code)) return 'tls';
   return 'other';
 }
 
@@ -47,8 +50,11 @@ export class Upstream {
     connections: number,
     private readonly retries: number,
     private readonly breaker: CircuitBreaker = new CircuitBreaker(0, 0, Date.now),
+    /** Extra trusted authorities (PEM) for an HTTPS upstream, added to Node's roots. */
+    caCertificates?: string,
   ) {
     this.pool = new Pool(config.origin, {
+      ...(caCertificates ? { connect: { ca: [...rootCertificates, caCertificates] } } : {}),
       connections,
       pipelining: 1,
       keepAliveTimeout: 4_000,
