@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { isSafePath } from '../../src/gateway/modules/proxy/path-guard.js';
+import { ProxyMetrics } from '../../src/gateway/modules/proxy/proxy.metrics.js';
 import { classifyUpstreamError } from '../../src/gateway/modules/proxy/upstream.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -54,6 +55,24 @@ describe('proxy configuration', () => {
     for (const path of ['', '/', '/provinsi', '/pegawai/123', '/a.b/c..d', '/...', '/a%20b', '/a%2fb', '/%E2%9C%93']) {
       assert.equal(isSafePath(path), true, path);
     }
+  });
+
+  test('metrics: counters by service, method and status; cumulative histogram buckets with +Inf, sum and count', async () => {
+    const metrics = new ProxyMetrics();
+    metrics.observe('file', 'GET', 200, 0.003, 0.002);
+    metrics.observe('file', 'GET', 200, 0.005, undefined);
+    metrics.observe('file', 'POST', 502, 40, undefined);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^gateway_proxy_requests_total\{service="file",method="GET",status="200"\} 2$/m);
+    assert.match(text, /^gateway_proxy_requests_total\{service="file",method="POST",status="502"\} 1$/m);
+    assert.match(text, /^gateway_proxy_request_duration_seconds_bucket\{le="0.0025",service="file"\} 0$/m);
+    assert.match(text, /^gateway_proxy_request_duration_seconds_bucket\{le="0.005",service="file"\} 2$/m, 'a bound is inclusive');
+    assert.match(text, /^gateway_proxy_request_duration_seconds_bucket\{le="30",service="file"\} 2$/m);
+    assert.match(text, /^gateway_proxy_request_duration_seconds_bucket\{le="\+Inf",service="file"\} 3$/m);
+    assert.match(text, /^gateway_proxy_request_duration_seconds_sum\{service="file"\} 40.008$/m);
+    assert.match(text, /^gateway_proxy_request_duration_seconds_count\{service="file"\} 3$/m);
+    assert.match(text, /^gateway_proxy_upstream_duration_seconds_count\{service="file"\} 1$/m);
+    assert.match(text, /^# TYPE gateway_proxy_request_duration_seconds histogram$/m);
   });
 
   test('upstream failures are classified for 502 and 504', () => {
