@@ -111,6 +111,10 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
       components: {
         securitySchemes: {
           gatewayToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The wrapped token from login (also accepted: Bearer <jwt>)' },
+          ssoCookie: {
+            type: 'apiKey', in: 'cookie', name: 'access_token',
+            description: 'Set by SSO login; used only without an Authorization header, and state-changing requests must come from the gateway\'s own origin or a GATEWAY_CORS_ORIGINS origin',
+          },
         },
       },
     },

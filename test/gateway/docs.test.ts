@@ -100,7 +100,7 @@ describe('merged API documentation and Swagger UI', () => {
     const provinsi = document.paths['/api/v1/master-data/provinsi'].get;
     assert.equal(provinsi.summary, 'Daftar provinsi');
     assert.equal(provinsi.operationId, 'MasterData_listProvinsi');
-    assert.deepEqual(provinsi.security, [{ gatewayToken: [] }]);
+    assert.deepEqual(provinsi.security, [{ gatewayToken: [] }, { ssoCookie: [] }]);
     const [content] = Object.values(provinsi.responses['200'].content) as { schema: { items: { $ref: string } } }[];
     assert.equal(content!.schema.items.$ref, '#/components/schemas/MasterData_Item');
     // OpenAPI 3
@@ -118,6 +118,9 @@ describe('merged API documentation and Swagger UI', () => {
       name: 'Authorization',
       description: document.components.securitySchemes.gatewayToken.description,
     });
+    assert.equal(document.components.securitySchemes.ssoCookie.in, 'cookie');
+    assert.equal(document.components.securitySchemes.ssoCookie.name, 'access_token');
+    assert.deepEqual(document.paths['/api/v1/pengguna'].get.security, [{ gatewayToken: [] }, { ssoCookie: [] }], 'own routes accept either too');
     assert.deepEqual(danglingRefs(document), []);
   });
 

@@ -20,5 +20,8 @@ export const ChangeExpiredPasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** OpenAPI security requirement of every protected gateway route. */
-export const SECURED = [{ gatewayToken: [] }];
+/**
+ * OpenAPI security requirement of every protected gateway route and proxied operation: the token in
+ * `Authorization`, or (browsers after SSO) the `access_token` cookie. Schemes in app.ts.
+ */
+export const SECURED: { [scheme: string]: string[] }[] = [{ gatewayToken: [] }, { ssoCookie: [] }];

@@ -1,3 +1,4 @@
+import { SECURED } from '../auth/auth.schemas.js';
 import type { ServiceDefinition, ServiceOperation } from '../proxy/services.js';
 
 /** A loose OpenAPI 3 document: we only touch paths, components, tags and $refs. */
@@ -20,7 +21,6 @@ export interface ServicePart {
 }
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
-const SECURED = [{ gatewayToken: [] }];
 
 /** `Master Data` -> `MasterData`: the prefix of the service's component names. */
 export function schemaPrefix(service: ServiceDefinition): string {
