@@ -129,7 +129,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     return tokens.publicJwks;
   });
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
-  await app.register(usersRoutes({ users, usersRepository, guards }), { prefix: '/api/v1/pengguna' });
+  await app.register(usersRoutes({ users, usersRepository, guards, sso }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
   await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 

@@ -13,6 +13,7 @@ export const MESSAGES = {
   USER_UPDATED: { id: 'Pengguna berhasil diperbarui', en: 'User updated' },
   USER_DELETED: { id: 'Pengguna berhasil dihapus', en: 'User deleted' },
   PASSWORD_RESET: { id: 'Kata sandi berhasil direset', en: 'Password reset' },
+  SSO_UNLINKED: { id: 'Tautan akun SSO berhasil dilepas', en: 'SSO identities unlinked' },
   HAK_AKSES_UPDATED: { id: 'Hak akses berhasil diperbarui', en: 'Access right updated' },
   HAK_AKSES_LISTED: { id: 'Data hak akses berhasil diambil', en: 'Access rights retrieved' },
 } as const satisfies Record<string, Localized>;

@@ -184,6 +184,34 @@ for (const dialect of DIALECTS) {
       assert.equal(identity.user_id, existing.id);
     });
 
+    test('an administrator unlinks the identities of an account whose address passed to someone else; the new holder then logs in to it', async () => {
+      const existing = await gw.createUser();
+      const earlier = providerAccount({ email: existing.fields.email });
+      assert.equal((await browserLogin(earlier.sub, { profile: { sub: earlier.sub } })).response.statusCode, 200);
+      const holder = providerAccount({ email: existing.fields.email });
+      const refused = await browserLogin(holder.sub, { profile: { sub: holder.sub } });
+      assert.equal(refused.response.statusCode, 401);
+      assert.equal(refused.response.json().data.reason, 'SSO_ACCOUNT_CONFLICT');
+
+      const url = `/api/v1/pengguna/${existing.id}/sso`;
+      const other = await gw.createUser();
+      const notAdmin = await gw.request({ method: 'DELETE', url, headers: { authorization: await gw.login(other.fields.no_pegawai, other.fields.kata_sandi) } });
+      assert.equal(notAdmin.statusCode, 403);
+      const admin = await gw.login();
+      const unlinked = await gw.request({ method: 'DELETE', url, headers: { authorization: admin } });
+      assert.equal(unlinked.statusCode, 200, unlinked.body);
+      assert.deepEqual(unlinked.json().data, { unlinked: 1 });
+      const row = (await gw.audit.list(5)).find((entry) => entry.action === 'sso.unlink_identity' && entry.target_id === existing.id);
+      assert.ok(row, 'unlink audited');
+      assert.deepEqual(JSON.parse(row.details ?? '{}').identities, [{ issuer: provider.issuer, subject: earlier.sub }]);
+
+      const now = await browserLogin(holder.sub, { profile: { sub: holder.sub } });
+      assert.equal(now.response.statusCode, 200, now.response.body);
+      assert.equal(now.response.json().user_id, existing.id);
+      assert.deepEqual((await gw.request({ method: 'DELETE', url: `/api/v1/pengguna/${other.id}/sso`, headers: { authorization: admin } })).json().data, { unlinked: 0 });
+      assert.equal((await gw.request({ method: 'DELETE', url: '/api/v1/pengguna/00000000-0000-4000-8000-000000000000/sso', headers: { authorization: admin } })).statusCode, 404);
+    });
+
     test('the user is found again by (issuer, sub) after the provider changes the e-mail', async () => {
       const { sub, account } = providerAccount();
       const first = await browserLogin(sub);

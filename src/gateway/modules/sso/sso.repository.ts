@@ -21,6 +21,11 @@ export class SsoRepository {
       .execute();
   }
 
+  /** Removes every provider identity of a user; returns what was removed. */
+  unlinkAll(userId: string, db: Kysely<GatewaySchema> = this.db) {
+    return db.deleteFrom('sso_identities').where('user_id', '=', userId).returning(['issuer', 'subject']).execute();
+  }
+
   touchIdentity(issuer: string, subject: string, at: string) {
     return this.db.updateTable('sso_identities').set({ last_login_at: at }).where('issuer', '=', issuer).where('subject', '=', subject).execute();
   }

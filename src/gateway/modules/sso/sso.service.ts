@@ -5,6 +5,7 @@ import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { AuditRepository } from '../audit/audit.repository.js';
 import type { AuthService, Client } from '../auth/auth.service.js';
+import type { AuthContext } from '../auth/tokens.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { UsersService } from '../users/users.service.js';
 import { generatedNoPegawai, identityFromClaims, type SsoIdentity } from './claims-mapping.js';
@@ -57,6 +58,30 @@ export class SsoService {
     limits: { perAddress: number; windowMs: number },
   ) {
     this.refusalsPerAddress = new RateLimiter({ limit: limits.perAddress, windowMs: limits.windowMs }, now);
+  }
+
+  /**
+   * An administrator's unlink (Keycloak's "unlink identity provider"): the user's provider
+   * identities are removed, so the next SSO login links or creates an account afresh (the way out of
+   * SSO_ACCOUNT_CONFLICT once an address has passed to someone else). Works whether or not SSO is
+   * configured now. Returns how many identities were removed.
+   */
+  async unlinkIdentities(userId: string, actor: AuthContext, client: Client): Promise<number> {
+    const user = await this.users.findById(userId);
+    if (!user) throw new AppError('USER_NOT_FOUND');
+    return this.db.transaction().execute(async (trx) => {
+      const removed = await this.sso.unlinkAll(user.id, trx);
+      if (removed.length > 0) {
+        await this.audit.record(
+          {
+            action: 'sso.unlink_identity', outcome: 'success', actorId: actor.userId, actor: actor.claims.no_pegawai ?? null,
+            targetType: 'user', targetId: user.id, ...client, details: { identities: removed },
+          },
+          trx,
+        );
+      }
+      return removed.length;
+    });
   }
 
   /** The configuration, or 503 when SSO is not set up. */

@@ -9,19 +9,21 @@ import type { UsersRepository } from './users.repository.js';
 import {
   CreateUserBody, HakAksesBody, IdParams, ListQuery, ResetPasswordBody, UpdateUserBody, UserDetail, UserListItem, UserRef,
 } from './users.schemas.js';
+import type { SsoService } from '../sso/sso.service.js';
 import type { UsersService } from './users.service.js';
 
 export interface UsersRoutesDeps {
   users: UsersService;
   usersRepository: UsersRepository;
   guards: ReturnType<typeof authGuards>;
+  sso: Pick<SsoService, 'unlinkIdentities'>;
 }
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope };
 const tags = ['pengguna'];
 
 /** Spec 4.2, under /api/v1/pengguna. Administrators manage; a user may read their own record. */
-export function usersRoutes({ users, usersRepository, guards }: UsersRoutesDeps): FastifyPluginAsyncTypebox {
+export function usersRoutes({ users, usersRepository, guards, sso }: UsersRoutesDeps): FastifyPluginAsyncTypebox {
   const { requireAuth, requireAdmin } = guards;
   return async (app) => {
     app.get('/', {
@@ -74,6 +76,17 @@ export function usersRoutes({ users, usersRepository, guards }: UsersRoutesDeps)
     }, async (request, reply) => {
       await users.resetPassword(request.params.id, request.body.kata_sandi, request.auth!, clientOf(request));
       return success(request, reply, 200, MESSAGES.PASSWORD_RESET);
+    });
+
+    app.delete('/:id/sso', {
+      schema: {
+        tags, summary: 'Unlink the user\'s SSO identities (administrators): the next SSO login links or creates an account afresh', security: SECURED, params: IdParams,
+        response: { 200: Envelope(Type.Object({ unlinked: Type.Integer() })), ...errors },
+      },
+      preHandler: requireAdmin,
+    }, async (request, reply) => {
+      const unlinked = await sso.unlinkIdentities(request.params.id, request.auth!, clientOf(request));
+      return success(request, reply, 200, MESSAGES.SSO_UNLINKED, { unlinked });
     });
 
     app.put('/:id/hak-akses', {
