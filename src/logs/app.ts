@@ -112,7 +112,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const auth = new LogsAuthService(db, config, usersRepository, sessions, tokens, loginGuard, audit, now);
   const users = new LogsUsersService(db, usersRepository, rolesRepository, sessions, audit, now);
   const roles = new RolesService(rolesRepository, audit, now);
-  const tenants = new TenantsService(tenantsRepository, store, audit, config.retentionDays, now);
+  const spans = new SpansRepository(db);
+  const metrics = new MetricsRepository(db);
+  const tenants = new TenantsService(tenantsRepository, [store, spans, metrics], audit, config.retentionDays, now);
   const stats = new PipelineStats(now);
   const alertsRepository = new AlertsRepository(db);
   // Background work reports to the server log (created below; only called once running).
@@ -122,8 +124,6 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   // Per-minute counts by ingestion source, persisted for the throughput dashboard.
   const sourceCounts = new SourceCounts(db, database.dialect, (error) => app.log.error({ err: error }, 'writing ingestion source counts failed'));
   stats.onRecord((batch) => sourceCounts.add(batch));
-  const spans = new SpansRepository(db);
-  const metrics = new MetricsRepository(db);
   const selfMetrics = new SelfMetricsSampler({ write: (tenantId, points) => metrics.insert(tenantId, points), tenantId: DEFAULT_TENANT_ID, now });
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
@@ -172,15 +172,6 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   await app.register(infraRoutes(telemetry), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  // Spans and metric points follow each tenant's log retention (days).
-  const applyTelemetryRetention = async () => {
-    for (const tenant of await tenants.list()) {
-      const cutoff = now() - tenant.retention_days * 86_400_000;
-      await spans.removeOlderThan(tenant.id, cutoff);
-      await metrics.removeOlderThan(tenant.id, cutoff);
-    }
-  };
-
   // The service's own host, so one machine shows infrastructure data without a collector.
   if (config.selfMetricsIntervalMs > 0) {
     selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
@@ -188,11 +179,10 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   // preClose: onClose hooks run in reverse order, and the database's would close before the sample ends.
   app.addHook('preClose', async () => selfMetrics.stop());
 
-  // Retention: each tenant's old logs are removed in whole days, in the background.
+  // Retention: each tenant's old logs, spans and metric points are removed, in the background.
   if (config.retentionIntervalMs > 0) {
     const timer = setInterval(() => {
       tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
-      applyTelemetryRetention().catch((error: unknown) => app.log.error({ err: error }, 'span and metric retention sweep failed'));
     }, config.retentionIntervalMs);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));

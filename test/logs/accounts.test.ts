@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS } from '../helpers/databases.js';
 import { bearer, PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
@@ -199,7 +200,21 @@ for (const dialect of DIALECTS) {
       assert.equal(renamed.json().retention_days, 30);
       assert.equal((await logs.request({ method: 'DELETE', url: `/api/tenants/${tenant.id}`, headers })).statusCode, 400, 'still has users');
       assert.equal((await logs.request({ method: 'DELETE', url: `/api/users/${manager.id}`, headers: { ...headers, 'x-tenant-id': tenant.id } })).statusCode, 204);
+      // The tenant's spans and metric points go with it, not only its logs.
+      const nowNs = `${BigInt(logs.clock.now()) * 1_000_000n}`;
+      const resource = { attributes: [{ key: 'service.name', value: { stringValue: 'dinas-svc' } }, { key: 'host.name', value: { stringValue: 'dinas-host' } }] };
+      const intoTenant = { ...headers, 'x-tenant-id': tenant.id };
+      const traces = await logs.request({ method: 'POST', url: '/v1/traces', headers: intoTenant, payload: { resourceSpans: [{ resource, scopeSpans: [{ spans: [{ traceId: 'd'.repeat(32), spanId: 'e'.repeat(16), name: 'GET /x', kind: 2, startTimeUnixNano: nowNs, endTimeUnixNano: nowNs }] }] }] } });
+      assert.equal(traces.statusCode, 200, traces.body);
+      const points = await logs.request({ method: 'POST', url: '/v1/metrics', headers: intoTenant, payload: { resourceMetrics: [{ resource, scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [{ timeUnixNano: nowNs, asDouble: 1.5 }] } }] }] }] } });
+      assert.equal(points.statusCode, 200, points.body);
+      const rowsOf = async (table: 'apm_spans' | 'infra_metric_points') =>
+        Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where tenant_id = ${tenant.id}`.execute(logs.database.db)).rows[0]!.n);
+      assert.equal(await rowsOf('apm_spans'), 1);
+      assert.equal(await rowsOf('infra_metric_points'), 1);
       assert.equal((await logs.request({ method: 'DELETE', url: `/api/tenants/${tenant.id}`, headers })).statusCode, 204);
+      assert.equal(await rowsOf('apm_spans'), 0);
+      assert.equal(await rowsOf('infra_metric_points'), 0);
       assert.equal((await logs.request({ method: 'GET', url: `/api/tenants/${tenant.id}`, headers })).statusCode, 404);
       assert.equal((await logs.request({ method: 'DELETE', url: '/api/tenants/default', headers })).statusCode, 400);
     });

@@ -5,7 +5,6 @@ import { invalidBody } from '../../http/errors.js';
 import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
-import type { LogStore } from '../store/log-store.js';
 import type { TenantsRepository } from './tenants.repository.js';
 
 export interface TenantView {
@@ -19,11 +18,18 @@ export interface TenantView {
 
 const DAY_MS = 86_400_000;
 
+/** Something that keeps a tenant's data by time: the log store, the spans, the metric points. */
+export interface TenantData {
+  /** Removes the tenant's items older than `before` (epoch ms); returns how many went. */
+  removeOlderThan(tenantId: string, before: number): Promise<number>;
+}
+
 /** Tenants (tenants:manage). Audit rows of tenant changes go to the actor's own tenant. */
 export class TenantsService {
   constructor(
     private readonly tenants: TenantsRepository,
-    private readonly store: LogStore,
+    /** Everything that holds tenant data by time: retention and tenant deletion apply to each. */
+    private readonly data: readonly TenantData[],
     private readonly audit: LogsAuditRepository,
     private readonly defaultRetentionDays: number,
     private readonly now: () => number,
@@ -66,26 +72,28 @@ export class TenantsService {
     return this.view({ ...row, ...changes });
   }
 
-  /** Only an empty tenant (no users) that is neither the default nor the caller's own; its logs go with it. */
+  /** Only an empty tenant (no users) that is neither the default nor the caller's own; its logs, spans and metric points go with it. */
   async delete(id: string, actor: LogsAuthContext, client: Client): Promise<void> {
     const row = await this.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
     if (id === DEFAULT_TENANT_ID || id === actor.homeTenantId) throw invalidBody('the default tenant and your own tenant cannot be deleted');
     if ((await this.tenants.countUsers(id)) > 0) throw invalidBody('the tenant still has users');
-    await this.store.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
+    for (const data of this.data) await data.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
     await this.tenants.delete(id);
     await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: id, ...client, details: { name: row.name } });
   }
 
   /**
-   * Applies each tenant's retention: entries older than its days are removed (the store drops whole
-   * day chunks). Returns entries removed per tenant.
+   * Applies each tenant's retention to its logs, spans and metric points: what is older than its
+   * days is removed (the log store drops whole day chunks). Returns items removed per tenant.
    */
   async applyRetention(): Promise<Record<string, number>> {
     const removed: Record<string, number> = {};
     for (const tenant of await this.tenants.list()) {
-      const days = tenant.retention_days ?? this.defaultRetentionDays;
-      removed[tenant.id] = await this.store.removeOlderThan(tenant.id, this.now() - days * DAY_MS);
+      const cutoff = this.now() - (tenant.retention_days ?? this.defaultRetentionDays) * DAY_MS;
+      let count = 0;
+      for (const data of this.data) count += await data.removeOlderThan(tenant.id, cutoff);
+      removed[tenant.id] = count;
     }
     return removed;
   }
