@@ -29,5 +29,30 @@ for (const dialect of DIALECTS) {
         await database.drop();
       }
     });
+
+    test('count login failures together: an account locked through one instance is locked on the other', async () => {
+      const database = await createTestDatabase(dialect);
+      const config = loadGatewayConfig({
+        GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGIN_MAX_FAILURES_PER_ACCOUNT: '4',
+      });
+      const [a, b] = await Promise.all([buildGateway({ config }), buildGateway({ config })]);
+      try {
+        const attempt = (gateway: typeof a, password: string) =>
+          gateway.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: 'admin', kata_sandi: password } });
+        // Four failures, spread over both instances: with per-process counters neither would lock.
+        const failures = [];
+        for (const gateway of [a, b, a, b]) failures.push((await attempt(gateway, 'Wrong#Passw0rd')).statusCode);
+        assert.deepEqual(failures, [401, 401, 401, 401]);
+        const onA = await attempt(a, ADMIN_PASSWORD);
+        const onB = await attempt(b, ADMIN_PASSWORD);
+        assert.equal(onA.statusCode, 429, 'locked on A, even with the right password');
+        assert.equal(onB.statusCode, 429, 'and on B');
+        assert.ok(Number(onB.headers['retry-after']) > 0);
+      } finally {
+        await a.app.close();
+        await b.app.close();
+        await database.drop();
+      }
+    });
   });
 }

@@ -71,6 +71,14 @@ export interface SsoUsedTokensTable {
   expires_at: string;
 }
 
+export interface LoginFailuresTable {
+  /** `account:<no_pegawai>` or `address:<ip>`. */
+  key: string;
+  count: number;
+  /** End of the window, epoch ms. */
+  reset_at: number;
+}
+
 export interface GatewaySchema {
   hak_akses: HakAksesTable;
   users: UsersTable;
@@ -79,4 +87,5 @@ export interface GatewaySchema {
   gateway_signing_keys: SigningKeysTable;
   sso_identities: SsoIdentitiesTable;
   sso_used_tokens: SsoUsedTokensTable;
+  login_failures: LoginFailuresTable;
 }

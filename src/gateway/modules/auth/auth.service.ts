@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { brokenPasswordRule } from '../../../shared/auth/password-policy.js';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
-import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
+import { SharedRateLimiter } from './shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewayConfig } from '../../config.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
@@ -24,8 +24,8 @@ export function assertPasswordAcceptable(password: string): void {
 }
 
 export class AuthService {
-  private readonly failuresPerAccount: RateLimiter;
-  private readonly failuresPerAddress: RateLimiter;
+  private readonly failuresPerAccount: SharedRateLimiter;
+  private readonly failuresPerAddress: SharedRateLimiter;
 
   constructor(
     private readonly db: Kysely<GatewaySchema>,
@@ -37,8 +37,9 @@ export class AuthService {
     private readonly now: () => number,
   ) {
     const { perAccount, perAddress, windowMs } = config.loginLimits;
-    this.failuresPerAccount = new RateLimiter({ limit: perAccount, windowMs }, now);
-    this.failuresPerAddress = new RateLimiter({ limit: perAddress, windowMs }, now);
+    // In the database: every instance on it counts the same failures.
+    this.failuresPerAccount = new SharedRateLimiter(db, 'account:', { limit: perAccount, windowMs }, now);
+    this.failuresPerAddress = new SharedRateLimiter(db, 'address:', { limit: perAddress, windowMs }, now);
   }
 
   async login(noPegawai: string, password: string, client: Client) {
@@ -127,7 +128,7 @@ export class AuthService {
   private async checkCredentials(noPegawai: string, password: string, client: Client, action: string): Promise<UsersTable> {
     const accountKey = noPegawai.toLowerCase();
     for (const [limiter, key] of [[this.failuresPerAccount, accountKey], [this.failuresPerAddress, client.ip]] as const) {
-      const state = limiter.check(key);
+      const state = await limiter.check(key);
       if (state.limited) {
         await this.audit.record({ action, outcome: 'failure', actor: noPegawai.slice(0, 64), ...client, details: { reason: 'locked_out' } });
         throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: state.retryAfterSeconds }, headers: { 'retry-after': String(state.retryAfterSeconds) } });
@@ -136,12 +137,12 @@ export class AuthService {
     const user = await this.users.findByNoPegawai(noPegawai);
     const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
     if (!user || !ok) {
-      this.failuresPerAccount.hit(accountKey);
-      this.failuresPerAddress.hit(client.ip);
+      await this.failuresPerAccount.hit(accountKey);
+      await this.failuresPerAddress.hit(client.ip);
       await this.audit.record({ action, outcome: 'failure', actorId: user?.id ?? null, actor: noPegawai.slice(0, 64), ...client, details: { reason: 'invalid_credentials' } });
       throw new AppError('INVALID_CREDENTIALS');
     }
-    this.failuresPerAccount.reset(accountKey);
+    await this.failuresPerAccount.reset(accountKey);
     return user;
   }
 
