@@ -72,7 +72,7 @@ export interface SsoUsedTokensTable {
 }
 
 export interface LoginFailuresTable {
-  /** `account:<no_pegawai>` or `address:<ip>`. */
+  /** `account:<no_pegawai>`, `address:<ip>` (password logins) or `sso-address:<ip>` (SSO refusals). */
   key: string;
   count: number;
   /** End of the window, epoch ms. */

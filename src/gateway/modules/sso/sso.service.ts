@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { AuditRepository } from '../audit/audit.repository.js';
 import type { AuthService, Client } from '../auth/auth.service.js';
+import { SharedRateLimiter } from '../auth/shared-rate-limiter.js';
 import type { AuthContext } from '../auth/tokens.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { UsersService } from '../users/users.service.js';
@@ -42,8 +42,11 @@ export interface SsoLoginResult {
  * Each refusal is a 401 naming its reason, is logged and audited, and creates no account.
  */
 export class SsoService {
-  /** Refusals per client address; a flood of bad tokens gets 429 before any verification work. */
-  private readonly refusalsPerAddress: RateLimiter;
+  /**
+   * Refusals per client address, counted in the database like the password lockout (every instance
+   * sees the same count); a flood of bad tokens gets 429 before any verification work.
+   */
+  private readonly refusalsPerAddress: SharedRateLimiter;
 
   constructor(
     private readonly config: SsoConfig | undefined,
@@ -57,7 +60,7 @@ export class SsoService {
     private readonly now: () => number,
     limits: { perAddress: number; windowMs: number },
   ) {
-    this.refusalsPerAddress = new RateLimiter({ limit: limits.perAddress, windowMs: limits.windowMs }, now);
+    this.refusalsPerAddress = new SharedRateLimiter(db, 'sso-address:', { limit: limits.perAddress, windowMs: limits.windowMs }, now);
   }
 
   /**
@@ -92,7 +95,7 @@ export class SsoService {
 
   async login(input: SsoLoginInput, client: Client, log: FastifyBaseLogger): Promise<SsoLoginResult> {
     const config = this.requireConfig();
-    const limited = this.refusalsPerAddress.check(client.ip);
+    const limited = await this.refusalsPerAddress.check(client.ip);
     if (limited.limited) {
       log.warn({ sso: { reason: 'locked_out' } }, 'sso login refused');
       await this.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
@@ -117,7 +120,7 @@ export class SsoService {
       return { token: token.wrapped, user_id: user.id, name: user.nama, ...claims };
     } catch (error) {
       if (error instanceof AppError && error.status === 401) {
-        this.refusalsPerAddress.hit(client.ip);
+        await this.refusalsPerAddress.hit(client.ip);
         const reason = error.code;
         // Never the tokens: only what the refusal was and, once verified, whose identity it was.
         const who = identity ? { issuer: identity.issuer, subject: identity.subject } : {};
