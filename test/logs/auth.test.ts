@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
+import { buildLogsService } from '../../src/logs/app.js';
+import { loadLogsConfig } from '../../src/logs/config.js';
+import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, type TestLogs } from '../helpers/logs.js';
 
 for (const dialect of DIALECTS) {
@@ -126,6 +128,27 @@ for (const dialect of DIALECTS) {
       assert.equal(ready.statusCode, 200);
       assert.deepEqual(ready.json(), { status: 'ok' });
     });
+  });
+
+  test(`two logs instances on one database count login failures together [${dialect}]`, async () => {
+    const database = await createTestDatabase(dialect);
+    const config = loadLogsConfig({
+      LOGS_DATABASE_URL: database.url, LOGS_ADMIN_PASSWORD: LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '4',
+    });
+    const a = await buildLogsService({ config });
+    const b = await buildLogsService({ config });
+    try {
+      const attempt = (service: typeof a, password: string) => service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password } });
+      const failures = [];
+      for (const service of [a, b, a, b]) failures.push((await attempt(service, 'Wrong#Passw0rd')).statusCode);
+      assert.deepEqual(failures, [401, 401, 401, 401]);
+      assert.equal((await attempt(a, LOGS_ADMIN_PASSWORD)).statusCode, 429, 'locked on A with the right password: B\'s failures counted too');
+      assert.equal((await attempt(b, LOGS_ADMIN_PASSWORD)).statusCode, 429);
+    } finally {
+      await a.app.close();
+      await b.app.close();
+      await database.drop();
+    }
   });
 
   describe(`logs rate limits [${dialect}]`, () => {

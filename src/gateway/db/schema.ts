@@ -1,3 +1,4 @@
+import type { LoginFailuresTable } from '../../shared/auth/shared-rate-limiter.js';
 /** Kysely table types of the gateway database. Timestamps are ISO 8601 UTC strings on both dialects. */
 export interface HakAksesTable {
   id: string;
@@ -71,14 +72,6 @@ export interface SsoUsedTokensTable {
   expires_at: string;
 }
 
-export interface LoginFailuresTable {
-  /** `account:<no_pegawai>`, `address:<ip>` (password logins) or `sso-address:<ip>` (SSO refusals). */
-  key: string;
-  count: number;
-  /** End of the window, epoch ms. */
-  reset_at: number;
-}
-
 export interface GatewaySchema {
   hak_akses: HakAksesTable;
   users: UsersTable;
@@ -87,5 +80,6 @@ export interface GatewaySchema {
   gateway_signing_keys: SigningKeysTable;
   sso_identities: SsoIdentitiesTable;
   sso_used_tokens: SsoUsedTokensTable;
+  /** Keys `account:<no_pegawai>`, `address:<ip>` (password logins), `sso-address:<ip>` (SSO refusals). */
   login_failures: LoginFailuresTable;
 }

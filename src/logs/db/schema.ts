@@ -1,3 +1,4 @@
+import type { LoginFailuresTable } from '../../shared/auth/shared-rate-limiter.js';
 /**
  * Kysely table types of the logs service's own tables (accounts, RBAC, audit). Every table is
  * prefixed `logs_` so the logs service can share a PostgreSQL database with the gateway. The log
@@ -94,4 +95,6 @@ export interface LogsSchema {
   logs_refresh_tokens: LogsRefreshTokensTable;
   logs_audit: LogsAuditTable;
   logs_signing_keys: LogsSigningKeysTable;
+  /** Keys `address:<ip>` (login attempts) and `username:<name>` (login failures). */
+  login_failures: LoginFailuresTable;
 }

@@ -1,7 +1,8 @@
 /**
- * Fixed-window counters in memory, per key (an account, a client address, a tenant). Used for
- * login lockouts and API rate limits. Per process: behind a load balancer each instance counts on
- * its own, which bounds an attacker to (limit x instances) per window.
+ * Fixed-window counters in memory, per key (a user, a tenant). Used for the logs service's API and
+ * ingestion rate limits, on the hot path. Per process: behind a load balancer each instance counts
+ * on its own, which bounds a client to (limit x instances) per window. Login lockouts use
+ * SharedRateLimiter (in the database) instead.
  */
 export interface RateLimitRule {
   /** Events allowed per window. */

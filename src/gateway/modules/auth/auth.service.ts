@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { brokenPasswordRule } from '../../../shared/auth/password-policy.js';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
-import { SharedRateLimiter } from './shared-rate-limiter.js';
+import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewayConfig } from '../../config.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
@@ -24,8 +24,8 @@ export function assertPasswordAcceptable(password: string): void {
 }
 
 export class AuthService {
-  private readonly failuresPerAccount: SharedRateLimiter;
-  private readonly failuresPerAddress: SharedRateLimiter;
+  private readonly failuresPerAccount: SharedRateLimiter<GatewaySchema>;
+  private readonly failuresPerAddress: SharedRateLimiter<GatewaySchema>;
 
   constructor(
     private readonly db: Kysely<GatewaySchema>,

@@ -4,7 +4,7 @@ import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { AuditRepository } from '../audit/audit.repository.js';
 import type { AuthService, Client } from '../auth/auth.service.js';
-import { SharedRateLimiter } from '../auth/shared-rate-limiter.js';
+import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import type { AuthContext } from '../auth/tokens.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { UsersService } from '../users/users.service.js';
@@ -46,7 +46,7 @@ export class SsoService {
    * Refusals per client address, counted in the database like the password lockout (every instance
    * sees the same count); a flood of bad tokens gets 429 before any verification work.
    */
-  private readonly refusalsPerAddress: SharedRateLimiter;
+  private readonly refusalsPerAddress: SharedRateLimiter<GatewaySchema>;
 
   constructor(
     private readonly config: SsoConfig | undefined,

@@ -6,6 +6,7 @@ import * as accounts from './0001_accounts.js';
 import * as alerts from './0200_alerts.js';
 import * as dashboards from './0400_dashboards.js';
 import * as ingestRole from './0500_ingest_role.js';
+import * as loginFailures from './0600_login_failures.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -19,4 +20,5 @@ export const logsMigrations: Record<string, Migration> = {
   ...apmMigrations,
   ...infraMigrations,
   '0500_ingest_role': ingestRole,
+  '0600_login_failures': loginFailures,
 };

@@ -1,8 +1,9 @@
 import { verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
-import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
+import type { Kysely } from 'kysely';
+import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
-import type { LogsUsersTable } from '../../db/schema.js';
+import type { LogsSchema, LogsUsersTable } from '../../db/schema.js';
 import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
@@ -11,27 +12,29 @@ import type { Client } from './authenticate.js';
 /**
  * Password checks for login and HTTP Basic ingestion: the same 401 and the same argon2 work whether
  * or not the account exists; 429 once an address has tried too often or a username has failed too
- * often in the window. Failures go to the audit trail (of the user's tenant, or the default tenant
- * for unknown usernames).
+ * often in the window. The counters are in the database, so every instance counts the same
+ * attempts. Failures go to the audit trail (of the user's tenant, or the default tenant for unknown
+ * usernames).
  */
 export class LoginGuard {
-  private readonly attemptsPerAddress: RateLimiter;
-  private readonly failuresPerUsername: RateLimiter;
+  private readonly attemptsPerAddress: SharedRateLimiter<LogsSchema>;
+  private readonly failuresPerUsername: SharedRateLimiter<LogsSchema>;
 
   constructor(
+    db: Kysely<LogsSchema>,
     config: LogsConfig,
     private readonly users: LogsUsersRepository,
     private readonly audit: LogsAuditRepository,
     now: () => number,
   ) {
-    this.attemptsPerAddress = new RateLimiter(config.rateLimits.loginPerAddress, now);
-    this.failuresPerUsername = new RateLimiter(config.rateLimits.loginFailuresPerUsername, now);
+    this.attemptsPerAddress = new SharedRateLimiter(db, 'address:', config.rateLimits.loginPerAddress, now);
+    this.failuresPerUsername = new SharedRateLimiter(db, 'username:', config.rateLimits.loginFailuresPerUsername, now);
   }
 
   async verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
     const usernameKey = username.toLowerCase();
-    const addressState = this.attemptsPerAddress.hit(client.ip);
-    const usernameState = this.failuresPerUsername.check(usernameKey);
+    const addressState = await this.attemptsPerAddress.hit(client.ip);
+    const usernameState = await this.failuresPerUsername.check(usernameKey);
     const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
     if (refused) {
       await this.audit.record({ tenantId: DEFAULT_TENANT_ID, action, outcome: 'failure', actor: username.slice(0, 128), ...client, details: { reason: 'rate_limited' } });
@@ -40,7 +43,7 @@ export class LoginGuard {
     const user = await this.users.findByUsername(username);
     const ok = user ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
     if (!user || !ok) {
-      this.failuresPerUsername.hit(usernameKey);
+      await this.failuresPerUsername.hit(usernameKey);
       await this.audit.record({
         tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
         action,
@@ -52,7 +55,7 @@ export class LoginGuard {
       });
       throw new AppError('LOGS_INVALID_CREDENTIALS');
     }
-    this.failuresPerUsername.reset(usernameKey);
+    await this.failuresPerUsername.reset(usernameKey);
     return user;
   }
 }

@@ -1,20 +1,37 @@
 import { sql, type Kysely } from 'kysely';
-import type { RateLimitRule, RateLimitState } from '../../../shared/auth/rate-limiter.js';
-import type { GatewaySchema } from '../../db/schema.js';
+import type { RateLimitRule, RateLimitState } from './rate-limiter.js';
+
+/** The counters' table, which each service's migrations create (`login_failures`). */
+export interface LoginFailuresTable {
+  /** A rule's prefix and the key: `account:<no_pegawai>`, `address:<ip>`, ... */
+  key: string;
+  count: number;
+  /** End of the window, epoch ms. */
+  reset_at: number;
+}
+
+interface CountersSchema {
+  login_failures: LoginFailuresTable;
+}
 
 /**
- * Fixed-window failure counters in the gateway database, so that every instance behind the load
- * balancer counts the same login failures (the in-memory RateLimiter counts per process). One
- * table for all counters; `prefix` keeps each rule's keys apart. Written only on failures, read on
- * each attempt: login is not a hot path.
+ * Fixed-window counters in a service's database, so that every instance behind the load balancer
+ * counts the same login failures (the in-memory RateLimiter counts per process). One table for all
+ * counters; `prefix` keeps each rule's keys apart. For login attempts and failures, not for the hot
+ * path: each check is a read, each counted event an upsert.
  */
-export class SharedRateLimiter {
+export class SharedRateLimiter<DB extends CountersSchema> {
+  private readonly db: Kysely<CountersSchema>;
+
   constructor(
-    private readonly db: Kysely<GatewaySchema>,
+    db: Kysely<DB>,
     private readonly prefix: string,
     private readonly rule: RateLimitRule,
     private readonly now: () => number,
-  ) {}
+  ) {
+    // Kysely is invariant in its schema; any schema with the table will do.
+    this.db = db as unknown as Kysely<CountersSchema>;
+  }
 
   /** Whether the key is over its limit, without counting an event. */
   async check(key: string): Promise<RateLimitState> {
@@ -24,11 +41,11 @@ export class SharedRateLimiter {
     return { limited: row.count >= this.rule.limit, retryAfterSeconds: Math.max(1, Math.ceil((Number(row.reset_at) - now) / 1000)) };
   }
 
-  /** Counts one event: one atomic upsert, so concurrent failures on several instances all count. */
-  async hit(key: string): Promise<void> {
+  /** Counts one event (one atomic upsert, so concurrent events on several instances all count) and reports the state after it. */
+  async hit(key: string): Promise<RateLimitState> {
     const now = this.now();
     const resetAt = now + this.rule.windowMs;
-    await this.db
+    const row = await this.db
       .insertInto('login_failures')
       .values({ key: this.prefix + key, count: 1, reset_at: resetAt })
       .onConflict((oc) =>
@@ -37,9 +54,11 @@ export class SharedRateLimiter {
           reset_at: sql`case when login_failures.reset_at <= ${now} then ${resetAt} else login_failures.reset_at end`,
         }),
       )
-      .execute();
+      .returning(['count', 'reset_at'])
+      .executeTakeFirstOrThrow();
     // Expired windows of any key go too, so the table holds only live counters.
     await this.db.deleteFrom('login_failures').where('reset_at', '<=', now).execute();
+    return { limited: row.count > this.rule.limit, retryAfterSeconds: Math.max(1, Math.ceil((Number(row.reset_at) - now) / 1000)) };
   }
 
   async reset(key: string): Promise<void> {
