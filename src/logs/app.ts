@@ -211,6 +211,8 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   alertEvaluator.start(config.alerts.evalIntervalMs);
+  // Notifications a stopped process left queued are sent now (in the background).
+  alertEvaluator.resumeWebhooks().catch((error: unknown) => app.log.error({ err: error }, 'resuming alert webhooks failed'));
   return {
     app, database, store, audit, stats, tenants, spans, metrics, selfMetrics, alerts, alertNotifier,
     provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),

@@ -5,6 +5,7 @@ import { buildLogsService } from '../../src/logs/app.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
 import { webhookUrlProblem } from '../../src/logs/modules/alerts/alerts.notifier.js';
 import { DIALECTS } from '../helpers/databases.js';
+import { eventually } from '../helpers/eventually.js';
 import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -224,6 +225,34 @@ for (const dialect of DIALECTS) {
         assert.equal((await alertOf(result.opened!)).webhook.status, 'delivered');
       } finally {
         await slow.close();
+      }
+    });
+
+    test('a notification a stopped service left unfinished is sent by the next service on the database', async () => {
+      const hook = await startWebhookReceiver();
+      hook.state.hold = true; // the first service's attempt never gets an answer
+      const config = loadLogsConfig({ LOGS_DATABASE_URL: logs.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', ...ENV });
+      const first = await buildLogsService({ config, now: logs.clock.now });
+      let next: Awaited<ReturnType<typeof buildLogsService>> | undefined;
+      try {
+        const rule = await createRule({ query: 'zzzresume', window: '1m', condition: { type: 'absent' }, webhook: { url: hook.url, secret: SECRET } });
+        const opened = (await first.alerts.evaluateRule(rule.id)).opened!;
+        await eventually(async () => assert.equal(hook.received.length, 1));
+        await first.app.close(); // stops with the notification in flight
+        assert.equal((await alertOf(opened)).webhook.status, 'pending');
+
+        hook.state.hold = false;
+        next = await buildLogsService({ config, now: logs.clock.now });
+        await eventually(async () => assert.equal(hook.received.length, 2, 'sent again by the next service'));
+        await eventually(async () => assert.equal((await alertOf(opened)).webhook.status, 'delivered'));
+        const resent = hook.received[1]!;
+        assert.equal(resent.json.alert.id, opened);
+        assert.equal(resent.json.event, 'alert.firing');
+        const signature = `sha256=${createHmac('sha256', SECRET).update(`${resent.headers['x-gerbang-timestamp']}.${resent.body}`).digest('hex')}`;
+        assert.equal(resent.headers['x-gerbang-signature'], signature, 'signed like the first attempt');
+      } finally {
+        await next?.app.close();
+        await hook.close();
       }
     });
 

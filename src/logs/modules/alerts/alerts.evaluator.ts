@@ -9,6 +9,8 @@ import { webhookPayload } from './alerts.views.js';
 const LEASE_MS = 120_000;
 /** Rules evaluated per evaluateDue() pass; the rest wait for the next tick. */
 const DUE_BATCH = 500;
+/** At most this many unfinished notifications are queued again at start (the notifier's queue bound). */
+const RESUME_LIMIT = 1000;
 
 export interface EvaluationResult {
   ruleId: string;
@@ -238,6 +240,26 @@ export class AlertEvaluator {
       // The alert's own history already holds the change; a failed audit write must not undo it.
       this.onError(error);
     }
+  }
+
+  /**
+   * Queues again the notifications a stopped process left unfinished (webhook status `pending` or
+   * `retrying` on the alert), rebuilt from the alert and its rule as they are now. Called at start:
+   * delivery is at least once, so a receiver may see a notification twice (alert id and event tell).
+   */
+  async resumeWebhooks(): Promise<number> {
+    let resumed = 0;
+    for (const alert of await this.repository.unfinishedWebhooks(RESUME_LIMIT)) {
+      const rule = await this.repository.findRuleById(alert.rule_id);
+      const event = alert.webhook_event === 'resolved' ? 'resolved' : 'firing';
+      if (!rule?.webhook_url) {
+        await this.repository.updateAlert(alert.id, { webhook_status: 'failed', webhook_last_error: 'the rule has no webhook any more' });
+        continue;
+      }
+      this.notify(rule, alert, event);
+      resumed += 1;
+    }
+    return resumed;
   }
 
   /** Queues the rule's webhook, if it has one; never waits for it. */

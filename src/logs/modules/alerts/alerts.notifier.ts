@@ -56,8 +56,8 @@ export function webhookSignature(secret: string, timestamp: string, body: string
  * Delivers alert webhooks in the background: the evaluator only enqueues, so a slow or dead
  * receiver never delays an evaluation. Each job is POSTed with a timeout and retried with
  * exponential backoff; every attempt's outcome is written on the alert (webhook_status,
- * webhook_attempts, webhook_last_error, webhook_last_at). In-process: a restart forgets queued
- * notifications (their alerts keep webhook_status `pending`).
+ * webhook_attempts, webhook_last_error, webhook_last_at). The queue is in memory; what a stopped
+ * process left `pending` or `retrying` is queued again at the next start (AlertEvaluator.resumeWebhooks).
  */
 export class WebhookNotifier {
   private readonly queue: WebhookJob[] = [];

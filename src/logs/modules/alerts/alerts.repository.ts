@@ -185,6 +185,11 @@ export class AlertsRepository {
     await this.db.updateTable('logs_alerts').set(changes).where('id', '=', id).execute();
   }
 
+  /** Alerts whose last webhook notification was queued or retrying but not finished (a restart forgot it). */
+  async unfinishedWebhooks(limit: number): Promise<AlertRow[]> {
+    return this.db.selectFrom('logs_alerts').selectAll().where('webhook_status', 'in', ['pending', 'retrying']).limit(limit).execute();
+  }
+
   /** Silenced alerts whose silence has ended. */
   async expiredSilences(nowIso: string, limit: number): Promise<AlertRow[]> {
     return this.db.selectFrom('logs_alerts').selectAll().where('state', '=', 'silenced').where('silenced_until', '<=', nowIso).limit(limit).execute();
