@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 describe('proxy configuration', () => {
   test('service addresses: prefix kept, per-service timeout and limit, documented defaults', () => {
@@ -102,8 +103,7 @@ describe('proxy options: wrapped Authorization, protected metrics', () => {
       GATEWAY_PROXY_AUTHORIZATION: 'wrapped',
       GATEWAY_METRICS_TOKEN: 'scrape-secret',
     });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    port = await listenOnLoopback(gw.app);
   });
   after(async () => {
     await gw.close();
@@ -145,8 +145,7 @@ describe('circuit breaker', () => {
       GATEWAY_PROXY_BREAKER_THRESHOLD: '2',
       GATEWAY_PROXY_BREAKER_COOLDOWN: '10s',
     });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    port = await listenOnLoopback(gw.app);
   });
   after(async () => {
     await gw.close();
@@ -199,8 +198,7 @@ describe('proxy: CORS, access log, header bytes', () => {
       GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'info', GATEWAY_CORS_ORIGINS: PORTAL, SERVER_SERVICE_PELAPORAN: upstream.url,
     });
     gw = await buildGateway({ config, logStream });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    port = await listenOnLoopback(gw.app);
     const login = await rawRequest(port, 'POST', '/api/v1/auth/login', {
       headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
     });
@@ -283,8 +281,7 @@ describe('proxy during shutdown', () => {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('late');
     });
     const gw = await startTestGateway('sqlite', { SERVER_SERVICE_TRAMTIBUM: upstream.url });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (gw.app.server.address() as AddressInfo).port;
+    const port = await listenOnLoopback(gw.app);
     const token = await gw.login();
     const agent = new Agent({ keepAlive: true });
     const answer = new Promise<IncomingMessage>((resolve, reject) =>

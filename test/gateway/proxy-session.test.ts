@@ -48,6 +48,16 @@ for (const dialect of DIALECTS) {
     };
     const proxied = async (gateway: Gateway, token: string) =>
       (await inject(gateway.handle, { method: 'GET', url: '/api/v1/master-data/provinsi', headers: { authorization: token } })).statusCode;
+    /** The user of `token` changes their password on `gateway` (which ends their sessions). */
+    const changePassword = async (gateway: Gateway, token: string) => {
+      const changed = await gateway.app.inject({
+        method: 'PUT',
+        url: '/api/v1/auth/change-password',
+        headers: { authorization: token },
+        payload: { kata_sandi_lama: 'Rahasia#123', kata_sandi: 'Baru#12345', konfirmasi_kata_sandi: 'Baru#12345' },
+      });
+      assert.equal(changed.statusCode, 200, changed.body);
+    };
     const newUser = async (suffix: string) => {
       const admin = await login(a, 'admin', ADMIN_PASSWORD);
       const fields = { no_pegawai: `1990${process.pid}${suffix}`, nama: 'Uji', email: `uji${suffix}${process.pid}@example.go.id`, kata_sandi: 'Rahasia#123', tipe_pegawai: 'pns', hak_akses_id: 'pegawai' };
@@ -60,13 +70,7 @@ for (const dialect of DIALECTS) {
       const user = await newUser('1');
       const token = await login(a, user.noPegawai, 'Rahasia#123');
       assert.equal(await proxied(a, token), 200); // session now cached
-      const changed = await a.app.inject({
-        method: 'PUT',
-        url: '/api/v1/auth/change-password',
-        headers: { authorization: token },
-        payload: { kata_sandi_lama: 'Rahasia#123', kata_sandi: 'Baru#12345', konfirmasi_kata_sandi: 'Baru#12345' },
-      });
-      assert.equal(changed.statusCode, 200, changed.body);
+      await changePassword(a, token);
       const seen = upstream.seen.length;
       assert.equal(await proxied(a, token), 401);
       assert.equal(upstream.seen.length, seen);
@@ -99,13 +103,7 @@ for (const dialect of DIALECTS) {
         const token = await login(a, user.noPegawai, 'Rahasia#123');
         assert.equal(await proxied(b, token), 200);
         const announced = once(b.sessions.events, 'ended-elsewhere');
-        const changed = await a.app.inject({
-          method: 'PUT',
-          url: '/api/v1/auth/change-password',
-          headers: { authorization: token },
-          payload: { kata_sandi_lama: 'Rahasia#123', kata_sandi: 'Baru#12345', konfirmasi_kata_sandi: 'Baru#12345' },
-        });
-        assert.equal(changed.statusCode, 200, changed.body);
+        await changePassword(a, token);
         await announced;
         assert.equal(await proxied(b, token), 401);
       });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { closedPort, digestStream, rawRequest, readAll, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 const BINARY = randomBytes(256 * 1024);
 const MIB = 1_048_576;
@@ -134,8 +134,7 @@ for (const dialect of DIALECTS) {
         SERVER_SERVICE_KEPEGAWAIAN: `http://127.0.0.1:${refused}`,
         // SERVER_SERVICE_TRAMTIBUM unset: 503
       });
-      await gw.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (gw.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(gw.app);
       token = await gw.login();
     });
     after(async () => {

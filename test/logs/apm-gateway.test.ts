@@ -5,6 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 import { closedPort, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 /**
  * The gateway's own traces (a SERVER span per request, a CLIENT span with peer.service per upstream
@@ -18,13 +19,11 @@ for (const dialect of DIALECTS) {
     let upstream: TestUpstream;
     before(async () => {
       logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0' });
-      await logs.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = logs.app.server.address();
-      assert.ok(address && typeof address === 'object');
+      const logsPort = await listenOnLoopback(logs.app);
       const shipper = await logs.provisionIngestAccount('gateway-shipper');
       upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
       gateway = await startTestGateway('sqlite', {
-        GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${address.port}`,
+        GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${logsPort}`,
         GATEWAY_TELEMETRY_USERNAME: shipper.username,
         GATEWAY_TELEMETRY_PASSWORD: shipper.password,
         GATEWAY_TELEMETRY_INTERVAL: '20ms',

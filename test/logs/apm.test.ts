@@ -8,6 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 const HOUR = 3_600_000;
 
@@ -25,10 +26,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0', LOGS_INGEST_BODY_LIMIT: '65536' });
-      await logs.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = logs.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      baseUrl = `http://127.0.0.1:${address.port}`;
+      baseUrl = `http://127.0.0.1:${await listenOnLoopback(logs.app)}`;
       writer = await logs.userWith(['logs:write']);
       viewer = await logs.userWith(['dashboard:read']);
 

@@ -9,6 +9,7 @@ import { loadLogsConfig } from '../../src/logs/config.js';
 import { parseNetDev } from '../../src/logs/modules/infra/self-metrics.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -32,10 +33,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0' });
-      await logs.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = logs.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      baseUrl = `http://127.0.0.1:${address.port}`;
+      baseUrl = `http://127.0.0.1:${await listenOnLoopback(logs.app)}`;
       writer = await logs.userWith(['logs:write']);
       viewer = await logs.userWith(['dashboard:read']);
     });

@@ -8,6 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { DIALECTS } from '../helpers/databases.js';
 import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { listenOnLoopback } from '../helpers/listen.js';
 
 const HOUR = 3_600_000;
 
@@ -18,10 +19,7 @@ for (const dialect of DIALECTS) {
     let writer: { headers: Record<string, string>; username: string };
     before(async () => {
       logs = await startTestLogs(dialect, { LOGS_INGEST_BODY_LIMIT: '65536' });
-      await logs.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = logs.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      baseUrl = `http://127.0.0.1:${address.port}`;
+      baseUrl = `http://127.0.0.1:${await listenOnLoopback(logs.app)}`;
       writer = await logs.userWith(['logs:write']);
     });
     after(async () => logs.close());

@@ -20,8 +20,12 @@ interface CountersSchema {
  * counters; `prefix` keeps each rule's keys apart. For login attempts and failures, not for the hot
  * path: each check is a read, each counted event an upsert.
  */
+/** Expired windows are deleted at most this often per limiter (not on every counted event). */
+const SWEEP_EVERY_MS = 60_000;
+
 export class SharedRateLimiter<DB extends CountersSchema> {
   private readonly db: Kysely<CountersSchema>;
+  private sweptAt = 0;
 
   constructor(
     db: Kysely<DB>,
@@ -56,8 +60,11 @@ export class SharedRateLimiter<DB extends CountersSchema> {
       )
       .returning(['count', 'reset_at'])
       .executeTakeFirstOrThrow();
-    // Expired windows of any key go too, so the table holds only live counters.
-    await this.db.deleteFrom('login_failures').where('reset_at', '<=', now).execute();
+    // Expired windows of any key go too, now and then, so the table holds only live counters.
+    if (now - this.sweptAt >= SWEEP_EVERY_MS) {
+      this.sweptAt = now;
+      await this.db.deleteFrom('login_failures').where('reset_at', '<=', now).execute();
+    }
     return { limited: row.count > this.rule.limit, retryAfterSeconds: Math.max(1, Math.ceil((Number(row.reset_at) - now) / 1000)) };
   }
 

@@ -183,16 +183,11 @@ export function rollupFilters(condition: Condition): { column: 'level' | 'servic
   return null;
 }
 
-export interface EntryRow {
+/** A stored entry as a driver returns it: ids and times may be strings (int8), attributes JSON text (SQLite). */
+export interface EntryRow extends Omit<PreparedEntry, 'ts' | 'attributes'> {
   id: number | string;
   tenant_id: string;
   ts: number | string;
-  level: string | null;
-  service: string | null;
-  host: string | null;
-  trace_id: string | null;
-  span_id: string | null;
-  message: string;
   attributes: string | Record<string, AttributeValue>;
 }
 
