@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
  * gerbang CLI:
- *   all | gateway | logs              start both services, or one
+ *   all | gateway | logs              start both services, or one (gateway: GATEWAY_WORKERS processes)
  *   migrate                           run both services' database migrations and exit
  *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
  */
 import './shared/runtime-flags.js';
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './shared/config/env.js';
 import type { AddressInfo } from 'node:net';
 import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
+import { superviseWorkers } from './gateway/workers/supervisor.js';
+import { plainLogger } from './shared/http/logger.js';
 import { openDatabase } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
 import { gatewayMigrations } from './gateway/db/migrations/index.js';
@@ -54,6 +57,7 @@ async function main(argv: string[]): Promise<void> {
     case 'all': {
       // Both configurations are checked before either service starts.
       const gatewayConfig = loadGatewayConfig(process.env);
+      if (gatewayConfig.workers > 1) throw new ConfigError('GATEWAY_WORKERS', 'more than one worker needs `gerbang gateway` (under `all` the gateway shares its process with the logs service)');
       const logsConfig = loadLogsConfig(process.env);
       const logs = await startLogs(logsConfig);
       try {
@@ -70,7 +74,12 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'gateway': {
-      await start([await startGateway(loadGatewayConfig(process.env))]);
+      const config = loadGatewayConfig(process.env);
+      if (config.workers > 1 && cluster.isPrimary) {
+        // Workers run this same command; the primary only supervises them.
+        process.exit(await superviseWorkers({ workers: config.workers, log: plainLogger(config.logLevel) }));
+      }
+      await start([await startGateway(config)]);
       return;
     }
     case 'migrate': {

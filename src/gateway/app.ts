@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import cookie from '@fastify/cookie';
@@ -8,7 +9,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer, frontThenFastify } from '../shared/http/create-server.js';
-import { accessLogger } from '../shared/http/logger.js';
+import { plainLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
 import type { GatewayConfig } from './config.js';
@@ -21,8 +22,8 @@ import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
-import { CachingSessionsRepository } from './modules/auth/session-cache.js';
-import { listenForEndedSessions } from './modules/auth/session-notify.js';
+import { CachingSessionsRepository, type SessionAnnouncer } from './modules/auth/session-cache.js';
+import { announceEndedSessions, listenForEndedSessions } from './modules/auth/session-notify.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
 import { ProviderKeys } from './modules/sso/provider-keys.js';
 import { cookieTokenSource } from './modules/sso/sso-cookies.js';
@@ -42,6 +43,7 @@ import { SERVICES } from './modules/proxy/services.js';
 import { Upstream } from './modules/proxy/upstream.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
 import { DocsService } from './modules/docs/docs.service.js';
+import { WorkerSiblings } from './workers/siblings.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -80,7 +82,14 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const audit = new AuditRepository(db, now);
   const usersRepository = new UsersRepository(db, database.dialect);
   const hakAkses = new HakAksesRepository(db);
-  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, database.dialect === 'postgres' && config.sessionCacheMs > 0);
+  // One of several workers (GATEWAY_WORKERS): ended sessions and metrics are shared through the primary.
+  const proxyMetrics = new ProxyMetrics();
+  const siblings = cluster.isWorker ? new WorkerSiblings(proxyMetrics.registry) : undefined;
+  const sessionAnnouncers: SessionAnnouncer[] = [];
+  if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push((ids, transaction) => announceEndedSessions(transaction, ids));
+  if (config.sessionCacheMs > 0 && siblings) sessionAnnouncers.push((ids) => siblings.announceEndedSessions(ids));
+  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, sessionAnnouncers);
+  siblings?.whenSessionsEnd((ids) => sessions.endedElsewhere(ids));
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
@@ -141,15 +150,15 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
     upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates));
   }
-  const proxyMetrics = new ProxyMetrics();
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
   let closing = false;
   app.addHook('preClose', async () => void (closing = true));
   proxy = createProxyHandler({
     config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
-    accessLog: accessLogger(config.logLevel, logStream), log: app.log, telemetry, closing: () => closing,
+    accessLog: plainLogger(config.logLevel, logStream), log: app.log, telemetry, closing: () => closing,
   });
-  await app.register(metricsRoutes(proxyMetrics, config.proxy.metricsToken));
+  await app.register(metricsRoutes(siblings ? () => siblings.clusterMetrics() : () => proxyMetrics.registry.metrics(), config.proxy.metricsToken));
+  if (siblings) app.addHook('onClose', async () => siblings.close());
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
   app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
@@ -36,7 +37,11 @@ export interface GatewayConfig {
   readonly proxy: ProxyConfig;
   /** How long a session look-up is reused on this instance (0 = off); see docs/proxy.md. */
   readonly sessionCacheMs: number;
+  /** GATEWAY_WORKERS: processes serving the one port under `gerbang gateway` (docs/workers.md). */
+  readonly workers: number;
 }
+
+const MAX_WORKERS = 64;
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
   const read = envReader(env);
@@ -46,6 +51,12 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     throw new ConfigError('GATEWAY_ADMIN_PASSWORD', 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
   }
   const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
+  const workersRaw = read.optionalString('GATEWAY_WORKERS');
+  if (workersRaw !== undefined && workersRaw !== 'auto' && !(/^\d+$/.test(workersRaw) && Number(workersRaw) >= 1 && Number(workersRaw) <= MAX_WORKERS)) {
+    throw new ConfigError('GATEWAY_WORKERS', `must be "auto" or an integer from 1 to ${MAX_WORKERS}, got "${workersRaw}"`);
+  }
+  // `auto`: one worker per core the process may use, as nginx's `worker_processes auto`.
+  const workers = workersRaw === undefined ? 1 : workersRaw === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(workersRaw);
   return Object.freeze({
     host: read.string('HOST', '0.0.0.0'),
     port: read.port('GATEWAY_PORT', 8080),
@@ -81,5 +92,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     sso: loadSsoConfig(env),
     proxy: loadProxyConfig(env),
     sessionCacheMs: read.duration('GATEWAY_SESSION_CACHE_TTL', '2s'),
+    workers,
   });
 }

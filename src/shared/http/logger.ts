@@ -20,25 +20,42 @@ let sharedStdout: { write(line: string): boolean } | undefined;
 
 /** Longest a log line waits in the buffer. */
 const FLUSH_INTERVAL_MS = 1_000;
+/**
+ * Largest write a pipe takes in one piece (PIPE_BUF on Linux): the gateway's worker processes
+ * share one stdout, and a longer write could interleave with another worker's.
+ */
+const ATOMIC_WRITE = 4_096;
 
 /**
  * Buffered, asynchronous writes to stdout, like nginx's `access_log ... buffer= flush=`: lines go
- * out in blocks of 8 KiB, or after a second at the latest, so an access line per request is not a
- * write(2) per request (unbuffered, that halved the proxy's throughput). Lines logged during one
- * turn of the event loop reach the destination as one string: sonic-boom measures its pending
- * buffer on every write, which cost a few per cent of the proxy's throughput with a line per
- * request. One destination per process, so two services in one process (`cli all`) never
- * interleave partial writes. What is pending is written when the process exits.
+ * out in blocks of whole lines up to 4 KiB, or after a second at the latest, so an access line per
+ * request is not a write(2) per request (unbuffered, that halved the proxy's throughput), and
+ * every block reaches a pipe in one piece even with several worker processes writing to it. Lines
+ * logged during one turn of the event loop reach the destination as few strings: sonic-boom
+ * measures its pending buffer on every write, which cost a few per cent of the proxy's throughput
+ * with a line per request. One destination per process, so two services in one process
+ * (`cli all`) never interleave partial writes. What is pending is written when the process exits.
  */
 function stdout(): { write(line: string): boolean } {
   if (!sharedStdout) {
-    const destination = pino.destination({ dest: 1, sync: false, minLength: 8_192 });
+    const destination = pino.destination({ dest: 1, sync: false, minLength: ATOMIC_WRITE - 1, maxWrite: ATOMIC_WRITE });
     let pending: string[] = [];
     let scheduled = false;
     const handOver = () => {
       scheduled = false;
-      if (pending.length === 0) return;
-      destination.write(pending.join(''));
+      let block = '';
+      let blockBytes = 0;
+      for (const line of pending) {
+        const bytes = Buffer.byteLength(line);
+        if (blockBytes + bytes > ATOMIC_WRITE && blockBytes > 0) {
+          destination.write(block);
+          block = '';
+          blockBytes = 0;
+        }
+        block += line;
+        blockBytes += bytes;
+      }
+      if (blockBytes > 0) destination.write(block);
       pending = [];
     };
     setInterval(() => destination.flush(), FLUSH_INTERVAL_MS).unref();
@@ -80,11 +97,12 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Fa
 }
 
 /**
- * A logger for access lines, whose fields are fixed and free of secrets (service, method, path,
- * query parameter names, status, timings): no redaction pass, which cost about a tenth of a
- * proxied request's CPU. Same level and destination as the service's logger.
+ * A logger for lines whose fields are fixed and free of secrets, such as the proxy's access lines
+ * (service, method, path, query parameter names, status, timings) and the workers' supervisor: no
+ * redaction pass, which cost about a tenth of a proxied request's CPU. Same level and destination
+ * as the service's logger.
  */
-export function accessLogger(level: string, stream?: NodeJS.WritableStream): pino.Logger | undefined {
+export function plainLogger(level: string, stream?: NodeJS.WritableStream): pino.Logger | undefined {
   if (level === 'silent') return undefined;
   return pino({ level }, (stream as pino.DestinationStream | undefined) ?? stdout());
 }

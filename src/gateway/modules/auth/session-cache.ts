@@ -1,10 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { GatewaySchema } from '../../db/schema.js';
-import { announceEndedSessions } from './session-notify.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 type Session = NonNullable<Awaited<ReturnType<SessionsRepository['find']>>>;
+
+/**
+ * Tells other instances or workers that sessions ended. `db` is the connection (or transaction)
+ * that ended them, for announcements that should go out only when it commits.
+ */
+export type SessionAnnouncer = (ids: readonly string[], db: Kysely<GatewaySchema>) => Promise<void> | void;
 
 const LIMIT = 50_000;
 
@@ -14,10 +19,11 @@ const LIMIT = 50_000;
  *
  * Correctness: on this instance, revoking or extending a session drops it from the cache and, for
  * one TTL, stops it being cached again (so a read racing the revoking transaction's commit cannot
- * put the old row back). On PostgreSQL the ended ids are also announced (LISTEN/NOTIFY, delivered at
- * commit) and other instances drop them as they arrive (`endedElsewhere`); without that channel
- * (SQLite, or a lost listener connection) other instances see a revocation within the TTL
- * (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
+ * put the old row back). The ended ids are also announced (`announcers`: to other instances on
+ * PostgreSQL by LISTEN/NOTIFY, delivered at commit; to the other workers of this gateway through
+ * their primary), and the receivers drop them as they arrive (`endedElsewhere`); without such a
+ * channel (instances sharing a SQLite file, or a lost listener connection) other instances see a
+ * revocation within the TTL (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
  */
 export class CachingSessionsRepository extends SessionsRepository {
   private readonly cache = new Map<string, { session: Session | undefined; until: number }>();
@@ -29,8 +35,7 @@ export class CachingSessionsRepository extends SessionsRepository {
     private readonly database: Kysely<GatewaySchema>,
     private readonly ttlMs: number,
     private readonly clock: () => number = Date.now,
-    /** Announce ended sessions to other instances (PostgreSQL). */
-    private readonly announce = false,
+    private readonly announcers: readonly SessionAnnouncer[] = [],
   ) {
     super(database);
   }
@@ -42,7 +47,7 @@ export class CachingSessionsRepository extends SessionsRepository {
   }
 
   private async announced(ids: readonly string[], db: Kysely<GatewaySchema> = this.database): Promise<void> {
-    if (this.announce && ids.length > 0) await announceEndedSessions(db, ids);
+    if (ids.length > 0) for (const announce of this.announcers) await announce(ids, db);
   }
 
   override async find(id: string) {

@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { availableParallelism } from 'node:os';
+import { createInterface } from 'node:readline';
+import { describe, test } from 'node:test';
+import { ConfigError } from '../../src/shared/config/env.js';
+import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { RestartBudget } from '../../src/gateway/workers/supervisor.js';
+import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
+import { eventually } from '../helpers/eventually.js';
+import { ADMIN_PASSWORD } from '../helpers/gateway.js';
+import { startUpstream } from '../helpers/upstream.js';
+
+interface LogLine {
+  pid: number;
+  msg: string;
+  status?: number;
+  [field: string]: unknown;
+}
+
+/** `gerbang gateway` with GATEWAY_WORKERS=2, from source, on a free port; its stdout read line by line. */
+async function startWorkers(env: Record<string, string>) {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+    env: { ...process.env, HOST: '127.0.0.1', GATEWAY_PORT: '0', GATEWAY_WORKERS: '2', LOG_LEVEL: 'info', GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: LogLine[] = [];
+  const torn: string[] = [];
+  const waiters: { check: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: LogLine;
+    try {
+      line = JSON.parse(text) as LogLine;
+    } catch {
+      torn.push(text);
+      return;
+    }
+    lines.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.check(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  /** The first line from now on that passes `check`. */
+  const next = (check: (line: LogLine) => boolean) =>
+    Promise.race([
+      new Promise<LogLine>((resolve) => waiters.push({ check, resolve })),
+      exited.then((code) => Promise.reject(new Error(`the gateway exited with ${code}`))),
+    ]);
+  /** Resolves once `condition` holds over the lines read so far. */
+  const until = async (condition: () => boolean) => {
+    if (!condition()) await next(condition);
+  };
+  const listening = () => lines.filter((line) => line.msg.startsWith('Server listening'));
+  try {
+    // Each process flushes its own lines: the primary's may come before a worker's.
+    await until(() => listening().length === 2 && lines.some((line) => line.msg === 'gateway workers listening'));
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const [first, second] = listening() as [LogLine, LogLine];
+  const url = /http:\/\/127\.0\.0\.1:\d+/.exec(first.msg)![0];
+  assert.ok(second.msg.includes(url), 'both workers serve the one port');
+  assert.notEqual(first.pid, second.pid);
+  return { child, url, lines, torn, exited, next, until, workerPids: [first.pid, second.pid] };
+}
+
+/** One request on a connection of its own, so the primary hands each to a worker in turn. */
+function call(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+  return new Promise<{ status: number; body: any; text: string }>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${url}${path}`, { method, agent: false, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        resolve({ status: res.statusCode!, body: parsed, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const login = async (url: string) => (await call(url, 'POST', '/api/v1/auth/login', {}, { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD })).body.data.token as string;
+
+/** The pids that wrote access lines for requests with this status. */
+const accessPids = (lines: LogLine[], status: number) => new Set(lines.filter((line) => line.msg === 'proxied' && line.status === status).map((line) => line.pid));
+
+async function stopWorkers(child: ChildProcess, exited: Promise<number | null>) {
+  if (child.exitCode === null) child.kill('SIGTERM');
+  return exited;
+}
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('GATEWAY_WORKERS settings', () => {
+  test('a whole number from 1 to 64 or "auto" (one per core); anything else stops the start with the variable named', () => {
+    assert.equal(loadGatewayConfig({}).workers, 1);
+    assert.equal(loadGatewayConfig({ GATEWAY_WORKERS: '3' }).workers, 3);
+    assert.equal(loadGatewayConfig({ GATEWAY_WORKERS: 'auto' }).workers, Math.min(availableParallelism(), 64));
+    for (const bad of ['0', '65', '-1', '1.5', 'two', '2 workers']) {
+      assert.throws(() => loadGatewayConfig({ GATEWAY_WORKERS: bad }), (error: unknown) => error instanceof ConfigError && /GATEWAY_WORKERS/.test(error.message), bad);
+    }
+  });
+
+  test('`gerbang all` refuses more than one worker with one line', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
+      env: { ...process.env, GATEWAY_WORKERS: '2', LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^invalid configuration: GATEWAY_WORKERS more than one worker needs `gerbang gateway`/);
+  });
+
+  test('crashed workers are replaced, up to 5 exits a minute', () => {
+    let now = 0;
+    const budget = new RestartBudget(5, 60_000, () => now);
+    for (let i = 0; i < 5; i += 1) {
+      assert.equal(budget.spend(), true);
+      now += 1_000;
+    }
+    assert.equal(budget.spend(), false, 'a sixth exit within the minute');
+    now += 60_000;
+    assert.equal(budget.spend(), true, 'the older exits have left the window');
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`gerbang gateway with two workers [${dialect}]`, () => {
+    test('one port, one signing key and session store, metrics summed over the workers, whole log lines', async () => {
+      const database = await createTestDatabase(dialect);
+      const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url });
+      try {
+        const token = await login(gateway.url);
+        const statuses = [];
+        for (let i = 0; i < 20; i += 1) statuses.push((await call(gateway.url, 'GET', `/api/v1/master-data/provinsi?i=${i}`, { authorization: token })).status);
+        assert.deepEqual(statuses, Array(20).fill(200));
+        // Every scrape, whichever worker takes it, counts all 20.
+        const counted = /^gateway_proxy_requests_total\{service="master-data",method="GET",status="200"\} 20$/m;
+        await eventually(async () => assert.match((await call(gateway.url, 'GET', '/metrics')).text, counted), 5_000);
+        for (let i = 0; i < 4; i += 1) {
+          const metrics = await call(gateway.url, 'GET', '/metrics');
+          assert.equal(metrics.status, 200);
+          assert.match(metrics.text, counted);
+        }
+        await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
+        assert.deepEqual([...accessPids(gateway.lines, 200)].sort(), [...gateway.workerPids].sort(), 'both workers relayed with the token issued by one');
+        assert.equal(upstream.seen.length, 20);
+        assert.deepEqual(gateway.torn, [], 'every stdout line is one whole JSON line');
+      } finally {
+        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
+        await upstream.close();
+        await database.drop();
+      }
+    });
+
+    test('a logout through one worker is refused at once by the other, even with a long session cache', async () => {
+      const database = await createTestDatabase(dialect);
+      const upstream = await startUpstream((_req, res) => void res.writeHead(200).end('ok'));
+      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url, GATEWAY_SESSION_CACHE_TTL: '10m' });
+      try {
+        const token = await login(gateway.url);
+        // Both workers check the token once and cache its session.
+        for (let i = 0; i < 4; i += 1) assert.equal((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status, 200);
+        await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
+        assert.equal((await call(gateway.url, 'POST', '/api/v1/auth/logout', { authorization: token })).status, 200);
+        const after = [];
+        for (let i = 0; i < 6; i += 1) after.push((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status);
+        assert.deepEqual(after, Array(6).fill(401));
+        await gateway.until(() => accessPids(gateway.lines, 401).size === 2);
+        assert.equal(upstream.seen.length, 4, 'nothing went upstream after the logout');
+      } finally {
+        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
+        await upstream.close();
+        await database.drop();
+      }
+    });
+
+    test('a worker that dies is replaced; SIGTERM stops the primary and every worker', async () => {
+      const database = await createTestDatabase(dialect);
+      const upstream = await startUpstream((_req, res) => void res.writeHead(200).end('ok'));
+      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url });
+      try {
+        const [victim, survivor] = gateway.workerPids as [number, number];
+        const replaced = gateway.next((line) => line.msg === 'gateway worker exited; starting another');
+        const replacement = gateway.next((line) => line.msg.startsWith('Server listening'));
+        process.kill(victim, 'SIGKILL');
+        assert.equal((await replaced).workerPid, victim);
+        const newcomer = (await replacement).pid;
+        assert.ok(newcomer !== victim && newcomer !== survivor);
+        const token = await login(gateway.url);
+        for (let i = 0; i < 4; i += 1) assert.equal((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status, 200);
+        await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
+        assert.deepEqual([...accessPids(gateway.lines, 200)].sort(), [survivor, newcomer].sort());
+
+        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
+        assert.equal(isRunning(survivor), false);
+        assert.equal(isRunning(newcomer), false);
+      } finally {
+        await stopWorkers(gateway.child, gateway.exited);
+        await upstream.close();
+        await database.drop();
+      }
+    });
+  });
+}
