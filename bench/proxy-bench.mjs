@@ -173,7 +173,13 @@ const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 async function main() {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('run `npm run build` in the repository root first');
   const upstreamUrl = `http://127.0.0.1:${PORTS.upstream}`;
-  start('upstream', process.execPath, [join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
+  // A fresh upstream for every target: one that had served the whole run slowed down towards its
+  // end (a reordered run showed it), which penalised whatever was measured last.
+  const startUpstream = async () => {
+    const child = start('upstream', process.execPath, [join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
+    await waitForPort(PORTS.upstream);
+    return child;
+  };
   for (const [name, workers, port] of [['nginx', 1, PORTS.nginx], ['nginx-per-core', 'auto', PORTS.nginxPerCore]]) {
     writeFileSync(join(tmp, `${name}.conf`), nginxConfig(name, workers, port));
     start(name, 'nginx', ['-p', tmp, '-c', join(tmp, `${name}.conf`), '-g', 'daemon off;']);
@@ -185,7 +191,7 @@ async function main() {
   start('node floor', process.execPath, [join(HERE, 'node-floor.mjs'), String(PORTS.nodeFloor), upstreamUrl]);
   start('node floor per core', process.execPath, perCore('node-floor.mjs', PORTS.nodeFloorPerCore));
   await Promise.all(
-    [PORTS.upstream, PORTS.nginx, PORTS.nginxPerCore, PORTS.express, PORTS.expressPerCore, PORTS.replyFrom, PORTS.nodeFloor, PORTS.nodeFloorPerCore].map((port) => waitForPort(port)),
+    [PORTS.nginx, PORTS.nginxPerCore, PORTS.express, PORTS.expressPerCore, PORTS.replyFrom, PORTS.nodeFloor, PORTS.nodeFloorPerCore].map((port) => waitForPort(port)),
   );
 
   const proxied = (port) => (p) => `http://127.0.0.1:${port}/api/v1/master-data${p}`;
@@ -204,6 +210,7 @@ async function main() {
   ];
   const results = [];
   for (const target of targets) {
+    const upstream = await startUpstream();
     let gateway;
     if (target.gateway) {
       gateway = await startGateway(target.gateway.port, target.gateway.level, target.gateway.label, target.gateway.workers);
@@ -217,6 +224,7 @@ async function main() {
     results.push({ round: target.round, name: target.name, get, post });
     process.stdout.write(`${target.round}, ${target.name}: GET ${fmt(get.rps, 0)} req/s p50 ${fmt(get.p50)} ms p99 ${fmt(get.p99)} ms | POST ${fmt(post.rps, 0)} req/s p50 ${fmt(post.p50)} ms p99 ${fmt(post.p99)} ms\n`);
     if (gateway) await stop(gateway.child);
+    await stop(upstream);
   }
   for (const child of children) if (child.exitCode === null) await stop(child);
 

@@ -128,6 +128,16 @@ describe('GATEWAY_WORKERS settings', () => {
     assert.match(result.stderr, /^invalid configuration: GATEWAY_WORKERS more than one worker needs `gerbang gateway`/);
   });
 
+  test('a worker that cannot start (database unreachable) fails the start: the primary exits 1 and says so', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+      env: { ...process.env, HOST: '127.0.0.1', GATEWAY_PORT: '0', GATEWAY_WORKERS: '2', LOG_LEVEL: 'info', GATEWAY_DATABASE_URL: 'postgres://gerbang@127.0.0.1:1/gerbang' },
+      encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /ECONNREFUSED/, 'the worker\'s own error');
+    assert.match(result.stdout, /"msg":"a gateway worker failed to start"/);
+  });
+
   test('crashed workers are replaced, up to 5 exits a minute', () => {
     let now = 0;
     const budget = new RestartBudget(5, 60_000, () => now);

@@ -47,6 +47,7 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
   return new Promise((resolve) => {
     let stopping = false;
     let started = false;
+    let failedDuringStart = false;
     let exitCode = 0;
     const live = new Set<Worker>();
     let nextCollect = 0;
@@ -127,7 +128,10 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
             if (live.size === 0) resolve(exitCode);
             return;
           }
-          if (!started) return; // a worker that fails to start fails the start (below)
+          if (!started) {
+            failedDuringStart = true; // the start fails (below)
+            return;
+          }
           if (budget.spend()) {
             log?.warn({ workerPid: worker.process.pid, code, signal }, 'gateway worker exited; starting another');
             void fork();
@@ -147,7 +151,7 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
       const first = await fork();
       const rest = first ? await Promise.all(Array.from({ length: workers - 1 }, fork)) : [];
       if (stopping) return;
-      if (!first || rest.includes(false)) {
+      if (!first || rest.includes(false) || failedDuringStart) {
         log?.error('a gateway worker failed to start');
         stop(1);
         return;
