@@ -62,7 +62,10 @@ async function waitForPort(port) {
   throw new Error(`nothing listens on ${port}`);
 }
 
+const running = (child) => child.exitCode === null && child.signalCode === null;
+
 async function stop(child) {
+  if (!running(child)) return;
   child.stopping = true;
   const exited = new Promise((done) => child.once('exit', done));
   child.kill('SIGTERM');
@@ -226,7 +229,7 @@ async function main() {
     if (gateway) await stop(gateway.child);
     await stop(upstream);
   }
-  for (const child of children) if (child.exitCode === null) await stop(child);
+  for (const child of children) await stop(child);
 
   // The gateway is compared with the peers of its own round.
   const peers = ['nginx', 'express', 'floor: node', 'peer: fastify'];
@@ -309,6 +312,6 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const child of children) if (child.exitCode === null) await stop(child);
+    for (const child of children) await stop(child);
     rmSync(tmp, { recursive: true, force: true });
   });
