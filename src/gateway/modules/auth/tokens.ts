@@ -81,12 +81,20 @@ export class GatewayTokens {
     return new Date(this.now() + this.ttlMs).toISOString();
   }
 
+  private isoAt = { ms: Number.NaN, iso: '' };
+
+  /** The clock as an ISO string, formatted once per millisecond: every proxied request needs it. */
+  private nowIso(): string {
+    const ms = this.now();
+    if (ms !== this.isoAt.ms) this.isoAt = { ms, iso: new Date(ms).toISOString() };
+    return this.isoAt.iso;
+  }
+
   async authenticate(jwt: string): Promise<AuthContext | undefined> {
     const claims = await this.verifier.verify(jwt, this.now());
     if (!claims) return undefined;
     const session = await this.sessions.find(claims.sid);
-    const nowIso = new Date(this.now()).toISOString();
-    if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.user_id) return undefined;
+    if (!session || session.revoked_at !== null || session.expires_at <= this.nowIso() || session.user_id !== claims.user_id) return undefined;
     return { userId: claims.user_id, sessionId: claims.sid, claims, jwt };
   }
 }

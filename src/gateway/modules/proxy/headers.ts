@@ -81,7 +81,10 @@ export function clientResponseHeaders(raw: readonly (Buffer | string)[], default
     const name = raw[i]!.toString('latin1');
     const lower = name.toLowerCase();
     if (lower === 'connection') {
-      for (const token of connectionNamed(raw[i + 1]!.toString('latin1'))!) if (!HOP_BY_HOP.has(token)) (named ??= new Set()).add(token);
+      const value = raw[i + 1]!.toString('latin1');
+      // Nearly every upstream says `keep-alive` (or `close`): both hop-by-hop already.
+      if (/^\s*(keep-alive|close)\s*$/i.test(value)) continue;
+      for (const token of connectionNamed(value)!) if (!HOP_BY_HOP.has(token)) (named ??= new Set()).add(token);
       continue;
     }
     if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-')) continue;
