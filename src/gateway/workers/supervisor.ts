@@ -1,10 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
-import { isWorkerMessage, type MetricsJson, type WorkerMessage } from './messages.js';
-
-/** Longest the primary waits for every worker's metrics (a worker's scrape waits a little longer). */
-const COLLECT_TIMEOUT_MS = 4_000;
+import { isWorkerMessage, type WorkerMessage } from './messages.js';
+import { MetricsGatherer } from './metrics-gatherer.js';
 
 /**
  * Replacing crashed workers, within reason: more than `limit` unexpected exits within `windowMs`
@@ -50,8 +47,6 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
     let failedDuringStart = false;
     let exitCode = 0;
     const live = new Set<Worker>();
-    let nextCollect = 0;
-    const collections = new Map<number, { parts: MetricsJson[]; waiting: Set<Worker>; answer: (reply: { text?: string; error?: string }) => void }>();
 
     const stop = (code: number) => {
       if (stopping) return;
@@ -65,26 +60,7 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
       if (worker.isConnected()) worker.send(message);
     };
 
-    const finishCollection = (id: number) => {
-      const collection = collections.get(id);
-      if (!collection || collection.waiting.size > 0) return;
-      collections.delete(id);
-      Promise.resolve()
-        .then(() => AggregatorRegistry.aggregate(collection.parts).metrics())
-        .then((text) => collection.answer({ text }), (error: unknown) => collection.answer({ error: String(error) }));
-    };
-
-    /** Asks every worker for its metrics; answers with the sum, or an error if one fails to answer. */
-    const collectMetrics = (answer: (reply: { text?: string; error?: string }) => void) => {
-      const collectId = nextCollect++;
-      const waiting = new Set([...live].filter((worker) => worker.isConnected()));
-      collections.set(collectId, { parts: [], waiting, answer });
-      setTimeout(() => {
-        if (collections.delete(collectId)) answer({ error: `${waiting.size} worker(s) did not answer in time` });
-      }, COLLECT_TIMEOUT_MS).unref();
-      for (const worker of waiting) send(worker, { type: 'gerbang:metrics-collect', collectId });
-      finishCollection(collectId);
-    };
+    const metrics = new MetricsGatherer<Worker>((worker, collectId) => send(worker, { type: 'gerbang:metrics-collect', collectId }));
 
     const onMessage = (from: Worker, message: WorkerMessage) => {
       switch (message.type) {
@@ -92,20 +68,14 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
           for (const worker of live) if (worker !== from) send(worker, message);
           return;
         case 'gerbang:metrics-request':
-          collectMetrics((reply) => send(from, { type: 'gerbang:metrics-response', requestId: message.requestId, ...reply }));
+          metrics.collect(
+            [...live].filter((worker) => worker.isConnected()),
+            (reply) => send(from, { type: 'gerbang:metrics-response', requestId: message.requestId, ...reply }),
+          );
           return;
-        case 'gerbang:metrics-part': {
-          const collection = collections.get(message.collectId);
-          if (!collection || !collection.waiting.delete(from)) return;
-          if (message.metrics) {
-            collection.parts.push(message.metrics);
-            finishCollection(message.collectId);
-          } else {
-            collections.delete(message.collectId);
-            collection.answer({ error: message.error ?? 'a worker failed to read its metrics' });
-          }
+        case 'gerbang:metrics-part':
+          metrics.received(from, message.collectId, message.metrics, message.error);
           return;
-        }
         default:
       }
     };
@@ -120,8 +90,7 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
         worker.once('listening', () => listening(true));
         worker.once('exit', (code, signal) => {
           live.delete(worker);
-          // A collection still waiting on this worker answers without it.
-          for (const [id, collection] of collections) if (collection.waiting.delete(worker)) finishCollection(id);
+          metrics.workerGone(worker);
           listening(false);
           if (stopping) {
             if (code !== 0) exitCode = 1;
