@@ -86,8 +86,8 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const proxyMetrics = new ProxyMetrics();
   const siblings = cluster.isWorker ? new WorkerSiblings(proxyMetrics.registry) : undefined;
   const sessionAnnouncers: SessionAnnouncer[] = [];
-  if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push((ids, transaction) => announceEndedSessions(transaction, ids));
-  if (config.sessionCacheMs > 0 && siblings) sessionAnnouncers.push((ids) => siblings.announceEndedSessions(ids));
+  if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push(announceEndedSessions);
+  if (config.sessionCacheMs > 0 && siblings) sessionAnnouncers.push((_db, ids) => siblings.announceEndedSessions(ids));
   const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, sessionAnnouncers);
   siblings?.whenSessionsEnd((ids) => sessions.endedElsewhere(ids));
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { request } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { RestartBudget } from '../../src/gateway/workers/supervisor.js';
+import type { DialectName } from '../../src/shared/db/database.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD } from '../helpers/gateway.js';
-import { startUpstream } from '../helpers/upstream.js';
+import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 interface LogLine {
   pid: number;
@@ -64,42 +64,49 @@ async function startWorkers(env: Record<string, string>) {
     throw error;
   }
   const [first, second] = listening() as [LogLine, LogLine];
-  const url = /http:\/\/127\.0\.0\.1:\d+/.exec(first.msg)![0];
-  assert.ok(second.msg.includes(url), 'both workers serve the one port');
+  const port = Number(/http:\/\/127\.0\.0\.1:(\d+)/.exec(first.msg)![1]);
+  assert.ok(second.msg.includes(`127.0.0.1:${port}`), 'both workers serve the one port');
   assert.notEqual(first.pid, second.pid);
-  return { child, url, lines, torn, exited, next, until, workerPids: [first.pid, second.pid] };
-}
-
-/** One request on a connection of its own, so the primary hands each to a worker in turn. */
-function call(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  return new Promise<{ status: number; body: any; text: string }>((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${url}${path}`, { method, agent: false, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode!, body: parsed, text });
-      });
+  /** One request on a connection of its own, so the primary hands each to a worker in turn. */
+  const call = async (method: string, path: string, token?: string) => {
+    const response = await rawRequest(port, method, path, { headers: token ? { authorization: token } : {} });
+    return { status: response.status, text: response.body.toString() };
+  };
+  const login = async () => {
+    const response = await rawRequest(port, 'POST', '/api/v1/auth/login', {
+      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
     });
-    req.on('error', reject);
-    req.end(payload);
-  });
+    return JSON.parse(response.body.toString()).data.token as string;
+  };
+  /** SIGTERM to the primary (unless it is gone already); resolves with its exit code. */
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    return exited;
+  };
+  return { lines, torn, next, until, call, login, stop, workerPids: [first.pid, second.pid] };
 }
 
-const login = async (url: string) => (await call(url, 'POST', '/api/v1/auth/login', {}, { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD })).body.data.token as string;
+type Workers = Awaited<ReturnType<typeof startWorkers>>;
+
+/** Two workers on a fresh database in front of an upstream that answers 200; stopped (exit 0 expected) and cleaned up after `use`. */
+async function withWorkers(dialect: DialectName, env: Record<string, string>, use: (gateway: Workers, upstream: TestUpstream) => Promise<void>) {
+  const database = await createTestDatabase(dialect);
+  const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  try {
+    const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url, ...env });
+    try {
+      await use(gateway, upstream);
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  } finally {
+    await upstream.close();
+    await database.drop();
+  }
+}
 
 /** The pids that wrote access lines for requests with this status. */
 const accessPids = (lines: LogLine[], status: number) => new Set(lines.filter((line) => line.msg === 'proxied' && line.status === status).map((line) => line.pid));
-
-async function stopWorkers(child: ChildProcess, exited: Promise<number | null>) {
-  if (child.exitCode === null) child.kill('SIGTERM');
-  return exited;
-}
 
 const isRunning = (pid: number) => {
   try {
@@ -153,20 +160,17 @@ describe('GATEWAY_WORKERS settings', () => {
 
 for (const dialect of DIALECTS) {
   describe(`gerbang gateway with two workers [${dialect}]`, () => {
-    test('one port, one signing key and session store, metrics summed over the workers, whole log lines', async () => {
-      const database = await createTestDatabase(dialect);
-      const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url });
-      try {
-        const token = await login(gateway.url);
+    test('one port, one signing key and session store, metrics summed over the workers, whole log lines', () =>
+      withWorkers(dialect, {}, async (gateway, upstream) => {
+        const token = await gateway.login();
         const statuses = [];
-        for (let i = 0; i < 20; i += 1) statuses.push((await call(gateway.url, 'GET', `/api/v1/master-data/provinsi?i=${i}`, { authorization: token })).status);
+        for (let i = 0; i < 20; i += 1) statuses.push((await gateway.call('GET', `/api/v1/master-data/provinsi?i=${i}`, token)).status);
         assert.deepEqual(statuses, Array(20).fill(200));
         // Every scrape, whichever worker takes it, counts all 20.
         const counted = /^gateway_proxy_requests_total\{service="master-data",method="GET",status="200"\} 20$/m;
-        await eventually(async () => assert.match((await call(gateway.url, 'GET', '/metrics')).text, counted), 5_000);
+        await eventually(async () => assert.match((await gateway.call('GET', '/metrics')).text, counted), 5_000);
         for (let i = 0; i < 4; i += 1) {
-          const metrics = await call(gateway.url, 'GET', '/metrics');
+          const metrics = await gateway.call('GET', '/metrics');
           assert.equal(metrics.status, 200);
           assert.match(metrics.text, counted);
         }
@@ -174,40 +178,24 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([...accessPids(gateway.lines, 200)].sort(), [...gateway.workerPids].sort(), 'both workers relayed with the token issued by one');
         assert.equal(upstream.seen.length, 20);
         assert.deepEqual(gateway.torn, [], 'every stdout line is one whole JSON line');
-      } finally {
-        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
-        await upstream.close();
-        await database.drop();
-      }
-    });
+      }));
 
-    test('a logout through one worker is refused at once by the other, even with a long session cache', async () => {
-      const database = await createTestDatabase(dialect);
-      const upstream = await startUpstream((_req, res) => void res.writeHead(200).end('ok'));
-      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url, GATEWAY_SESSION_CACHE_TTL: '10m' });
-      try {
-        const token = await login(gateway.url);
+    test('a logout through one worker is refused at once by the other, even with a long session cache', () =>
+      withWorkers(dialect, { GATEWAY_SESSION_CACHE_TTL: '10m' }, async (gateway, upstream) => {
+        const token = await gateway.login();
         // Both workers check the token once and cache its session.
-        for (let i = 0; i < 4; i += 1) assert.equal((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status, 200);
+        for (let i = 0; i < 4; i += 1) assert.equal((await gateway.call('GET', '/api/v1/master-data/x', token)).status, 200);
         await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
-        assert.equal((await call(gateway.url, 'POST', '/api/v1/auth/logout', { authorization: token })).status, 200);
+        assert.equal((await gateway.call('POST', '/api/v1/auth/logout', token)).status, 200);
         const after = [];
-        for (let i = 0; i < 6; i += 1) after.push((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status);
+        for (let i = 0; i < 6; i += 1) after.push((await gateway.call('GET', '/api/v1/master-data/x', token)).status);
         assert.deepEqual(after, Array(6).fill(401));
         await gateway.until(() => accessPids(gateway.lines, 401).size === 2);
         assert.equal(upstream.seen.length, 4, 'nothing went upstream after the logout');
-      } finally {
-        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
-        await upstream.close();
-        await database.drop();
-      }
-    });
+      }));
 
-    test('a worker that dies is replaced; SIGTERM stops the primary and every worker', async () => {
-      const database = await createTestDatabase(dialect);
-      const upstream = await startUpstream((_req, res) => void res.writeHead(200).end('ok'));
-      const gateway = await startWorkers({ GATEWAY_DATABASE_URL: database.url, SERVER_SERVICE_MASTER_DATA: upstream.url });
-      try {
+    test('a worker that dies is replaced; SIGTERM stops the primary and every worker', () =>
+      withWorkers(dialect, {}, async (gateway) => {
         const [victim, survivor] = gateway.workerPids as [number, number];
         const replaced = gateway.next((line) => line.msg === 'gateway worker exited; starting another');
         const replacement = gateway.next((line) => line.msg.startsWith('Server listening'));
@@ -215,19 +203,14 @@ for (const dialect of DIALECTS) {
         assert.equal((await replaced).workerPid, victim);
         const newcomer = (await replacement).pid;
         assert.ok(newcomer !== victim && newcomer !== survivor);
-        const token = await login(gateway.url);
-        for (let i = 0; i < 4; i += 1) assert.equal((await call(gateway.url, 'GET', '/api/v1/master-data/x', { authorization: token })).status, 200);
+        const token = await gateway.login();
+        for (let i = 0; i < 4; i += 1) assert.equal((await gateway.call('GET', '/api/v1/master-data/x', token)).status, 200);
         await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
         assert.deepEqual([...accessPids(gateway.lines, 200)].sort(), [survivor, newcomer].sort());
 
-        assert.equal(await stopWorkers(gateway.child, gateway.exited), 0);
+        assert.equal(await gateway.stop(), 0);
         assert.equal(isRunning(survivor), false);
         assert.equal(isRunning(newcomer), false);
-      } finally {
-        await stopWorkers(gateway.child, gateway.exited);
-        await upstream.close();
-        await database.drop();
-      }
-    });
+      }));
   });
 }

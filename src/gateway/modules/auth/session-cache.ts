@@ -9,7 +9,7 @@ type Session = NonNullable<Awaited<ReturnType<SessionsRepository['find']>>>;
  * Tells other instances or workers that sessions ended. `db` is the connection (or transaction)
  * that ended them, for announcements that should go out only when it commits.
  */
-export type SessionAnnouncer = (ids: readonly string[], db: Kysely<GatewaySchema>) => Promise<void> | void;
+export type SessionAnnouncer = (db: Kysely<GatewaySchema>, ids: readonly string[]) => Promise<void> | void;
 
 const LIMIT = 50_000;
 
@@ -47,7 +47,7 @@ export class CachingSessionsRepository extends SessionsRepository {
   }
 
   private async announced(ids: readonly string[], db: Kysely<GatewaySchema> = this.database): Promise<void> {
-    if (ids.length > 0) for (const announce of this.announcers) await announce(ids, db);
+    if (ids.length > 0) for (const announce of this.announcers) await announce(db, ids);
   }
 
   override async find(id: string) {
