@@ -15,15 +15,11 @@
 // (Debian: apt-get install -y nginx wrk).
 // Options (env): BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (50),
 // BENCH_PROFILE=1 (run the gateway with --cpu-prof; profiles land in bench/profiles/).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { connect } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem, tmpdir, release } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..');
+import { join } from 'node:path';
+import { HERE, ROOT, fmt, gatewayLogin, start, stop, stopAll, versionOf, waitForPort, wrk as wrkRun, writeSection } from './lib.mjs';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -36,62 +32,9 @@ const ROUNDS = { single: 'one process each', perCore: `one worker per core (${CO
 const PASSWORD = 'Bench#Passw0rd1';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-bench-'));
-const children = [];
 
-function start(name, command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  child.on('exit', (code, signal) => {
-    if (code && !child.stopping) process.stderr.write(`${name} exited with ${code ?? signal}\n${stderr}\n`);
-  });
-  children.push(child);
-  return child;
-}
-
-async function waitForPort(port) {
-  for (let i = 0; i < 200; i += 1) {
-    const open = await new Promise((done) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), done(true)));
-      socket.once('error', () => done(false));
-    });
-    if (open) return;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
-
-const running = (child) => child.exitCode === null && child.signalCode === null;
-
-async function stop(child) {
-  if (!running(child)) return;
-  child.stopping = true;
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((done) => setTimeout(done, 15_000))]);
-}
-
-function toMs(text) {
-  const match = /^([\d.]+)(us|ms|s)$/.exec(text);
-  if (!match) return NaN;
-  const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-}
-
-function wrk(url, { post = false, token, duration = DURATION } = {}) {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${duration}s`, '--latency'];
-  if (token) args.push('-H', `Authorization: ${token}`);
-  if (post) args.push('-s', join(HERE, 'post-10k.lua'));
-  args.push(url);
-  const out = execFileSync('wrk', args, { encoding: 'utf8' });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '');
-  const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '');
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const errors = /Socket errors:.*/.exec(out)?.[0];
-  return { rps, p50, p99, non2xx, errors };
-}
+const wrk = (url, { post = false, token, duration = DURATION } = {}) =>
+  wrkRun(url, { connections: CONNECTIONS, duration, token, script: post ? 'post-10k.lua' : undefined });
 
 function nginxConfig(name, workers, port) {
   const root = process.getuid?.() === 0 ? 'user root;\n' : '';
@@ -140,22 +83,8 @@ async function startGateway(port, logLevel, label, workers = '1') {
     },
   });
   await waitForPort(port);
-  const response = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
-  });
-  const token = (await response.json()).data?.token;
-  if (!token) throw new Error(`gateway login failed (${response.status})`);
+  const token = await gatewayLogin(port, PASSWORD);
   return { child, token };
-}
-
-function versionOf(name, from = ROOT) {
-  try {
-    return JSON.parse(readFileSync(join(from, 'node_modules', name, 'package.json'), 'utf8')).version;
-  } catch {
-    return '?';
-  }
 }
 
 // Before measuring: the target answers the GET and relays the whole POST body (the upstream says
@@ -170,8 +99,6 @@ async function checkRelay(name, url, token) {
   const received = post.status === 200 ? (await post.json()).received : undefined;
   if (received !== body.length) throw new Error(`${name}: POST /10k answered ${post.status}, the upstream got ${received} of ${body.length} bytes`);
 }
-
-const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function main() {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('run `npm run build` in the repository root first');
@@ -229,7 +156,7 @@ async function main() {
     if (gateway) await stop(gateway.child);
     await stop(upstream);
   }
-  for (const child of children) await stop(child);
+  await stopAll();
 
   // The gateway is compared with the peers of its own round.
   const peers = ['nginx', 'express', 'floor: node', 'peer: fastify'];
@@ -289,20 +216,7 @@ Targets (issue 3): at least 0.5x nginx, at least 2x Express + http-proxy-middlew
 ${verdicts.join('\n')}
 
 `;
-  const file = join(ROOT, 'docs/benchmarks.md');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nMeasured with the scripts in `bench/`; tests never assert timings.\n\n';
-  // Replace only the lines from "## Proxy" (that exact heading) up to the next "## " heading, so
-  // hand-written sections such as "## Proxy: reading" survive every run.
-  const start_ = text.search(/^## Proxy[ \t]*$/m);
-  if (start_ === -1) {
-    const before = text.search(/^## Proxy:/m); // new section goes ahead of its reading, if any
-    text = before === -1 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, before) + section + text.slice(before);
-  } else {
-    const next = text.indexOf('\n## ', start_ + 1);
-    text = text.slice(0, start_) + section + (next === -1 ? '' : text.slice(next + 1));
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
+  writeSection('## Proxy', section);
   process.stdout.write(`\nwritten to docs/benchmarks.md\n`);
 }
 
@@ -312,6 +226,6 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const child of children) await stop(child);
+    await stopAll();
     rmSync(tmp, { recursive: true, force: true });
   });

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// What watching itself costs the gateway (issue 11, "self-watching stays cheap"): the gateway's
+// proxy throughput with its telemetry off (`cli.js gateway` alone) against the same gateway under
+// `cli.js all`, shipping its access lines and spans to the logs service beside it. The gateway is
+// pinned to CPU 0; the logs service, the upstream and wrk share CPU 1, so the ratio shows what the
+// shipping costs the gateway's own core, not what the console's ingestion takes from a shared one.
+// Rounds alternate off/on to spread drift; the median ratio is reported. After each "on" run the
+// logs service is asked how many of the run's access lines it holds.
+//
+// Needs: `npm run build` in the repository root; wrk and taskset (Debian: apt-get install -y wrk).
+// Options (env): BENCH_DURATION (seconds, default 10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50).
+import { mkdirSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { HERE, ROOT, childrenOf, fmt, gatewayLogin, pin, start, stop, stopAll, waitForPort, wrk, writeSection } from './lib.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const PORTS = { upstream: 9201, gateway: 9203, logs: 9204 };
+const PASSWORD = 'Bench#Passw0rd1';
+const tmp = mkdtempSync(join(tmpdir(), 'gerbang-self-watch-'));
+
+const baseEnv = (dataDir) => ({
+  ...process.env,
+  HOST: '127.0.0.1',
+  DATA_DIR: dataDir,
+  GATEWAY_PORT: String(PORTS.gateway),
+  LOGS_PORT: String(PORTS.logs),
+  GATEWAY_ADMIN_PASSWORD: PASSWORD,
+  LOGS_ADMIN_PASSWORD: PASSWORD,
+  LOG_LEVEL: 'info',
+  SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
+  // The benchmark's own traffic must not be refused by the console's per-tenant ingestion limit.
+  LOGS_INGEST_RATE_PER_TENANT: '1000000',
+});
+
+/** Starts the gateway alone (off) or both services (on) and pins them; returns what to stop. */
+async function startSystem(shipping, run) {
+  const dataDir = join(tmp, `${shipping ? 'on' : 'off'}-${run}`);
+  mkdirSync(dataDir, { recursive: true });
+  const child = start(shipping ? 'all' : 'gateway', process.execPath, [join(ROOT, 'dist/cli.js'), shipping ? 'all' : 'gateway'], { env: baseEnv(dataDir) });
+  await waitForPort(PORTS.gateway);
+  if (shipping) await waitForPort(PORTS.logs);
+  const services = childrenOf(child.pid);
+  const gatewayPid = services.find((s) => / gateway\b/.test(s.cmdline))?.pid ?? child.pid;
+  const logsPid = services.find((s) => / logs\b/.test(s.cmdline))?.pid;
+  pin(child.pid, '1');
+  pin(gatewayPid, '0');
+  if (logsPid) pin(logsPid, '1');
+  return { child, separate: logsPid !== undefined };
+}
+
+/** Access lines of the gateway's proxied calls that reached the logs service. */
+async function accessLinesShipped() {
+  const base = `http://127.0.0.1:${PORTS.logs}`;
+  const login = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+  const token = (await login.json()).token.access_token;
+  const search = await fetch(`${base}/api/v1/logs/list/paginate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: 'proxied', limit: 1 }),
+  });
+  return (await search.json()).total;
+}
+
+async function main() {
+  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('run `npm run build` in the repository root first');
+  const upstream = start('upstream', 'taskset', ['-c', '1', process.execPath, join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
+  await waitForPort(PORTS.upstream);
+  const url = `http://127.0.0.1:${PORTS.gateway}/api/v1/master-data/1k`;
+  const runs = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const shipping of [false, true]) {
+      const system = await startSystem(shipping, round);
+      const token = await gatewayLogin(PORTS.gateway, PASSWORD);
+      wrk(url, { connections: CONNECTIONS, duration: 3, token, cpus: '1' }); // warm-up
+      const get = wrk(url, { connections: CONNECTIONS, duration: DURATION, token, cpus: '1' });
+      let shipped;
+      if (shipping) {
+        await delay(3_000); // the last batches (GATEWAY_TELEMETRY_INTERVAL, 1 s) reach the console
+        shipped = await accessLinesShipped();
+      }
+      runs.push({ round, shipping, separate: system.separate, get, shipped });
+      process.stdout.write(`round ${round + 1} ${shipping ? 'on ' : 'off'}: ${fmt(get.rps, 0)} req/s p99 ${fmt(get.p99)} ms${shipping ? `, ${shipped} access lines shipped of ${get.requests + '+warm-up'}` : ''}\n`);
+      await stop(system.child);
+    }
+  }
+  await stop(upstream);
+
+  const ratios = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const [off, on] = [false, true].map((s) => runs.find((r) => r.round === round && r.shipping === s).get.rps);
+    ratios.push(on / off);
+  }
+  const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
+  const rows = runs.map((r) => `| ${r.round + 1} | ${r.shipping ? `on (${r.separate ? 'logs service in its own process, CPU 1' : 'one process'})` : 'off (gateway alone)'} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p50)} | ${fmt(r.get.p99)} | ${r.get.non2xx} | ${r.shipped ?? '-'} |`);
+  const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
+  writeSection('## Self-watching cost', `## Self-watching cost
+
+Run: ${new Date().toISOString()} with \`node bench/self-watch.mjs\` (after \`npm run build\`). Machine: ${machine}
+(load average at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}). The gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS}
+connections, ${DURATION} s after a 3 s warm-up) pinned to CPU 0; wrk, the upstream and the logs service share CPU 1.
+"off": \`cli.js gateway\` with no telemetry. "on": \`cli.js all\`, the gateway shipping every access line and span
+(default batching and sampling) to the logs service. "shipped": access lines of the run found by a search afterwards.
+
+| round | telemetry | GET req/s | p50 ms | p99 ms | non-2xx | shipped |
+|---|---|---|---|---|---|---|
+${rows.join('\n')}
+
+Throughput with shipping on, as a share of off: ${ratios.map((r) => fmt(r)).join(', ')} (median ${fmt(median)}; target: at least 0.90).
+
+`);
+  process.stdout.write(`median on/off ${fmt(median)}; written to docs/benchmarks.md\n`);
+}
+
+main()
+  .catch((error) => {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    await stopAll();
+    rmSync(tmp, { recursive: true, force: true });
+  });
