@@ -128,7 +128,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');

@@ -20,6 +20,8 @@ export interface LogsConfig {
   /** Largest ingestion body (after gzip decompression), in bytes. */
   readonly ingestBodyLimit: number;
   readonly trustProxy: boolean | number | string;
+  /** Longest time to receive a whole request, headers and body (408 beyond): bounds slow clients. */
+  readonly requestTimeoutMs: number;
   readonly rateLimits: {
     /** Login attempts per client address. */
     readonly loginPerAddress: RateRule;
@@ -82,6 +84,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
     trustProxy:
       trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
+    requestTimeoutMs: read.duration('LOGS_REQUEST_TIMEOUT', '120s'),
     rateLimits: {
       loginPerAddress: rule('LOGS_LOGIN_RATE_PER_ADDRESS', 30, 'LOGS_LOGIN_RATE_WINDOW', '1m'),
       loginFailuresPerUsername: rule('LOGS_LOGIN_MAX_FAILURES_PER_USERNAME', 5, 'LOGS_LOGIN_LOCKOUT_WINDOW', '15m'),

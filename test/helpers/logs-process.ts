@@ -2,12 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { LOGS_ADMIN_PASSWORD } from './logs.js';
 
-/** Starts `gerbang logs` (the real CLI) in a child process; resolves once it listens (its log line says so). */
-export async function startLogsProcess(databaseUrl: string, port: number): Promise<ChildProcess> {
+/**
+ * Starts `gerbang logs` (the real CLI) in a child process; resolves once it listens (its log line says
+ * so). `env` adds or overrides variables. Its stdout keeps flowing (a test may listen to it).
+ */
+export async function startLogsProcess(databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
     env: {
       ...process.env, HOST: '127.0.0.1', LOGS_PORT: String(port), LOGS_DATABASE_URL: databaseUrl, LOGS_ADMIN_PASSWORD,
       LOG_LEVEL: 'info', LOGS_RETENTION_INTERVAL: '0', LOGS_SELF_METRICS_INTERVAL: '0',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

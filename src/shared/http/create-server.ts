@@ -23,6 +23,15 @@ export interface ServerOptions {
 
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
+/**
+ * Node checks request timeouts only every `connectionsCheckingInterval` (30 s by default): a short
+ * timeout would otherwise be enforced up to 30 s late. A quarter of the timeout, within 250 ms-30 s
+ * (30 s with no request timeout: then only Node's 60 s headers timeout is checked).
+ */
+function timeoutChecks(requestTimeoutMs: number): { connectionsCheckingInterval: number } {
+  return { connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.min(30_000, Math.max(250, Math.floor(requestTimeoutMs / 4))) : 30_000 };
+}
+
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Each request goes to `front` first, and to Fastify's handler when `front` did not take it. */
@@ -34,7 +43,7 @@ export function frontThenFastify(front: NonNullable<ServerOptions['front']>, fas
 
 /** An HTTP server that offers each request to `front` first, with the timeouts Fastify would set. */
 function frontedServer(options: ServerOptions, fastifyHandler: RequestListener) {
-  const server = createHttpServer(frontThenFastify(options.front!, fastifyHandler));
+  const server = createHttpServer(timeoutChecks(options.requestTimeoutMs ?? 120_000), frontThenFastify(options.front!, fastifyHandler));
   server.requestTimeout = options.requestTimeoutMs ?? 120_000;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
@@ -51,6 +60,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // upload may take. Keep-alive idles close after 72 s.
     requestTimeout: options.requestTimeoutMs ?? 120_000,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: timeoutChecks(options.requestTimeoutMs ?? 120_000),
     ...(options.front ? { serverFactory: (fastifyHandler: RequestListener) => frontedServer(options, fastifyHandler) } : {}),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { strict: false } },

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
 import ExcelJS from 'exceljs';
 import type { LogsAuditTable } from '../../db/schema.js';
@@ -11,9 +12,21 @@ function cells(row: LogsAuditTable): string[] {
   return EXPORT_COLUMNS.map((column) => row[column] ?? '');
 }
 
-/** Waits while the consumer is behind, so a slow download holds at most about one page in memory. */
-async function backpressure(stream: Writable): Promise<void> {
-  if (stream.writableNeedDrain) await once(stream, 'drain');
+/**
+ * Waits while the consumer is behind, so a slow download holds at most about one page in memory.
+ * False once the stream is destroyed (the client left: Fastify destroys the payload): stop producing,
+ * rather than reading and encoding the rest of the trail for nobody.
+ */
+async function roomFor(stream: Writable): Promise<boolean> {
+  if (stream.destroyed) return false;
+  if (!stream.writableNeedDrain) return true;
+  const waiting = new AbortController();
+  try {
+    await Promise.race([once(stream, 'drain', { signal: waiting.signal }), once(stream, 'close', { signal: waiting.signal })]);
+  } finally {
+    waiting.abort();
+  }
+  return !stream.destroyed;
 }
 
 /**
@@ -26,7 +39,8 @@ export function auditCsv(audit: LogsAuditRepository, filter: AuditFilter): NodeJ
   void (async () => {
     try {
       for await (const page of audit.stream(filter)) {
-        for (const row of page) if (!csv.write(cells(row))) await once(csv, 'drain');
+        for (const row of page) if (!csv.write(cells(row)) && !(await roomFor(csv))) return;
+        if (csv.destroyed) return;
       }
       csv.end();
     } catch (error) {
@@ -47,7 +61,11 @@ export function auditXlsx(audit: LogsAuditRepository, filter: AuditFilter): Node
       sheet.addRow([...EXPORT_COLUMNS]).commit();
       for await (const page of audit.stream(filter)) {
         for (const row of page) sheet.addRow(cells(row)).commit();
-        await backpressure(out);
+        // SQLite pages arrive without a turn of the event loop (better-sqlite3 is synchronous), and
+        // exceljs buffers before `out` sees back-pressure: yield a turn per page, so compression
+        // drains into `out` and a client that left is noticed within a page.
+        await setImmediate();
+        if (!(await roomFor(out))) return;
       }
       sheet.commit();
       await workbook.commit();
