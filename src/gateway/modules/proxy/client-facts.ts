@@ -23,14 +23,27 @@ const lastEntry = (value: string | string[]): string => {
   return (comma === -1 ? text : text.slice(comma + 1)).trim();
 };
 
-/** A raw request as the token check and the forwarding headers see it; each fact computed on first use. */
+/**
+ * A raw request as the token check and the forwarding headers see it; each fact computed on first
+ * use. The peer (address, TLS) is recorded when the request arrives: once a request body has been
+ * consumed (undici destroys it after sending; so does `pipeline` when an upload fails), Node sets
+ * `raw.socket` to null, and the access line is written after that. Nothing here reads the socket later.
+ */
 export class ClientFacts implements TokenRequest {
   private parsedCookies: Record<string, string | undefined> | undefined;
+  /** The direct peer's address ('' if the socket had none, e.g. already closed). */
+  readonly peerAddress: string;
+  /** Whether the client's connection to us is TLS. */
+  readonly encrypted: boolean;
 
   constructor(
     readonly raw: IncomingMessage,
     private readonly trust: TrustRule,
-  ) {}
+  ) {
+    const socket = raw.socket as (IncomingMessage['socket'] & { encrypted?: boolean }) | null;
+    this.peerAddress = socket?.remoteAddress ?? '';
+    this.encrypted = socket?.encrypted === true;
+  }
 
   get method(): string {
     return this.raw.method ?? 'GET';
@@ -47,19 +60,19 @@ export class ClientFacts implements TokenRequest {
 
   /** The direct peer, or the client a trusted proxy in front names. */
   get ip(): string | undefined {
-    const addresses = proxyAddr.all(this.raw, this.trust);
-    return addresses[addresses.length - 1];
+    // proxy-addr reads only `headers` and `socket.remoteAddress`: given the recorded peer, never the live socket.
+    const addresses = proxyAddr.all({ headers: this.raw.headers, socket: { remoteAddress: this.peerAddress } } as unknown as IncomingMessage, this.trust);
+    return addresses[addresses.length - 1] || undefined;
   }
 
   private get peerTrusted(): boolean {
-    const peer = this.raw.socket.remoteAddress;
-    return peer !== undefined && this.trust(peer, 0);
+    return this.peerAddress !== '' && this.trust(this.peerAddress, 0);
   }
 
   get protocol(): string {
     const forwarded = this.raw.headers['x-forwarded-proto'];
     if (forwarded && this.peerTrusted) return lastEntry(forwarded);
-    return (this.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    return this.encrypted ? 'https' : 'http';
   }
 
   get host(): string {

@@ -247,7 +247,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     const trace: Record<string, string> = {};
     const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;
     const xff = req.headers['x-forwarded-for'];
-    const peer = req.socket.remoteAddress ?? '';
+    const peer = exchange.peerAddress;
     try {
       await upstream.relay(
         {
