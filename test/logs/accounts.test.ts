@@ -121,6 +121,65 @@ for (const dialect of DIALECTS) {
       assert.equal(ok.statusCode, 201);
     });
 
+    test('a users:manage holder cannot act on a more powerful user: the admin-takeover chain is 403 at every step and changes nothing', async () => {
+      const manager = await logs.userWith(['users:manage']);
+      const adminHeaders = await logs.admin();
+      const admin = (await logs.request({ method: 'GET', url: '/api/users', headers: adminHeaders })).json().users.find((u: { username: string }) => u.username === 'admin');
+      const takeover = 'Takeover#Passw0rd';
+      // The reported chain: set the admin's password, then log in as the admin with it.
+      const setPassword = await logs.request({ method: 'PUT', url: `/api/users/${admin.id}`, headers: manager.headers, payload: { password: takeover } });
+      assert.equal(setPassword.statusCode, 403);
+      assert.deepEqual(setPassword.json(), { error: 'permission denied' });
+      assert.equal((await logs.request({ method: 'POST', url: '/api/login', payload: { username: 'admin', password: takeover } })).statusCode, 401);
+      // Every other action on the admin: e-mail, strip roles, delete.
+      for (const [method, payload] of [['PUT', { email: 'attacker@example.go.id' }], ['PUT', { roles: [] }], ['DELETE', undefined]] as const) {
+        const response = await logs.request({ method, url: `/api/users/${admin.id}`, headers: manager.headers, ...(payload ? { payload } : {}) });
+        assert.equal(response.statusCode, 403, `${method} ${JSON.stringify(payload)}`);
+      }
+      const after = (await logs.request({ method: 'GET', url: `/api/users/${admin.id}`, headers: adminHeaders })).json();
+      assert.deepEqual(after.roles, ['admin']);
+      assert.equal(after.email, admin.email);
+      await logs.login(); // the admin's own password still works
+
+      // A peer holding one permission the manager lacks is out of reach too, for every action.
+      const peer = await logs.userWith(['users:manage', 'logs:read']);
+      for (const [method, payload] of [['PUT', { password: takeover }], ['PUT', { roles: [] }], ['DELETE', undefined]] as const) {
+        assert.equal((await logs.request({ method, url: `/api/users/${peer.id}`, headers: manager.headers, ...(payload ? { payload } : {}) })).statusCode, 403, `${method} peer`);
+      }
+      assert.deepEqual((await logs.request({ method: 'GET', url: `/api/users/${peer.id}`, headers: adminHeaders })).json().roles.length, 1);
+
+      // A user whose permissions are all the manager's own stays manageable: update, reset, re-role, delete.
+      const equal = await logs.userWith(['users:manage']);
+      assert.equal((await logs.request({ method: 'PUT', url: `/api/users/${equal.id}`, headers: manager.headers, payload: { password: takeover, roles: [] } })).statusCode, 200);
+      assert.equal((await logs.request({ method: 'POST', url: '/api/login', payload: { username: equal.username, password: takeover } })).statusCode, 200);
+      assert.equal((await logs.request({ method: 'DELETE', url: `/api/users/${equal.id}`, headers: manager.headers })).statusCode, 204);
+    });
+
+    test('a roles:manage holder cannot change or delete a role beyond their permissions or one a more powerful user holds', async () => {
+      const adminHeaders = await logs.admin();
+      const manager = await logs.userWith(['roles:manage', 'logs:read']);
+      const createRole = async (permissions: string[]) => (await logs.request({ method: 'POST', url: '/api/roles', headers: adminHeaders, payload: { name: uniqueName('r'), permissions } })).json();
+      // A role with a permission the manager lacks.
+      const wider = await createRole(['logs:read', 'tenants:manage']);
+      // A role within the manager's permissions, held by a user who also holds users:manage.
+      const narrow = await createRole(['logs:read']);
+      const holderName = uniqueName('u');
+      assert.equal((await logs.request({ method: 'POST', url: '/api/users', headers: adminHeaders, payload: { username: holderName, email: `${holderName}@example.go.id`, password: PASSWORD, roles: [narrow.name, 'admin'] } })).statusCode, 201);
+      for (const role of [wider, narrow]) {
+        for (const [method, payload] of [['PUT', { permissions: [] }], ['PUT', { name: uniqueName('renamed') }], ['DELETE', undefined]] as const) {
+          const response = await logs.request({ method, url: `/api/roles/${role.id}`, headers: manager.headers, ...(payload ? { payload } : {}) });
+          assert.equal(response.statusCode, 403, `${method} ${role.name} ${JSON.stringify(payload)}`);
+          assert.deepEqual(response.json(), { error: 'permission denied' });
+        }
+        const unchanged = (await logs.request({ method: 'GET', url: `/api/roles/${role.id}`, headers: adminHeaders })).json();
+        assert.deepEqual([unchanged.name, unchanged.permissions], [role.name, role.permissions]);
+      }
+      // A role within reach, held by nobody more powerful, stays manageable.
+      const own = await createRole(['logs:read']);
+      assert.equal((await logs.request({ method: 'PUT', url: `/api/roles/${own.id}`, headers: manager.headers, payload: { permissions: [] } })).statusCode, 200);
+      assert.equal((await logs.request({ method: 'DELETE', url: `/api/roles/${own.id}`, headers: manager.headers })).statusCode, 204);
+    });
+
     test('users: create, get, update, delete; passwords never returned; bad input is 400', async () => {
       const headers = await logs.admin();
       const username = uniqueName('u');

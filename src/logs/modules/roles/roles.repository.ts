@@ -35,6 +35,16 @@ export class RolesRepository {
       .execute();
   }
 
+  /** Every role held by any user who holds this one (what those users can do, together). */
+  rolesOfHolders(roleId: string) {
+    return this.db
+      .selectFrom('logs_user_roles')
+      .innerJoin('logs_roles', 'logs_roles.id', 'logs_user_roles.role_id')
+      .selectAll('logs_roles')
+      .where('logs_user_roles.user_id', 'in', (eb) => eb.selectFrom('logs_user_roles').select('user_id').where('role_id', '=', roleId))
+      .execute();
+  }
+
   insert(row: LogsRolesTable, db: Kysely<LogsSchema> = this.db) {
     return db.insertInto('logs_roles').values(row).execute();
   }

@@ -5,6 +5,7 @@ import { invalidBody } from '../../http/errors.js';
 import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { isPermission, permissionsOfRole, type Permission } from '../rbac/permissions.js';
+import { assertWithinActor } from '../rbac/privilege.js';
 import type { RolesRepository } from './roles.repository.js';
 
 export interface RoleView {
@@ -19,14 +20,6 @@ export interface RoleView {
 
 export function roleView(role: LogsRolesTable): RoleView {
   return { id: role.id, name: role.name, permissions: permissionsOfRole(role), builtin: role.builtin === 1, tenant_id: role.tenant_id, created_at: role.created_at, updated_at: role.updated_at };
-}
-
-/**
- * Least privilege: nobody hands out a permission they do not hold themselves, whether by writing it
- * into a role or by giving a user a role that has it.
- */
-export function assertCanGrant(actor: LogsAuthContext, permissions: readonly Permission[]): void {
-  if (permissions.some((permission) => !actor.permissions.has(permission))) throw new AppError('LOGS_PERMISSION_DENIED');
 }
 
 /** Roles: the built-in `admin` and `viewer`, and each tenant's own. */
@@ -45,7 +38,7 @@ export class RolesService {
 
   async create(tenantId: string, input: { name: string; permissions: string[] }, actor: LogsAuthContext, client: Client): Promise<RoleView> {
     const permissions = checkedPermissions(input.permissions);
-    assertCanGrant(actor, permissions);
+    assertWithinActor(actor, permissions);
     await this.assertNameFree(tenantId, input.name);
     const at = new Date(this.now()).toISOString();
     const row: LogsRolesTable = { id: randomUUID(), tenant_id: tenantId, name: input.name, permissions: JSON.stringify(permissions), builtin: 0, created_at: at, updated_at: at };
@@ -55,11 +48,11 @@ export class RolesService {
   }
 
   async update(tenantId: string, id: string, input: { name?: string | undefined; permissions?: string[] | undefined }, actor: LogsAuthContext, client: Client): Promise<RoleView> {
-    const role = await this.editable(tenantId, id);
+    const role = await this.editable(tenantId, id, actor);
     const changes: { name?: string; permissions?: string; updated_at: string } = { updated_at: new Date(this.now()).toISOString() };
     if (input.permissions !== undefined) {
       const permissions = checkedPermissions(input.permissions);
-      assertCanGrant(actor, permissions);
+      assertWithinActor(actor, permissions);
       changes.permissions = JSON.stringify(permissions);
     }
     if (input.name !== undefined && input.name !== role.name) {
@@ -73,15 +66,21 @@ export class RolesService {
 
   /** Users who held the role simply lose it. */
   async delete(tenantId: string, id: string, actor: LogsAuthContext, client: Client): Promise<void> {
-    const role = await this.editable(tenantId, id);
+    const role = await this.editable(tenantId, id, actor);
     await this.roles.delete(id);
     await this.audit.record({ tenantId, action: 'role.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'role', targetId: id, ...client, details: { name: role.name } });
   }
 
-  private async editable(tenantId: string, id: string): Promise<LogsRolesTable> {
+  /**
+   * A role the actor may change or delete: not built-in, no permission beyond the actor's, and not
+   * held by anyone more powerful than the actor (changing it would change what they can do).
+   */
+  private async editable(tenantId: string, id: string, actor: LogsAuthContext): Promise<LogsRolesTable> {
     const role = await this.roles.findVisible(tenantId, id);
     if (!role) throw new AppError('LOGS_NOT_FOUND');
     if (role.builtin === 1) throw invalidBody('built-in roles cannot be changed');
+    assertWithinActor(actor, permissionsOfRole(role));
+    assertWithinActor(actor, (await this.roles.rolesOfHolders(id)).flatMap((held) => permissionsOfRole(held)));
     return role;
   }
 

@@ -10,7 +10,7 @@ import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import type { LogsSessionsRepository } from '../auth/sessions.repository.js';
 import { permissionsOfRole } from '../rbac/permissions.js';
-import { assertCanGrant } from '../roles/roles.service.js';
+import { assertWithinActor } from '../rbac/privilege.js';
 import type { RolesRepository } from '../roles/roles.repository.js';
 import type { LogsUsersRepository } from './users.repository.js';
 
@@ -91,6 +91,7 @@ export class LogsUsersService {
   async update(tenantId: string, id: string, input: { email?: string | undefined; password?: string | undefined; roles?: string[] | undefined }, actor: LogsAuthContext, client: Client): Promise<UserView> {
     const user = await this.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
+    await this.assertCanActOn(actor, id);
     if (input.password !== undefined) assertPassword(input.password);
     const roles = input.roles === undefined ? undefined : await this.resolveRoles(tenantId, input.roles, actor);
     if (roles && id === actor.userId && !roles.some((r) => permissionsOfRole(r).includes('users:manage'))) {
@@ -117,6 +118,7 @@ export class LogsUsersService {
     const user = await this.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
     if (id === actor.userId) throw invalidBody('you cannot delete your own account');
+    await this.assertCanActOn(actor, id);
     await this.db.transaction().execute(async (trx) => {
       await this.users.delete(id, trx);
       await this.audit.record({ tenantId, action: 'user.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'user', targetId: id, ...client, details: { username: user.username } }, trx);
@@ -129,7 +131,13 @@ export class LogsUsersService {
     const roles = await this.roles.findVisibleByNames(tenantId, names);
     const missing = names.find((name) => !roles.some((role) => role.name === name));
     if (missing !== undefined) throw invalidBody(`unknown role "${missing}"`);
-    if (actor) assertCanGrant(actor, roles.flatMap((role) => permissionsOfRole(role)));
+    if (actor) assertWithinActor(actor, roles.flatMap((role) => permissionsOfRole(role)));
     return roles;
+  }
+
+  /** 403 unless every permission the target user holds is also the actor's (no acting on a more powerful user). */
+  private async assertCanActOn(actor: LogsAuthContext, targetId: string): Promise<void> {
+    const roles = (await this.users.rolesOf([targetId])).get(targetId) ?? [];
+    assertWithinActor(actor, roles.flatMap((role) => permissionsOfRole(role)));
   }
 }
