@@ -1,9 +1,23 @@
+/** The outcome of one call let through, told to the breaker exactly once (later reports are ignored). */
+export interface BreakerCall {
+  /** The upstream answered (whatever the status). */
+  succeeded(): void;
+  /** The upstream could not be reached or did not answer. */
+  failed(): void;
+  /**
+   * The call ended without saying anything about the upstream (the client left, the request body
+   * broke): a half-open trial that ends so lets the next call be the trial.
+   */
+  released(): void;
+}
+
 /**
  * Stops sending to an upstream that keeps failing to connect or answer: after `threshold`
  * consecutive failed calls the circuit opens and calls fail at once for `cooldownMs`; then one
- * trial call is let through (half-open): an answer closes the circuit, a failure opens it again.
- * Any answer from the upstream, whatever its status, counts as success: the breaker is about
- * reachability, not about the service's own errors.
+ * trial call is let through (half-open): an answer closes the circuit, a failure opens it again,
+ * and a trial that ends with neither (released) frees the slot for the next call. Any answer from
+ * the upstream, whatever its status, counts as success: the breaker is about reachability, not
+ * about the service's own errors.
  */
 export class CircuitBreaker {
   private failures = 0;
@@ -16,22 +30,37 @@ export class CircuitBreaker {
     private readonly now: () => number,
   ) {}
 
-  /** False when the call must not be attempted now. */
-  allow(): boolean {
-    if (this.threshold <= 0 || this.failures < this.threshold) return true;
-    if (this.now() < this.openUntil || this.trialInFlight) return false;
+  /** 'closed', 'open' (calls refused) or 'half-open' (cooldown over: the next call, or the one in flight, is the trial). */
+  get state(): 'closed' | 'open' | 'half-open' {
+    if (this.threshold <= 0 || this.failures < this.threshold) return 'closed';
+    return this.now() < this.openUntil ? 'open' : 'half-open';
+  }
+
+  /** The call's outcome reporter, or undefined when the call must not be attempted now. */
+  enter(): BreakerCall | undefined {
+    const state = this.state;
+    if (state === 'closed') return this.call(false);
+    if (state === 'open' || this.trialInFlight) return undefined;
     this.trialInFlight = true; // half-open: this one call decides
-    return true;
+    return this.call(true);
   }
 
-  succeeded(): void {
-    this.failures = 0;
-    this.trialInFlight = false;
-  }
-
-  failed(): void {
-    this.failures += 1;
-    this.trialInFlight = false;
-    if (this.threshold > 0 && this.failures >= this.threshold) this.openUntil = this.now() + this.cooldownMs;
+  private call(trial: boolean): BreakerCall {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      if (trial) this.trialInFlight = false;
+      outcome();
+    };
+    return {
+      succeeded: () => settle(() => (this.failures = 0)),
+      failed: () =>
+        settle(() => {
+          this.failures += 1;
+          if (this.threshold > 0 && this.failures >= this.threshold) this.openUntil = this.now() + this.cooldownMs;
+        }),
+      released: () => settle(() => {}),
+    };
   }
 }

@@ -74,22 +74,28 @@ export class Upstream {
    */
   async relay(request: UpstreamRequest, onHeaders: (status: number, rawHeaders: Buffer[]) => Writable): Promise<void> {
     const retryable = request.body === undefined && (request.method === 'GET' || request.method === 'HEAD');
-    if (!this.breaker.allow()) throw new UpstreamError('circuit_open', undefined);
-    for (let attempt = 0; ; attempt += 1) {
-      const state = { answered: false };
-      try {
-        await this.dispatchOnce(request, onHeaders, state);
-        this.breaker.succeeded();
-        return;
-      } catch (error) {
-        if (state.answered) this.breaker.succeeded();
-        if (state.answered || request.signal?.aborted) throw error;
-        const kind = classifyUpstreamError(error);
-        if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
-        // A request body that broke (client gone, size limit) says nothing about the upstream.
-        if (kind !== 'other') this.breaker.failed();
-        throw new UpstreamError(kind, error);
+    const verdict = this.breaker.enter();
+    if (!verdict) throw new UpstreamError('circuit_open', undefined);
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        const state = { answered: false };
+        try {
+          await this.dispatchOnce(request, onHeaders, state);
+          verdict.succeeded();
+          return;
+        } catch (error) {
+          if (state.answered) verdict.succeeded();
+          if (state.answered || request.signal?.aborted) throw error;
+          const kind = classifyUpstreamError(error);
+          if (retryable && attempt < this.retries && (kind === 'refused' || kind === 'reset')) continue;
+          // A request body that broke (client gone, size limit) says nothing about the upstream.
+          if (kind !== 'other') verdict.failed();
+          throw new UpstreamError(kind, error);
+        }
       }
+    } finally {
+      // Whatever ended the call without a verdict (the client left, 'other'): a trial frees its slot.
+      verdict.released();
     }
   }
 
