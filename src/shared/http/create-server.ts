@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loggerOptions } from './logger.js';
-import { genReqId, registerRequestContext } from './request-context.js';
+import { genReqId, registerRequestContext, SECURITY_HEADERS } from './request-context.js';
 import { containsNul, validatorCompiler } from './validation.js';
 import { AppError } from '../errors/app-error.js';
 
@@ -22,6 +22,13 @@ export interface ServerOptions {
 }
 
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+const MAX_PARAM_LENGTH = 500;
+
+/** A router refusal (bad percent-encoding, over-long path parameter) as a catalogue error. */
+export function frameworkError(error: { code?: string }): AppError {
+  const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `a path parameter is longer than ${MAX_PARAM_LENGTH} characters` : 'the URL is not validly percent-encoded';
+  return new AppError('VALIDATION_FAILED', { params: { detail } });
+}
 
 /**
  * Node checks request timeouts only every `connectionsCheckingInterval` (30 s by default): a short
@@ -62,7 +69,14 @@ export function createServer(options: ServerOptions): FastifyInstance {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: timeoutChecks(options.requestTimeoutMs ?? 120_000),
     ...(options.front ? { serverFactory: (fastifyHandler: RequestListener) => frontedServer(options, fastifyHandler) } : {}),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (they come before any route, hook or error handler) are handed to
+    // the service's error handler with the usual headers, so they come in its documented shape like
+    // every other error (Fastify's default writes a JSON of its own).
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id).header('cache-control', 'no-store').headers(SECURITY_HEADERS);
+      return reply.server.errorHandler(frameworkError(error), request, reply);
+    },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);

@@ -98,3 +98,10 @@ export function clientResponseHeaders(raw: readonly (Buffer | string)[], default
   for (let d = 0; d < defaults.length; d += 2) if ((present & (1 << (d / 2))) === 0) out.push(defaults[d]!, defaults[d + 1]!);
   return out;
 }
+
+/** A 204 must not carry Content-Length (RFC 9110 8.6): dropped from a flat header list, whatever the upstream said. */
+export function withoutBodyFraming(headers: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() !== 'content-length') out.push(headers[i]!, headers[i + 1]!);
+  return out;
+}

@@ -13,7 +13,7 @@ import { wrapToken } from '../auth/token-wrapping.js';
 import type { AuthContext } from '../auth/tokens.js';
 import type { GatewayTelemetry, RequestFacts } from '../telemetry/telemetry.js';
 import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { clientResponseHeaders, upstreamRequestHeaders, withoutBodyFraming } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
 import type { ProxyMetrics } from './proxy.metrics.js';
 import { serviceOf, type ProxyConfig, type ServiceDefinition } from './services.js';
@@ -278,7 +278,8 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
           }
           beforeAnswer(res);
           // The request id and CORS fields, unless the upstream set its own.
-          res.writeHead(status, clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]));
+          const headers = clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]);
+          res.writeHead(status, status === 204 ? withoutBodyFraming(headers) : headers);
           return res;
         },
       );

@@ -41,6 +41,13 @@ export interface UpstreamRequest {
 
 const DESCRIPTION_LIMIT = 20 * 1_048_576;
 
+/**
+ * Statuses that never have a body (RFC 9110 15.3.5, 15.4.5). The client's answer is complete with
+ * their headers; whatever an upstream sends after them (a Content-Length and bytes, which undici
+ * reports as an error) is not relayed, and undici drops that upstream connection.
+ */
+const BODYLESS_STATUSES = new Set([204, 304]);
+
 /** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */
 export class Upstream {
   private readonly pool: Pool;
@@ -104,6 +111,7 @@ export class Upstream {
       let target: Writable | undefined;
       let onDrain: (() => void) | undefined;
       let abortUpstream: ((error?: Error) => void) | undefined;
+      let bodyless = false;
       const onClientAbort = () => abortUpstream?.(new Error('client went away'));
       request.signal?.once('abort', onClientAbort);
       const settle = (error?: Error) => {
@@ -120,21 +128,27 @@ export class Upstream {
           if (status < 200) return true; // 1xx: the final answer follows
           state.answered = true;
           target = onHeaders(status, rawHeaders as Buffer[]);
+          if (BODYLESS_STATUSES.has(status)) {
+            bodyless = true;
+            target.end();
+            return true;
+          }
           onDrain = resume;
           target.on('drain', onDrain);
           return true;
         },
         onData(chunk) {
-          return target!.write(chunk);
+          return bodyless || target!.write(chunk);
         },
         onComplete() {
           if (onDrain) target?.removeListener('drain', onDrain);
-          target?.end();
+          if (!bodyless) target?.end();
           settle();
         },
         onError(error) {
           if (onDrain) target?.removeListener('drain', onDrain);
-          settle(error);
+          // A body after a 204/304 (undici: length mismatch): the client's answer is already complete.
+          settle(bodyless ? undefined : error);
         },
       };
       this.pool.dispatch(
