@@ -11,7 +11,7 @@ import { tokenHash } from '../../src/gateway/modules/sso/id-token.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_PASSWORD, newUser, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { CLIENT_ID, OTHER_CLIENT_ID, PROVIDER_KID, startTestProvider, type TestAccount, type TestProvider } from '../helpers/oidc-provider.js';
 
 // The identity provider is a real oidc-provider on 127.0.0.1; tokens come from its authorization
@@ -169,6 +169,29 @@ for (const dialect of DIALECTS) {
       const overHttps = await browserLogin(providerAccount().sub, { headers: { 'x-forwarded-proto': 'https' } });
       assert.equal(overHttps.response.statusCode, 200);
       assert.equal(overHttps.response.cookies.find((c: { name: string }) => c.name === 'access_token')?.secure, true);
+    });
+
+    test('claims that break the user-creation rules (NUL, quotes, over-long) are refused with SSO_CLAIMS_INVALID; nothing is created', async () => {
+      for (const overrides of [
+        { employee_number: 'a\u0000b' },
+        { email: 'a"b@ex.com\u0000' },
+        { email: 'a"b@example.go.id' },
+        { name: 'Ani\u0000' },
+        { employee_number: 'x'.repeat(65) },
+        { groups: ['staff\u0000'] },
+      ] as Partial<TestAccount>[]) {
+        const { sub } = providerAccount(overrides);
+        const nonce = await freshNonce();
+        const tokens = await provider.login(sub, { nonce });
+        // assertRefused: 401 with the reason, no user, no linked identity, the refusal audited.
+        await assertRefused({ ...tokens, profile: { sub } }, 'SSO_CLAIMS_INVALID', { sso_nonce: nonce });
+      }
+      // The same values through the REST API are refused too: one rule for both ways in.
+      const admin = await gw.login();
+      for (const field of [{ no_pegawai: 'a\u0000b' }, { email: 'a"b@example.go.id' }]) {
+        const response = await gw.request({ method: 'POST', url: '/api/v1/pengguna', headers: { authorization: admin }, payload: { ...newUser(), ...field } });
+        assert.equal(response.statusCode, 400, JSON.stringify(field));
+      }
     });
 
     test('an existing user is found by verified e-mail and linked to the identity', async () => {

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import { containsNul, validatorCompiler } from '../../../shared/http/validation.js';
+import { CreateUserBody } from '../users/users.schemas.js';
+import { refuse } from './id-token.js';
 import { TIPE_PEGAWAI_VALUES, type SsoConfig } from './sso.config.js';
 
 /** Who the verified ID token says the user is, mapped to the gateway's fields. */
@@ -18,8 +21,17 @@ export interface SsoIdentity {
 
 const MAX_GROUPS = 200;
 const MAX_TEXT = 200;
-const NO_PEGAWAI = /^\S(.{0,62}\S)?$/;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
+
+/**
+ * The claims that become account fields pass exactly the rules of a user created through the API
+ * (the REST body schema, and no NUL anywhere, as the REST hook refuses): one set of rules for
+ * however an account comes to exist.
+ */
+const fieldRule = (name: 'no_pegawai' | 'nama' | 'email') => {
+  const check = validatorCompiler({ schema: CreateUserBody.properties[name], httpPart: 'body', method: 'POST', url: '' }) as (value: unknown) => boolean;
+  return (value: string) => !containsNul(value) && check(value);
+};
+const ACCOUNT_RULES = { noPegawai: fieldRule('no_pegawai'), name: fieldRule('nama'), email: fieldRule('email') };
 
 /** The value at a dotted path (`realm_access.roles`); a claim whose own name has a dot wins. */
 export function claimAt(claims: Record<string, unknown>, path: string): unknown {
@@ -40,12 +52,30 @@ function text(value: unknown): string | undefined {
   return trimmed.length > 0 && trimmed.length <= MAX_TEXT ? trimmed : undefined;
 }
 
-/** Maps verified claims by the configured claim names; identity fields never come from the request body. */
+/** An account field from a claim: undefined when the token has none; SSO_CLAIMS_INVALID when it breaks the REST rule. */
+function accountField(value: unknown, rule: (text: string) => boolean): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const asText = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  if (asText === '') return undefined;
+  if (asText === undefined || !rule(asText)) throw refuse('SSO_CLAIMS_INVALID');
+  return asText;
+}
+
+/**
+ * Maps verified claims by the configured claim names; identity fields never come from the request
+ * body. A claim that would become an account field (e-mail, name, employee number) and breaks the
+ * rules of the user-creation API is refused (SSO_CLAIMS_INVALID), never stored nor silently replaced;
+ * so is a NUL in any mapped claim.
+ */
 export function identityFromClaims(claims: JWTPayload & { iss: string; sub: string }, config: SsoConfig): SsoIdentity {
   const mapping = config.claims;
-  const email = text(claims.email)?.toLowerCase();
+  const email = accountField(claims.email, (value) => ACCOUNT_RULES.email(value.toLowerCase()))?.toLowerCase();
   const tipe = text(claimAt(claims, mapping.employeeType))?.toLowerCase();
-  const noPegawai = text(claimAt(claims, mapping.employeeNumber));
+  const noPegawai = accountField(claimAt(claims, mapping.employeeNumber), ACCOUNT_RULES.noPegawai);
+  const name = accountField(claimAt(claims, mapping.name), ACCOUNT_RULES.name);
+  if (containsNul([claimAt(claims, mapping.employeeType), claimAt(claims, mapping.groups), ...Object.values(mapping.attributes).map((path) => claimAt(claims, path))])) {
+    throw refuse('SSO_CLAIMS_INVALID');
+  }
   const rawGroups = claimAt(claims, mapping.groups);
   const groups = (Array.isArray(rawGroups) ? rawGroups : typeof rawGroups === 'string' ? [rawGroups] : [])
     .map(text)
@@ -59,11 +89,11 @@ export function identityFromClaims(claims: JWTPayload & { iss: string; sub: stri
   return {
     issuer: claims.iss,
     subject: claims.sub,
-    email: email !== undefined && EMAIL.test(email) ? email : undefined,
+    email,
     // Only the boolean true counts (some providers send the string "true"; OIDC says boolean).
     emailVerified: claims.email_verified === true,
-    name: text(claimAt(claims, mapping.name)),
-    noPegawai: noPegawai !== undefined && NO_PEGAWAI.test(noPegawai) ? noPegawai : undefined,
+    name,
+    noPegawai,
     tipePegawai: tipe !== undefined && (TIPE_PEGAWAI_VALUES as readonly string[]).includes(tipe) ? tipe : config.defaultTipePegawai,
     groups: [...new Set(groups)],
     attributes,
