@@ -5,6 +5,7 @@ import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
+import { bodyDeadline } from '../shared/http/body-deadline.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import type { LogsConfig } from './config.js';
@@ -129,6 +130,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
 
   // HTTP
   const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs });
+  bodyDeadline(app, config.requestTimeoutMs);
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');

@@ -26,7 +26,7 @@ export interface RawExchange {
 
 /** The status line codes in a stream of responses. */
 export function statusesOf(text: string): number[] {
-  return [...text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3}) /g)].map((match) => Number(match[1]));
+  return [...text.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((match) => Number(match[1]));
 }
 
 /** The JSON body of the last response in `text` (the bytes after its blank line). */
