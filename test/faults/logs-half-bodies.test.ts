@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test';
 import { root } from '../../src/logs/modules/ingest/otlp-proto.js';
 import '../../src/logs/modules/ingest/otlp-proto-telemetry.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
 import { uniqueName } from '../helpers/logs.js';
 import { startLogsUnderFault, type LogsUnderFault } from '../helpers/logs-fault-fixture.js';
 import { requestHead, sendThenClose } from '../helpers/raw-http.js';
@@ -171,7 +170,7 @@ for (const dialect of DIALECTS) {
       }
     }
 
-    test('a shipper that gives up on an answer and sends the same _bulk again: both copies are stored (at least once; no de-duplication yet)', async () => {
+    test('a shipper that gives up on an answer and sends the same _bulk again: the retry is stored; the aborted copy whole or not at all (no de-duplication yet)', async () => {
       const baseline = logs.baseline();
       const marker = uniqueName('retried').toLowerCase();
       const body = Buffer.from(bulkBody(marker));
@@ -180,9 +179,13 @@ for (const dialect of DIALECTS) {
       await sendThenClose(logs.port, head, body);
       const retry = await logs.call('POST', '/api/v1/_elastic/_bulk', { headers: { authorization: logs.basic, 'content-type': 'application/x-ndjson' }, body });
       assert.equal(retry.status, 200, retry.body.toString());
-      // The aborted request was whole: the service stored it too. A shipper's retry duplicates the batch.
-      await eventually(async () => assert.equal(await logs.count(marker), 2 * ENTRIES));
+      // Whether the aborted copy is stored depends on how far it got before the close was seen (it is
+      // whole: the service may finish it). Either way batches are stored whole: one copy or two, never a part.
+      const stored = await logs.count(marker);
+      assert.ok(stored === ENTRIES || stored === 2 * ENTRIES, `stored ${stored}`);
       await logs.stillServes(baseline);
+      const settled = await logs.count(marker);
+      assert.ok(settled === ENTRIES || settled === 2 * ENTRIES, `stored ${settled}`);
     });
   });
 }
