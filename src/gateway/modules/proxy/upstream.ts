@@ -1,3 +1,4 @@
+import { lookup as dnsLookup, type LookupOptions } from 'node:dns';
 import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
@@ -42,6 +43,19 @@ export interface UpstreamRequest {
 const DESCRIPTION_LIMIT = 20 * 1_048_576;
 
 /**
+ * RFC 6761 6.4: names under `.invalid` never resolve, and resolvers should answer so at once
+ * without asking a DNS server; glibc asks anyway. An upstream configured with such a name fails as
+ * a DNS failure (502) without a query leaving the machine.
+ */
+export const reservedNameLookup = ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === 'invalid' || name.endsWith('.invalid')) {
+    return process.nextTick(() => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname })));
+  }
+  return dnsLookup(hostname, options, callback as never);
+}) as unknown as typeof dnsLookup;
+
+/**
  * Statuses that never have a body (RFC 9110 15.3.5, 15.4.5). The client's answer is complete with
  * their headers; whatever an upstream sends after them (a Content-Length and bytes, which undici
  * reports as an error) is not relayed, and undici drops that upstream connection.
@@ -61,7 +75,7 @@ export class Upstream {
     caCertificates?: string,
   ) {
     this.pool = new Pool(config.origin, {
-      ...(caCertificates ? { connect: { ca: [...rootCertificates, caCertificates] } } : {}),
+      connect: { lookup: reservedNameLookup, ...(caCertificates ? { ca: [...rootCertificates, caCertificates] } : {}) },
       connections,
       pipelining: 1,
       keepAliveTimeout: 4_000,
