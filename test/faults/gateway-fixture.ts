@@ -93,8 +93,8 @@ function faultUpstream(events: EventEmitter) {
         const pump = () => {
           while (sent < 64 * MIB) {
             sent += piece.length;
+            if (sent === MIB) events.emit(`wrote:${path}`);
             if (!res.write(piece)) return void res.once('drain', pump);
-            if (sent === piece.length * 16) events.emit(`wrote:${path}`);
           }
           res.end();
         };
