@@ -164,10 +164,10 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   });
   await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
+  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
   await app.register(otlpRoutes(ingest));
   await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
-  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, now };
+  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
   await app.register(traceIngestRoutes(telemetry));
   await app.register(metricIngestRoutes(telemetry));
   await app.register(apmRoutes(telemetry), { prefix: '/api/v1/apm' });

@@ -19,6 +19,8 @@ export interface LogsConfig {
   readonly bodyLimit: number;
   /** Largest ingestion body (after gzip decompression), in bytes. */
   readonly ingestBodyLimit: number;
+  /** A gzip ingestion body is refused (413) once it inflates beyond this many times its compressed size. */
+  readonly ingestMaxInflateRatio: number;
   readonly trustProxy: boolean | number | string;
   /** Longest time to receive a whole request, headers and body (408 beyond): bounds slow clients. */
   readonly requestTimeoutMs: number;
@@ -82,6 +84,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     },
     bodyLimit: read.int('LOGS_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
+    ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
     trustProxy:
       trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
     requestTimeoutMs: read.duration('LOGS_REQUEST_TIMEOUT', '120s'),

@@ -194,6 +194,44 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(brotli.json(), { error: 'unsupported content type' });
     });
 
+    test('a gzip body without valid credentials is refused with 401 before it is inflated or parsed, on every ingestion route', async () => {
+      // Inflated, this is 8 MB: far over this service's 64 KiB ingestion limit, so an inflated body would be a 413.
+      const bomb = gzipSync(Buffer.alloc(8_000_000, 'a'));
+      const wrongPassword = { authorization: `Basic ${Buffer.from(`${writer.username}:Wrong#Passw0rd`).toString('base64')}` };
+      for (const url of ['/v1/logs', '/api/v1/_elastic/_bulk', '/v1/traces', '/v1/metrics']) {
+        for (const [who, credentials] of [['none', {}], ['wrong password', wrongPassword], ['bad token', { authorization: 'Bearer not-a-token' }]] as const) {
+          const response = await fetch(`${baseUrl}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...credentials }, body: bomb });
+          assert.equal(response.status, 401, `${url} with ${who}`);
+          assert.match((await response.json()).error, /missing bearer token|invalid token|invalid credentials/);
+        }
+      }
+      // Not gzip at all: still 401 (the body is never looked at), not 400.
+      const garbage = await fetch(`${baseUrl}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'not gzip' });
+      assert.equal(garbage.status, 401);
+    });
+
+    test('a gzip bomb from a valid shipper is 413 once it inflates past LOGS_INGEST_MAX_INFLATE_RATIO, even under the body limit', async () => {
+      const roomy = await startTestLogs(dialect, { LOGS_INGEST_BODY_LIMIT: '16777216' });
+      try {
+        const shipper = await roomy.userWith(['logs:write']);
+        const headers = { ...shipper.headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' };
+        // A valid 4 MB bulk body (under the 16 MiB limit) that compresses about 1000:1.
+        const bomb = gzipSync(`{"index":{}}\n{"message":"${'a'.repeat(4_000_000)}"}\n`);
+        const refused = await roomy.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: bomb });
+        assert.equal(refused.statusCode, 413);
+        assert.deepEqual(refused.json(), { error: 'request body too large' });
+        const otlp = await roomy.request({ method: 'POST', url: '/v1/traces', headers: { ...headers, 'content-type': 'application/json' }, payload: gzipSync(`{"resourceSpans":[],"pad":"${'a'.repeat(4_000_000)}"}`) });
+        assert.equal(otlp.statusCode, 413);
+        // An ordinary batch (varied lines, a few times smaller compressed) is accepted.
+        const lines = Array.from({ length: 2_000 }, (_, i) => `{"index":{}}\n${JSON.stringify({ message: `request ${i} served in ${(i * 7919) % 1000} ms`, trace: (i * 2654435761).toString(16) })}\n`).join('');
+        const ok = await roomy.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: gzipSync(lines) });
+        assert.equal(ok.statusCode, 200, ok.body.slice(0, 200));
+        assert.equal(ok.json().items.length, 2_000);
+      } finally {
+        await roomy.close();
+      }
+    });
+
     test('a NUL character in shipped text is stored as U+FFFD, not refused (PostgreSQL text cannot hold NUL)', async () => {
       const marker = uniqueName('nul').toLowerCase();
       const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: `{"index":{}}\n{"message":"with nul ${marker} a\\u0000b","k\\u0000ey":"v\\u0000"}\n` });

@@ -16,6 +16,8 @@ export interface ApmDeps {
   stats: PipelineStats;
   guards: LogsGuards;
   bodyLimit: number;
+  /** LOGS_INGEST_MAX_INFLATE_RATIO (ingest/inflate.ts). */
+  maxInflateRatio?: number;
   now: () => number;
 }
 
@@ -77,7 +79,7 @@ const TraceSummary = Type.Object({
 /** OTLP/HTTP traces at /v1/traces (logs:write), as /v1/logs: JSON or protobuf, gzip, partial success. */
 export function traceIngestRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    acceptGzip(app);
+    acceptGzip(app, deps.maxInflateRatio);
     acceptProtobuf(app, deps.bodyLimit);
     app.post('/v1/traces', {
       bodyLimit: deps.bodyLimit,
@@ -87,7 +89,8 @@ export function traceIngestRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
         security: INGEST_SECURED,
         response: errorResponses(400, 401, 403, 413, 415, 429),
       },
-      preHandler: deps.guards.requireIngest,
+      // Credentials before the body is inflated or parsed.
+      onRequest: deps.guards.requireIngest,
     }, async (request, reply) =>
       ingestTelemetry({
         request,

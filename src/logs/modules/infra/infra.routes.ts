@@ -17,6 +17,8 @@ export interface InfraDeps {
   stats: PipelineStats;
   guards: LogsGuards;
   bodyLimit: number;
+  /** LOGS_INGEST_MAX_INFLATE_RATIO (ingest/inflate.ts). */
+  maxInflateRatio?: number;
   now: () => number;
 }
 
@@ -56,7 +58,7 @@ const Nullable = Type.Union([Type.String(), Type.Null()]);
 /** OTLP/HTTP metrics at /v1/metrics (logs:write), as /v1/logs: JSON or protobuf, gzip, partial success. */
 export function metricIngestRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    acceptGzip(app);
+    acceptGzip(app, deps.maxInflateRatio);
     acceptProtobuf(app, deps.bodyLimit);
     app.post('/v1/metrics', {
       bodyLimit: deps.bodyLimit,
@@ -66,7 +68,8 @@ export function metricIngestRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
         security: INGEST_SECURED,
         response: errorResponses(400, 401, 403, 413, 415, 429),
       },
-      preHandler: deps.guards.requireIngest,
+      // Credentials before the body is inflated or parsed.
+      onRequest: deps.guards.requireIngest,
     }, async (request, reply) =>
       ingestTelemetry({
         request,

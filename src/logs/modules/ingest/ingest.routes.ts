@@ -1,4 +1,3 @@
-import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -7,6 +6,7 @@ import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import type { AttributeValue, LogEntry, LogStore } from '../store/log-store.js';
 import { bulkResponse, parseBulk } from './elastic-bulk.js';
+import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
 import { otlpSourceOf, type IngestSource, type PipelineStats } from './pipeline-stats.js';
@@ -21,30 +21,27 @@ export interface IngestDeps {
   onStored?: (request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>;
   /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its OTLP batches count as source `gateway`. */
   gatewayUsername?: string;
+  /** LOGS_INGEST_MAX_INFLATE_RATIO (inflate.ts). */
+  maxInflateRatio?: number;
 }
-
-type Counted = NodeJS.ReadableStream & { receivedEncodedLength?: number };
 
 /**
  * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
- * what this stream yields), so a small gzip bomb is refused with 413 like a large plain body.
+ * what this stream yields), and inflation stops with 413 past `maxInflateRatio` (inflate.ts).
+ * Only for routes that authenticate in `onRequest`: a body is never inflated for an unknown
+ * client (a request that reaches this hook unauthenticated is refused, fail closed).
  */
-export function acceptGzip(app: FastifyInstance): void {
-  app.addHook('preParsing', async (request, _reply, payload) => {
+export function acceptGzip(app: FastifyInstance, maxInflateRatio: number = DEFAULT_MAX_INFLATE_RATIO): void {
+  app.addHook('preParsing', async (request, reply, payload) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (!encoding || encoding === 'identity') return payload;
+    if (!request.logsAuth) throw new AppError('LOGS_MISSING_TOKEN');
     if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new AppError('LOGS_UNSUPPORTED_MEDIA_TYPE');
-    const gunzip = createGunzip() as unknown as Counted & NodeJS.ReadWriteStream;
-    gunzip.receivedEncodedLength = 0;
-    payload.on('data', (chunk: Buffer) => {
-      gunzip.receivedEncodedLength! += chunk.length;
-    });
-    payload.on('error', (error) => (gunzip as unknown as { destroy(e: Error): void }).destroy(error));
-    gunzip.on('error', (error: Error & { statusCode?: number }) => {
-      error.statusCode ??= 400;
-    });
-    payload.pipe(gunzip);
-    return gunzip;
+    const inflated = boundedGunzip(payload, maxInflateRatio);
+    // Once the answer is out (a 413 at the body limit, a parse error) nothing more is inflated.
+    reply.raw.once('finish', inflated.stop);
+    reply.raw.once('close', inflated.stop);
+    return inflated as unknown as typeof payload;
   });
 }
 
@@ -95,7 +92,7 @@ export const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] 
 /** OTLP/HTTP logs at `/v1/logs`: JSON or protobuf, optionally gzip, as the OpenTelemetry SDKs and Collector send. */
 export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    acceptGzip(app);
+    acceptGzip(app, deps.maxInflateRatio);
     app.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: deps.bodyLimit }, (_request, body, done) => done(null, body));
 
     app.post('/v1/logs', {
@@ -106,7 +103,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
         security: SECURED,
         response: errorResponses(400, 401, 403, 413, 415, 429),
       },
-      preHandler: deps.guards.requireIngest,
+      onRequest: deps.guards.requireIngest,
     }, async (request, reply: FastifyReply) => {
       const protobuf = Buffer.isBuffer(request.body);
       let decoded: unknown;
@@ -135,7 +132,7 @@ export function otlpRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
 /** The Elasticsearch bulk API at `/api/v1/_elastic/_bulk`, for Fluent Bit, Vector, Filebeat and Logstash. */
 export function elasticRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    acceptGzip(app);
+    acceptGzip(app, deps.maxInflateRatio);
     // NDJSON arrives as application/x-ndjson or application/json depending on the shipper: read every body as text.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: deps.bodyLimit }, (_request, body, done) => done(null, body));
@@ -156,14 +153,14 @@ export function elasticRoutes(deps: IngestDeps): FastifyPluginAsyncTypebox {
         security: SECURED,
         response: { 200: BulkResponse, ...errorResponses(400, 401, 403, 413, 415, 429) },
       },
-      preHandler: deps.guards.requireIngest,
+      onRequest: deps.guards.requireIngest,
     };
     app.post('/_bulk', options, bulk);
     app.put('/_bulk', options, bulk);
     app.post('/:index/_bulk', { ...options, schema: { ...options.schema, params: Type.Object({ index: Type.String({ maxLength: 255 }) }) } }, bulk);
 
     // Shippers probe the cluster root for its version before sending.
-    app.get('/', { schema: { tags: ['ingest'], summary: 'Elasticsearch-compatible cluster info, for shippers that check the version', security: SECURED }, preHandler: deps.guards.requireIngest },
+    app.get('/', { schema: { tags: ['ingest'], summary: 'Elasticsearch-compatible cluster info, for shippers that check the version', security: SECURED }, onRequest: deps.guards.requireIngest },
       async () => ({ name: 'gerbang-logs', cluster_name: 'gerbang', version: { number: '8.11.0', build_flavor: 'default', lucene_version: '9.8.0' }, tagline: 'You Know, for Search' }));
   };
 }
