@@ -5,13 +5,12 @@ import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
-import { bodyDeadline } from '../shared/http/body-deadline.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
-import { renderLogsError } from './http/errors.js';
+import { logsErrorBody, renderLogsError } from './http/errors.js';
 import { AlertEvaluator } from './modules/alerts/alerts.evaluator.js';
 import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
 import { AlertsRepository } from './modules/alerts/alerts.repository.js';
@@ -119,7 +118,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const stats = new PipelineStats(now);
   const alertsRepository = new AlertsRepository(db);
   // Background work reports to the server log (created below; only called once running).
-  const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'));
+  const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'), (details) => app.log.warn(details, 'alert webhook delivery failed'));
   const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
   const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
   // Per-minute counts by ingestion source, persisted for the throughput dashboard.
@@ -129,8 +128,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
-  const app = createServer({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs });
-  bodyDeadline(app, config.requestTimeoutMs);
+  const app = createServer({
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs, renderClientError: logsErrorBody,
+  });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');

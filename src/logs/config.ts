@@ -1,5 +1,6 @@
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { WebhookAllowList } from './modules/alerts/webhook-address.js';
 import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
 export interface RateRule {
@@ -107,13 +108,19 @@ export function loadLogsConfig(env: Env): LogsConfig {
 function alertsConfig(read: ReturnType<typeof envReader>): LogsConfig['alerts'] {
   const timeoutMs = read.duration('LOGS_WEBHOOK_TIMEOUT', '5s');
   if (timeoutMs < 100) throw new ConfigError('LOGS_WEBHOOK_TIMEOUT', 'must be at least 100ms');
+  const allowedHosts = read.list('LOGS_WEBHOOK_ALLOWED_HOSTS');
+  try {
+    new WebhookAllowList(allowedHosts);
+  } catch (error) {
+    throw new ConfigError('LOGS_WEBHOOK_ALLOWED_HOSTS', (error as Error).message);
+  }
   return {
     evalIntervalMs: read.duration('LOGS_ALERTS_EVAL_INTERVAL', '15s'),
     webhook: {
       timeoutMs,
       attempts: read.int('LOGS_WEBHOOK_ATTEMPTS', 3, 1, 10),
       backoffMs: read.duration('LOGS_WEBHOOK_BACKOFF', '1s'),
-      allowedHosts: read.list('LOGS_WEBHOOK_ALLOWED_HOSTS'),
+      allowedHosts,
     },
   };
 }

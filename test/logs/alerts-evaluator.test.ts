@@ -195,12 +195,12 @@ for (const dialect of DIALECTS) {
 
         assert.equal(broken.received.length, 3, 'LOGS_WEBHOOK_ATTEMPTS attempts, then it gives up');
         const failed = (await alertOf(b)).webhook;
-        assert.deepEqual([failed.status, failed.attempts, failed.last_error], ['failed', 3, 'HTTP 503']);
+        assert.deepEqual([failed.status, failed.attempts, failed.last_error], ['failed', 3, 'failed']);
 
         const refused = (await alertOf(c)).webhook;
         assert.equal(refused.status, 'failed');
-        assert.match(refused.last_error, /^connection failed/);
-        assert.ok(!refused.last_error.includes('127.0.0.1'), 'the error does not echo the URL');
+        // A refused connection reads exactly like an HTTP 503: users cannot port-scan through webhooks.
+        assert.equal(refused.last_error, 'failed');
         // The alerts themselves are unaffected by the failed notifications.
         assert.deepEqual([(await alertOf(b)).state, (await alertOf(c)).state], ['firing', 'firing']);
       } finally {
@@ -326,9 +326,43 @@ for (const dialect of DIALECTS) {
         await logs.alertNotifier.idle();
         assert.equal(receiver.received.length, 2, 'both attempts reached the receiver');
         const alert = (await logs.request({ method: 'GET', url: `/api/v1/alerts/${opened}`, headers: await logs.admin() })).json();
-        assert.deepEqual([alert.webhook.status, alert.webhook.attempts, alert.webhook.last_error], ['failed', 2, 'timeout after 100ms']);
+        assert.deepEqual([alert.webhook.status, alert.webhook.attempts, alert.webhook.last_error], ['failed', 2, 'failed']);
       } finally {
         await logs.close();
+        await receiver.close();
+      }
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`webhook SSRF guard, default allow-list [${dialect}]`, () => {
+    test('internal literals are 400 when the rule is saved; a name resolving to loopback is refused at connection time and the user sees only "failed"', async () => {
+      const receiver = await startWebhookReceiver();
+      const port = new URL(receiver.url).port;
+      const open = await startTestLogs(dialect, { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ATTEMPTS: '1' });
+      // A name is only trusted as far as its resolved address: listing `localhost` does not open 127.0.0.1.
+      const named = await startTestLogs(dialect, { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ATTEMPTS: '1', LOGS_WEBHOOK_ALLOWED_HOSTS: 'localhost' });
+      try {
+        const rule = async (logs: TestLogs, url: string) =>
+          logs.request({ method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(), payload: { name: uniqueName('ssrf'), severity: 'high', query: uniqueName('never'), window: '1m', condition: { type: 'absent' }, webhook: { url } } });
+        for (const host of ['127.0.0.1', '169.254.169.254', '[::ffff:169.254.169.254]', '2852039166', '10.0.0.1', '192.168.0.10', '172.16.0.1', '100.64.0.1', '[fd12::1]', '[::1]', '0.0.0.0']) {
+          const refused = await rule(open, `http://${host}:${port}/hook`);
+          assert.equal(refused.statusCode, 400, host);
+          assert.match(refused.json().detail, /address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, host);
+        }
+        for (const logs of [open, named]) {
+          const saved = await rule(logs, `http://localhost:${port}/hook`);
+          assert.equal(saved.statusCode, 201, saved.body);
+          const alertId = (await logs.alerts.evaluateRule(saved.json().id)).opened!;
+          await logs.alertNotifier.idle();
+          const alert = (await logs.request({ method: 'GET', url: `/api/v1/alerts/${alertId}`, headers: await logs.admin() })).json();
+          assert.deepEqual([alert.webhook.status, alert.webhook.last_error], ['failed', 'failed']);
+        }
+        assert.equal(receiver.received.length, 0, 'nothing reached the loopback receiver');
+      } finally {
+        await open.close();
+        await named.close();
         await receiver.close();
       }
     });
@@ -358,5 +392,24 @@ test('webhook URLs: http(s) only, no credentials, the allow-list with wildcards'
     assert.match(webhookUrlProblem(url, []) ?? '', /http or https/, url);
   }
   assert.match(webhookUrlProblem('https://u:p@a.example.com/', allowed) ?? '', /credentials/);
-  assert.equal(webhookUrlProblem('http://10.0.0.1/', []), undefined, 'an empty list allows any host (documented)');
+  assert.equal(webhookUrlProblem('https://hooks.example.net/x', []), undefined, 'an empty list allows any public host');
+  assert.equal(webhookUrlProblem('http://93.184.216.34/x', []), undefined, 'and any public address');
+});
+
+test('webhook URLs: internal address literals are refused by default in every encoding, and opened only by an address or CIDR entry', () => {
+  const internal = [
+    'http://127.0.0.1:8080/', 'http://127.1/', 'http://0x7f.1/', 'http://017700000001/', 'http://2130706433/', 'http://[::1]/', 'http://0.0.0.0/', 'http://[::]/',
+    'http://169.254.169.254/latest/meta-data', 'http://2852039166/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fe80::1]/',
+    'http://10.0.0.1/', 'http://172.16.5.4/', 'http://172.31.255.255/', 'http://192.168.1.1/', 'http://100.64.0.1/', 'http://[fd00::1]/', 'http://[fc00::abcd]/',
+    'http://224.0.0.1/', 'http://[ff02::1]/', 'http://[::ffff:10.1.2.3]/',
+  ];
+  for (const url of internal) assert.match(webhookUrlProblem(url, []) ?? '', /is a .* address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, url);
+  for (const url of ['http://172.32.0.1/', 'http://100.128.0.1/', 'http://[2606:4700::1111]/', 'http://[::ffff:8.8.8.8]/']) assert.equal(webhookUrlProblem(url, []), undefined, url);
+  // A listed name does not open an internal literal; an address or CIDR entry does.
+  assert.match(webhookUrlProblem('http://10.1.2.3/', ['hooks.example.com']) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/);
+  assert.equal(webhookUrlProblem('http://10.1.2.3/', ['10.1.0.0/16']), undefined);
+  assert.equal(webhookUrlProblem('http://[fd00::5]/', ['fd00::/8']), undefined);
+  assert.match(webhookUrlProblem('http://10.2.0.1/', ['10.1.0.0/16']) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/);
+  assert.throws(() => loadLogsConfig({ LOGS_ADMIN_PASSWORD, LOGS_WEBHOOK_ALLOWED_HOSTS: '10.0.0.0/33' }), /LOGS_WEBHOOK_ALLOWED_HOSTS/);
+  assert.throws(() => loadLogsConfig({ LOGS_ADMIN_PASSWORD, LOGS_WEBHOOK_ALLOWED_HOSTS: 'example.com/8' }), /LOGS_WEBHOOK_ALLOWED_HOSTS/);
 });

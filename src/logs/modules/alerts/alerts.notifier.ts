@@ -1,5 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AlertsRepository } from './alerts.repository.js';
+import { literalAddress, WebhookAllowList } from './webhook-address.js';
 
 export interface WebhookSettings {
   /** Per attempt. */
@@ -8,7 +11,7 @@ export interface WebhookSettings {
   readonly attempts: number;
   /** Wait before the 2nd attempt; doubled before each later one. */
   readonly backoffMs: number;
-  /** Host names webhooks may reach (`*.example.com` for subdomains); empty = any host. */
+  /** LOGS_WEBHOOK_ALLOWED_HOSTS (webhook-address.ts): names restrict, addresses/CIDRs open internal ranges. */
   readonly allowedHosts: readonly string[];
 }
 
@@ -24,7 +27,21 @@ export interface WebhookJob {
 const MAX_QUEUED = 1000;
 const CONCURRENCY = 4;
 
-/** Why a webhook URL is refused, or undefined when it is acceptable (http/https, no credentials, host allowed). */
+/** What a user sees of any failed attempt: the same word for a refused connection, a timeout, a 404 or a blocked address. */
+export const DELIVERY_FAILED = 'failed';
+
+const allowLists = new WeakMap<readonly string[], WebhookAllowList>();
+function allowListOf(allowedHosts: readonly string[]): WebhookAllowList {
+  let list = allowLists.get(allowedHosts);
+  if (!list) allowLists.set(allowedHosts, (list = new WebhookAllowList(allowedHosts)));
+  return list;
+}
+
+/**
+ * Why a webhook URL is refused, or undefined when it is acceptable: http/https, no credentials,
+ * host allowed, and not an internal address literal (names are checked on their resolved address
+ * at each delivery).
+ */
 export function webhookUrlProblem(url: string, allowedHosts: readonly string[]): string | undefined {
   let parsed: URL;
   try {
@@ -34,17 +51,12 @@ export function webhookUrlProblem(url: string, allowedHosts: readonly string[]):
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'webhook.url must be an http or https URL';
   if (parsed.username || parsed.password) return 'webhook.url must not carry credentials (use webhook.secret)';
-  if (!hostAllowed(parsed.hostname, allowedHosts)) return `webhook.url host "${parsed.hostname}" is not in LOGS_WEBHOOK_ALLOWED_HOSTS`;
+  const allowList = allowListOf(allowedHosts);
+  if (!allowList.allowsHost(parsed.hostname)) return `webhook.url host "${parsed.hostname}" is not in LOGS_WEBHOOK_ALLOWED_HOSTS`;
+  const address = literalAddress(parsed.hostname);
+  const kind = address === undefined ? undefined : allowList.addressProblem(address);
+  if (kind !== undefined) return `webhook.url host "${parsed.hostname}" is a ${kind} address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS (address or CIDR) to allow it`;
   return undefined;
-}
-
-function hostAllowed(hostname: string, allowedHosts: readonly string[]): boolean {
-  if (allowedHosts.length === 0) return true;
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return allowedHosts.some((entry) => {
-    const allowed = entry.toLowerCase();
-    return allowed.startsWith('*.') ? host.endsWith(allowed.slice(1)) : host === allowed;
-  });
 }
 
 /** The signature header value: HMAC-SHA256 over `<timestamp>.<body>` with the rule's secret, hex. */
@@ -75,6 +87,8 @@ export class WebhookNotifier {
     private readonly alerts: AlertsRepository,
     private readonly now: () => number,
     private readonly onError: (error: unknown) => void = () => {},
+    /** The real reason of a failed attempt, for the service's own log (users only see `failed`). */
+    private readonly onDeliveryFailure: (details: { alertId: string; attempt: number; reason: string }) => void = () => {},
   ) {}
 
   /** Queues a notification; never waits for delivery. */
@@ -133,8 +147,11 @@ export class WebhookNotifier {
   private async attempt(job: WebhookJob, attempt: number): Promise<void> {
     // Checked again at delivery (the allow-list may have changed since the rule was saved); a refusal is final, not retried.
     const refused = webhookUrlProblem(job.url, this.settings.allowedHosts);
-    const error = refused ?? (await this.post(job));
+    const reason = refused ?? (await this.post(job));
     if (this.closed) return;
+    if (reason !== undefined && refused === undefined) this.onDeliveryFailure({ alertId: job.alertId, attempt, reason });
+    // A policy refusal speaks of the rule's own URL; anything the network or receiver did is just `failed`.
+    const error = refused ?? (reason === undefined ? undefined : DELIVERY_FAILED);
     const at = new Date(this.now()).toISOString();
     if (error === undefined) {
       await this.record(job, { webhook_status: 'delivered', webhook_attempts: attempt, webhook_last_error: null, webhook_last_at: at });
@@ -160,33 +177,48 @@ export class WebhookNotifier {
     this.timers.add(timer);
   }
 
-  /** One POST; undefined on a 2xx, else why it failed (no response body, no secret, no URL: they may be sensitive). */
-  private async post(job: WebhookJob): Promise<string | undefined> {
+  /**
+   * One POST; undefined on a 2xx, else the real reason (for the service log only). Every connection
+   * goes through the allow-list: literal addresses are checked here, names in `lookup` on each
+   * resolved address. No redirects are followed and no response body is read.
+   */
+  private post(job: WebhookJob): Promise<string | undefined> {
     const body = JSON.stringify(job.payload);
     const timestamp = String(Math.floor(this.now() / 1000));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
       'user-agent': 'gerbang-logs-alerts/1',
       'x-gerbang-event': job.event,
       'x-gerbang-timestamp': timestamp,
     };
     if (job.secret) headers['x-gerbang-signature'] = webhookSignature(job.secret, timestamp, body);
+    const url = new URL(job.url);
+    const allowList = allowListOf(this.settings.allowedHosts);
+    const literal = literalAddress(url.hostname);
+    const blocked = literal === undefined ? undefined : allowList.addressProblem(literal);
+    if (blocked !== undefined) return Promise.resolve(`refused: a ${blocked} address`);
     const controller = new AbortController();
     this.controllers.add(controller);
     const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
-    try {
-      // No redirects: a receiver must not bounce us to another (internal) host.
-      const response = await fetch(job.url, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal });
-      await response.body?.cancel().catch(() => {});
-      return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
-    } catch (error) {
-      if (controller.signal.aborted) return this.closed ? 'stopped' : `timeout after ${this.settings.timeoutMs}ms`;
-      const cause = (error as { cause?: { code?: string } }).cause;
-      return `connection failed${cause?.code ? ` (${cause.code})` : ''}`;
-    } finally {
+    return new Promise<string | undefined>((resolve) => {
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      // A fresh connection per attempt (no pooled socket outlives the check), through the guarded lookup.
+      const request = send(url, { method: 'POST', headers, agent: false, lookup: allowList.lookup, signal: controller.signal }, (response: IncomingMessage) => {
+        response.resume();
+        response.on('error', () => {});
+        const status = response.statusCode ?? 0;
+        resolve(status >= 200 && status < 300 ? undefined : `HTTP ${status}`);
+      });
+      request.on('error', (error: Error & { code?: string }) => {
+        if (controller.signal.aborted) resolve(this.closed ? 'stopped' : `timeout after ${this.settings.timeoutMs}ms`);
+        else resolve(error.code === 'EWEBHOOKBLOCKED' ? error.message : `connection failed${error.code ? ` (${error.code})` : ''}`);
+      });
+      request.end(body);
+    }).finally(() => {
       clearTimeout(timer);
       this.controllers.delete(controller);
-    }
+    });
   }
 
   /** Writes a job's delivery state; a job's writes are chained so they land in order on any pool. */
