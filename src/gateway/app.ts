@@ -104,6 +104,8 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const front: ProxyHandler = (req, res) => proxy !== undefined && proxy(req, res);
   const app = createServer({
     logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, front,
+    // Node's parser refusals carry no language preference: the envelope in the default language.
+    renderClientError: (error) => renderErrorEnvelope(error, { headers: {} }),
   });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');

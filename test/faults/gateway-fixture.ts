@@ -116,7 +116,10 @@ function faultUpstream(events: EventEmitter) {
         return;
       }
     }
-    seen.body = await readAll(req);
+    // A client that stalls or leaves mid-upload makes the gateway abandon this request: nothing to answer.
+    const body = await readAll(req).catch(() => undefined);
+    if (body === undefined) return;
+    seen.body = body;
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, length: seen.body.length }));
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { rawExchange, requestHead } from '../helpers/raw-http.js';
+import { lastJsonBody, rawExchange, requestHead } from '../helpers/raw-http.js';
 import { startGatewayUnderFault, type GatewayUnderFault } from './gateway-fixture.js';
 
 /**
@@ -106,12 +106,17 @@ describe('gateway faults: HTTP abuse [sqlite]', { timeout: 120_000 }, () => {
   /** Requests the upstream saw for this marker path: never a second (smuggled) one. */
   const seenFor = (marker: string) => gw.upstream.seen.filter((seen) => seen.url.includes(marker));
 
-  /** A refusal: 400/431 (first status) or a closed connection; the smuggled path never reached the upstream. */
+  /**
+   * A refusal: 400/431 (first status) in the gateway's envelope, or a closed connection; the
+   * smuggled path never reached the upstream.
+   */
   const assertRefused = async (parts: string[], statuses: number[], marker: string, what: string) => {
     const baseline = gw.baseline();
     const exchange = await rawExchange(gw.port, parts, { expectResponses: 2 });
-    if (exchange.statuses.length > 0) assert.ok(statuses.includes(exchange.statuses[0]!), `${what}: ${exchange.statuses[0]}\n${exchange.text.slice(0, 400)}`);
-    else assert.ok(exchange.closedByServer, `${what}: neither an answer nor a close`);
+    if (exchange.statuses.length > 0) {
+      assert.ok(statuses.includes(exchange.statuses[0]!), `${what}: ${exchange.statuses[0]}\n${exchange.text.slice(0, 400)}`);
+      assert.equal(envelope(JSON.stringify(lastJsonBody(exchange.text))).code, exchange.statuses[0], `${what}: not in the envelope`);
+    } else assert.ok(exchange.closedByServer, `${what}: neither an answer nor a close`);
     assert.ok(!exchange.statuses.slice(1).some((status) => status < 400), `${what}: a second answer came back`);
     assert.deepEqual(seenFor(`smuggled-${marker}`), [], `${what}: a smuggled request reached the upstream`);
     await gw.stillServes(baseline);
@@ -169,7 +174,19 @@ describe('gateway faults: HTTP abuse [sqlite]', { timeout: 120_000 }, () => {
     await once(socket, 'close'); // the server closed it
     clearInterval(drip);
     assert.ok(received === '' || /^HTTP\/1\.1 408/.test(received), received.slice(0, 200));
+    if (received !== '') assert.equal(envelope(JSON.stringify(lastJsonBody(received))).code, 408);
     assert.deepEqual(seenFor('smuggled-slowloris'), []);
+    await gw.stillServes(baseline);
+  });
+
+  test('a proxied upload that stalls after its headers is cut off within the request timeout; the upstream call is abandoned', { timeout: 30_000 }, async () => {
+    const baseline = gw.baseline();
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    // 16 bytes of a declared 100,000, then nothing: only the server can end this exchange.
+    socket.write(`POST /api/v1/tramtibum/stalled-upload HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"data":"xxxxxx`);
+    await once(socket, 'close');
     await gw.stillServes(baseline);
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ERRORS } from '../../src/shared/errors/catalogue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../helpers/logs.js';
 import { startLogsUnderFault, type LogsUnderFault } from '../helpers/logs-fault-fixture.js';
@@ -7,7 +8,7 @@ import { lastJsonBody, rawExchange, requestHead, type RawExchange } from '../hel
 
 /**
  * Fault suite, logs service: garbage and HTTP abuse on a real socket. Each request gets its 4xx with
- * a JSON body whose `error` is a string, or a closed connection; never a 5xx, never a crash; nothing
+ * a body in the documented shape (`{"error": message}`), or a closed connection; never a 5xx, never a crash; nothing
  * is stored; the process keeps serving and its descriptors and memory come back down.
  */
 
@@ -22,9 +23,13 @@ function assertRefused(exchange: RawExchange, status: number | readonly number[]
     return;
   }
   assert.ok(statuses.includes(exchange.statuses[0]!), `${what}: got ${exchange.statuses[0]}, want ${statuses.join(' or ')}\n${exchange.text.slice(0, 600)}`);
-  const body = lastJsonBody(exchange.text) as { error?: unknown };
-  assert.equal(typeof body.error, 'string', `${what}: body ${JSON.stringify(body)}`);
+  const body = lastJsonBody(exchange.text) as Record<string, unknown>;
+  assert.ok(LOGS_MESSAGES.has(body.error as string), `${what}: body ${JSON.stringify(body)}`);
+  assert.deepEqual(Object.keys(body).filter((key) => !['error', 'detail', 'position'].includes(key)), [], `${what}: not the documented shape ${JSON.stringify(body)}`);
 }
+
+/** The logs service's documented error messages (spec 7.2 shape: `{"error": message}`). */
+const LOGS_MESSAGES: ReadonlySet<string> = new Set(Object.entries(ERRORS).filter(([code]) => code.startsWith('LOGS_')).map(([, entry]) => entry.en));
 
 const json = (value: unknown) => JSON.stringify(value);
 

@@ -190,8 +190,9 @@ async function startConsole(env: Env, options: LoadK8sOptions = {}): Promise<Con
   const stream = new PassThrough();
   const logs: string[] = [];
   stream.on('data', (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean)));
-  const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream });
-  installErrorHandling(app, (error) => ({ error: ERRORS[error.code].en }), 'LOGS_NOT_FOUND');
+  const render = (error: AppError) => ({ error: ERRORS[error.code].en });
+  const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream, renderClientError: render });
+  installErrorHandling(app, render, 'LOGS_NOT_FOUND');
   await app.register(swagger, { openapi: { info: { title: 'logs (k8s views under test)', version: '1.0.0' } } });
   await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, ...options }), requirePermission }), { prefix: '/api/v1/k8s' });
   await app.ready();

@@ -22,11 +22,20 @@ const FROM_SHARED: Partial<Record<ErrorCode, ErrorCode>> = {
   UNSUPPORTED_MEDIA_TYPE: 'LOGS_UNSUPPORTED_MEDIA_TYPE',
   ROUTE_NOT_FOUND: 'LOGS_NOT_FOUND',
   METHOD_NOT_ALLOWED: 'LOGS_NOT_FOUND',
+  MALFORMED_REQUEST: 'LOGS_MALFORMED_REQUEST',
+  HEADERS_TOO_LARGE: 'LOGS_HEADERS_TOO_LARGE',
+  REQUEST_TIMEOUT: 'LOGS_REQUEST_TIMEOUT',
 };
 
 export function renderLogsError(error: AppError, _request: FastifyRequest, reply: FastifyReply) {
+  const body = logsErrorBody(error);
+  if (body.error === ERRORS.LOGS_INTERNAL.en) reply.status(500);
+  return body;
+}
+
+/** The spec 7.2 body of an error (a shared code without a LOGS_ counterpart is an internal error). */
+export function logsErrorBody(error: AppError): { error: string; detail?: string; position?: number } {
   const code: ErrorCode = error.code.startsWith('LOGS_') ? error.code : (FROM_SHARED[error.code] ?? 'LOGS_INTERNAL');
-  if (code === 'LOGS_INTERNAL') reply.status(500);
   const body: { error: string; detail?: string; position?: number } = { error: ERRORS[code].en };
   const detail = error.options.data?.detail ?? (error.code === 'VALIDATION_FAILED' ? error.options.params?.detail : undefined);
   if (typeof detail === 'string') body.detail = detail.slice(0, 500);

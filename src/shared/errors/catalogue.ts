@@ -15,6 +15,9 @@ export const ERRORS = {
   VALIDATION_FAILED: { status: 400, id: 'Data tidak valid: {detail}', en: 'Invalid input: {detail}' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, id: 'Content-Type tidak didukung', en: 'Unsupported Content-Type' },
   BODY_TOO_LARGE: { status: 413, id: 'Body permintaan terlalu besar', en: 'Request body too large' },
+  MALFORMED_REQUEST: { status: 400, id: 'Permintaan HTTP tidak valid', en: 'Malformed HTTP request' },
+  HEADERS_TOO_LARGE: { status: 431, id: 'Header permintaan terlalu besar', en: 'Request headers too large' },
+  REQUEST_TIMEOUT: { status: 408, id: 'Permintaan tidak diterima utuh tepat waktu', en: 'Request not received in time' },
   ROUTE_NOT_FOUND: { status: 404, id: 'Sumber daya tidak ditemukan', en: 'Resource not found' },
   METHOD_NOT_ALLOWED: { status: 405, id: 'Metode tidak diizinkan', en: 'Method not allowed' },
   INTERNAL: { status: 500, id: 'Terjadi kesalahan pada server', en: 'Internal server error' },
@@ -86,6 +89,9 @@ export const ERRORS = {
   // Beyond spec 7.2 (ingestion): limits and formats the spec does not cover.
   LOGS_BODY_TOO_LARGE: { status: 413, id: 'request body too large', en: 'request body too large' },
   LOGS_UNSUPPORTED_MEDIA_TYPE: { status: 415, id: 'unsupported content type', en: 'unsupported content type' },
+  LOGS_MALFORMED_REQUEST: { status: 400, id: 'malformed http request', en: 'malformed http request' },
+  LOGS_HEADERS_TOO_LARGE: { status: 431, id: 'request headers too large', en: 'request headers too large' },
+  LOGS_REQUEST_TIMEOUT: { status: 408, id: 'request not received in time', en: 'request not received in time' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },

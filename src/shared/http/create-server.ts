@@ -1,4 +1,5 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loggerOptions } from './logger.js';
@@ -19,6 +20,8 @@ export interface ServerOptions {
    * request. Called per request, so what it delegates to may be set after the app is built.
    */
   front?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The service's error body, for requests Node's parser refuses before any route runs. */
+  renderClientError: (error: AppError) => unknown;
 }
 
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -48,12 +51,63 @@ export function frontThenFastify(front: NonNullable<ServerOptions['front']>, fas
   };
 }
 
-/** An HTTP server that offers each request to `front` first, with the timeouts Fastify would set. */
-function frontedServer(options: ServerOptions, fastifyHandler: RequestListener) {
-  const server = createHttpServer(timeoutChecks(options.requestTimeoutMs ?? 120_000), frontThenFastify(options.front!, fastifyHandler));
-  server.requestTimeout = options.requestTimeoutMs ?? 120_000;
+/**
+ * Node's request timeout stops counting once the headers are in (Node 20): a client that sends the
+ * headers and then its body a byte at a time, or never, would hold its socket for ever (a slow-body
+ * slowloris). The body gets the same timeout from the moment the headers arrived; past it the
+ * connection is closed (a client stalled in the middle of its upload would not read a 408).
+ * At the server, so the proxy's streamed uploads and Fastify's routes are bounded alike.
+ */
+export function armBodyDeadline(req: IncomingMessage, timeoutMs: number): void {
+  if (timeoutMs <= 0 || req.complete) return;
+  const socket = req.socket;
+  const timer = setTimeout(() => {
+    if (!req.complete) socket.destroy();
+  }, timeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  req.once('end', clear);
+  req.once('close', clear);
+}
+
+/** The raw server: Fastify's timeouts, every request's body bounded in time, `front` first where there is one. */
+function rawServer(options: ServerOptions, fastifyHandler: RequestListener) {
+  const timeoutMs = options.requestTimeoutMs ?? 120_000;
+  const handle = options.front ? frontThenFastify(options.front, fastifyHandler) : fastifyHandler;
+  const server = createHttpServer(timeoutChecks(timeoutMs), (req, res) => {
+    armBodyDeadline(req, timeoutMs);
+    handle(req, res);
+  });
+  server.requestTimeout = timeoutMs;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
+}
+
+/** Node's parser errors as the status a client can act on (431, 408, else 400). */
+export function clientErrorOf(error: { code?: string }): AppError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return new AppError('HEADERS_TOO_LARGE');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('REQUEST_TIMEOUT');
+  return new AppError('MALFORMED_REQUEST');
+}
+
+/**
+ * Answers a request Node's parser refused (bad framing, smuggling attempts, oversized headers, a
+ * timeout) in the service's documented error shape, then closes the connection: after a framing
+ * error nothing else on it can be trusted.
+ */
+function answerClientError(render: ServerOptions['renderClientError'], error: { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const appError = clientErrorOf(error);
+  const body = JSON.stringify(render(appError));
+  const headers = [
+    `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'cache-control: no-store',
+    ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    'connection: close',
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }
 
 /** A Fastify instance with the settings both services share: logging, request ids, validation, headers. */
@@ -63,12 +117,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
     genReqId,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy as boolean | string,
-    // Clients get 408 rather than holding a socket forever (slowloris); it also bounds how long one
-    // upload may take. Keep-alive idles close after 72 s.
-    requestTimeout: options.requestTimeoutMs ?? 120_000,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    http: timeoutChecks(options.requestTimeoutMs ?? 120_000),
-    ...(options.front ? { serverFactory: (fastifyHandler: RequestListener) => frontedServer(options, fastifyHandler) } : {}),
+    // The raw server (rawServer) bounds how long a request may take, headers (408) and body alike,
+    // so no client holds a socket for ever (slowloris); keep-alive idles close after 72 s.
+    serverFactory: (fastifyHandler: RequestListener) => rawServer(options, fastifyHandler),
+    clientErrorHandler: (error, socket) => answerClientError(options.renderClientError, error, socket),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // The router's own refusals (they come before any route, hook or error handler) are handed to
     // the service's error handler with the usual headers, so they come in its documented shape like
