@@ -152,6 +152,58 @@ for (const dialect of DIALECTS) {
       assert.equal((await logs.request({ method: 'GET', url: '/api/v1/logs/fields/level/distinct?limit=0', headers })).statusCode, 400);
     });
 
+    test('inputs that used to be 500s are a clear 400: @timestamp distinct, NUL in a field or value, NOT/- chains, runaway nesting', async () => {
+      const get = (url: string) => logs.request({ method: 'GET', url, headers });
+      const stamp = await get('/api/v1/logs/fields/@timestamp/distinct');
+      assert.equal(stamp.statusCode, 400);
+      assert.match(stamp.json().detail, /@timestamp has no distinct values/);
+      for (const url of ['/api/v1/logs/fields/a%00b/distinct', '/api/v1/logs/fields/level%00/distinct', '/api/v1/logs/fields/level/distinct?q=a%00b']) {
+        const response = await get(url);
+        assert.equal(response.statusCode, 400, url);
+        assert.equal(response.json().error, 'invalid json body', url);
+      }
+      for (const payload of [
+        { filters: [{ field: 'a\u0000b', value: 'x' }] },
+        { filters: [{ field: 'level', value: 'x\u0000' }] },
+        { sort: { field: 'http.\u0000status' } },
+        { query: 'timeout\u0000' },
+      ]) {
+        const response = await paginate({ timeRange: HOUR_RANGE, ...payload });
+        assert.equal(response.statusCode, 400, JSON.stringify(payload));
+        assert.equal(response.json().error, 'invalid json body');
+      }
+      const grouped = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, groupBy: 'lev\u0000el' } });
+      assert.equal(grouped.statusCode, 400);
+      for (const query of [`${'NOT '.repeat(1000)}timeout`, `${'-'.repeat(2000)}timeout`, `${'NOT -'.repeat(40)}timeout`, `${'('.repeat(20)}${'NOT '.repeat(20)}timeout${')'.repeat(20)}`]) {
+        const response = await paginate({ timeRange: HOUR_RANGE, query });
+        assert.equal(response.statusCode, 400, query.slice(0, 40));
+        assert.match(response.json().detail, /nested deeper than 32/, query.slice(0, 40));
+      }
+      // Within the bound, negation still works: an even number of NOTs is the word itself.
+      const twice = await paginate({ timeRange: HOUR_RANGE, query: `${'NOT '.repeat(30)}timeout` });
+      assert.equal(twice.statusCode, 200);
+      assert.equal(twice.json().total, 10);
+    });
+
+    test('histogram intervals and time bounds beyond what a date can hold are 400 with a clear message, not a bucket dated 1956', async () => {
+      const histogram = (payload: object) => logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, ...payload } });
+      for (const interval of ['99999999999999999999d', '9007199254740993ms', '1000000000d', '3651d']) {
+        const response = await histogram({ interval });
+        assert.equal(response.statusCode, 400, interval);
+        assert.match(response.json().detail, /interval must be at most 3650d/, interval);
+      }
+      assert.equal((await histogram({ interval: '3650d' })).statusCode, 200);
+      const huge = await histogram({ interval: '3650d' });
+      assert.ok(huge.json().buckets.every((bucket: { ts: string }) => bucket.ts.startsWith(iso(T0).slice(0, 4)) || Date.parse(bucket.ts) <= T0), 'no bucket from another era');
+      for (const timeRange of [{ from: '+275760-09-13T00:00:00.000Z', to: iso(T0) }, { from: iso(T0), to: '+999999-01-01T00:00:00Z' }, { from: '-271821-04-20T00:00:00Z', to: iso(T0) }]) {
+        const response = await histogram({ timeRange });
+        assert.equal(response.statusCode, 400, JSON.stringify(timeRange));
+        assert.equal((await paginate({ timeRange })).statusCode, 400, JSON.stringify(timeRange));
+      }
+      const distinct = await logs.request({ method: 'GET', url: '/api/v1/logs/fields/level/distinct?from=%2B275760-09-13T00:00:00.000Z', headers });
+      assert.equal(distinct.statusCode, 400);
+    });
+
     test('tenant isolation: nothing crosses, except by X-Tenant-Id with tenants:manage', async () => {
       const mine = (await paginate({ timeRange: HOUR_RANGE, query: 'secret' })).json();
       assert.equal(mine.total, 0);

@@ -87,7 +87,7 @@ export function searchRoutes({ store, guards, now }: { store: LogStore; guards: 
     }, async (request) => {
       const { q, limit, from, to } = request.query;
       const range = from !== undefined || to !== undefined ? storeRange(rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now())) : undefined;
-      const values = await store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to });
+      const values = await translated(() => store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to }));
       return { field: request.params.field, values };
     });
   };

@@ -1,17 +1,24 @@
 import { Type } from 'typebox';
 
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
+/**
+ * No NUL anywhere (PostgreSQL text cannot hold it; SQLite JSON paths stop at it) and no control
+ * characters in field names: a 400 from validation instead of a database error.
+ */
+const NO_NUL = '^[^\\u0000]*$';
+const FIELD_NAME = '^[^\\u0000-\\u001f]+$';
+const FieldName = Type.String({ minLength: 1, maxLength: 256, pattern: FIELD_NAME });
 
 /** Spec 2.6, shared by paginate and histogram. */
 export const SearchFields = {
-  query: Type.Optional(Type.String({ maxLength: 4096, description: 'Query language: words, "phrases", field:value, prefix*, NOT/-, AND/OR, parentheses (docs/logs-api.md)' })),
+  query: Type.Optional(Type.String({ maxLength: 4096, pattern: NO_NUL, description: 'Query language: words, "phrases", field:value, prefix*, NOT/-, AND/OR, parentheses (docs/logs-api.md)' })),
   timeRange: Type.Optional(Type.Object({ from: Iso, to: Iso }, { description: 'Default: the last 24 hours' })),
-  filters: Type.Optional(Type.Array(Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ maxLength: 4096 }) }), { maxItems: 50 })),
+  filters: Type.Optional(Type.Array(Type.Object({ field: FieldName, value: Type.String({ maxLength: 4096, pattern: NO_NUL }) }), { maxItems: 50 })),
 };
 
 export const SearchBody = Type.Object({
   ...SearchFields,
-  sort: Type.Optional(Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }), order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
+  sort: Type.Optional(Type.Object({ field: FieldName, order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
@@ -19,7 +26,7 @@ export const SearchBody = Type.Object({
 export const HistogramBody = Type.Object({
   ...SearchFields,
   interval: Type.Optional(Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'Bucket width (e.g. 30s, 5m, 1h); chosen for about 60 buckets when absent' })),
-  groupBy: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Split each bucket by this field (e.g. level)' })),
+  groupBy: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: FIELD_NAME, description: 'Split each bucket by this field (e.g. level)' })),
 });
 
 export const LogEntryView = Type.Object({
@@ -53,9 +60,9 @@ export const FieldsResponse = Type.Object({
   fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })),
 });
 
-export const DistinctParams = Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }) });
+export const DistinctParams = Type.Object({ field: FieldName });
 export const DistinctQuery = Type.Object({
-  q: Type.Optional(Type.String({ maxLength: 256 })),
+  q: Type.Optional(Type.String({ maxLength: 256, pattern: NO_NUL })),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
   from: Type.Optional(Iso),
   to: Type.Optional(Iso),

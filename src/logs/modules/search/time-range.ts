@@ -5,6 +5,11 @@ export const DEFAULT_RANGE_MS = 86_400_000;
 /** Nice bucket widths, smallest first. */
 const NICE_INTERVALS = ['1s', '5s', '10s', '30s', '1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d', '7d', '30d'];
 export const MAX_BUCKETS = 10_000;
+/** The widest histogram bucket: ten years. Wider (or past 2^53 ms) used to wrap bucket dates around. */
+export const MAX_INTERVAL_MS = 3650 * 86_400_000;
+/** Timestamps a range may name: ISO 8601 four-digit years (both databases and Date hold these). */
+const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** The request's range in epoch ms; the last 24 hours when absent. 400 when `from` is not before `to`. */
 export function rangeOf(timeRange: { from: string; to: string } | undefined, now: number): { from: number; to: number } {
@@ -12,8 +17,14 @@ export function rangeOf(timeRange: { from: string; to: string } | undefined, now
   const from = Date.parse(timeRange.from);
   const to = Date.parse(timeRange.to);
   if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('timeRange: from and to must be ISO 8601 timestamps');
+  if (!withinYears(from) || !withinYears(to)) throw invalidBody('timeRange: from and to must be between the years 0000 and 9999');
   if (from >= to) throw invalidBody('timeRange: from must be before to');
   return { from, to };
+}
+
+/** A timestamp a store can hold (years 0000–9999). */
+export function withinYears(ms: number): boolean {
+  return ms >= EARLIEST_MS && ms <= LATEST_MS;
 }
 
 /**
@@ -29,6 +40,7 @@ export function intervalOf(requested: string | undefined, from: number, to: numb
   if (requested !== undefined) {
     const ms = parseDuration(requested);
     if (!ms) throw invalidBody('interval must be a positive duration such as 30s, 5m or 1h');
+    if (!Number.isSafeInteger(ms) || ms > MAX_INTERVAL_MS) throw invalidBody('interval must be at most 3650d (ten years)');
     if ((to - from) / ms > MAX_BUCKETS) throw invalidBody(`interval too small: more than ${MAX_BUCKETS} buckets`);
     return { label: requested, ms };
   }

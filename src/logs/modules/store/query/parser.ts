@@ -176,9 +176,11 @@ export function parseQuery(input: string): QueryNode {
   const parseUnary = (depth: number): QueryNode => {
     const token = peek();
     if (token && (token.type === 'NOT' || token.type === '-')) {
+      // Each NOT nests the SQL one level deeper, like a parenthesis: both count toward MAX_DEPTH.
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
       index += 1;
       if (!startsOperand(peek())) throw new QuerySyntaxError(`expected a term after ${token.type}`, peek()?.position ?? end);
-      return { kind: 'not', child: parseUnary(depth) };
+      return { kind: 'not', child: parseUnary(depth + 1) };
     }
     return parsePrimary(depth);
   };
@@ -191,7 +193,7 @@ export function parseQuery(input: string): QueryNode {
       return token.term;
     }
     if (token.type === '(') {
-      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`parentheses nested deeper than ${MAX_DEPTH}`, token.position);
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
       index += 1;
       if (peek()?.type === ')') throw new QuerySyntaxError('empty parentheses', token.position);
       if (peek() === undefined) throw new QuerySyntaxError('unclosed parenthesis', token.position);
