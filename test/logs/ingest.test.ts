@@ -159,6 +159,30 @@ for (const dialect of DIALECTS) {
       assert.equal(fluent.attributes.stream, 'stdout');
     });
 
+    test('a document nested 9,000 levels deep fails alone in a _bulk batch; the others are stored; deep OTLP JSON is no 500', async () => {
+      const marker = uniqueName('deep').toLowerCase();
+      const deep = `{"message":"too deep ${marker}","nest":${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)}}`;
+      const body = `{"index":{}}\n{"message":"before ${marker}"}\n{"index":{}}\n${deep}\n{"create":{}}\n{"message":"after ${marker}"}\n`;
+      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...writer.headers, 'content-type': 'application/x-ndjson' }, payload: body });
+      assert.equal(response.statusCode, 200, response.body.slice(0, 300));
+      const result = response.json();
+      assert.equal(result.errors, true);
+      assert.deepEqual(result.items.map((item: Record<string, { status: number }>) => Object.values(item)[0]!.status), [201, 400, 201]);
+      assert.deepEqual(result.items[1].index.error, { type: 'mapper_parsing_exception', reason: 'the document nests deeper than 100 levels' });
+      const found = await search(marker);
+      assert.deepEqual(found.data.map((entry: { message: string }) => entry.message).sort(), [`after ${marker}`, `before ${marker}`]);
+
+      // OTLP/JSON: a deeply nested body value is cut at a bounded depth, and a deep unknown field is harmless.
+      let anyValue = '{"stringValue":"leaf"}';
+      for (let i = 0; i < 1_000; i += 1) anyValue = `{"kvlistValue":{"values":[{"key":"k","value":${anyValue}}]}}`;
+      const record = (body: string) => `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${body}},{"body":{"stringValue":"sibling ${marker}"}}]}]}]}`;
+      const otlp = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: record(anyValue) });
+      assert.equal(otlp.statusCode, 200, otlp.body.slice(0, 300));
+      const padded = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: `{"pad":${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)},${record('{"stringValue":"x"}').slice(1)}` });
+      assert.ok(padded.statusCode < 500, `${padded.statusCode} ${padded.body.slice(0, 200)}`);
+      assert.equal((await search(`sibling ${marker}`)).total >= 1, true);
+    });
+
     test('Elasticsearch paths shippers use: /:index/_bulk names the default index, PUT /_bulk, the version probe', async () => {
       const indexed = await logs.request({ method: 'POST', url: '/api/v1/_elastic/app-2026.11/_bulk', headers: writer.headers, payload: '{"create":{}}\n{"message":"indexed"}\n' });
       assert.equal(indexed.statusCode, 200);

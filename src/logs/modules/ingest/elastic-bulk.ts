@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
-import { flattenInto } from './flatten.js';
+import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from './flatten.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -58,6 +58,7 @@ const asText = (value: AttributeValue | undefined, max: number): string | undefi
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isObj(doc)) return 'the document must be a JSON object';
+  if (nestedDeeperThan(doc, MAX_DOCUMENT_DEPTH)) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
   const flat: Record<string, AttributeValue> = {};
   flattenInto(flat, doc, '');
   const timestamp = timestampOf(take(flat, TIMESTAMP), now);

@@ -2,6 +2,20 @@ import type { AttributeValue } from '../store/log-store.js';
 
 const MAX_DEPTH = 8;
 const MAX_KEYS = 512;
+/** Deeper documents are refused (Elasticsearch refuses past its mapping depth too); JSON.stringify recurses. */
+export const MAX_DOCUMENT_DEPTH = 100;
+
+/** Whether objects/arrays nest deeper than `limit` levels; iterative, so any depth is safe to ask about. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= limit) return true;
+    for (const inner of Object.values(current as object)) if (typeof inner === 'object' && inner !== null) stack.push([inner, depth + 1]);
+  }
+  return false;
+}
 
 /**
  * Flattens nested objects to dotted names ({"k8s": {"pod": "a"}} -> {"k8s.pod": "a"}). Arrays become
@@ -19,7 +33,8 @@ export function flattenInto(target: Record<string, AttributeValue>, value: unkno
     return;
   }
   if (Array.isArray(value) || depth >= MAX_DEPTH) {
-    if (prefix) target[prefix] = JSON.stringify(value);
+    // The rest becomes JSON text, unless it nests too deep to write out (callers refuse such documents first).
+    if (prefix && !nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) target[prefix] = JSON.stringify(value);
     return;
   }
   if (typeof value === 'object') {
