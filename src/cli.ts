@@ -7,6 +7,8 @@
  */
 import './shared/runtime-flags.js';
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './shared/config/env.js';
 import type { AddressInfo } from 'node:net';
@@ -21,8 +23,9 @@ import type { GatewaySchema } from './gateway/db/schema.js';
 import { resetPasswordOffline } from './gateway/reset-password.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
-import type { LogsService } from './logs/app.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
+import { reportReady, stopWhenSupervisorGone } from './supervisor/messages.js';
+import { superviseServices } from './supervisor/supervise-services.js';
 
 async function start(services: FastifyInstance[]): Promise<void> {
   let stopping = false;
@@ -38,17 +41,40 @@ async function start(services: FastifyInstance[]): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  stopWhenSupervisorGone();
+  reportReady((services[0]!.server.address() as AddressInfo).port);
+}
+
+/** Where a service listening on HOST is reached from this machine. */
+function loopbackOf(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /**
- * Under `all`, the gateway watches itself through the logs service beside it (issue: the gateway,
- * watched), with an ingest-only account made for it, unless GATEWAY_TELEMETRY_URL points elsewhere.
+ * `all`: the logs service and the gateway, each in a process of its own under a small supervisor
+ * (src/supervisor). Unless GATEWAY_TELEMETRY_URL points elsewhere, the gateway watches itself
+ * through the logs service beside it, authenticated by a key made fresh at each start and handed
+ * to both through their environment only (never a command line, never a log line).
  */
-async function shipToOwnLogs(config: GatewayConfig, logs: LogsService, shipper: string): Promise<GatewayConfig> {
-  if (config.telemetry.url) return config;
-  const { port } = logs.app.server.address() as AddressInfo;
-  const account = await logs.provisionIngestAccount(shipper);
-  return Object.freeze({ ...config, telemetry: { ...config.telemetry, url: `http://127.0.0.1:${port}`, ...account } });
+async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promise<number> {
+  const shipToOwnLogs = gatewayConfig.telemetry.url === undefined;
+  const key = randomBytes(32).toString('base64url');
+  return superviseServices({
+    cliArgs: [...process.execArgv, fileURLToPath(import.meta.url)],
+    log: plainLogger(gatewayConfig.logLevel),
+    services: [
+      { name: 'logs', portVariable: 'LOGS_PORT', env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }) },
+      {
+        name: 'gateway', portVariable: 'GATEWAY_PORT',
+        env: (ports) => {
+          if (!shipToOwnLogs) return process.env;
+          const { GATEWAY_TELEMETRY_USERNAME: _user, GATEWAY_TELEMETRY_PASSWORD: _password, ...env } = process.env;
+          return { ...env, GATEWAY_TELEMETRY_URL: `http://${loopbackOf(logsHost)}:${ports.get('logs')}`, GATEWAY_TELEMETRY_KEY: key };
+        },
+      },
+    ],
+  });
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -57,16 +83,8 @@ async function main(argv: string[]): Promise<void> {
     case 'all': {
       // Both configurations are checked before either service starts.
       const gatewayConfig = loadGatewayConfig(process.env);
-      if (gatewayConfig.workers > 1) throw new ConfigError('GATEWAY_WORKERS', 'more than one worker needs `gerbang gateway` (under `all` the gateway shares its process with the logs service)');
       const logsConfig = loadLogsConfig(process.env);
-      const logs = await startLogs(logsConfig);
-      try {
-        const gateway = await startGateway(await shipToOwnLogs(gatewayConfig, logs, logsConfig.gatewayShipperUsername));
-        await start([gateway, logs.app]);
-      } catch (error) {
-        await logs.app.close();
-        throw error;
-      }
+      process.exit(await supervised(gatewayConfig, logsConfig.host));
       return;
     }
     case 'logs': {
@@ -76,7 +94,10 @@ async function main(argv: string[]): Promise<void> {
     case 'gateway': {
       const config = loadGatewayConfig(process.env);
       if (config.workers > 1 && cluster.isPrimary) {
-        // Workers run this same command; the primary only supervises them.
+        // Workers run this same command; the primary only supervises them (and, under `all`,
+        // tells its own supervisor once the first worker listens).
+        stopWhenSupervisorGone();
+        cluster.once('listening', (_worker, address) => reportReady(address.port));
         process.exit(await superviseWorkers({ workers: config.workers, log: plainLogger(config.logLevel) }));
       }
       await start([await startGateway(config)]);

@@ -81,17 +81,37 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
-    telemetry: {
-      url: read.url('GATEWAY_TELEMETRY_URL'),
-      username: read.optionalString('GATEWAY_TELEMETRY_USERNAME'),
-      password: read.optionalString('GATEWAY_TELEMETRY_PASSWORD'),
-      serviceName: read.string('GATEWAY_SERVICE_NAME', 'gerbang-gateway'),
-      maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
-      intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
-    },
+    telemetry: loadTelemetryConfig(read),
     sso: loadSsoConfig(env),
     proxy: loadProxyConfig(env),
     sessionCacheMs: read.duration('GATEWAY_SESSION_CACHE_TTL', '2s'),
     workers,
   });
+}
+
+/** GATEWAY_TELEMETRY_*: where and how the gateway ships its own logs and traces (docs/configuration.md). */
+function loadTelemetryConfig(read: ReturnType<typeof envReader>): TelemetryConfig {
+  const username = read.optionalString('GATEWAY_TELEMETRY_USERNAME');
+  const password = read.optionalString('GATEWAY_TELEMETRY_PASSWORD');
+  const key = read.optionalString('GATEWAY_TELEMETRY_KEY');
+  if (key !== undefined && (username !== undefined || password !== undefined)) {
+    throw new ConfigError('GATEWAY_TELEMETRY_KEY', 'and GATEWAY_TELEMETRY_USERNAME/PASSWORD are two ways to authenticate: set one');
+  }
+  if (key !== undefined && key.length < 32) throw new ConfigError('GATEWAY_TELEMETRY_KEY', 'must be at least 32 characters');
+  const ratioRaw = read.optionalString('GATEWAY_TELEMETRY_SAMPLE_RATIO');
+  const sampleRatio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (ratioRaw !== undefined && !(/^\d*\.?\d+$/.test(ratioRaw) && sampleRatio >= 0 && sampleRatio <= 1)) {
+    throw new ConfigError('GATEWAY_TELEMETRY_SAMPLE_RATIO', `must be a number from 0 to 1, got "${ratioRaw}"`);
+  }
+  return {
+    url: read.url('GATEWAY_TELEMETRY_URL'),
+    username,
+    password,
+    key,
+    serviceName: read.string('GATEWAY_SERVICE_NAME', 'gerbang-gateway'),
+    maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
+    maxBatch: read.int('GATEWAY_TELEMETRY_BATCH', 512, 1, 100_000),
+    intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
+    sampleRatio,
+  };
 }

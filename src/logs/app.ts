@@ -35,7 +35,7 @@ import { RolesRepository } from './modules/roles/roles.repository.js';
 import { rolesRoutes } from './modules/roles/roles.routes.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
-import { createLogStore } from './modules/store/index.js';
+import { createLogStore, openStoreReads, type StoreReads } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
@@ -92,10 +92,18 @@ export interface LogsService {
 export async function buildLogsService({ config, now = Date.now, logStore, k8s, activeAlertsBySeverity }: LogsServiceOptions): Promise<LogsService> {
   const database = await openDatabase<LogsSchema>(config.databaseUrl);
   let store: LogStore;
+  let storeReads: StoreReads | undefined;
   try {
     await migrateToLatest(database.db, logsMigrations, 'logs');
-    store = typeof logStore === 'function' ? logStore(database) : (logStore ?? createLogStore(database.db, database.dialect));
+    if (logStore === undefined) {
+      // Searches run off the event loop (SQLite) and within LOGS_SEARCH_TIMEOUT (docs/log-store.md#time-budget).
+      storeReads = await openStoreReads(config.databaseUrl, database.db, config.search);
+      store = createLogStore(database.db, database.dialect, { reads: storeReads.db, readTimeoutMs: config.search.timeoutMs });
+    } else {
+      store = typeof logStore === 'function' ? logStore(database) : logStore;
+    }
   } catch (error) {
+    await storeReads?.close();
     await database.close();
     throw error;
   }
@@ -200,6 +208,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   }, config.dashboards.sourceCountsFlushMs);
   countsTimer.unref();
   app.addHook('onClose', async () => database.close());
+  app.addHook('onClose', async () => storeReads?.close());
   // onClose hooks run last-added first: the final flush runs before the database closes.
   app.addHook('onClose', async () => {
     clearInterval(countsTimer);
@@ -212,6 +221,8 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
     alertNotifier.close();
   });
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
+  // The account the shipper key acts as; its password is renewed and discarded (the key is its only way in).
+  if (config.gatewayShipperKey !== undefined) await ensureIngestAccount(usersRepository, config.gatewayShipperUsername, now);
   alertEvaluator.start(config.alerts.evalIntervalMs);
   // Notifications a stopped process left queued are sent now (in the background).
   alertEvaluator.resumeWebhooks().catch((error: unknown) => app.log.error({ err: error }, 'resuming alert webhooks failed'));

@@ -39,6 +39,11 @@ export interface LogsConfig {
   readonly retentionDays: number;
   /** The ingest account whose audit-typed records (the gateway's audit events) join the audit trail. */
   readonly gatewayShipperUsername: string;
+  /**
+   * LOGS_GATEWAY_SHIPPER_KEY: a shared secret that authenticates ingestion as that account, checked
+   * in constant time and outside the login lockout (a stranger cannot lock it); undefined = off.
+   */
+  readonly gatewayShipperKey: string | undefined;
   /** How often the retention sweep runs; 0 = never (tests). */
   readonly retentionIntervalMs: number;
   /** How long a verified HTTP Basic credential of an ingestion client is trusted without argon2 again. */
@@ -52,6 +57,8 @@ export interface LogsConfig {
   readonly dashboards: DashboardsConfig;
   /** How often the logs service samples its own host's metrics (docs/infra.md); 0 = never. */
   readonly selfMetricsIntervalMs: number;
+  /** Log store reads (docs/log-store.md#time-budget): budget of each read, and reads running at once. */
+  readonly search: { readonly timeoutMs: number; readonly workers: number };
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -97,12 +104,21 @@ export function loadLogsConfig(env: Env): LogsConfig {
     },
     retentionDays: read.int('LOGS_RETENTION_DAYS', 30, 1, 36_500),
     gatewayShipperUsername: read.string('LOGS_GATEWAY_SHIPPER', 'gateway'),
+    gatewayShipperKey: shipperKey(read),
     retentionIntervalMs: read.duration('LOGS_RETENTION_INTERVAL', '1h'),
     basicAuthCacheMs: read.duration('LOGS_BASIC_AUTH_CACHE_TTL', '60s'),
     alerts: alertsConfig(read),
     dashboards: loadDashboardsConfig(env),
     selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
+    search: searchConfig(read),
   });
+}
+
+function searchConfig(read: ReturnType<typeof envReader>): LogsConfig['search'] {
+  const timeoutMs = read.duration('LOGS_SEARCH_TIMEOUT', '30s');
+  // 0 would mean "never" elsewhere; here an unbounded search is exactly what the budget prevents.
+  if (timeoutMs < 1) throw new ConfigError('LOGS_SEARCH_TIMEOUT', 'must be at least 1ms');
+  return { timeoutMs, workers: read.int('LOGS_SEARCH_WORKERS', 2, 1, 64) };
 }
 
 function alertsConfig(read: ReturnType<typeof envReader>): LogsConfig['alerts'] {
@@ -123,4 +139,10 @@ function alertsConfig(read: ReturnType<typeof envReader>): LogsConfig['alerts'] 
       allowedHosts,
     },
   };
+}
+
+function shipperKey(read: ReturnType<typeof envReader>): string | undefined {
+  const key = read.optionalString('LOGS_GATEWAY_SHIPPER_KEY');
+  if (key !== undefined && key.length < 32) throw new ConfigError('LOGS_GATEWAY_SHIPPER_KEY', 'must be at least 32 characters');
+  return key;
 }

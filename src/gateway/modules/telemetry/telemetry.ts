@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { JsonLogsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
@@ -16,9 +16,16 @@ export interface TelemetryConfig {
   readonly url: string | undefined;
   readonly username: string | undefined;
   readonly password: string | undefined;
+  /** The logs service's LOGS_GATEWAY_SHIPPER_KEY, sent as a bearer credential (nobody can lock it). */
+  readonly key?: string | undefined;
   readonly serviceName: string;
+  /** Records (and, separately, spans) held at most while the logs service is slow or down. */
   readonly maxQueue: number;
+  /** Records (or spans) sent in one request at most. */
+  readonly maxBatch?: number;
   readonly intervalMs: number;
+  /** Share of traces recorded (0-1), decided at the root: a trace is shipped whole or not at all. */
+  readonly sampleRatio?: number;
 }
 
 export interface TelemetryStats {
@@ -101,8 +108,9 @@ const propagator = new W3CTraceContextPropagator();
 
 export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBaseLogger): GatewayTelemetry {
   if (!config.url) return disabledTelemetry;
-  const headers: Record<string, string> =
-    config.username && config.password ? { authorization: `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}` } : {};
+  const headers: Record<string, string> = config.key
+    ? { authorization: `Bearer ${config.key}` }
+    : config.username && config.password ? { authorization: `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}` } : {};
   const base = config.url.replace(/\/+$/, '');
   const resource = resourceFromAttributes({ 'service.name': config.serviceName, 'service.namespace': 'gerbang' });
   let lastWarning = 0;
@@ -128,16 +136,19 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     if (!response.ok) throw new Error(`logs service answered ${response.status}`);
   };
   const logBatcher = new BoundedBatcher<ReadableLogRecord>({
-    maxQueue: config.maxQueue, maxBatch: 512, intervalMs: config.intervalMs, onError: onError('logs'),
+    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError('logs'),
     send: (batch) => post('/v1/logs', JsonLogsSerializer.serializeRequest(batch)),
   });
   const spanBatcher = new BoundedBatcher<ReadableSpan>({
-    maxQueue: config.maxQueue, maxBatch: 512, intervalMs: config.intervalMs, onError: onError('traces'),
+    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError('traces'),
     send: (batch) => post('/v1/traces', JsonTraceSerializer.serializeRequest(batch)),
   });
 
   const loggerProvider = new LoggerProvider({ resource, processors: [batchingProcessor<ReadableLogRecord>(logBatcher) as unknown as LogRecordProcessor] });
-  const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [batchingProcessor<ReadableSpan>(spanBatcher) as unknown as SpanProcessor] });
+  // Parent-based: a client's sampled flag is followed, and the spans of one request share its
+  // root's decision, so a shipped trace is whole (the upstream sees the flag in `traceparent`).
+  const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio ?? 1) });
+  const tracerProvider = new BasicTracerProvider({ resource, sampler, spanProcessors: [batchingProcessor<ReadableSpan>(spanBatcher) as unknown as SpanProcessor] });
   const logger: Logger = loggerProvider.getLogger('gerbang-gateway');
   const tracer: Tracer = tracerProvider.getTracer('gerbang-gateway');
 

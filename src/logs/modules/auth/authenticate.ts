@@ -111,6 +111,19 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     return context;
   }
 
+  /**
+   * The gateway's shipper key (LOGS_GATEWAY_SHIPPER_KEY) as a bearer credential: compared as SHA-256
+   * digests in constant time, it never touches the login counters, so nobody can lock it. It acts as
+   * the ingest-only shipper account, read fresh (a role removed takes effect at once).
+   */
+  const shipperKeyDigest = config.gatewayShipperKey === undefined ? undefined : sha256(config.gatewayShipperKey);
+  async function fromShipperKey(token: string): Promise<LogsAuthContext | undefined> {
+    if (!shipperKeyDigest || !timingSafeEqual(sha256(token), shipperKeyDigest)) return undefined;
+    const context = await contextOf(await users.findByUsername(config.gatewayShipperUsername), null);
+    if (!context) throw new AppError('LOGS_INVALID_TOKEN');
+    return context;
+  }
+
   /** Chooses the tenant: the user's own unless X-Tenant-Id names another and the user has tenants:manage. */
   async function resolveTenant(request: FastifyRequest, auth: LogsAuthContext): Promise<void> {
     const header = request.headers['x-tenant-id'];
@@ -170,7 +183,10 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
       }
       request.logsAuth = auth;
     } else {
-      auth = await bearer(request, false);
+      const token = header ? /^bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+      const shipper = token === undefined ? undefined : await fromShipperKey(token);
+      if (shipper) request.logsAuth = shipper;
+      auth = shipper ?? (await bearer(request, false));
     }
     if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
     await resolveTenant(request, auth);
