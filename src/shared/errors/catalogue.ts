@@ -92,6 +92,7 @@ export const ERRORS = {
   LOGS_MALFORMED_REQUEST: { status: 400, id: 'malformed http request', en: 'malformed http request' },
   LOGS_HEADERS_TOO_LARGE: { status: 431, id: 'request headers too large', en: 'request headers too large' },
   LOGS_REQUEST_TIMEOUT: { status: 408, id: 'request not received in time', en: 'request not received in time' },
+  LOGS_QUERY_TIMEOUT: { status: 503, id: 'query took too long: narrow the time range or the query', en: 'query took too long: narrow the time range or the query' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },

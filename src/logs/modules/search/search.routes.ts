@@ -9,7 +9,8 @@ import { intervalOf, rangeOf, storeRange } from './time-range.js';
 
 const SECURED = [{ bearer: [] }];
 const tags = ['logs'];
-const errors = errorResponses(400, 401, 403, 429);
+// 503: LOGS_QUERY_TIMEOUT, a read past LOGS_SEARCH_TIMEOUT (QueryTimeoutError is that AppError already).
+const errors = errorResponses(400, 401, 403, 429, 503);
 
 /** The API form of an entry: `@timestamp` as ISO 8601. */
 export function entryView(entry: StoredLogEntry) {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { LogStore } from './log-store.js';
 import { PostgresLogStore } from './postgres-store.js';
 import { SqliteLogStore } from './sqlite-store.js';
+import { BudgetedLogStore } from './budgeted-store.js';
 
 export * from './log-store.js';
 export { logStoreMigrations } from './migrations.js';
@@ -9,6 +10,8 @@ export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
 /** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
 export { MAX_BUCKETS } from './common.js';
+export { QueryTimeoutError } from './read-budget.js';
+export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/index.js';
 
 export interface LogStoreOptions {
   /**
@@ -17,6 +20,13 @@ export interface LogStoreOptions {
    * Default 200,000 (docs/log-store.md); tests set 0 to cover that plan.
    */
   textFirstAboveIds?: number | undefined;
+  /**
+   * Where reads (search, histogram, fields, distinct) run: openStoreReads (a worker pool on SQLite,
+   * a statement_timeout pool on PostgreSQL). Default: `db` itself.
+   */
+  reads?: Kysely<any> | undefined;
+  /** Time budget of each read, in ms (LOGS_SEARCH_TIMEOUT); default: unbounded. */
+  readTimeoutMs?: number | undefined;
 }
 
 /**
@@ -26,5 +36,7 @@ export interface LogStoreOptions {
  * better-sqlite3 statements, so the store needs no raw driver handle.
  */
 export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
-  return dialect === 'sqlite' ? new SqliteLogStore(db, options) : new PostgresLogStore(db);
+  const reads = options.reads ?? db;
+  const store = dialect === 'sqlite' ? new SqliteLogStore(db, { ...options, reads }) : new PostgresLogStore(db, reads);
+  return options.readTimeoutMs === undefined ? store : new BudgetedLogStore(store, options.readTimeoutMs);
 }

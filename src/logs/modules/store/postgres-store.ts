@@ -61,7 +61,8 @@ export class PostgresLogStore implements LogStore {
   readonly #fields = new FieldCatalogueCache();
   readonly #partitions = new Set<number>();
 
-  constructor(private readonly db: Kysely<any>) {}
+  /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
+  constructor(private readonly db: Kysely<any>, private readonly reads: Kysely<any> = db) {}
 
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
     if (entries.length === 0) return;
@@ -129,7 +130,7 @@ export class PostgresLogStore implements LogStore {
     const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
     const where = this.#where(request.tenantId, request.from, request.to + 1, condition);
-    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
+    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.reads);
     const total = Number(counted[0]?.total ?? 0);
     const offset = (request.page - 1) * request.limit;
     if (total === 0 || offset >= total) return { entries: [], total };
@@ -141,7 +142,7 @@ export class PostgresLogStore implements LogStore {
         ? sql`l.ts ${order}, l.id ${order}`
         : sql`${postgresSortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
     const { rows } = await sql<EntryRow>`SELECT l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes
-      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
+      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
     return { entries: rows.map(toStoredEntry), total };
   }
 
@@ -157,7 +158,7 @@ export class PostgresLogStore implements LogStore {
       const where = this.#where(request.tenantId, from, end, condition);
       const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
         SELECT l.ts - (l.ts % ${interval}::bigint) AS bucket${groupField ? sql`, ${postgresFieldValue(groupField)} AS grp` : sql``}, count(*) AS n
-        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.db);
+        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
       for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) });
     };
 
@@ -171,7 +172,7 @@ export class PostgresLogStore implements LogStore {
         const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
           SELECT minute - (minute % ${interval}::bigint) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, sum(count)::bigint AS n
           FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint${sql.join(filterSql, sql``)}
-          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.db);
+          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
         for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
       }
     } else {
@@ -181,7 +182,7 @@ export class PostgresLogStore implements LogStore {
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
-    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name COLLATE "C"`.execute(this.db);
+    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name COLLATE "C"`.execute(this.reads);
     const fixed = new Set<string>(FIXED_FIELDS.map((field) => field.name));
     return [...FIXED_FIELDS.map((field) => ({ ...field })), ...rows.filter((row) => !fixed.has(row.name))];
   }
@@ -202,12 +203,12 @@ export class PostgresLogStore implements LogStore {
       const { minutes, edges } = splitByMinute(from, to);
       for (const [edgeFrom, edgeEnd] of edges) {
         const { rows } = await sql<{ value: string | null; n: number }>`SELECT ${column} AS value, count(*) AS n FROM log_entries
-          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom}::bigint AND ts < ${edgeEnd}::bigint GROUP BY 1`.execute(this.db);
+          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom}::bigint AND ts < ${edgeEnd}::bigint GROUP BY 1`.execute(this.reads);
         for (const row of rows) add(row.value, Number(row.n));
       }
       if (minutes) {
         const { rows } = await sql<{ value: string; n: number }>`SELECT ${column} AS value, sum(count)::bigint AS n FROM log_rollups
-          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint GROUP BY 1`.execute(this.db);
+          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint GROUP BY 1`.execute(this.reads);
         for (const row of rows) add(row.value, Number(row.n));
       }
       return sortDistinct(values, request.q, request.limit);
@@ -217,7 +218,7 @@ export class PostgresLogStore implements LogStore {
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND strpos(lower(${value}), lower(${request.q}::text)) > 0`;
     const { rows } = await sql<{ value: string; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
       WHERE l.tenant_id = ${request.tenantId} AND l.ts >= ${from}::bigint AND l.ts <= ${to}::bigint AND ${value} IS NOT NULL${needle}
-      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.db);
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
     for (const row of rows) add(row.value, Number(row.n));
     return sortDistinct(values, request.q, request.limit);
   }

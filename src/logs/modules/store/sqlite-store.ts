@@ -37,11 +37,15 @@ export class SqliteLogStore implements LogStore {
   /** See DRIVE_FROM_TEXT_ABOVE; tests lower it to cover both plans. */
   readonly #textFirstAbove: number;
 
+  /** Reads (search, histogram, fields, distinct): the read pool in the service (read-pool/), else `db`. */
+  readonly #reads: Kysely<any>;
+
   constructor(
     private readonly db: Kysely<any>,
-    options: { textFirstAboveIds?: number | undefined } = {},
+    options: { textFirstAboveIds?: number | undefined; reads?: Kysely<any> | undefined } = {},
   ) {
     this.#textFirstAbove = options.textFirstAboveIds ?? DRIVE_FROM_TEXT_ABOVE;
+    this.#reads = options.reads ?? db;
   }
 
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
@@ -105,14 +109,14 @@ export class SqliteLogStore implements LogStore {
     if (textFirst) {
       // Every match is read to sort it anyway: count in the same pass (one FTS5 lookup, not two).
       const { rows } = await sql<EntryRow & { total: number }>`SELECT ${columns}, count(*) OVER () AS total
-        FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
+        FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.#reads);
       if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total) };
     }
-    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.db);
+    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.#reads);
     const total = Number(counted[0]?.total ?? 0);
     if (total === 0 || offset >= total || textFirst) return { entries: [], total };
     const { rows } = await sql<EntryRow>`SELECT ${columns}
-      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.db);
+      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.#reads);
     return { entries: rows.map(toStoredEntry), total };
   }
 
@@ -130,7 +134,7 @@ export class SqliteLogStore implements LogStore {
       const { where } = plan;
       const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
         SELECT l.ts - (l.ts % ${interval}) AS bucket${groupField ? sql`, ${sqliteFieldValue(groupField)} AS grp` : sql``}, count(*) AS n
-        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.db);
+        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.#reads);
       for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) });
     };
 
@@ -144,7 +148,7 @@ export class SqliteLogStore implements LogStore {
         const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
           SELECT minute - (minute % ${interval}) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, sum(count) AS n
           FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]} AND minute < ${minutes[1]}${sql.join(filterSql, sql``)}
-          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.db);
+          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.#reads);
         for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
       }
     } else {
@@ -154,7 +158,7 @@ export class SqliteLogStore implements LogStore {
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
-    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name`.execute(this.db);
+    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name`.execute(this.#reads);
     const fixed = new Set<string>(FIXED_FIELDS.map((field) => field.name));
     return [...FIXED_FIELDS.map((field) => ({ ...field })), ...rows.filter((row) => !fixed.has(row.name))];
   }
@@ -177,12 +181,12 @@ export class SqliteLogStore implements LogStore {
       const { minutes, edges } = splitByMinute(from, to);
       for (const [edgeFrom, edgeEnd] of edges) {
         const { rows } = await sql<{ value: string | null; n: number }>`SELECT ${column} AS value, count(*) AS n FROM log_entries
-          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom} AND ts < ${edgeEnd} GROUP BY 1`.execute(this.db);
+          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom} AND ts < ${edgeEnd} GROUP BY 1`.execute(this.#reads);
         for (const row of rows) add(row.value, Number(row.n));
       }
       if (minutes) {
         const { rows } = await sql<{ value: string; n: number }>`SELECT ${column} AS value, sum(count) AS n FROM log_rollups
-          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]} AND minute < ${minutes[1]} GROUP BY 1`.execute(this.db);
+          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]} AND minute < ${minutes[1]} GROUP BY 1`.execute(this.#reads);
         for (const row of rows) add(row.value, Number(row.n));
       }
       return sortDistinct(values, request.q, request.limit);
@@ -192,7 +196,7 @@ export class SqliteLogStore implements LogStore {
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND instr(lower(${value}), ${request.q.toLowerCase()}) > 0`;
     const { rows } = await sql<{ value: string | number; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
       WHERE l.tenant_id = ${request.tenantId} AND l.ts >= ${from} AND l.ts <= ${to} AND ${value} IS NOT NULL${needle}
-      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.db);
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.#reads);
     for (const row of rows) add(row.value, Number(row.n));
     return sortDistinct(values, request.q, request.limit);
   }
@@ -233,7 +237,7 @@ export class SqliteLogStore implements LogStore {
     let idWindow = { min: 0, max: 0 };
     if (hasText(condition)) {
       const { rows } = await sql<{ lo: number | null; hi: number | null }>`SELECT min(min_id) AS lo, max(max_id) AS hi FROM log_id_ranges
-        WHERE tenant_id = ${tenantId} AND minute >= ${from - mod(from, MINUTE)} AND minute < ${end}`.execute(this.db);
+        WHERE tenant_id = ${tenantId} AND minute >= ${from - mod(from, MINUTE)} AND minute < ${end}`.execute(this.#reads);
       const window = rows[0];
       if (!window || window.lo === null || window.hi === null) return null;
       idWindow = { min: Number(window.lo), max: Number(window.hi) };

@@ -1,0 +1,35 @@
+import type { DistinctRequest, FieldInfo, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult } from './log-store.js';
+import { withBudget } from './read-budget.js';
+
+/**
+ * Every read of the store (search, histogram, fields, distinct) gets the same time budget, whoever
+ * calls it (search routes, dashboards, alert rules): past it the caller gets QueryTimeoutError
+ * (503 LOGS_QUERY_TIMEOUT). Writes are not bounded here: a batch is committed whole or not at all.
+ */
+export class BudgetedLogStore implements LogStore {
+  constructor(private readonly inner: LogStore, private readonly timeoutMs: number) {}
+
+  append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
+    return this.inner.append(tenantId, entries);
+  }
+
+  search(request: SearchRequest): Promise<SearchResult> {
+    return withBudget(this.timeoutMs, () => this.inner.search(request));
+  }
+
+  histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
+    return withBudget(this.timeoutMs, () => this.inner.histogram(request));
+  }
+
+  fields(tenantId: string): Promise<FieldInfo[]> {
+    return withBudget(this.timeoutMs, () => this.inner.fields(tenantId));
+  }
+
+  distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
+    return withBudget(this.timeoutMs, () => this.inner.distinct(request));
+  }
+
+  removeOlderThan(tenantId: string, before: number): Promise<number> {
+    return this.inner.removeOlderThan(tenantId, before);
+  }
+}

@@ -1,0 +1,38 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import { deadlineGuard, readPoolKysely } from './read-dialect.js';
+import { SqliteReadPool } from './read-pool.js';
+
+export { SqliteReadPool } from './read-pool.js';
+
+export interface StoreReads {
+  /** The Kysely the log store reads through (search, histogram, fields, distinct). */
+  readonly db: Kysely<any>;
+  close(): Promise<void>;
+}
+
+export interface StoreReadsOptions {
+  /** Longest a read may run (LOGS_SEARCH_TIMEOUT). */
+  timeoutMs: number;
+  /** SQLite: worker threads running reads at once (LOGS_SEARCH_WORKERS); PostgreSQL: connections of the read pool. */
+  workers: number;
+}
+
+/**
+ * Opens the log store's read side next to the service's database (`url` as LOGS_DATABASE_URL):
+ * SQLite reads run in a pool of worker threads; PostgreSQL reads use their own small connection pool
+ * whose statement_timeout makes the server cancel a statement at the budget. A `sqlite::memory:`
+ * database cannot be shared with a worker: its reads stay on `main`.
+ */
+export async function openStoreReads(url: string, main: Kysely<any>, options: StoreReadsOptions): Promise<StoreReads> {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === ':memory:' || path === '') return { db: main.withPlugin(deadlineGuard), close: async () => undefined };
+    const pool = new SqliteReadPool({ path, size: options.workers });
+    return { db: readPoolKysely(pool).withPlugin(deadlineGuard), close: () => pool.close() };
+  }
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: options.workers, statement_timeout: Math.max(1, options.timeoutMs) });
+  pool.on('error', (error) => process.emitWarning(`PostgreSQL idle connection closed: ${error.message}`));
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  return { db: db.withPlugin(deadlineGuard), close: () => db.destroy() };
+}

@@ -1,0 +1,175 @@
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { QueryTimeoutError } from '../read-budget.js';
+import type { ReadJobMessage, ReadReplyMessage } from './protocol.js';
+
+/**
+ * Starts a worker on read-worker next to this file: the .js in dist/; under tsx (tests, `npm run
+ * dev`) the .ts, after registering tsx's loader in the worker: Node 20 passes `--import tsx` on to a
+ * worker's execArgv but does not apply its hooks to the worker's own entry file.
+ */
+function startWorker(workerData: unknown): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(fileURLToPath(new URL('./read-worker.js', import.meta.url)), { workerData });
+  const entry = new URL('./read-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+interface Job {
+  readonly id: number;
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly resolve: (rows: unknown[]) => void;
+  readonly reject: (error: unknown) => void;
+  timer?: NodeJS.Timeout | undefined;
+  slot?: Slot | undefined;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  job?: Job | undefined;
+}
+
+export interface SqliteReadPoolOptions {
+  /** The SQLite file (not `:memory:`: a worker cannot see another connection's memory database). */
+  path: string;
+  /** Workers, i.e. statements running at once; more wait in a queue (their wait counts against their budget). */
+  size: number;
+}
+
+/**
+ * A small pool of worker threads, each with its own read-only connection to the log store's file:
+ * SQLite reads (better-sqlite3 is synchronous) run there, so an expensive search never blocks the
+ * service's event loop. A statement still running at its deadline is answered with
+ * QueryTimeoutError and its worker is terminated and replaced (the thread ends once the native
+ * statement returns; docs/log-store.md). Threads still finishing such a statement count against a
+ * second `size`, so CPU stays bounded at 2 × size threads whatever a client sends.
+ */
+export class SqliteReadPool {
+  readonly #path: string;
+  readonly #size: number;
+  readonly #idle: Slot[] = [];
+  readonly #live = new Set<Slot>();
+  readonly #queue: Job[] = [];
+  #dying = 0;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: SqliteReadPoolOptions) {
+    this.#path = options.path;
+    this.#size = options.size;
+  }
+
+  /** Threads currently running or finishing a statement, for tests and diagnostics. */
+  get threads(): { live: number; dying: number; queued: number } {
+    return { live: this.#live.size, dying: this.#dying, queued: this.#queue.length };
+  }
+
+  /** Runs one read statement; rejects with QueryTimeoutError once `deadline` (epoch ms) passes, queued or running. */
+  run(sql: string, parameters: readonly unknown[], deadline = Number.POSITIVE_INFINITY): Promise<unknown[]> {
+    if (this.#closed) return Promise.reject(new Error('the read pool is closed'));
+    if (Date.now() >= deadline) return Promise.reject(new QueryTimeoutError());
+    return new Promise<unknown[]>((resolve, reject) => {
+      const job: Job = { id: this.#nextId++, sql, parameters, resolve, reject };
+      if (Number.isFinite(deadline)) {
+        job.timer = setTimeout(() => this.#expire(job), Math.max(0, deadline - Date.now()));
+      }
+      this.#queue.push(job);
+      this.#dispatch();
+    });
+  }
+
+  /** Terminates every worker; queued and running statements are rejected. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const job of this.#queue.splice(0)) this.#settle(job, new Error('the read pool is closed'));
+    const workers = [...this.#live].map((slot) => {
+      if (slot.job) this.#settle(slot.job, new Error('the read pool is closed'));
+      return slot.worker;
+    });
+    this.#live.clear();
+    this.#idle.length = 0;
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+
+  #dispatch(): void {
+    while (this.#queue.length > 0 && !this.#closed) {
+      const slot = this.#idle.pop() ?? this.#spawn();
+      if (slot === undefined) return;
+      const job = this.#queue.shift()!;
+      job.slot = slot;
+      slot.job = job;
+      const message: ReadJobMessage = { id: job.id, sql: job.sql, parameters: job.parameters };
+      slot.worker.postMessage(message);
+    }
+  }
+
+  /** A new worker when below `size`, and while fewer than `size` timed-out threads are still finishing. */
+  #spawn(): Slot | undefined {
+    if (this.#live.size >= this.#size || this.#dying >= this.#size) return undefined;
+    const worker = startWorker({ path: this.#path });
+    // Idle workers must not keep the process alive; a pending statement is the caller's business.
+    worker.unref();
+    const slot: Slot = { worker };
+    this.#live.add(slot);
+    worker.on('message', (reply: ReadReplyMessage) => {
+      const job = slot.job;
+      if (job === undefined || job.id !== reply.id) return;
+      slot.job = undefined;
+      if (reply.error) this.#settle(job, Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code }));
+      else this.#settle(job, undefined, reply.rows);
+      if (this.#live.has(slot)) this.#idle.push(slot);
+      this.#dispatch();
+    });
+    // The worker could not start (file gone, bad path) or died: its statement fails, a new one takes its place.
+    worker.on('error', (error) => {
+      if (slot.job) this.#settle(slot.job, error);
+      slot.job = undefined;
+      this.#retire(slot, false);
+    });
+    worker.on('exit', () => {
+      if (slot.job) this.#settle(slot.job, new Error('a read worker stopped'));
+      slot.job = undefined;
+      this.#retire(slot, false);
+    });
+    return slot;
+  }
+
+  #expire(job: Job): void {
+    job.timer = undefined;
+    const slot = job.slot;
+    if (slot === undefined) {
+      const index = this.#queue.indexOf(job);
+      if (index >= 0) this.#queue.splice(index, 1);
+    } else if (slot.job === job) {
+      slot.job = undefined;
+      this.#retire(slot, true);
+    }
+    this.#settle(job, new QueryTimeoutError());
+  }
+
+  /** Takes a slot out of service; `terminate`: stop its thread (it ends when its statement returns). */
+  #retire(slot: Slot, terminate: boolean): void {
+    if (!this.#live.delete(slot)) return;
+    const idle = this.#idle.indexOf(slot);
+    if (idle >= 0) this.#idle.splice(idle, 1);
+    if (terminate) {
+      this.#dying++;
+      slot.worker.removeAllListeners('exit');
+      slot.worker.on('exit', () => {
+        this.#dying--;
+        this.#dispatch();
+      });
+      slot.worker.terminate().catch(() => undefined);
+    }
+    this.#dispatch();
+  }
+
+  #settle(job: Job, error: unknown, rows?: unknown[]): void {
+    if (job.timer !== undefined) clearTimeout(job.timer);
+    job.timer = undefined;
+    if (error !== undefined) job.reject(error);
+    else job.resolve(rows ?? []);
+  }
+}
