@@ -140,6 +140,8 @@ for (const dialect of DIALECTS) {
         '/api/v1/dashboard/dc/status?to=never',
         '/api/v1/dashboard/throughput?interval=30s',
         '/api/v1/dashboard/throughput?interval=90s',
+        '/api/v1/dashboard/throughput?interval=99999999999999999999d',
+        '/api/v1/dashboard/overview?interval=99999999999999999999d',
         '/api/v1/dashboard/throughput?services=51',
         `/api/v1/dashboard/throughput?${q({ from: iso(NOW), to: iso(NOW) })}`,
       ];

@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { parseDuration } from '../../../shared/config/duration.js';
 import { invalidBody } from '../../http/errors.js';
 import type { PipelineStats, SourceCounters, WindowCounters } from '../ingest/pipeline-stats.js';
-import { MAX_BUCKETS, type LogStore } from '../store/index.js';
+import type { LogStore } from '../store/index.js';
 import { intervalOf } from '../search/time-range.js';
 import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
@@ -331,10 +330,10 @@ export class DashboardsService {
 /** Whole minutes (source counts are per minute): the requested width, or the nice one giving about 60 buckets. */
 export function throughputInterval(requested: string | undefined, from: number, to: number): { label: string; ms: number } {
   if (requested !== undefined) {
-    const ms = parseDuration(requested);
-    if (!ms || ms % MINUTE !== 0) throw invalidBody('interval must be a whole number of minutes, such as 1m, 5m or 1h');
-    if ((to - from) / ms > MAX_BUCKETS) throw invalidBody(`interval too small: more than ${MAX_BUCKETS} buckets`);
-    return { label: requested, ms };
+    // The search API's bounds (positive, at most ten years, at most MAX_BUCKETS buckets), then whole minutes.
+    const interval = intervalOf(requested, from, to);
+    if (interval.ms % MINUTE !== 0) throw invalidBody('interval must be a whole number of minutes, such as 1m, 5m or 1h');
+    return interval;
   }
   const auto = intervalOf(undefined, from, to);
   return auto.ms < MINUTE ? { label: '1m', ms: MINUTE } : auto;
