@@ -41,6 +41,7 @@ export class ServiceChild {
   private firstStart: { resolve: (port: number) => void; reject: (error: Error) => void } | undefined;
   private exited: (() => void) | undefined;
   private exitCode: number | null = null;
+  private exitSignal: NodeJS.Signals | null = null;
 
   constructor(private readonly options: ServiceChildOptions) {
     this.policy = options.policy ?? new RestartPolicy();
@@ -79,7 +80,8 @@ export class ServiceChild {
     }, graceMs);
     await gone;
     timer.cancel();
-    return !killed && this.exitCode === 0;
+    // Dying of the SIGTERM we sent (a service still starting has no handler yet) is a clean stop.
+    return !killed && (this.exitCode === 0 || this.exitSignal === 'SIGTERM');
   }
 
   private spawn(): void {
@@ -103,6 +105,7 @@ export class ServiceChild {
     child.on('error', (error) => log?.error({ service: name, err: error.message }, 'service could not be started'));
     child.once('exit', (code, signal) => {
       this.exitCode = code;
+      this.exitSignal = signal;
       if (this.stopping) {
         log?.info({ service: name, servicePid: child.pid, code, signal }, 'service stopped');
         this.exited?.();

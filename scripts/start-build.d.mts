@@ -1,0 +1,8 @@
+export function buildHash(root: string, inputs?: string[]): string;
+export function preparedBuild(options: {
+  root: string;
+  cacheDir: string;
+  compile: (outDir: string) => Promise<void>;
+  hash?: string;
+  keep?: number;
+}): Promise<string>;
