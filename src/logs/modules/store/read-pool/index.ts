@@ -7,6 +7,8 @@ export { SqliteReadPool } from './read-pool.js';
 export interface StoreReads {
   /** The Kysely the log store reads through (search, histogram, fields, distinct). */
   readonly db: Kysely<any>;
+  /** SQLite: the worker pool (its thread counts, for diagnostics and tests). */
+  readonly pool?: SqliteReadPool | undefined;
   close(): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ export async function openStoreReads(url: string, main: Kysely<any>, options: St
     const path = url.slice('sqlite:'.length);
     if (path === ':memory:' || path === '') return { db: main.withPlugin(deadlineGuard), close: async () => undefined };
     const pool = new SqliteReadPool({ path, size: options.workers });
-    return { db: readPoolKysely(pool).withPlugin(deadlineGuard), close: () => pool.close() };
+    return { db: readPoolKysely(pool).withPlugin(deadlineGuard), pool, close: () => pool.close() };
   }
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: options.workers, statement_timeout: Math.max(1, options.timeoutMs) });

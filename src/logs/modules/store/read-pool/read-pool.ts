@@ -28,6 +28,7 @@ interface Job {
 
 interface Slot {
   readonly worker: Worker;
+  ready: boolean;
   job?: Job | undefined;
 }
 
@@ -95,8 +96,12 @@ export class SqliteReadPool {
 
   #dispatch(): void {
     while (this.#queue.length > 0 && !this.#closed) {
-      const slot = this.#idle.pop() ?? this.#spawn();
-      if (slot === undefined) return;
+      const slot = this.#idle.pop();
+      if (slot === undefined) {
+        // It joins the idle ones once its connection is open: a job that expires meanwhile leaves it alive.
+        this.#spawn();
+        return;
+      }
       const job = this.#queue.shift()!;
       job.slot = slot;
       slot.job = job;
@@ -105,15 +110,21 @@ export class SqliteReadPool {
     }
   }
 
-  /** A new worker when below `size`, and while fewer than `size` timed-out threads are still finishing. */
-  #spawn(): Slot | undefined {
-    if (this.#live.size >= this.#size || this.#dying >= this.#size) return undefined;
+  /** A new worker when below `size` (starting ones included), and while fewer than `size` timed-out threads are still finishing. */
+  #spawn(): void {
+    if (this.#live.size >= this.#size || this.#dying >= this.#size) return;
     const worker = startWorker({ path: this.#path });
     // Idle workers must not keep the process alive; a pending statement is the caller's business.
     worker.unref();
-    const slot: Slot = { worker };
+    const slot: Slot = { worker, ready: false };
     this.#live.add(slot);
-    worker.on('message', (reply: ReadReplyMessage) => {
+    worker.on('message', (reply: ReadReplyMessage | 'ready') => {
+      if (reply === 'ready') {
+        slot.ready = true;
+        if (this.#live.has(slot)) this.#idle.push(slot);
+        this.#dispatch();
+        return;
+      }
       const job = slot.job;
       if (job === undefined || job.id !== reply.id) return;
       slot.job = undefined;
@@ -123,9 +134,13 @@ export class SqliteReadPool {
       this.#dispatch();
     });
     // The worker could not start (file gone, bad path) or died: its statement fails, a new one takes its place.
-    worker.on('error', (error) => {
+    worker.on('error', (thrown: unknown) => {
+      // Errors thrown while the worker loads may arrive as plain objects ({ code: 'SQLITE_CANTOPEN' }).
+      const error = thrown instanceof Error ? thrown : Object.assign(new Error(`read worker failed: ${(thrown as { code?: string } | null)?.code ?? String(thrown)}`), thrown as object);
       if (slot.job) this.#settle(slot.job, error);
       slot.job = undefined;
+      // A worker that cannot even open the database: the waiting reads fail now rather than respawn it in a loop.
+      if (!slot.ready) for (const job of this.#queue.splice(0)) this.#settle(job, error);
       this.#retire(slot, false);
     });
     worker.on('exit', () => {
@@ -133,7 +148,6 @@ export class SqliteReadPool {
       slot.job = undefined;
       this.#retire(slot, false);
     });
-    return slot;
   }
 
   #expire(job: Job): void {
@@ -162,6 +176,8 @@ export class SqliteReadPool {
         this.#dispatch();
       });
       slot.worker.terminate().catch(() => undefined);
+      // A replacement starts right away, so the next search does not wait for a worker's start.
+      if (!this.#closed) this.#spawn();
     }
     this.#dispatch();
   }

@@ -38,3 +38,6 @@ parentPort!.on('message', ({ id, sql, parameters }: ReadJobMessage) => {
   }
   parentPort!.postMessage(reply);
 });
+
+// The connection is open: the pool may send statements (their budget no longer pays for the start).
+parentPort!.postMessage('ready');
