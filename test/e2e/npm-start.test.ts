@@ -3,16 +3,30 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as tick } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../helpers/eventually.js';
+import { footprint, settlesBack } from '../helpers/process-probe.js';
 import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 const PASSWORD = 'Admin#Passw0rd';
 
-/** `npm start`'s process (`cli.js all`) from source, on its embedded default, on free ports. */
-async function startAll(dataDir: string, masterData: string): Promise<{ child: ChildProcess; gateway: string; logs: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
+interface Line {
+  msg: string;
+  service?: string;
+  servicePid?: number;
+  port?: number;
+  [field: string]: unknown;
+}
+
+/**
+ * `npm start` as a user runs it (`node scripts/start.mjs`: the content-addressed build, then
+ * `cli.js all` from it: a supervisor and its two service processes), on its embedded default, on
+ * free ports. Its stdout is read as JSON lines: the supervisor's say which process serves what.
+ */
+async function startAll(dataDir: string, masterData: string) {
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
     env: {
       ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', GATEWAY_PORT: '0', LOGS_PORT: '0', LOG_LEVEL: 'info',
       GATEWAY_ADMIN_PASSWORD: PASSWORD, LOGS_ADMIN_PASSWORD: PASSWORD, GATEWAY_TELEMETRY_INTERVAL: '50ms',
@@ -20,20 +34,58 @@ async function startAll(dataDir: string, masterData: string): Promise<{ child: C
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const listening: string[] = [];
-  const lines = createInterface({ input: child.stdout! });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-    lines.on('line', (line) => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (match) listening.push(match[1]!);
-      if (listening.length === 2) resolve();
-    });
+  const lines: Line[] = [];
+  const waiters = new Set<() => void>();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    try {
+      lines.push(JSON.parse(text) as Line);
+    } catch {
+      return; // tsc's output, before the services start
+    }
+    for (const wake of [...waiters]) wake();
   });
-  lines.removeAllListeners('line');
-  child.stdout!.resume();
-  // The logs service starts first (the gateway ships to it).
-  return { child, logs: listening[0]!, gateway: listening[1]! };
+  /** The first line (from index `from` on) passing `check`; rejects if the supervisor exits first. */
+  const next = (check: (line: Line) => boolean, from = 0): Promise<Line> => {
+    const found = () => lines.slice(from).find(check);
+    return Promise.race([
+      new Promise<Line>((resolve) => {
+        const wake = () => {
+          const line = found();
+          if (line) {
+            waiters.delete(wake);
+            resolve(line);
+          }
+        };
+        waiters.add(wake);
+        wake();
+      }),
+      exited.then((code) => Promise.reject(new Error(`npm start exited with ${code}`))),
+    ]);
+  };
+  const listening = await next((line) => line.msg === 'services listening');
+  const pidOf = (service: string) => lines.filter((line) => line.service === service && line.servicePid !== undefined && /^service (started|restarted)$/.test(line.msg)).at(-1)!.servicePid!;
+  const ports = listening.services as { logs: number; gateway: number };
+  return {
+    child, lines, next, exited, pidOf,
+    logs: `http://127.0.0.1:${ports.logs}`,
+    gateway: `http://127.0.0.1:${ports.gateway}`,
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function logsAdmin(logs: string) {
+  const login = await json(`${logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+  assert.equal(login.status, 200);
+  return { authorization: `Bearer ${login.body.token.access_token}` };
 }
 
 async function json(url: string, init: RequestInit = {}) {
@@ -41,7 +93,7 @@ async function json(url: string, init: RequestInit = {}) {
   return { status: response.status, body: (await response.json()) as any };
 }
 
-describe('npm start: both services, the gateway watched by the logs service', () => {
+describe('npm start: both services as two supervised processes, the gateway watched by the logs service', () => {
   let dataDir: string;
   let system: Awaited<ReturnType<typeof startAll>>;
   let masterData: TestUpstream;
@@ -51,8 +103,10 @@ describe('npm start: both services, the gateway watched by the logs service', ()
     system = await startAll(dataDir, masterData.url);
   });
   after(async () => {
-    system.child.kill('SIGTERM');
-    await new Promise((resolve) => system.child.once('exit', resolve));
+    if (system.child.exitCode === null) {
+      system.child.kill('SIGTERM');
+      await system.exited;
+    }
     rmSync(dataDir, { recursive: true, force: true });
     await masterData.close();
   });
@@ -135,5 +189,71 @@ describe('npm start: both services, the gateway watched by the logs service', ()
       assert.equal(gateway.active, true);
       assert.equal(gateway.status, 'healthy');
     });
+  });
+  test('the gateway killed (SIGKILL): the logs service answers throughout, the gateway comes back on its port by itself', async () => {
+    const killed = system.pidOf('gateway');
+    const from = system.lines.length;
+    process.kill(killed, 'SIGKILL');
+    const restarted = system.next((line) => line.service === 'gateway' && line.msg === 'service restarted', from);
+    let back = false;
+    void restarted.then(() => (back = true), () => {});
+    let answered = 0;
+    while (!back) {
+      // Every probe while the gateway is down or starting: the console is unaffected.
+      assert.equal((await fetch(`${system.logs}/healthz`)).status, 200);
+      answered += 1;
+      await tick();
+    }
+    assert.ok(answered > 0);
+    const exit = system.lines.find((line, i) => i >= from && line.service === 'gateway' && line.msg === 'service exited; restarting')!;
+    assert.equal(exit.signal, 'SIGKILL');
+    assert.equal(exit.servicePid, killed);
+    assert.equal(typeof exit.restartInMs, 'number');
+    assert.equal((await restarted).port, Number(new URL(system.gateway).port), 'the same port');
+    assert.equal(alive(killed), false);
+    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    assert.equal(login.status, 200);
+  });
+
+  test('the logs service killed (SIGKILL): the gateway keeps proxying, the logs service comes back, and what the gateway did meanwhile reaches log search', async () => {
+    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const token = login.body.data.token as string;
+    const gatewayPid = system.pidOf('gateway');
+    const baseline = footprint(gatewayPid);
+    const killed = system.pidOf('logs');
+    const from = system.lines.length;
+    process.kill(killed, 'SIGKILL');
+    await system.next((line) => line.service === 'logs' && line.msg === 'service exited; restarting', from);
+    // The logs service is down now (restarted no sooner than the back-off): the gateway serves on.
+    const marker = `/api/v1/master-data/while-logs-down-${Date.now()}`;
+    const proxied = await fetch(`${system.gateway}${marker}`, { headers: { authorization: token } });
+    assert.equal(proxied.status, 200);
+    await proxied.arrayBuffer();
+    const restarted = await system.next((line) => line.service === 'logs' && line.msg === 'service restarted', from);
+    assert.equal(restarted.port, Number(new URL(system.logs).port), 'the same port');
+    assert.equal(alive(killed), false);
+
+    const auth = await logsAdmin(system.logs);
+    const range = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };
+    await eventually(async () => {
+      const search = await json(`${system.logs}/api/v1/logs/list/paginate`, {
+        method: 'POST', headers: auth, body: JSON.stringify({ query: 'service:gerbang-gateway', timeRange: range, limit: 100 }),
+      });
+      assert.equal(search.status, 200);
+      const messages = search.body.data.map((entry: { message: string }) => entry.message);
+      assert.ok(messages.includes(`GET ${marker} 200`), messages.join(' | '));
+    }, 90_000, 200);
+    // The queue drained: the gateway's descriptors and memory are back where they were.
+    await settlesBack(gatewayPid, baseline);
+  });
+
+  test('SIGTERM to npm start stops both services and exits 0, leaving no process behind', async () => {
+    const pids = [system.pidOf('gateway'), system.pidOf('logs')];
+    assert.ok(pids.every(alive));
+    system.child.kill('SIGTERM');
+    assert.equal(await system.exited, 0);
+    assert.deepEqual(pids.filter(alive), [], 'no orphan service process');
+    const stopped = system.lines.filter((line) => line.msg === 'service stopped').map((line) => `${line.service}:${line.code}`);
+    assert.deepEqual(stopped, ['gateway:0', 'logs:0'], 'the gateway first, so its last telemetry reaches the logs service');
   });
 });

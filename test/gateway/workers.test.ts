@@ -127,12 +127,16 @@ describe('GATEWAY_WORKERS settings', () => {
     }
   });
 
-  test('`gerbang all` refuses more than one worker with one line', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
-      env: { ...process.env, GATEWAY_WORKERS: '2', LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 60_000,
-    });
-    assert.equal(result.status, 1);
-    assert.match(result.stderr, /^invalid configuration: GATEWAY_WORKERS more than one worker needs `gerbang gateway`/);
+  test('`gerbang all` checks both services\' settings before starting either: a bad one stops it with one line', () => {
+    // (More than one worker is allowed under `all`: the gateway has a process of its own there.)
+    for (const [variable, value] of [['GATEWAY_WORKERS', '0'], ['LOGS_PORT', 'eighty']] as const) {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
+        env: { ...process.env, [variable]: value, LOG_LEVEL: 'info' }, encoding: 'utf8', timeout: 60_000,
+      });
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, new RegExp(`^invalid configuration: ${variable} [^\\n]*\\n$`));
+      assert.equal(result.stdout, '', 'nothing started');
+    }
   });
 
   test('a worker that cannot start (database unreachable) fails the start: the primary exits 1 and says so', () => {
