@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, logStoreMigrations, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { createLogStore, logStoreMigrations, openStoreReads, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
 
 const { values: args } = parseArgs({
@@ -28,6 +28,8 @@ const { values: args } = parseArgs({
     // Passes over the whole query set; the last one is reported (earlier ones warm the page cache
     // for every 1-hour window the runs use, as steady use of recent hours would).
     passes: { type: 'string', default: '2' },
+    // Reads as the logs service runs them: worker-thread pool (SQLite) / statement_timeout pool (PostgreSQL), 30 s budget.
+    'read-pool': { type: 'boolean', default: false },
   },
 });
 const dialect = args.dialect as 'sqlite' | 'postgres';
@@ -52,7 +54,8 @@ if (dialect === 'postgres' && !queriesOnly) {
   await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_fields, logs_migrations, logs_migrations_lock CASCADE`.execute(database.db);
 }
 await migrateToLatest(database.db, logStoreMigrations, 'logs');
-const store: LogStore = createLogStore(database.db, database.dialect);
+const reads = args['read-pool'] ? await openStoreReads(url, database.db, { timeoutMs: 30_000, workers: 2 }) : undefined;
+const store: LogStore = createLogStore(database.db, database.dialect, reads ? { reads: reads.db, readTimeoutMs: 30_000 } : {});
 
 // ---- ingest -------------------------------------------------------------------------------------
 const ndjson = createWriteStream(queriesOnly ? '/dev/null' : ndjsonPath);
@@ -184,5 +187,6 @@ const summary = {
 };
 console.log(JSON.stringify(summary, null, 2));
 appendFileSync(new URL('./results.ndjson', import.meta.url), `${JSON.stringify(summary)}\n`);
+await reads?.close();
 await database.close();
 if (!args.keep && !queriesOnly) rmSync(ndjsonPath, { force: true });
