@@ -62,7 +62,8 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
   const key = randomBytes(32).toString('base64url');
   return superviseServices({
     cliArgs: [...process.execArgv, fileURLToPath(import.meta.url)],
-    log: plainLogger(gatewayConfig.logLevel),
+    // Written through process.stdout, as the services' relayed lines are: one writer, no torn lines.
+    log: plainLogger(gatewayConfig.logLevel, process.stdout),
     services: [
       { name: 'logs', portVariable: 'LOGS_PORT', env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }) },
       {
