@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { buildLogsService, type LogsService } from '../../src/logs/app.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
 import { createLogStore, openStoreReads, QueryTimeoutError, type LogStore, type StoreReads } from '../../src/logs/modules/store/index.js';
@@ -40,6 +41,13 @@ async function fill(store: LogStore, count: number): Promise<void> {
     await store.append('default', batch);
   }
 }
+
+test('LOGS_SEARCH_TIMEOUT and LOGS_SEARCH_WORKERS are validated at start', () => {
+  assert.deepEqual(loadLogsConfig({}).search, { timeoutMs: 30_000, workers: 2 });
+  assert.throws(() => loadLogsConfig({ LOGS_SEARCH_TIMEOUT: '0' }), /LOGS_SEARCH_TIMEOUT must be at least 1ms/);
+  assert.throws(() => loadLogsConfig({ LOGS_SEARCH_TIMEOUT: 'soon' }), /LOGS_SEARCH_TIMEOUT must be a duration/);
+  assert.throws(() => loadLogsConfig({ LOGS_SEARCH_WORKERS: '0' }), /LOGS_SEARCH_WORKERS must be an integer from 1 to 64/);
+});
 
 for (const dialect of DIALECTS) {
   describe(`search time budget [${dialect}]`, () => {
@@ -132,18 +140,31 @@ for (const dialect of DIALECTS) {
       });
 
       test('after a timeout the statement is stopped and the next read on the same pool works', async () => {
-        // 20ms: PostgreSQL's statement_timeout on this pool; SQLite's workers only know the store's budget.
-        const reads: StoreReads = await openStoreReads(logs.url, logs.database.db, { timeoutMs: 20, workers: 1 });
+        // 200ms: PostgreSQL's statement_timeout on this pool; SQLite's workers only know the store's budget.
+        const reads: StoreReads = await openStoreReads(logs.url, logs.database.db, { timeoutMs: 200, workers: 1 });
         try {
           const hurried = createLogStore(logs.database.db, dialect, { reads: reads.db, readTimeoutMs: 20 });
           const patient = createLogStore(logs.database.db, dialect, { reads: reads.db, readTimeoutMs: 60_000 });
           const expensive = { tenantId: 'default', from: T0, to: T0 + HOUR - 1, sort: { field: 'user', order: 'asc' as const }, page: 1, limit: 50 };
-          await assert.rejects(hurried.search(expensive), QueryTimeoutError);
-          if (dialect === 'postgres') {
-            // The server cancels the statement itself (57014), which is the same timeout error.
-            await assert.rejects(patient.search(expensive), QueryTimeoutError);
+          const cheapRequest = { tenantId: 'default', from: T0, to: T0 + 59_999, page: 1, limit: 1 };
+          if (dialect === 'sqlite') {
+            await assert.rejects(hurried.search(expensive), QueryTimeoutError);
+          } else {
+            // A statement that cannot finish: another session holds the table.
+            const locker = new pg.Client(logs.url);
+            await locker.connect();
+            try {
+              await locker.query('BEGIN');
+              await locker.query('LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE');
+              await assert.rejects(hurried.search(cheapRequest), QueryTimeoutError);
+              // The server cancels the statement itself at statement_timeout (57014): the same error.
+              await assert.rejects(patient.search(cheapRequest), QueryTimeoutError);
+            } finally {
+              await locker.query('ROLLBACK');
+              await locker.end();
+            }
           }
-          const cheap = await patient.search({ tenantId: 'default', from: T0, to: T0 + 59_999, page: 1, limit: 1 });
+          const cheap = await patient.search(cheapRequest);
           assert.equal(cheap.entries.length, 1);
           if (dialect === 'sqlite') {
             // The timed-out worker's thread ends (once its native statement returns); one warm worker remains.
