@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
 import { invalidBody } from '../../http/errors.js';
 import type { PipelineStats, SourceCounters, WindowCounters } from '../ingest/pipeline-stats.js';
 import type { LogStore } from '../store/index.js';
+import { withBudget } from '../store/read-budget.js';
 import { intervalOf } from '../search/time-range.js';
 import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
@@ -28,6 +29,11 @@ export interface StoreHealth {
 export interface DashboardsDeps {
   store: LogStore;
   db: Kysely<any>;
+  /**
+   * Where the dashboards' own scans of log_entries run, and their budget: the store's read side
+   * (worker threads on SQLite) within LOGS_SEARCH_TIMEOUT, like every search. Defaults: `db`, no budget.
+   */
+  reads?: { db: Kysely<any>; timeoutMs: number } | undefined;
   dialect: 'sqlite' | 'postgres';
   stats: PipelineStats;
   sourceCounts: SourceCounts;
@@ -124,17 +130,17 @@ export class DashboardsService {
   /** The most frequent error messages of the range, grouped by exact message. */
   private async topErrors(tenantId: string, from: number, to: number, limit: number) {
     const levels = sql.join(ERROR_LEVELS.map((level) => sql`${level}`));
-    const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
+    const { rows } = await this.scan(sql<{ message: string; n: number | string; last_seen: number | string }>`
       SELECT message, count(*) AS n, max(ts) AS last_seen FROM log_entries
       WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)} AND level IN (${levels})
-      GROUP BY message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`.execute(this.deps.db);
+      GROUP BY message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`);
     if (rows.length === 0) return [];
     // One more query for the services of those messages (at most 5 each).
-    const { rows: pairs } = await sql<{ message: string; service: string }>`
+    const { rows: pairs } = await this.scan(sql<{ message: string; service: string }>`
       SELECT DISTINCT message, service FROM log_entries
       WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)} AND level IN (${levels}) AND service IS NOT NULL
         AND message IN (${sql.join(rows.map((row) => sql`${row.message}`))})
-      ORDER BY 1, 2`.execute(this.deps.db);
+      ORDER BY 1, 2`);
     return rows.map((row) => ({
       message: row.message.slice(0, 1000),
       count: Number(row.n),
@@ -270,10 +276,10 @@ export class DashboardsService {
     const dc = this.deps.dialect === 'sqlite'
       ? sql`coalesce(CAST(attributes ->> '$."dc"' AS TEXT), CAST(attributes ->> '$."cloud.region"' AS TEXT))`
       : sql`coalesce(attributes ->> 'dc', attributes ->> 'cloud.region')`;
-    const { rows } = await sql<{ dc: string | null; service: string | null; n: number | string; last_seen: number | string }>`
+    const { rows } = await this.scan(sql<{ dc: string | null; service: string | null; n: number | string; last_seen: number | string }>`
       SELECT ${dc} AS dc, service, count(*) AS n, max(ts) AS last_seen FROM log_entries
       WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)}
-      GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10000`.execute(this.deps.db);
+      GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10000`);
     return rows.map((row) => ({ dc: row.dc === null || row.dc === '' ? null : String(row.dc), service: row.service, count: Number(row.n), last: Number(row.last_seen) }));
   }
 
@@ -320,6 +326,12 @@ export class DashboardsService {
       services.push({ service: OTHER_SERVICES, total: series.reduce((sum, item) => sum + item.count, 0), series });
     }
     return { range: { from: iso(from), to: iso(to) }, interval: interval.label, interval_ms: interval.ms, sources, services };
+  }
+
+  /** A scan of log_entries on the read side, within the read budget. */
+  private scan<R>(query: RawBuilder<R>): Promise<QueryResult<R>> {
+    const reads = this.deps.reads;
+    return reads ? withBudget(reads.timeoutMs, () => query.execute(reads.db)) : query.execute(this.deps.db);
   }
 
   private big(value: number) {
