@@ -4,9 +4,11 @@
 import { appendFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 
 const dir = process.env.SOAK_PROBE_DIR;
-if (dir) {
+// NODE_OPTIONS reaches worker threads too (the logs service's read pool): one sampler a process.
+if (dir && isMainThread) {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const file = join(dir, `${process.pid}.ndjson`);
