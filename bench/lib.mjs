@@ -133,3 +133,16 @@ export function writeSection(heading, section) {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
 }
+
+/** Runs a benchmark's main: an error is printed and exits 1; children are stopped and `cleanup` runs either way. */
+export function run(main, cleanup = () => {}) {
+  main()
+    .catch((error) => {
+      process.stderr.write(`${error.stack ?? error}\n`);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await stopAll();
+      cleanup();
+    });
+}

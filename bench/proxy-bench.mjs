@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem, tmpdir, release } from 'node:os';
 import { join } from 'node:path';
-import { HERE, ROOT, fmt, gatewayLogin, start, stop, stopAll, versionOf, waitForPort, wrk as wrkRun, writeSection } from './lib.mjs';
+import { HERE, ROOT, fmt, gatewayLogin, run, start, stop, stopAll, versionOf, waitForPort, wrk as wrkRun, writeSection } from './lib.mjs';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -220,12 +220,4 @@ ${verdicts.join('\n')}
   process.stdout.write(`\nwritten to docs/benchmarks.md\n`);
 }
 
-main()
-  .catch(async (error) => {
-    process.stderr.write(`${error.stack ?? error}\n`);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
-  });
+run(main, () => rmSync(tmp, { recursive: true, force: true }));

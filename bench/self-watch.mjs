@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { HERE, ROOT, childrenOf, fmt, gatewayLogin, pin, start, stop, stopAll, waitForPort, wrk, writeSection } from './lib.mjs';
+import { HERE, ROOT, childrenOf, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk, writeSection } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -115,12 +115,4 @@ Throughput with shipping on, as a share of off: ${ratios.map((r) => fmt(r)).join
   process.stdout.write(`median on/off ${fmt(median)}; written to docs/benchmarks.md\n`);
 }
 
-main()
-  .catch((error) => {
-    process.stderr.write(`${error.stack ?? error}\n`);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
-  });
+run(main, () => rmSync(tmp, { recursive: true, force: true }));

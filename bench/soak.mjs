@@ -19,7 +19,7 @@ import { connect } from 'node:net';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ROOT, fmt, gatewayLogin, start, stop, stopAll, waitForPort, writeSection } from './lib.mjs';
+import { ROOT, fmt, gatewayLogin, run, start, stop, waitForPort, writeSection } from './lib.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16);
@@ -206,13 +206,7 @@ Ordinary requests answered with something other than 200/201: ${unexpected.lengt
   process.stdout.write(`${served} requests; written to docs/benchmarks.md\n${rows.join('\n')}\n`);
 }
 
-main()
-  .catch((error) => {
-    process.stderr.write(`${error.stack ?? error}\n`);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await stopAll();
-    upstream.close();
-    rmSync(tmp, { recursive: true, force: true });
-  });
+run(main, () => {
+  upstream.close();
+  rmSync(tmp, { recursive: true, force: true });
+});

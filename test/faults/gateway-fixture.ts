@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { ADMIN_PASSWORD } from '../helpers/gateway.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { killHard } from '../helpers/logs-process.js';
-import { footprint, settlesBack, type ProcessFootprint } from '../helpers/process-probe.js';
+import { footprint, jsonLines, settlesBack, type ProcessFootprint } from '../helpers/process-probe.js';
 import { closedPort, rawRequest, readAll, startUpstream, type RawResponse, type TestUpstream } from '../helpers/upstream.js';
 
 /**
@@ -189,14 +189,7 @@ export async function startGatewayUnderFault(dialect: DialectName, env: Record<s
     issuer: issuer.state,
     receiver,
     call,
-    logLines: () =>
-      output.split('\n').flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      }),
+    logLines: () => jsonLines(output),
     alive() {
       assert.equal(exit, undefined, `${exit}\n${output.slice(-4000)}`);
     },

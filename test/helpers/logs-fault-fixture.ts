@@ -7,7 +7,7 @@ import { openDatabase, type DialectName } from '../../src/shared/db/database.js'
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from './logs.js';
 import { killHard, startLogsProcess } from './logs-process.js';
-import { footprint, settlesBack, type ProcessFootprint } from './process-probe.js';
+import { footprint, jsonLines, settlesBack, type ProcessFootprint } from './process-probe.js';
 import { closedPort, rawRequest, type RawResponse } from './upstream.js';
 
 /**
@@ -77,14 +77,7 @@ export async function startLogsUnderFault(dialect: DialectName, env: Record<stri
       assert.equal(response.status, 200, `search ${query}: ${response.status} ${response.body.toString()}`);
       return (JSON.parse(response.body.toString()) as { total: number }).total;
     },
-    logLines: () =>
-      output.split('\n').flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      }),
+    logLines: () => jsonLines(output),
     alive() {
       assert.equal(exit, undefined, `${exit}\n${output.slice(-4000)}`);
     },

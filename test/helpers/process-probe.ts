@@ -31,3 +31,14 @@ export async function settlesBack(pid: number, baseline: ProcessFootprint, { fdS
     return now;
   }, timeoutMs, 100);
 }
+
+/** The JSON lines a process printed (pino's log lines), skipping anything else. */
+export function jsonLines(output: string): Record<string, unknown>[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
