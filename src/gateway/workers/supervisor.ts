@@ -93,7 +93,8 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
           metrics.workerGone(worker);
           listening(false);
           if (stopping) {
-            if (code !== 0) exitCode = 1;
+            // A worker still starting has no SIGTERM handler yet: dying of ours is a clean stop too.
+            if (code !== 0 && signal !== 'SIGTERM') exitCode = 1;
             if (live.size === 0) resolve(exitCode);
             return;
           }
