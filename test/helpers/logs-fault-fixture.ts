@@ -46,6 +46,8 @@ export async function startLogsUnderFault(dialect: DialectName, env: Record<stri
       LOGS_LOGIN_RATE_PER_ADDRESS: '100000',
       LOGS_API_RATE_PER_USER: '1000000',
       LOGS_INGEST_RATE_PER_TENANT: '1000000',
+      // One search worker, started below before any baseline is taken (the pool starts on demand).
+      LOGS_SEARCH_WORKERS: '1',
       ...env,
     });
   } catch (error) {
@@ -95,6 +97,8 @@ export async function startLogsUnderFault(dialect: DialectName, env: Record<stri
       await database.drop();
     },
   };
+  // Warmed up: the read pool's worker (its thread and connection) belongs to every baseline.
+  await fixture.count('warm-up');
   return fixture;
 }
 
