@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { relayLines } from './line-relay.js';
 import { isServiceReady } from './messages.js';
 import { RestartPolicy } from './restart-policy.js';
 
@@ -88,12 +87,12 @@ export class ServiceChild {
     const { name, args, env, log } = this.options;
     // Its own process group: a terminal's Ctrl-C reaches the supervisor only, which then stops the
     // services in order (and does not mistake their exit for a crash). Should the supervisor die,
-    // the service sees its IPC channel close and stops (messages.ts).
-    const child = spawn(process.execPath, args, { env: env(), stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    // the service sees its IPC channel close and stops (messages.ts). Its output goes straight to
+    // ours: with an IPC channel it writes whole lines in blocks a pipe takes in one piece (logger.ts),
+    // so the two services' lines never tear and the supervisor copies nothing.
+    const child = spawn(process.execPath, args, { env: env(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
     this.child = child;
     this.policy.started();
-    relayLines(child.stdout!, process.stdout);
-    relayLines(child.stderr!, process.stderr);
     child.on('message', (message: unknown) => {
       if (!isServiceReady(message)) return;
       log?.info({ service: name, servicePid: child.pid, port: message.port }, this.everReady ? 'service restarted' : 'service started');

@@ -37,13 +37,14 @@ let sharedStdout: { write(line: string): boolean } | undefined;
 /** Longest a log line waits in the buffer. */
 const FLUSH_INTERVAL_MS = 1_000;
 /**
- * Largest block written at once. The gateway's worker processes (GATEWAY_WORKERS) share one stdout,
- * and a pipe takes at most PIPE_BUF (4 KiB on Linux) in one piece: a longer write could interleave
- * with another worker's. A process alone writes larger blocks: fewer writes, which was worth about
- * 3% of the proxy's throughput. (The workers' primary logs a few short lines, far below 4 KiB a
- * second.)
+ * Largest block written at once. A process started with an IPC channel shares its stdout with
+ * siblings: the gateway's workers (GATEWAY_WORKERS) under their primary, and the gateway and the
+ * logs service under `cli all`'s supervisor. A pipe takes at most PIPE_BUF (4 KiB on Linux) in one
+ * piece, so a longer write could interleave with a sibling's. A process alone writes larger blocks:
+ * fewer writes, which was worth about 3% of the proxy's throughput. (Parents log a few short lines,
+ * far below 4 KiB a second.)
  */
-const BLOCK = cluster.isWorker ? 4_096 : 16_384;
+const BLOCK = cluster.isWorker || process.send !== undefined ? 4_096 : 16_384;
 
 /**
  * Buffered, asynchronous writes to stdout, like nginx's `access_log ... buffer= flush=`: lines go
