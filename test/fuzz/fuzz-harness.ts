@@ -44,7 +44,8 @@ export interface FuzzTarget {
 }
 
 export interface FuzzOptions {
-  seed: number;
+  /** The run's seed (FUZZ_SEED); each operation gets its own from it (seedFor). */
+  runSeed: number;
   numRuns: number;
 }
 
@@ -131,7 +132,7 @@ export function requestsOf(target: FuzzTarget, op: Operation) {
 /** Fuzzes one operation; on failure the error names the seed to replay it with (FUZZ_SEED). */
 export async function fuzzOperation(target: FuzzTarget, op: Operation, options: FuzzOptions): Promise<void> {
   const state: { before?: Record<string, string> } = {};
-  const seed = options.seed;
+  const seed = seedFor(options.runSeed, op);
   try {
     await fc.assert(
       fc.asyncProperty(requestsOf(target, op), async ({ actor, request }) => checkOne(target, op, actor, request, state)),
@@ -139,7 +140,7 @@ export async function fuzzOperation(target: FuzzTarget, op: Operation, options: 
       { seed, numRuns: options.numRuns, endOnFailure: true },
     );
   } catch (error) {
-    (error as Error).message = `${(error as Error).message}\nreplay: FUZZ_SEED=${seed} FUZZ_ONLY='${op.id}' (numRuns ${options.numRuns})`;
+    (error as Error).message = `${(error as Error).message}\nreplay: FUZZ_SEED=${options.runSeed} FUZZ_RUNS=${options.numRuns} FUZZ_ONLY='${op.id}'`;
     throw error;
   }
 }

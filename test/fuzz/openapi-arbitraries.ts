@@ -286,7 +286,7 @@ function queryString(query: Record<string, unknown>): string {
 }
 
 function toRequest(op: Operation, parts: Parts, mutation: string, rawPath?: Record<string, string>): FuzzRequest {
-  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => rawPath?.[name] ?? encodeURIComponent(parts.path[name] ?? 'x'));
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => rawPath?.[name] ?? encodePathValue(parts.path[name] ?? 'x'));
   const headers: Record<string, string> = { ...parts.headers };
   let payload: string | undefined;
   if (parts.body !== undefined) {
@@ -297,6 +297,11 @@ function toRequest(op: Operation, parts: Parts, mutation: string, rawPath?: Reco
 }
 
 /** Requests that satisfy every documented rule of the operation. */
+/** A path value percent-encoded; a lone surrogate (which encodeURIComponent refuses) sent as U+FFFD. */
+function encodePathValue(value: string): string {
+  return encodeURIComponent(value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
+}
+
 export function validRequest(op: Operation, hints: Hints = {}): fc.Arbitrary<FuzzRequest> {
   return validParts(op, hints).map((parts) => toRequest(op, parts, 'valid'));
 }
