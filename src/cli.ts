@@ -62,7 +62,7 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
   const key = randomBytes(32).toString('base64url');
   return superviseServices({
     cliArgs: [...process.execArgv, fileURLToPath(import.meta.url)],
-    // Written through process.stdout, as the services' relayed lines are: one writer, no torn lines.
+    // One short line per write, which a pipe takes whole beside the services' own blocks of whole lines.
     log: plainLogger(gatewayConfig.logLevel, process.stdout),
     services: [
       { name: 'logs', portVariable: 'LOGS_PORT', env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }) },
