@@ -4,11 +4,15 @@
 // `cli.js all`, shipping its access lines and spans to the logs service beside it. The gateway is
 // pinned to CPU 0; the logs service, the upstream and wrk share CPU 1, so the ratio shows what the
 // shipping costs the gateway's own core, not what the console's ingestion takes from a shared one.
-// Rounds alternate off/on to spread drift; the median ratio is reported. After each "on" run the
-// logs service is asked how many of the run's access lines it holds.
+// Both runs offer the same load (bench/paced.lua: each of the connections waits BENCH_PACE_MS after
+// an answer), so the gateway's CPU per request is compared at the same rate: at full speed, the
+// console's ingestion on CPU 1 slows wrk, and a gateway serving fewer requests per wakeup spends
+// more per request whatever shipping costs. Rounds alternate off/on to spread drift; the median
+// ratio is reported. After each "on" run the logs service is asked how many access lines it holds.
 //
 // Needs: `npm run build` in the repository root; wrk and taskset (Debian: apt-get install -y wrk).
-// Options (env): BENCH_DURATION (seconds, default 10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50).
+// Options (env): BENCH_DURATION (seconds, default 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
+// BENCH_PACE_MS (10; 0 = full speed), BENCH_SAMPLE_RATIO (GATEWAY_TELEMETRY_SAMPLE_RATIO, default 1).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +20,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { HERE, ROOT, childrenOf, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk, writeSection } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 10);
+const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO ?? '1';
+process.env.PACE_MS = String(PACE_MS); // read by paced.lua
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PORTS = { upstream: 9201, gateway: 9203, logs: 9204 };
 const PASSWORD = 'Bench#Passw0rd1';
@@ -34,6 +41,7 @@ const baseEnv = (dataDir) => ({
   SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
   // The benchmark's own traffic must not be refused by the console's per-tenant ingestion limit.
   LOGS_INGEST_RATE_PER_TENANT: '1000000',
+  GATEWAY_TELEMETRY_SAMPLE_RATIO: SAMPLE_RATIO,
 });
 
 /** Starts the gateway alone (off) or both services (on) and pins them; returns what to stop. */
@@ -81,9 +89,10 @@ async function main() {
     for (const shipping of [false, true]) {
       const system = await startSystem(shipping, round);
       const token = await gatewayLogin(PORTS.gateway, PASSWORD);
-      wrk(url, { connections: CONNECTIONS, duration: 3, token, cpus: '1' }); // warm-up
+      const script = PACE_MS > 0 ? 'paced.lua' : undefined;
+      wrk(url, { connections: CONNECTIONS, duration: 3, token, cpus: '1', script }); // warm-up
       const cpuBefore = cpuMs(system.gatewayPid);
-      const get = wrk(url, { connections: CONNECTIONS, duration: DURATION, token, cpus: '1' });
+      const get = wrk(url, { connections: CONNECTIONS, duration: DURATION, token, cpus: '1', script });
       // The gateway's own CPU per request: what shipping costs its core, whatever CPU 1 could give wrk.
       get.cpuUsPerRequest = ((cpuMs(system.gatewayPid) - cpuBefore) * 1000) / get.requests;
       let shipped;
@@ -111,9 +120,10 @@ async function main() {
 
 Run: ${new Date().toISOString()} with \`node bench/self-watch.mjs\` (after \`npm run build\`). Machine: ${machine}
 (load average at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}). The gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS}
-connections, ${DURATION} s after a 3 s warm-up) pinned to CPU 0; wrk, the upstream and the logs service share CPU 1.
-"off": \`cli.js gateway\` with no telemetry. "on": \`cli.js all\`, the gateway shipping every access line and span
-(default batching and sampling) to the logs service. "shipped": access lines of the run found by a search afterwards.
+connections${PACE_MS > 0 ? `, each pausing ${PACE_MS} ms after an answer so that both runs offer the same load` : ', full speed'}; ${DURATION} s after a 3 s warm-up)
+pinned to CPU 0; wrk, the upstream and the logs service share CPU 1. "off": \`cli.js gateway\` with no telemetry.
+"on": \`cli.js all\`, the gateway shipping every access line and span (default batching; span sampling ratio
+${SAMPLE_RATIO}) to the logs service. "shipped": access lines of the run found by a search afterwards.
 
 | round | telemetry | GET req/s | p99 ms | gateway CPU us/request | non-2xx | shipped |
 |---|---|---|---|---|---|---|

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, pipeline, type Readable } from 'node:stream';
-import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../../../shared/errors/app-error.js';
@@ -11,7 +10,7 @@ import { renderErrorEnvelope } from '../../http/envelope.js';
 import type { TokenRequest } from '../auth/authenticate.js';
 import { wrapToken } from '../auth/token-wrapping.js';
 import type { AuthContext } from '../auth/tokens.js';
-import type { GatewayTelemetry, RequestFacts } from '../telemetry/telemetry.js';
+import { SPAN_STATUS_ERROR, type GatewayTelemetry, type RequestFacts, type TelemetrySpan } from '../telemetry/telemetry.js';
 import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
 import { clientResponseHeaders, upstreamRequestHeaders, withoutBodyFraming } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
@@ -95,7 +94,7 @@ class Exchange extends ClientFacts {
   readonly start = performance.now();
   readonly requestId: string;
   auth: AuthContext | undefined = undefined;
-  span: Span | undefined = undefined;
+  span: TelemetrySpan | undefined = undefined;
   upstreamMs: number | undefined = undefined;
   /** Why the response did not complete normally, for the access log. */
   failure: string | undefined = undefined;
@@ -273,7 +272,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
           exchange.upstreamMs = performance.now() - exchange.start;
           if (span) {
             span.setAttribute('http.response.status_code', status);
-            if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            if (status >= 500) span.setStatus({ code: SPAN_STATUS_ERROR });
             span.end();
           }
           beforeAnswer(res);
@@ -285,7 +284,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
       );
     } catch (error) {
       if (span && exchange.upstreamMs === undefined) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof UpstreamError ? error.kind : 'error' });
+        span.setStatus({ code: SPAN_STATUS_ERROR, message: error instanceof UpstreamError ? error.kind : 'error' });
         span.end();
       }
       failed(exchange, error, body);

@@ -1,15 +1,15 @@
-import { context as otelContext, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { SeverityNumber, type Logger } from '@opentelemetry/api-logs';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { JsonLogsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { BasicTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
-import { BoundedBatcher, type BatcherStats } from '../../../shared/telemetry/bounded-batcher.js';
+import { Pool } from 'undici';
+import { AUDIT_ATTRIBUTES, GATEWAY_SERVICE_NAME, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { AuditLogTable } from '../../db/schema.js';
+import {
+  dateNanos, exportEnvelope, logRecordJson, nowNanos, SEVERITY, SPAN_KIND, spanJson, STATUS_ERROR,
+  type AttributeValue, type Attributes,
+} from './otlp-json.js';
+import { RecordQueue, type QueueStats } from './record-queue.js';
+import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, sampledByRatio } from './trace-context.js';
 
 export interface TelemetryConfig {
   /** Base URL of the logs service; unset = telemetry off. */
@@ -29,8 +29,8 @@ export interface TelemetryConfig {
 }
 
 export interface TelemetryStats {
-  logs: BatcherStats;
-  traces: BatcherStats;
+  logs: QueueStats;
+  traces: QueueStats;
 }
 
 /** What telemetry records of a request: the Fastify hooks and the proxy (outside Fastify) each build it. */
@@ -53,19 +53,33 @@ export interface ResponseFacts {
   readonly service?: string | undefined;
 }
 
+/** A span as the proxy and the Fastify hooks hold it; ended exactly once, shipped only when sampled. */
+export interface TelemetrySpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly sampled: boolean;
+  setAttribute(key: string, value: AttributeValue): void;
+  setStatus(status: { code: number; message?: string }): void;
+  end(): void;
+}
+
+/** The span status of a failed call (OTLP's STATUS_CODE_ERROR). */
+export const SPAN_STATUS_ERROR = STATUS_ERROR;
+
 /**
- * The gateway's own access logs, audit events and traces, shipped to the logs service as OTLP/HTTP
- * (OpenTelemetry SDK records, official serializers) through bounded background queues: a request never waits for the
- * logs service and never fails because of it; what does not fit is dropped and counted.
+ * The gateway's own access logs, audit events and traces, shipped to the logs service as OTLP/JSON
+ * over HTTP through bounded background queues: a request never waits for the logs service and
+ * never fails because of it; what does not fit is dropped and counted. Each record is encoded once,
+ * when it ends (otlp-json.ts), which keeps the cost per request small (docs/benchmarks.md).
  */
 export interface GatewayTelemetry {
   readonly enabled: boolean;
   /** Starts the server span of a request (continuing a client's `traceparent`). */
-  startRequest(request: RequestFacts): Span | undefined;
+  startRequest(request: RequestFacts): TelemetrySpan | undefined;
   /** Ends the span and ships the access log line. */
-  endRequest(span: Span | undefined, request: RequestFacts, response: ResponseFacts): void;
-  /** A child span for a call to an upstream; its `traceparent` goes into `headers`. */
-  startUpstreamCall(parent: Span | undefined, method: string, service: string, headers: Record<string, string>): Span | undefined;
+  endRequest(span: TelemetrySpan | undefined, request: RequestFacts, response: ResponseFacts): void;
+  /** A child span for a call to an upstream; its `traceparent` (and the client's `tracestate`) go into `headers`. */
+  startUpstreamCall(parent: TelemetrySpan | undefined, method: string, service: string, headers: Record<string, string>): TelemetrySpan | undefined;
   audit(row: AuditLogTable): void;
   stats(): TelemetryStats;
   close(): Promise<void>;
@@ -73,7 +87,7 @@ export interface GatewayTelemetry {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    telemetrySpan?: Span | undefined;
+    telemetrySpan?: TelemetrySpan | undefined;
   }
 }
 
@@ -93,26 +107,56 @@ export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTel
   app.addHook('onClose', async () => telemetry.close());
 }
 
-/** Feeds finished items of an SDK pipeline into a bounded batcher instead of the SDK's own queue. */
-function batchingProcessor<T>(batcher: BoundedBatcher<T>) {
-  return {
-    onEmit: (item: T) => batcher.push(item),
-    onStart: () => {},
-    onEnd: (item: T) => batcher.push(item),
-    forceFlush: () => batcher.flush(),
-    shutdown: () => batcher.close(),
-  };
+class GatewaySpan implements TelemetrySpan {
+  private readonly startNanos: string;
+  private status: { code: number; message?: string } = { code: 0 };
+  private ended = false;
+
+  constructor(
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly parentSpanId: string | undefined,
+    readonly sampled: boolean,
+    readonly traceState: string | undefined,
+    private readonly name: string,
+    private readonly kind: (typeof SPAN_KIND)[keyof typeof SPAN_KIND],
+    private readonly attributes: Attributes,
+    private readonly ship: (span: string) => void,
+  ) {
+    // An unsampled span only carries ids: nothing else is recorded for it.
+    this.startNanos = sampled ? nowNanos() : '';
+  }
+
+  setAttribute(key: string, value: AttributeValue): void {
+    if (this.sampled) this.attributes[key] = value;
+  }
+
+  setStatus(status: { code: number; message?: string }): void {
+    this.status = status;
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (!this.sampled) return;
+    this.ship(spanJson({
+      traceId: this.traceId, spanId: this.spanId, parentSpanId: this.parentSpanId, name: this.name, kind: this.kind,
+      startNanos: this.startNanos, endNanos: nowNanos(), attributes: this.attributes, status: this.status,
+    }));
+  }
 }
 
-const propagator = new W3CTraceContextPropagator();
+const severityOf = (status: number) => (status >= 500 ? SEVERITY.ERROR : status >= 400 ? SEVERITY.WARN : SEVERITY.INFO);
 
 export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBaseLogger): GatewayTelemetry {
   if (!config.url) return disabledTelemetry;
   const headers: Record<string, string> = config.key
     ? { authorization: `Bearer ${config.key}` }
     : config.username && config.password ? { authorization: `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}` } : {};
-  const base = config.url.replace(/\/+$/, '');
-  const resource = resourceFromAttributes({ 'service.name': config.serviceName, 'service.namespace': 'gerbang' });
+  const { origin, pathname } = new URL(config.url);
+  const prefix = pathname.replace(/\/+$/, '');
+  const resource: Attributes = { 'service.name': config.serviceName, 'service.namespace': 'gerbang' };
+  const sampleRatio = config.sampleRatio ?? 1;
   let lastWarning = 0;
   const onError = (kind: string) => (error: unknown) => {
     // One line a minute at most: a down logs service must not flood the gateway's own log.
@@ -121,48 +165,39 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     log.warn({ kind, err: error instanceof Error ? error.message : String(error) }, 'telemetry shipping failed; buffering, then dropping');
   };
 
-  // OTLP/JSON bodies made by the official serializers; sent with fetch so that every send has a
-  // timeout and shutdown can cancel what is in flight (the SDK exporters retry on their own timers).
+  // One keep-alive connection to the logs service; every send has a timeout, and shutdown cancels
+  // what is in flight.
+  const logsService = new Pool(origin, { connections: 2 });
   const inFlight = new AbortController();
-  const post = async (path: string, body: Uint8Array | undefined) => {
-    if (!body) throw new Error('nothing serialised');
-    const response = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: body as unknown as BodyInit,
+  const post = async (path: string, body: Buffer) => {
+    const response = await logsService.request({
+      method: 'POST', path: `${prefix}${path}`, headers: { ...headers, 'content-type': 'application/json' }, body,
       signal: AbortSignal.any([inFlight.signal, AbortSignal.timeout(10_000)]),
     });
-    await response.arrayBuffer();
-    if (!response.ok) throw new Error(`logs service answered ${response.status}`);
+    await response.body.dump();
+    if (response.statusCode >= 300) throw new Error(`logs service answered ${response.statusCode}`);
   };
-  const logBatcher = new BoundedBatcher<ReadableLogRecord>({
-    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError('logs'),
-    send: (batch) => post('/v1/logs', JsonLogsSerializer.serializeRequest(batch)),
+  const queue = (signal: 'logs' | 'spans', path: string) => new RecordQueue({
+    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError(signal === 'logs' ? 'logs' : 'traces'),
+    envelope: exportEnvelope(signal, resource, GATEWAY_SERVICE_NAME),
+    send: (body) => post(path, body),
   });
-  const spanBatcher = new BoundedBatcher<ReadableSpan>({
-    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError('traces'),
-    send: (batch) => post('/v1/traces', JsonTraceSerializer.serializeRequest(batch)),
-  });
-
-  const loggerProvider = new LoggerProvider({ resource, processors: [batchingProcessor<ReadableLogRecord>(logBatcher) as unknown as LogRecordProcessor] });
-  // Parent-based: a client's sampled flag is followed, and the spans of one request share its
-  // root's decision, so a shipped trace is whole (the upstream sees the flag in `traceparent`).
-  const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio ?? 1) });
-  const tracerProvider = new BasicTracerProvider({ resource, sampler, spanProcessors: [batchingProcessor<ReadableSpan>(spanBatcher) as unknown as SpanProcessor] });
-  const logger: Logger = loggerProvider.getLogger('gerbang-gateway');
-  const tracer: Tracer = tracerProvider.getTracer('gerbang-gateway');
+  const logQueue = queue('logs', '/v1/logs');
+  const spanQueue = queue('spans', '/v1/traces');
+  const shipSpan = (span: string) => spanQueue.push(span);
 
   return {
     enabled: true,
     startRequest(request) {
-      const parent = propagator.extract(otelContext.active(), request.headers, {
-        get: (carrier, key) => carrier[key] as string | undefined,
-        keys: (carrier) => Object.keys(carrier),
-      });
-      return tracer.startSpan(
-        `${request.method} ${request.route || 'unmatched'}`,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route } },
-        parent,
+      // A client's sampled flag is followed (parent-based); a new trace is decided by its id, and
+      // the spans of one request share that decision, so a shipped trace is whole.
+      const parent = parseTraceparent(request.headers.traceparent, request.headers.tracestate);
+      const traceId = parent?.traceId ?? newTraceId();
+      const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
+      const attributes: Attributes = sampled ? { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route } : {};
+      return new GatewaySpan(
+        traceId, newSpanId(), parent?.spanId, sampled, parent?.traceState,
+        `${request.method} ${request.route || 'unmatched'}`, SPAN_KIND.server, attributes, shipSpan,
       );
     },
     endRequest(span, request, response) {
@@ -170,67 +205,74 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
       if (span) {
         span.setAttribute('http.response.status_code', status);
         if (response.service) span.setAttribute('gerbang.service', response.service);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (status >= 500) span.setStatus({ code: STATUS_ERROR });
         span.end();
       }
       const path = request.url.split('?')[0]!;
-      logger.emit({
-        severityNumber: status >= 500 ? SeverityNumber.ERROR : status >= 400 ? SeverityNumber.WARN : SeverityNumber.INFO,
-        severityText: status >= 500 ? 'ERROR' : status >= 400 ? 'WARN' : 'INFO',
+      logQueue.push(logRecordJson({
+        timeNanos: nowNanos(),
+        severity: severityOf(status),
         body: `${request.method} ${path} ${status}`,
         attributes: {
-          'log.type': 'access',
+          [LOG_TYPE]: LOG_TYPES.access,
           'http.request.method': request.method,
           'url.path': path,
           'http.route': request.route,
           'http.response.status_code': status,
           'duration_ms': Math.round(response.durationMs * 1000) / 1000,
           'request_id': response.requestId,
-          ...(response.clientAddress ? { 'client.address': response.clientAddress } : {}),
-          ...(response.userId ? { 'user.id': response.userId } : {}),
-          ...(response.service ? { 'gerbang.service': response.service } : {}),
+          'client.address': response.clientAddress || undefined,
+          'user.id': response.userId || undefined,
+          'gerbang.service': response.service || undefined,
         },
-        ...(span ? { context: trace.setSpan(otelContext.active(), span) } : {}),
-      });
+        trace: span,
+      }));
     },
-    startUpstreamCall(parentSpan, method, service, outgoing) {
-      const parent = parentSpan ? trace.setSpan(otelContext.active(), parentSpan) : otelContext.active();
-      const span = tracer.startSpan(`${method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service, 'http.request.method': method } }, parent);
-      propagator.inject(trace.setSpan(parent, span), outgoing, { set: (carrier, key, value) => (carrier[key] = value) });
+    startUpstreamCall(parent, method, service, outgoing) {
+      const traceId = parent?.traceId ?? newTraceId();
+      const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
+      const traceState = parent instanceof GatewaySpan ? parent.traceState : undefined;
+      const span = new GatewaySpan(
+        traceId, newSpanId(), parent?.spanId, sampled, traceState,
+        `${method} ${service}`, SPAN_KIND.client, sampled ? { 'peer.service': service, 'http.request.method': method } : {}, shipSpan,
+      );
+      outgoing.traceparent = formatTraceparent(traceId, span.spanId, sampled);
+      if (traceState) outgoing.tracestate = traceState;
       return span;
     },
     audit(row) {
-      logger.emit({
-        severityNumber: row.outcome === 'failure' ? SeverityNumber.WARN : SeverityNumber.INFO,
-        severityText: row.outcome === 'failure' ? 'WARN' : 'INFO',
+      const failed = row.outcome === 'failure';
+      logQueue.push(logRecordJson({
+        timeNanos: dateNanos(new Date(row.at)),
+        severity: failed ? SEVERITY.WARN : SEVERITY.INFO,
         body: `${row.action} ${row.outcome}`,
-        timestamp: new Date(row.at),
         attributes: {
-          'log.type': 'audit',
-          'event.action': row.action,
-          'event.outcome': row.outcome,
-          ...(row.actor ? { 'audit.actor': row.actor } : {}),
-          ...(row.actor_id ? { 'audit.actor_id': row.actor_id } : {}),
-          ...(row.target_type ? { 'audit.target_type': row.target_type } : {}),
-          ...(row.target_id ? { 'audit.target_id': row.target_id } : {}),
-          ...(row.ip ? { 'client.address': row.ip } : {}),
-          ...(row.request_id ? { request_id: row.request_id } : {}),
+          [LOG_TYPE]: LOG_TYPES.audit,
+          [AUDIT_ATTRIBUTES.action]: row.action,
+          [AUDIT_ATTRIBUTES.outcome]: row.outcome,
+          [AUDIT_ATTRIBUTES.actor]: row.actor || undefined,
+          [AUDIT_ATTRIBUTES.actorId]: row.actor_id || undefined,
+          [AUDIT_ATTRIBUTES.targetType]: row.target_type || undefined,
+          [AUDIT_ATTRIBUTES.targetId]: row.target_id || undefined,
+          [AUDIT_ATTRIBUTES.clientAddress]: row.ip || undefined,
+          [AUDIT_ATTRIBUTES.requestId]: row.request_id || undefined,
         },
-      });
+      }));
     },
-    stats: () => ({ logs: logBatcher.stats(), traces: spanBatcher.stats() }),
+    stats: () => ({ logs: logQueue.stats(), traces: spanQueue.stats() }),
     async close() {
       // A last send of what is queued, but shutdown never waits long on a slow logs service.
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000)));
-      await Promise.race([Promise.allSettled([loggerProvider.shutdown(), tracerProvider.shutdown()]), deadline]);
+      await Promise.race([Promise.allSettled([logQueue.close(), spanQueue.close()]), deadline]);
       clearTimeout(timer);
       inFlight.abort();
+      await logsService.destroy();
     },
   };
 }
 
-const emptyStats = (): BatcherStats => ({ queued: 0, sent: 0, dropped: 0, failedBatches: 0 });
+const emptyStats = (): QueueStats => ({ queued: 0, sent: 0, dropped: 0, failedBatches: 0 });
 
 const disabledTelemetry: GatewayTelemetry = {
   enabled: false,
