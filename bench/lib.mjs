@@ -1,10 +1,11 @@
 // What every benchmark script here needs: child processes it owns and stops, waiting for a port,
 // wrk runs read into numbers, and a section of docs/benchmarks.md replaced in place.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 export const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, '..');
@@ -59,12 +60,15 @@ export function toMs(text) {
 }
 
 /** One wrk run (1 thread); `script` is a Lua file in bench/, `cpus` pins wrk with taskset. */
-export function wrk(url, { connections = 50, duration = 10, token, script, cpus } = {}) {
+function wrkCommand(url, { connections = 50, duration = 10, token, script, cpus } = {}) {
   const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency'];
   if (token) args.push('-H', `Authorization: ${token}`);
   if (script) args.push('-s', join(HERE, script));
   args.push(url);
-  const out = cpus === undefined ? execFileSync('wrk', args, { encoding: 'utf8' }) : execFileSync('taskset', ['-c', cpus, 'wrk', ...args], { encoding: 'utf8' });
+  return cpus === undefined ? ['wrk', args] : ['taskset', ['-c', cpus, 'wrk', ...args]];
+}
+
+function wrkResult(out) {
   return {
     requests: Number(/(\d+) requests in/.exec(out)?.[1]),
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
@@ -73,6 +77,17 @@ export function wrk(url, { connections = 50, duration = 10, token, script, cpus 
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0),
     errors: /Socket errors:.*/.exec(out)?.[0],
   };
+}
+
+export function wrk(url, options) {
+  const [command, args] = wrkCommand(url, options);
+  return wrkResult(execFileSync(command, args, { encoding: 'utf8' }));
+}
+
+/** wrk without blocking this process's event loop (for load generated here at the same time). */
+export async function wrkAsync(url, options) {
+  const [command, args] = wrkCommand(url, options);
+  return wrkResult((await promisify(execFile)(command, args, { encoding: 'utf8' })).stdout);
 }
 
 /** The gateway's wrapped token for its administrator. */
