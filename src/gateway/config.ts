@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { brokenPasswordRule } from '../shared/auth/password-policy.js';
 import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { GATEWAY_SERVICE_NAME } from '../shared/telemetry/gateway-records.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
 import { loadProxyConfig, type ProxyConfig } from './modules/proxy/services.js';
@@ -108,7 +109,7 @@ function loadTelemetryConfig(read: ReturnType<typeof envReader>): TelemetryConfi
     username,
     password,
     key,
-    serviceName: read.string('GATEWAY_SERVICE_NAME', 'gerbang-gateway'),
+    serviceName: read.string('GATEWAY_SERVICE_NAME', GATEWAY_SERVICE_NAME),
     maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
     maxBatch: read.int('GATEWAY_TELEMETRY_BATCH', 512, 1, 100_000),
     intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),

@@ -30,6 +30,7 @@ import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
 import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts } from './modules/dashboards/source-counts.js';
 import { elasticRoutes, otlpRoutes } from './modules/ingest/ingest.routes.js';
+import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
 import { rolesRoutes } from './modules/roles/roles.routes.js';
@@ -40,9 +41,9 @@ import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
 import { asPermission, DEFAULT_TENANT_ID } from './modules/rbac/permissions.js';
-import { apmRoutes, traceIngestRoutes } from './modules/apm/apm.routes.js';
+import { apmRoutes } from './modules/apm/apm.routes.js';
 import { SpansRepository } from './modules/apm/spans.repository.js';
-import { infraRoutes, metricIngestRoutes } from './modules/infra/infra.routes.js';
+import { infraRoutes } from './modules/infra/infra.routes.js';
 import { MetricsRepository } from './modules/infra/metrics.repository.js';
 import { SelfMetricsSampler } from './modules/infra/self-metrics.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
@@ -173,14 +174,13 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   });
   await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
   await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
-  const ingest = { store, stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername), gatewayUsername: config.gatewayShipperUsername };
-  await app.register(otlpRoutes(ingest));
-  await app.register(elasticRoutes(ingest), { prefix: '/api/v1/_elastic' });
-  const telemetry = { spans, metrics, stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
-  await app.register(traceIngestRoutes(telemetry));
-  await app.register(metricIngestRoutes(telemetry));
-  await app.register(apmRoutes(telemetry), { prefix: '/api/v1/apm' });
-  await app.register(infraRoutes(telemetry), { prefix: '/api/v1/infra' });
+  // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
+  const ingest = { stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
+  const gatewayLogs = { store, gatewayUsername: config.gatewayShipperUsername, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername) };
+  await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
+  await app.register(elasticRoutes({ ...ingest, store }), { prefix: '/api/v1/_elastic' });
+  await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
+  await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // The service's own host, so one machine shows infrastructure data without a collector.

@@ -3,25 +3,16 @@ import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { acceptGzip, SECURED as INGEST_SECURED } from '../ingest/ingest.routes.js';
-import { decodeTraceRequest, encodeTraceResponse } from '../ingest/otlp-proto-telemetry.js';
-import { acceptProtobuf, ingestTelemetry } from '../ingest/otlp-telemetry.js';
-import type { PipelineStats } from '../ingest/pipeline-stats.js';
+import { rangeQuery } from '../search/time-range.js';
 import { buildServiceMap, spanView, traceSummaryView } from './apm.views.js';
-import { mapOtlpTraces } from './otlp-traces.js';
 import type { SpansRepository } from './spans.repository.js';
 
 export interface ApmDeps {
   spans: SpansRepository;
-  stats: PipelineStats;
   guards: LogsGuards;
-  bodyLimit: number;
-  /** LOGS_INGEST_MAX_INFLATE_RATIO (ingest/inflate.ts). */
-  maxInflateRatio?: number;
   now: () => number;
 }
 
-const HOUR_MS = 3_600_000;
 /** Spans the service map reads at most; beyond, the answer says `truncated`. */
 export const SERVICE_MAP_MAX_SPANS = 500_000;
 const SECURED = [{ bearer: [] }];
@@ -31,15 +22,6 @@ const RangeQuery = {
   from: Type.Optional(Iso),
   to: Type.Optional(Iso),
 };
-
-/** [from, to) in epoch ms from ISO strings; the last hour when absent; 400 when from is not before to. */
-export function rangeQuery(query: { from?: string | undefined; to?: string | undefined }, now: number, defaultMs = HOUR_MS): { from: number; to: number } {
-  const to = query.to === undefined ? now : Date.parse(query.to);
-  const from = query.from === undefined ? to - defaultMs : Date.parse(query.from);
-  if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('from and to must be ISO 8601 timestamps');
-  if (from >= to) throw invalidBody('from must be before to');
-  return { from, to };
-}
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Stats = {
@@ -75,40 +57,6 @@ const TraceSummary = Type.Object({
   root: Nullable(Type.Object({ service: Type.String(), name: Type.String(), kind: Type.String(), durationMs: Type.Number(), status: Type.String() })),
   services: Type.Array(Type.Object({ service: Type.String(), spans: Type.Integer() })),
 });
-
-/** OTLP/HTTP traces at /v1/traces (logs:write), as /v1/logs: JSON or protobuf, gzip, partial success. */
-export function traceIngestRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    acceptGzip(app, deps.maxInflateRatio);
-    acceptProtobuf(app, deps.bodyLimit);
-    app.post('/v1/traces', {
-      bodyLimit: deps.bodyLimit,
-      schema: {
-        tags: ['ingest'],
-        summary: 'OTLP/HTTP traces (application/json or application/x-protobuf, gzip accepted); needs logs:write',
-        security: INGEST_SECURED,
-        response: errorResponses(400, 401, 403, 413, 415, 429),
-      },
-      // Credentials before the body is inflated or parsed.
-      onRequest: deps.guards.requireIngest,
-    }, async (request, reply) =>
-      ingestTelemetry({
-        request,
-        reply,
-        stats: deps.stats,
-        source: 'otlp-traces',
-        what: 'ExportTraceServiceRequest',
-        decode: decodeTraceRequest,
-        map: (decoded) => {
-          const mapping = mapOtlpTraces(decoded);
-          return { items: mapping.spans, rejected: mapping.rejected, errors: mapping.errors };
-        },
-        store: (tenantId, spans) => deps.spans.insert(tenantId, spans),
-        encode: encodeTraceResponse,
-        jsonResponse: (rejected, errorMessage) => (rejected > 0 ? { partialSuccess: { rejectedSpans: rejected, errorMessage } } : { partialSuccess: {} }),
-      }));
-  };
-}
 
 /** APM views under /api/v1/apm (dashboard:read), over the caller's tenant. */
 export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {

@@ -1,5 +1,7 @@
+import type { Mapping } from '../ingest/pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
-import { attributesOf, clean, cleanAttributes, hexId, isObj, list, nanos, type Obj } from '../ingest/otlp-common.js';
+import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
+import { attributesOf, hexId, list, nanos, storableAttributes } from '../ingest/otlp-common.js';
 
 /** A span as stored (apm_spans). Times in microseconds since the epoch. */
 export interface SpanRecord {
@@ -19,12 +21,6 @@ export interface SpanRecord {
   peerService: string | null;
   attributes: Record<string, AttributeValue>;
   events: { name: string; timeUs: number; attributes: Record<string, AttributeValue> }[];
-}
-
-export interface TraceMapping {
-  spans: SpanRecord[];
-  rejected: number;
-  errors: string[];
 }
 
 export const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
@@ -50,25 +46,25 @@ const usOf = (ns: bigint): number => Number(ns / 1000n);
  * service ('unknown_service' when missing, as the SDKs name it); resource, scope and span attributes
  * are merged (span wins). A span without valid ids or times is rejected and counted, not stored.
  */
-export function mapOtlpTraces(request: unknown): TraceMapping {
-  const result: TraceMapping = { spans: [], rejected: 0, errors: [] };
-  if (!isObj(request)) throw new Error('the body must be an ExportTraceServiceRequest object');
+export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
+  const result: Mapping<SpanRecord> = { items: [], rejected: 0, errors: [] };
+  if (!isPlainObject(request)) throw new Error('the body must be an ExportTraceServiceRequest object');
   const reject = (reason: string) => {
     result.rejected += 1;
     if (result.errors.length < 5 && !result.errors.includes(reason)) result.errors.push(reason);
   };
   for (const resourceSpans of list(request.resourceSpans)) {
-    if (!isObj(resourceSpans)) continue;
-    const resource = attributesOf((resourceSpans.resource as Obj | undefined)?.attributes);
+    if (!isPlainObject(resourceSpans)) continue;
+    const resource = attributesOf((resourceSpans.resource as PlainObject | undefined)?.attributes);
     const service = typeof resource['service.name'] === 'string' && resource['service.name'] !== '' ? resource['service.name'] : 'unknown_service';
     delete resource['service.name'];
     for (const scopeSpans of list(resourceSpans.scopeSpans)) {
-      if (!isObj(scopeSpans)) continue;
-      const scope = isObj(scopeSpans.scope) ? scopeSpans.scope : {};
+      if (!isPlainObject(scopeSpans)) continue;
+      const scope = isPlainObject(scopeSpans.scope) ? scopeSpans.scope : {};
       const scopeAttributes: Record<string, AttributeValue> = {};
       if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
       for (const span of list(scopeSpans.spans)) {
-        if (!isObj(span)) {
+        if (!isPlainObject(span)) {
           reject('a span is not an object');
           continue;
         }
@@ -86,33 +82,33 @@ export function mapOtlpTraces(request: unknown): TraceMapping {
           continue;
         }
         const kind = enumOf(span.kind, SPAN_KINDS, 'span_kind_');
-        const status = isObj(span.status) ? span.status : {};
+        const status = isPlainObject(span.status) ? span.status : {};
         const statusCode = enumOf(status.code, STATUS_CODES, 'status_code_');
         if (kind === null || statusCode === null) {
           reject('kind or status.code is not a known value');
           continue;
         }
-        const attributes = cleanAttributes({ ...resource, ...scopeAttributes, ...attributesOf(span.attributes) });
+        const attributes = storableAttributes({ ...resource, ...scopeAttributes, ...attributesOf(span.attributes) });
         const peer = attributes['peer.service'];
         const events = list(span.events).slice(0, MAX_EVENTS).flatMap((event) => {
-          if (!isObj(event)) return [];
+          if (!isPlainObject(event)) return [];
           const time = nanos(event.timeUnixNano);
-          return [{ name: clean(String(event.name ?? '')).slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: cleanAttributes(attributesOf(event.attributes)) }];
+          return [{ name: storableText(String(event.name ?? '')).slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: storableAttributes(attributesOf(event.attributes)) }];
         });
         const startUs = usOf(start);
         const endUs = usOf(end);
-        result.spans.push({
+        result.items.push({
           traceId,
           spanId,
           parentSpanId: parentSpanId ?? null,
-          service: clean(service).slice(0, MAX_NAME),
-          name: clean(typeof span.name === 'string' ? span.name : '').slice(0, MAX_NAME),
+          service: storableText(service).slice(0, MAX_NAME),
+          name: storableText(typeof span.name === 'string' ? span.name : '').slice(0, MAX_NAME),
           kind,
           startUs,
           endUs,
           durationUs: endUs - startUs,
           statusCode,
-          statusMessage: typeof status.message === 'string' && status.message !== '' ? clean(status.message).slice(0, 4096) : null,
+          statusMessage: typeof status.message === 'string' && status.message !== '' ? storableText(status.message).slice(0, 4096) : null,
           peerService: typeof peer === 'string' && peer !== '' ? peer.slice(0, MAX_NAME) : null,
           attributes,
           events,

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { AUDIT_ATTRIBUTES as A, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { LogEntry } from '../store/log-store.js';
 import type { LogsAuditRepository } from './audit.repository.js';
 
@@ -15,19 +16,19 @@ export function gatewayAuditMirror(audit: LogsAuditRepository, shipperUsername: 
     if (request.logsAuth?.username !== shipperUsername) return;
     for (const entry of entries) {
       const attributes = entry.attributes ?? {};
-      const action = text(attributes['event.action']);
-      if (attributes['log.type'] !== 'audit' || !action) continue;
+      const action = text(attributes[A.action]);
+      if (attributes[LOG_TYPE] !== LOG_TYPES.audit || !action) continue;
       await audit.record({
         tenantId: request.tenantId,
         at: new Date(entry.timestamp).toISOString(),
         action: `gateway.${action}`.slice(0, 100),
-        outcome: attributes['event.outcome'] === 'failure' ? 'failure' : 'success',
-        actorId: text(attributes['audit.actor_id']) ?? null,
-        actor: text(attributes['audit.actor']) ?? null,
-        targetType: text(attributes['audit.target_type']),
-        targetId: text(attributes['audit.target_id']),
-        ip: text(attributes['client.address']),
-        requestId: text(attributes.request_id),
+        outcome: attributes[A.outcome] === 'failure' ? 'failure' : 'success',
+        actorId: text(attributes[A.actorId]) ?? null,
+        actor: text(attributes[A.actor]) ?? null,
+        targetType: text(attributes[A.targetType]),
+        targetId: text(attributes[A.targetId]),
+        ip: text(attributes[A.clientAddress]),
+        requestId: text(attributes[A.requestId]),
         details: { source: 'gateway' },
       });
     }

@@ -1,24 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
-import { rangeQuery } from '../apm/apm.routes.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { acceptGzip, SECURED as INGEST_SECURED } from '../ingest/ingest.routes.js';
-import { decodeMetricsRequest, encodeMetricsResponse } from '../ingest/otlp-proto-telemetry.js';
-import { acceptProtobuf, ingestTelemetry } from '../ingest/otlp-telemetry.js';
-import type { PipelineStats } from '../ingest/pipeline-stats.js';
-import { intervalOf } from '../search/time-range.js';
+import { intervalOf, rangeQuery } from '../search/time-range.js';
 import { CONTAINER_METRICS, containersView, HOST_METRICS, hostsView } from './infra.views.js';
 import type { MetricsRepository } from './metrics.repository.js';
-import { mapOtlpMetrics } from './otlp-metrics.js';
 
 export interface InfraDeps {
   metrics: MetricsRepository;
-  stats: PipelineStats;
   guards: LogsGuards;
-  bodyLimit: number;
-  /** LOGS_INGEST_MAX_INFLATE_RATIO (ingest/inflate.ts). */
-  maxInflateRatio?: number;
   now: () => number;
 }
 
@@ -55,39 +45,6 @@ const ContainerPoint = Type.Object({
 });
 const Nullable = Type.Union([Type.String(), Type.Null()]);
 
-/** OTLP/HTTP metrics at /v1/metrics (logs:write), as /v1/logs: JSON or protobuf, gzip, partial success. */
-export function metricIngestRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    acceptGzip(app, deps.maxInflateRatio);
-    acceptProtobuf(app, deps.bodyLimit);
-    app.post('/v1/metrics', {
-      bodyLimit: deps.bodyLimit,
-      schema: {
-        tags: ['ingest'],
-        summary: 'OTLP/HTTP metrics (application/json or application/x-protobuf, gzip accepted); needs logs:write',
-        security: INGEST_SECURED,
-        response: errorResponses(400, 401, 403, 413, 415, 429),
-      },
-      // Credentials before the body is inflated or parsed.
-      onRequest: deps.guards.requireIngest,
-    }, async (request, reply) =>
-      ingestTelemetry({
-        request,
-        reply,
-        stats: deps.stats,
-        source: 'otlp-metrics',
-        what: 'ExportMetricsServiceRequest',
-        decode: decodeMetricsRequest,
-        map: (decoded) => {
-          const mapping = mapOtlpMetrics(decoded, deps.now());
-          return { items: mapping.points, rejected: mapping.rejected, errors: mapping.errors };
-        },
-        store: (tenantId, points) => deps.metrics.insert(tenantId, points),
-        encode: encodeMetricsResponse,
-        jsonResponse: (rejected, errorMessage) => (rejected > 0 ? { partialSuccess: { rejectedDataPoints: rejected, errorMessage } } : { partialSuccess: {} }),
-      }));
-  };
-}
 
 /** Infrastructure views under /api/v1/infra (dashboard:read), over the caller's tenant. */
 export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {

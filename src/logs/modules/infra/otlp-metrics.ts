@@ -1,5 +1,7 @@
+import type { Mapping } from '../ingest/pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
-import { attributesOf, clean, cleanAttributes, isObj, list, nanos, type Obj } from '../ingest/otlp-common.js';
+import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
+import { attributesOf, list, nanos, storableAttributes } from '../ingest/otlp-common.js';
 
 export type MetricType = 'gauge' | 'sum' | 'histogram' | 'summary';
 
@@ -24,12 +26,6 @@ export interface MetricPoint {
   count: number | null;
 }
 
-export interface MetricsMapping {
-  points: MetricPoint[];
-  rejected: number;
-  errors: string[];
-}
-
 const MAX_RESOURCE_KEYS = 24;
 const IDENTITY = ['host.name', 'container.id', 'k8s.pod.name', 'k8s.namespace.name'];
 
@@ -51,16 +47,16 @@ export function canonicalJson(attributes: Record<string, AttributeValue>): strin
  * exponential histograms and summaries keep sum and count (buckets are not stored: the views chart
  * host and container resources, not latency distributions). Unreadable points are counted.
  */
-export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
-  const result: MetricsMapping = { points: [], rejected: 0, errors: [] };
-  if (!isObj(request)) throw new Error('the body must be an ExportMetricsServiceRequest object');
+export function mapOtlpMetrics(request: unknown, now: number): Mapping<MetricPoint> {
+  const result: Mapping<MetricPoint> = { items: [], rejected: 0, errors: [] };
+  if (!isPlainObject(request)) throw new Error('the body must be an ExportMetricsServiceRequest object');
   const reject = (reason: string, count = 1) => {
     result.rejected += count;
     if (result.errors.length < 5 && !result.errors.includes(reason)) result.errors.push(reason);
   };
   for (const resourceMetrics of list(request.resourceMetrics)) {
-    if (!isObj(resourceMetrics)) continue;
-    const resource = cleanAttributes(attributesOf((resourceMetrics.resource as Obj | undefined)?.attributes));
+    if (!isPlainObject(resourceMetrics)) continue;
+    const resource = storableAttributes(attributesOf((resourceMetrics.resource as PlainObject | undefined)?.attributes));
     const identity = {
       host: str(resource['host.name']),
       // docker_stats names containers by container.id; kubeletstats by k8s.container.name within the pod.
@@ -73,21 +69,21 @@ export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
       if (!IDENTITY.includes(key) && Object.keys(rest).length < MAX_RESOURCE_KEYS) rest[key] = value;
     }
     for (const scopeMetrics of list(resourceMetrics.scopeMetrics)) {
-      if (!isObj(scopeMetrics)) continue;
+      if (!isPlainObject(scopeMetrics)) continue;
       for (const metric of list(scopeMetrics.metrics)) {
-        if (!isObj(metric) || typeof metric.name !== 'string' || metric.name === '') {
+        if (!isPlainObject(metric) || typeof metric.name !== 'string' || metric.name === '') {
           reject('a metric has no name');
           continue;
         }
-        const name = clean(metric.name).slice(0, 255);
-        const unit = typeof metric.unit === 'string' && metric.unit !== '' ? clean(metric.unit).slice(0, 64) : null;
+        const name = storableText(metric.name).slice(0, 255);
+        const unit = typeof metric.unit === 'string' && metric.unit !== '' ? storableText(metric.unit).slice(0, 64) : null;
         let type: MetricType;
-        let data: Obj;
-        if (isObj(metric.gauge)) [type, data] = ['gauge', metric.gauge];
-        else if (isObj(metric.sum)) [type, data] = ['sum', metric.sum];
-        else if (isObj(metric.histogram)) [type, data] = ['histogram', metric.histogram];
-        else if (isObj(metric.exponentialHistogram)) [type, data] = ['histogram', metric.exponentialHistogram];
-        else if (isObj(metric.summary)) [type, data] = ['summary', metric.summary];
+        let data: PlainObject;
+        if (isPlainObject(metric.gauge)) [type, data] = ['gauge', metric.gauge];
+        else if (isPlainObject(metric.sum)) [type, data] = ['sum', metric.sum];
+        else if (isPlainObject(metric.histogram)) [type, data] = ['histogram', metric.histogram];
+        else if (isPlainObject(metric.exponentialHistogram)) [type, data] = ['histogram', metric.exponentialHistogram];
+        else if (isPlainObject(metric.summary)) [type, data] = ['summary', metric.summary];
         else {
           reject(`metric ${name} has no gauge, sum, histogram or summary`);
           continue;
@@ -95,7 +91,7 @@ export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
         const temporalityRaw = Number(data.aggregationTemporality ?? 0);
         const temporality = type === 'sum' || type === 'histogram' ? (temporalityRaw === 1 || temporalityRaw === 2 ? temporalityRaw : 2) : null;
         for (const point of list(data.dataPoints)) {
-          if (!isObj(point)) {
+          if (!isPlainObject(point)) {
             reject('a data point is not an object');
             continue;
           }
@@ -116,7 +112,7 @@ export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
             reject(`metric ${name}: a data point has no numeric value`);
             continue;
           }
-          result.points.push({
+          result.items.push({
             ts: time === undefined ? now : Number(time / 1_000_000n),
             name,
             type,
@@ -124,7 +120,7 @@ export function mapOtlpMetrics(request: unknown, now: number): MetricsMapping {
             unit,
             ...identity,
             resource: rest,
-            attributes: cleanAttributes(attributesOf(point.attributes)),
+            attributes: storableAttributes(attributesOf(point.attributes)),
             value,
             count,
           });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
+import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from './flatten.js';
+import { storableEntry } from './pipeline.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -15,11 +17,10 @@ export interface BulkItem {
 
 export interface BulkParse {
   items: BulkItem[];
+  /** The accepted documents, as storable entries. */
   entries: LogEntry[];
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Field names shippers use for the core fields, in order of preference (Fluent Bit, Vector, Filebeat, Logstash, ECS). */
 const TIMESTAMP = ['@timestamp', 'timestamp', 'time', '@t'];
@@ -57,7 +58,7 @@ const asText = (value: AttributeValue | undefined, max: number): string | undefi
 
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
-  if (!isObj(doc)) return 'the document must be a JSON object';
+  if (!isPlainObject(doc)) return 'the document must be a JSON object';
   if (nestedDeeperThan(doc, MAX_DOCUMENT_DEPTH)) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
   const flat: Record<string, AttributeValue> = {};
   flattenInto(flat, doc, '');
@@ -87,15 +88,15 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
   const entries: LogEntry[] = [];
   let i = 0;
   while (i < lines.length) {
-    let action: Obj | undefined;
+    let action: PlainObject | undefined;
     try {
       const parsed = JSON.parse(lines[i]!) as unknown;
-      if (isObj(parsed)) action = parsed;
+      if (isPlainObject(parsed)) action = parsed;
     } catch {
       // reported below
     }
     const kind = action ? Object.keys(action)[0] : undefined;
-    const meta = action && kind && isObj(action[kind]) ? (action[kind] as Obj) : {};
+    const meta = action && kind && isPlainObject(action[kind]) ? (action[kind] as PlainObject) : {};
     const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
     const id = typeof meta._id === 'string' && meta._id !== '' ? meta._id : randomUUID();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
@@ -132,7 +133,7 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       continue;
     }
     items.push({ action: kind, index, id, entry: entries.length });
-    entries.push(entry);
+    entries.push(storableEntry(entry));
   }
   return { items, entries };
 }

@@ -1,19 +1,46 @@
+import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
 import type { AttributeValue } from '../store/log-store.js';
 import { flattenInto } from './flatten.js';
-import { plainValue } from './otlp-logs.js';
 
-/** Helpers shared by the OTLP trace and metric mappings (JSON or decoded protobuf). */
-export type Obj = Record<string, unknown>;
+/** Reading OTLP requests (JSON, or protobuf decoded to the same shape), for every signal's mapping. */
 
-export const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
-/** OTLP KeyValue list -> flattened dotted attributes. */
+/** An AnyValue as a plain JS value. */
+export function plainValue(any: unknown, depth = 0): unknown {
+  if (!isPlainObject(any) || depth > 16) return undefined;
+  if ('stringValue' in any) return String(any.stringValue);
+  if ('boolValue' in any) return Boolean(any.boolValue);
+  if ('intValue' in any) {
+    const n = Number(any.intValue);
+    return Number.isSafeInteger(n) ? n : String(any.intValue);
+  }
+  if ('doubleValue' in any) return Number(any.doubleValue);
+  if ('bytesValue' in any) return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');
+  if ('arrayValue' in any) return list((any.arrayValue as PlainObject | undefined)?.values).map((v) => plainValue(v, depth + 1));
+  if ('kvlistValue' in any) return keyValues((any.kvlistValue as PlainObject | undefined)?.values, depth + 1);
+  return undefined;
+}
+
+function keyValues(values: unknown, depth = 0): PlainObject {
+  const out: PlainObject = {};
+  for (const kv of list(values)) {
+    if (isPlainObject(kv) && typeof kv.key === 'string') out[kv.key] = plainValue(kv.value, depth);
+  }
+  return out;
+}
+
+/** OTLP KeyValue list -> flattened dotted attributes (a repeated key: the last one wins). */
 export function attributesOf(values: unknown): Record<string, AttributeValue> {
   const out: Record<string, AttributeValue> = {};
-  for (const kv of list(values)) {
-    if (isObj(kv) && typeof kv.key === 'string') flattenInto(out, plainValue(kv.value), kv.key);
-  }
+  for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
+  return out;
+}
+
+/** Attributes as both databases can store them (storableText on names and text values). */
+export function storableAttributes(attributes: Record<string, AttributeValue>): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const [key, value] of Object.entries(attributes)) out[storableText(key)] = typeof value === 'string' ? storableText(value) : value;
   return out;
 }
 
@@ -35,14 +62,4 @@ export function hexId(value: unknown, bytes: number): string | undefined | null 
   if (hex.length === 0) return undefined;
   if (hex.length !== bytes * 2 || !/^[0-9a-f]+$/.test(hex)) return null;
   return /^0+$/.test(hex) ? undefined : hex;
-}
-
-const NUL = /\u0000/g;
-/** PostgreSQL text cannot hold NUL: it becomes U+FFFD, as in log ingestion. */
-export const clean = (text: string): string => text.replace(NUL, '\uFFFD');
-
-export function cleanAttributes(attributes: Record<string, AttributeValue>): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
-  for (const [key, value] of Object.entries(attributes)) out[clean(key)] = typeof value === 'string' ? clean(value) : value;
-  return out;
 }

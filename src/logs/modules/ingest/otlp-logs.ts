@@ -1,51 +1,7 @@
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
-import { flattenInto } from './flatten.js';
-
-/**
- * OTLP logs (JSON or decoded protobuf) -> log entries. `service.name` and `host.name` of the
- * resource become `service` and `host`; every other resource, scope and record attribute is kept
- * under its dotted name (record attributes win). Records that cannot be read are counted, not stored.
- */
-export interface OtlpMapping {
-  entries: LogEntry[];
-  rejected: number;
-  errors: string[];
-}
-
-type Obj = Record<string, unknown>;
-
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-
-/** An AnyValue as a plain JS value. */
-export function plainValue(any: unknown, depth = 0): unknown {
-  if (!isObj(any) || depth > 16) return undefined;
-  if ('stringValue' in any) return String(any.stringValue);
-  if ('boolValue' in any) return Boolean(any.boolValue);
-  if ('intValue' in any) {
-    const n = Number(any.intValue);
-    return Number.isSafeInteger(n) ? n : String(any.intValue);
-  }
-  if ('doubleValue' in any) return Number(any.doubleValue);
-  if ('bytesValue' in any) return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');
-  if ('arrayValue' in any) return list((any.arrayValue as Obj | undefined)?.values).map((v) => plainValue(v, depth + 1));
-  if ('kvlistValue' in any) return keyValues((any.kvlistValue as Obj | undefined)?.values, depth + 1);
-  return undefined;
-}
-
-function keyValues(values: unknown, depth = 0): Obj {
-  const out: Obj = {};
-  for (const kv of list(values)) {
-    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = plainValue(kv.value, depth);
-  }
-  return out;
-}
-
-function attributesOf(values: unknown): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
-  for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
-  return out;
-}
+import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
+import { attributesOf, list, plainValue } from './otlp-common.js';
+import { storableEntry, type Mapping } from './pipeline.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
 function nanosToMs(value: unknown): number | undefined {
@@ -74,24 +30,29 @@ export function levelOf(severityNumber: unknown, severityText: unknown): string 
   return undefined;
 }
 
-export function mapOtlpLogs(request: unknown, now: number): OtlpMapping {
-  const result: OtlpMapping = { entries: [], rejected: 0, errors: [] };
-  if (!isObj(request)) throw new Error('the body must be an ExportLogsServiceRequest object');
+/**
+ * OTLP logs (JSON or decoded protobuf) -> log entries. `service.name` and `host.name` of the
+ * resource become `service` and `host`; every other resource, scope and record attribute is kept
+ * under its dotted name (record attributes win). Records that cannot be read are counted, not stored.
+ */
+export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
+  const result: Mapping<LogEntry> = { items: [], rejected: 0, errors: [] };
+  if (!isPlainObject(request)) throw new Error('the body must be an ExportLogsServiceRequest object');
   for (const resourceLogs of list(request.resourceLogs)) {
-    if (!isObj(resourceLogs)) continue;
-    const resource = attributesOf((resourceLogs.resource as Obj | undefined)?.attributes);
+    if (!isPlainObject(resourceLogs)) continue;
+    const resource = attributesOf((resourceLogs.resource as PlainObject | undefined)?.attributes);
     const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;
     const host = typeof resource['host.name'] === 'string' ? resource['host.name'] : undefined;
     delete resource['service.name'];
     delete resource['host.name'];
     for (const scopeLogs of list(resourceLogs.scopeLogs)) {
-      if (!isObj(scopeLogs)) continue;
-      const scope = isObj(scopeLogs.scope) ? scopeLogs.scope : {};
+      if (!isPlainObject(scopeLogs)) continue;
+      const scope = isPlainObject(scopeLogs.scope) ? scopeLogs.scope : {};
       const scopeAttributes: Record<string, AttributeValue> = {};
       if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
       if (typeof scope.version === 'string' && scope.version !== '') scopeAttributes['otel.scope.version'] = scope.version;
       for (const record of list(scopeLogs.logRecords)) {
-        if (!isObj(record)) {
+        if (!isPlainObject(record)) {
           result.rejected += 1;
           continue;
         }
@@ -104,7 +65,7 @@ export function mapOtlpLogs(request: unknown, now: number): OtlpMapping {
         const body = plainValue(record.body);
         const attributes: Record<string, AttributeValue> = { ...resource, ...scopeAttributes, ...attributesOf(record.attributes) };
         if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
-        result.entries.push({
+        result.items.push(storableEntry({
           timestamp: time,
           message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
           level: levelOf(record.severityNumber, record.severityText),
@@ -113,7 +74,7 @@ export function mapOtlpLogs(request: unknown, now: number): OtlpMapping {
           trace_id: idOf(record.traceId),
           span_id: idOf(record.spanId),
           attributes,
-        });
+        }));
       }
     }
   }

@@ -1,8 +1,7 @@
-/** Where a batch came from. The gateway's own shipping (next issue) adds its source name. */
-export type IngestSource = 'otlp' | 'bulk' | (string & {});
+import { GATEWAY_SERVICE_NAME } from '../../../shared/telemetry/gateway-records.js';
 
-/** The resource `service.name` the gateway ships its telemetry under by default (GATEWAY_SERVICE_NAME). */
-export const GATEWAY_SERVICE_NAME = 'gerbang-gateway';
+/** Where a batch came from: `otlp`, `gateway`, `bulk`, `otlp-traces`, `otlp-metrics`. */
+export type IngestSource = 'otlp' | 'bulk' | (string & {});
 
 /**
  * The source an OTLP log batch is counted under (docs/dashboards.md): `gateway` when it came through

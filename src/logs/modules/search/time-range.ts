@@ -2,6 +2,7 @@ import { parseDuration } from '../../../shared/config/duration.js';
 import { invalidBody } from '../../http/errors.js';
 
 export const DEFAULT_RANGE_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 /** Nice bucket widths, smallest first. */
 const NICE_INTERVALS = ['1s', '5s', '10s', '30s', '1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d', '7d', '30d'];
 export const MAX_BUCKETS = 10_000;
@@ -53,4 +54,13 @@ export function intervalOf(requested: string | undefined, from: number, to: numb
   const ms = parseDuration(label)!;
   if ((to - from) / ms > MAX_BUCKETS) throw invalidBody('timeRange too long for a histogram');
   return { label, ms };
+}
+
+/** [from, to) in epoch ms from ISO strings; the last hour when absent; 400 when from is not before to. */
+export function rangeQuery(query: { from?: string | undefined; to?: string | undefined }, now: number, defaultMs = HOUR_MS): { from: number; to: number } {
+  const to = query.to === undefined ? now : Date.parse(query.to);
+  const from = query.from === undefined ? to - defaultMs : Date.parse(query.from);
+  if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('from and to must be ISO 8601 timestamps');
+  if (from >= to) throw invalidBody('from must be before to');
+  return { from, to };
 }

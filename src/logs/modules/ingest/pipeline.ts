@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../../../shared/errors/app-error.js';
+import { storableText } from '../../../shared/text/storable-text.js';
+import type { LogEntry } from '../store/log-store.js';
+import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
+import { storableAttributes } from './otlp-common.js';
+import type { IngestSource, PipelineStats } from './pipeline-stats.js';
+
+/**
+ * The one ingestion pipeline. Every entry point (OTLP logs, traces and metrics, Elasticsearch
+ * `_bulk`) runs: authenticate (in `onRequest`, before any byte of the body is read) -> inflate
+ * (acceptGzip) -> decode -> map, which also cleans (storableText) and counts what it could not read
+ * -> store in one committed write -> account (ingestBatch) -> answer. What differs per signal is a
+ * row in signals.ts.
+ */
+
+/** What a mapping made of a request: the items to store and what it refused. */
+export interface Mapping<T> {
+  items: T[];
+  rejected: number;
+  /** The first few reasons, for the OTLP partial-success message. */
+  errors: string[];
+}
+
+export interface Accounting {
+  stats: PipelineStats;
+  now: () => number;
+}
+
+/**
+ * Stores a mapped batch and accounts for it, the one accounting path of every signal: in flight
+ * (received, not yet stored) while the write runs, then received/stored/rejected and the write's
+ * latency, or a failed write. The caller answers 2xx only after this resolves (durable).
+ */
+export async function ingestBatch<T>(
+  accounting: Accounting,
+  request: FastifyRequest,
+  source: IngestSource,
+  mapping: Mapping<T>,
+  store: (items: T[]) => Promise<void>,
+): Promise<void> {
+  const { stats, now } = accounting;
+  const { tenantId } = request;
+  const stored = mapping.items.length;
+  const received = stored + mapping.rejected;
+  const started = now();
+  stats.enter(tenantId, source, stored);
+  try {
+    if (stored > 0) await store(mapping.items);
+  } catch (error) {
+    stats.leave(tenantId, source, stored);
+    stats.record(tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: now() - started });
+    throw error;
+  }
+  stats.leave(tenantId, source, stored);
+  stats.record(tenantId, source, { received, stored, rejected: mapping.rejected }, { latencyMs: now() - started });
+}
+
+/** A log entry as both databases can store it (shippers' NULs, escaped in JSON or raw in protobuf, become U+FFFD). */
+export function storableEntry(entry: LogEntry): LogEntry {
+  const text = <S extends string | undefined>(value: S): S => (value === undefined ? value : (storableText(value) as S));
+  return {
+    timestamp: entry.timestamp,
+    message: storableText(entry.message),
+    level: text(entry.level),
+    service: text(entry.service),
+    host: text(entry.host),
+    trace_id: text(entry.trace_id),
+    span_id: text(entry.span_id),
+    attributes: storableAttributes(entry.attributes ?? {}),
+  };
+}
+
+/**
+ * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
+ * what this stream yields), and inflation stops with 413 past `maxInflateRatio` (inflate.ts).
+ * Only for routes that authenticate in `onRequest`: a body is never inflated for an unknown
+ * client (a request that reaches this hook unauthenticated is refused, fail closed).
+ */
+export function acceptGzip(app: FastifyInstance, maxInflateRatio: number = DEFAULT_MAX_INFLATE_RATIO): void {
+  app.addHook('preParsing', async (request, reply, payload) => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (!encoding || encoding === 'identity') return payload;
+    if (!request.logsAuth) throw new AppError('LOGS_MISSING_TOKEN');
+    if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new AppError('LOGS_UNSUPPORTED_MEDIA_TYPE');
+    const inflated = boundedGunzip(payload, maxInflateRatio);
+    // Once the answer is out (a 413 at the body limit, a parse error) nothing more is inflated.
+    reply.raw.once('finish', inflated.stop);
+    reply.raw.once('close', inflated.stop);
+    return inflated as unknown as typeof payload;
+  });
+}
+
+/** Protobuf bodies as buffers, in the plugin that registers the OTLP routes. */
+export function acceptProtobuf(app: FastifyInstance, bodyLimit: number): void {
+  app.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+}

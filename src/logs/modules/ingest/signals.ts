@@ -1,0 +1,81 @@
+import type { FastifyRequest } from 'fastify';
+import { mapOtlpTraces, type SpanRecord } from '../apm/otlp-traces.js';
+import type { SpansRepository } from '../apm/spans.repository.js';
+import type { MetricsRepository } from '../infra/metrics.repository.js';
+import { mapOtlpMetrics, type MetricPoint } from '../infra/otlp-metrics.js';
+import type { LogEntry, LogStore } from '../store/log-store.js';
+import { mapOtlpLogs } from './otlp-logs.js';
+import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
+import { decodeMetricsRequest, decodeTraceRequest, encodeMetricsResponse, encodeTraceResponse } from './otlp-proto-telemetry.js';
+import type { Mapping } from './pipeline.js';
+import { otlpSourceOf, type IngestSource } from './pipeline-stats.js';
+
+/** What the pipeline needs to know of one OTLP signal; everything else is the same for all. */
+export interface OtlpSignal<T> {
+  path: string;
+  summary: string;
+  /** The request message, for the 400 a body that is not one gets. */
+  message: string;
+  /** The partial-success field of the JSON answer. */
+  rejectedField: string;
+  decode: (body: Buffer) => unknown;
+  encodeResponse: (rejected: number, errorMessage: string) => Uint8Array;
+  /** Throws (400) when the body is not a request at all; counts items it cannot read. */
+  map: (decoded: unknown, now: number) => Mapping<T>;
+  source: (request: FastifyRequest, items: readonly T[]) => IngestSource;
+  /** Stores the batch in one committed write, and whatever must follow it before the answer. */
+  store: (request: FastifyRequest, items: T[]) => Promise<void>;
+}
+
+const summary = (what: string) => `OTLP/HTTP ${what} (application/json or application/x-protobuf, gzip accepted); needs logs:write`;
+
+export function logsSignal(deps: {
+  store: LogStore;
+  /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its batches count as source `gateway`. */
+  gatewayUsername: string | undefined;
+  /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
+  onStored?: ((request: FastifyRequest, entries: readonly LogEntry[]) => Promise<void>) | undefined;
+}): OtlpSignal<LogEntry> {
+  return {
+    path: '/v1/logs',
+    summary: summary('logs'),
+    message: 'ExportLogsServiceRequest',
+    rejectedField: 'rejectedLogRecords',
+    decode: decodeLogsRequest,
+    encodeResponse: encodeLogsResponse,
+    map: mapOtlpLogs,
+    source: (request, entries) => otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
+    store: async (request, entries) => {
+      await deps.store.append(request.tenantId, entries);
+      await deps.onStored?.(request, entries);
+    },
+  };
+}
+
+export function tracesSignal(spans: SpansRepository): OtlpSignal<SpanRecord> {
+  return {
+    path: '/v1/traces',
+    summary: summary('traces'),
+    message: 'ExportTraceServiceRequest',
+    rejectedField: 'rejectedSpans',
+    decode: decodeTraceRequest,
+    encodeResponse: encodeTraceResponse,
+    map: (decoded) => mapOtlpTraces(decoded),
+    source: () => 'otlp-traces',
+    store: (request, items) => spans.insert(request.tenantId, items),
+  };
+}
+
+export function metricsSignal(metrics: MetricsRepository): OtlpSignal<MetricPoint> {
+  return {
+    path: '/v1/metrics',
+    summary: summary('metrics'),
+    message: 'ExportMetricsServiceRequest',
+    rejectedField: 'rejectedDataPoints',
+    decode: decodeMetricsRequest,
+    encodeResponse: encodeMetricsResponse,
+    map: mapOtlpMetrics,
+    source: () => 'otlp-metrics',
+    store: (request, items) => metrics.insert(request.tenantId, items),
+  };
+}
