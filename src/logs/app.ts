@@ -167,8 +167,7 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
   const dashboards = new DashboardsService({
-    store, db, dialect: database.dialect, stats, sourceCounts, config: config.dashboards, now,
-    reads: storeReads && { db: storeReads.db, timeoutMs: config.search.timeoutMs },
+    store, stats, sourceCounts, config: config.dashboards, now,
     activeAlertsBySeverity: activeAlertsBySeverity ?? ((tenantId) => alerts.activeCountsBySeverity(tenantId)),
     logError: (error, what) => app.log.error({ err: error }, what),
   });

@@ -30,6 +30,9 @@ function controllableStore(clock: TestClock) {
     histogram: (request) => store.histogram(request),
     fields: (tenantId) => store.fields(tenantId),
     distinct: (request) => store.distinct(request),
+    topMessages: (request) => store.topMessages(request),
+    groupCounts: (request) => store.groupCounts(request),
+    ping: () => store.ping(),
     removeOlderThan: (tenantId, before) => store.removeOlderThan(tenantId, before),
     async append(tenantId, entries) {
       clock.advance(control.takesMs);

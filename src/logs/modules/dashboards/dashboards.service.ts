@@ -1,8 +1,7 @@
-import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
 import { invalidBody } from '../../http/errors.js';
 import type { PipelineStats, SourceCounters, WindowCounters } from '../ingest/pipeline-stats.js';
 import type { LogStore } from '../store/index.js';
-import { withBudget } from '../store/read-budget.js';
+import { DAY, MINUTE, mod } from '../store/minutes.js';
 import { intervalOf } from '../search/time-range.js';
 import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
@@ -14,8 +13,6 @@ export const KNOWN_SOURCES = ['otlp', 'bulk', 'gateway'] as const;
 export const NO_SERVICE = '(none)';
 export const OTHER_SERVICES = '(other)';
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 
 export type Health = 'healthy' | 'degraded' | 'down';
 
@@ -27,14 +24,8 @@ export interface StoreHealth {
 }
 
 export interface DashboardsDeps {
+  /** Every read of log entries and rollups (within the store's read budget, on its read side). */
   store: LogStore;
-  db: Kysely<any>;
-  /**
-   * Where the dashboards' own scans of log_entries run, and their budget: the store's read side
-   * (worker threads on SQLite) within LOGS_SEARCH_TIMEOUT, like every search. Defaults: `db`, no budget.
-   */
-  reads?: { db: Kysely<any>; timeoutMs: number } | undefined;
-  dialect: 'sqlite' | 'postgres';
   stats: PipelineStats;
   sourceCounts: SourceCounts;
   config: DashboardsConfig;
@@ -129,24 +120,8 @@ export class DashboardsService {
 
   /** The most frequent error messages of the range, grouped by exact message. */
   private async topErrors(tenantId: string, from: number, to: number, limit: number) {
-    const levels = sql.join(ERROR_LEVELS.map((level) => sql`${level}`));
-    const { rows } = await this.scan(sql<{ message: string; n: number | string; last_seen: number | string }>`
-      SELECT message, count(*) AS n, max(ts) AS last_seen FROM log_entries
-      WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)} AND level IN (${levels})
-      GROUP BY message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`);
-    if (rows.length === 0) return [];
-    // One more query for the services of those messages (at most 5 each).
-    const { rows: pairs } = await this.scan(sql<{ message: string; service: string }>`
-      SELECT DISTINCT message, service FROM log_entries
-      WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)} AND level IN (${levels}) AND service IS NOT NULL
-        AND message IN (${sql.join(rows.map((row) => sql`${row.message}`))})
-      ORDER BY 1, 2`);
-    return rows.map((row) => ({
-      message: row.message.slice(0, 1000),
-      count: Number(row.n),
-      last_seen: iso(Number(row.last_seen)),
-      services: pairs.filter((pair) => pair.message === row.message).slice(0, 5).map((pair) => pair.service),
-    }));
+    const top = await this.deps.store.topMessages({ tenantId, from, to, levels: ERROR_LEVELS, limit });
+    return top.map((row) => ({ message: row.message.slice(0, 1000), count: row.count, last_seen: iso(row.lastSeen), services: row.services }));
   }
 
   private async alerts(tenantId: string) {
@@ -166,7 +141,7 @@ export class DashboardsService {
     const started = performance.now();
     const checkedAt = iso(this.deps.now());
     try {
-      await sql`SELECT 1 FROM log_rollups LIMIT 1`.execute(this.deps.db);
+      await this.deps.store.ping();
       return { status: 'up', latency_ms: round(performance.now() - started, 1), checked_at: checkedAt };
     } catch (error) {
       this.deps.logError?.(error, 'store health check failed');
@@ -273,14 +248,8 @@ export class DashboardsService {
 
   /** Entries of the range per `dc` (else `cloud.region`) attribute value and service. */
   private async siteRows(tenantId: string, from: number, to: number) {
-    const dc = this.deps.dialect === 'sqlite'
-      ? sql`coalesce(CAST(attributes ->> '$."dc"' AS TEXT), CAST(attributes ->> '$."cloud.region"' AS TEXT))`
-      : sql`coalesce(attributes ->> 'dc', attributes ->> 'cloud.region')`;
-    const { rows } = await this.scan(sql<{ dc: string | null; service: string | null; n: number | string; last_seen: number | string }>`
-      SELECT ${dc} AS dc, service, count(*) AS n, max(ts) AS last_seen FROM log_entries
-      WHERE tenant_id = ${tenantId} AND ts >= ${this.big(from)} AND ts < ${this.big(to)}
-      GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10000`);
-    return rows.map((row) => ({ dc: row.dc === null || row.dc === '' ? null : String(row.dc), service: row.service, count: Number(row.n), last: Number(row.last_seen) }));
+    const rows = await this.deps.store.groupCounts({ tenantId, from, to, groups: [['dc', 'cloud.region'], ['service']], limit: 10_000 });
+    return rows.map(({ keys: [dc, service], count, lastSeen }) => ({ dc: dc === '' ? null : (dc ?? null), service: service ?? null, count, last: lastSeen }));
   }
 
   async throughput(tenantId: string, input: RangeInput & { interval?: string | undefined; services: number }) {
@@ -327,16 +296,6 @@ export class DashboardsService {
     }
     return { range: { from: iso(from), to: iso(to) }, interval: interval.label, interval_ms: interval.ms, sources, services };
   }
-
-  /** A scan of log_entries on the read side, within the read budget. */
-  private scan<R>(query: RawBuilder<R>): Promise<QueryResult<R>> {
-    const reads = this.deps.reads;
-    return reads ? withBudget(reads.timeoutMs, () => query.execute(reads.db)) : query.execute(this.deps.db);
-  }
-
-  private big(value: number) {
-    return this.deps.dialect === 'postgres' ? sql`${value}::bigint` : sql`${value}`;
-  }
 }
 
 /** Whole minutes (source counts are per minute): the requested width, or the nice one giving about 60 buckets. */
@@ -351,9 +310,6 @@ export function throughputInterval(requested: string | undefined, from: number, 
   return auto.ms < MINUTE ? { label: '1m', ms: MINUTE } : auto;
 }
 
-function mod(a: number, b: number): number {
-  return ((a % b) + b) % b;
-}
 
 const SEVERITY: Record<Health, number> = { healthy: 0, degraded: 1, down: 2 };
 

@@ -1,9 +1,12 @@
-import type { DistinctRequest, FieldInfo, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult } from './log-store.js';
+import type {
+  DistinctRequest, FieldInfo, GroupCount, GroupCountsRequest, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult, TopMessage,
+  TopMessagesRequest,
+} from './log-store.js';
 import { withBudget } from './read-budget.js';
 
 /**
- * Every read of the store (search, histogram, fields, distinct) gets the same time budget, whoever
- * calls it (search routes, dashboards, alert rules): past it the caller gets QueryTimeoutError
+ * Every read of the store (search, histogram, fields, distinct, the dashboards' top messages and
+ * group counts) gets the same time budget, whoever calls it (search routes, dashboards, alert rules): past it the caller gets QueryTimeoutError
  * (503 LOGS_QUERY_TIMEOUT). Writes are not bounded here: a batch is committed whole or not at all.
  */
 export class BudgetedLogStore implements LogStore {
@@ -27,6 +30,18 @@ export class BudgetedLogStore implements LogStore {
 
   distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
     return withBudget(this.timeoutMs, () => this.inner.distinct(request));
+  }
+
+  topMessages(request: TopMessagesRequest): Promise<TopMessage[]> {
+    return withBudget(this.timeoutMs, () => this.inner.topMessages(request));
+  }
+
+  groupCounts(request: GroupCountsRequest): Promise<GroupCount[]> {
+    return withBudget(this.timeoutMs, () => this.inner.groupCounts(request));
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
   }
 
   removeOlderThan(tenantId: string, before: number): Promise<number> {

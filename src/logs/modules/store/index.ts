@@ -9,7 +9,7 @@ export { logStoreMigrations } from './migrations.js';
 export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
 /** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
-export { MAX_BUCKETS } from './common.js';
+export { MAX_BUCKETS } from './store-core.js';
 export { QueryTimeoutError } from './read-budget.js';
 export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/index.js';
 

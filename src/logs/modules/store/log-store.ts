@@ -79,6 +79,44 @@ export interface DistinctRequest {
   to?: number | undefined;
 }
 
+/** The most frequent messages of some levels in [from, to) (the dashboards' top errors). */
+export interface TopMessagesRequest {
+  tenantId: string;
+  from: number;
+  /** Exclusive. */
+  to: number;
+  levels: readonly string[];
+  limit: number;
+}
+
+export interface TopMessage {
+  message: string;
+  count: number;
+  lastSeen: number;
+  /** Up to five services that logged it, in code-unit order. */
+  services: string[];
+}
+
+/**
+ * Entries of [from, to) counted by groups of fields: each group's key is the value of its first
+ * field that is present (`[['dc', 'cloud.region'], ['service']]`). Most entries first, at most `limit`.
+ */
+export interface GroupCountsRequest {
+  tenantId: string;
+  from: number;
+  /** Exclusive. */
+  to: number;
+  groups: readonly (readonly string[])[];
+  limit: number;
+}
+
+export interface GroupCount {
+  /** One value (text, or null when none of the group's fields is present) per group. */
+  keys: (string | null)[];
+  count: number;
+  lastSeen: number;
+}
+
 export interface LogStore {
   /** Stores a batch atomically; resolves only once it is durable (committed, fsynced). */
   append(tenantId: string, entries: readonly LogEntry[]): Promise<void>;
@@ -88,6 +126,10 @@ export interface LogStore {
   fields(tenantId: string): Promise<FieldInfo[]>;
   /** Most frequent first. */
   distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]>;
+  topMessages(request: TopMessagesRequest): Promise<TopMessage[]>;
+  groupCounts(request: GroupCountsRequest): Promise<GroupCount[]>;
+  /** A cheap query on the store's tables (health checks); rejects when the store cannot answer. */
+  ping(): Promise<void>;
   /** Removes the tenant's entries older than `before` in whole chunks (days); returns entries removed. */
   removeOlderThan(tenantId: string, before: number): Promise<number>;
 }

@@ -1,27 +1,22 @@
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { DistinctRequest, FieldInfo, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult } from './log-store.js';
-import { QuerySyntaxError } from './log-store.js';
-import { FIXED_FIELDS, resolveField } from './fields.js';
-import {
-  DAY,
-  FieldCatalogueCache,
-  bucketStarts,
-  fillBuckets,
-  mod,
-  normalizeRange,
-  prepareEntries,
-  rollupFilters,
-  rollupRows,
-  sortDistinct,
-  splitByMinute,
-  toStoredEntry,
-  type BucketCount,
-  type EntryRow,
-} from './common.js';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { LogEntry } from './log-store.js';
+import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresSortExpression } from './query/compile-postgres.js';
-import { requestCondition } from './sqlite-store.js';
+import { LogStoreCore, type ReadDialect, type ReadPlan } from './store-core.js';
 import { tokenize } from './tokenize.js';
+import { FieldCatalogueCache, prepareEntries, rollupRows } from './write-batch.js';
+
+/** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
+const postgresReads: ReadDialect = {
+  int: (value) => sql`${value}::bigint`,
+  text: (value) => sql`${value}::text`,
+  sumOfCounts: sql`sum(count)::bigint`,
+  fieldValue: postgresFieldValue,
+  sortExpression: postgresSortExpression,
+  containsIgnoringCase: (value, needle) => sql`strpos(lower(${value}), lower(${needle}::text)) > 0`,
+  fieldNameOrder: sql`name COLLATE "C"`,
+};
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
@@ -57,12 +52,14 @@ export function tsvectorText(tokens: readonly string[]): string {
  * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
  * a GIN index on a tsvector of our tokens, jsonb attributes, per-minute rollups, a field catalogue.
  */
-export class PostgresLogStore implements LogStore {
+export class PostgresLogStore extends LogStoreCore {
   readonly #fields = new FieldCatalogueCache();
   readonly #partitions = new Set<number>();
 
   /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
-  constructor(private readonly db: Kysely<any>, private readonly reads: Kysely<any> = db) {}
+  constructor(private readonly db: Kysely<any>, reads: Kysely<any> = db) {
+    super(db, reads, postgresReads);
+  }
 
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
     if (entries.length === 0) return;
@@ -126,103 +123,6 @@ export class PostgresLogStore implements LogStore {
     for (const start of missing) this.#partitions.add(start);
   }
 
-  async search(input: SearchRequest): Promise<SearchResult> {
-    const request = normalizeRange(input);
-    const condition = requestCondition(request.query, request.filters);
-    const where = this.#where(request.tenantId, request.from, request.to + 1, condition);
-    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.reads);
-    const total = Number(counted[0]?.total ?? 0);
-    const offset = (request.page - 1) * request.limit;
-    if (total === 0 || offset >= total) return { entries: [], total };
-
-    const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
-    const sortField = resolveField(request.sort?.field ?? '@timestamp');
-    const orderBy =
-      sortField.kind === 'timestamp'
-        ? sql`l.ts ${order}, l.id ${order}`
-        : sql`${postgresSortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
-    const { rows } = await sql<EntryRow>`SELECT l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes
-      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
-    return { entries: rows.map(toStoredEntry), total };
-  }
-
-  async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
-    const request = normalizeRange(input);
-    const starts = bucketStarts(request.from, request.to, request.intervalMs);
-    const condition = requestCondition(request.query, request.filters);
-    const groupField = request.groupBy === undefined ? undefined : resolveField(request.groupBy);
-    const interval = request.intervalMs;
-    const counts: BucketCount[] = [];
-
-    const rawCounts = async (from: number, end: number): Promise<void> => {
-      const where = this.#where(request.tenantId, from, end, condition);
-      const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
-        SELECT l.ts - (l.ts % ${interval}::bigint) AS bucket${groupField ? sql`, ${postgresFieldValue(groupField)} AS grp` : sql``}, count(*) AS n
-        FROM log_entries l WHERE ${where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
-      for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) });
-    };
-
-    const filters = rollupFilters(condition);
-    const groupColumn = groupField === undefined ? null : groupField.kind === 'column' && (groupField.column === 'level' || groupField.column === 'service') ? groupField.column : undefined;
-    if (filters !== null && groupColumn !== undefined && interval % 60_000 === 0) {
-      const { minutes, edges } = splitByMinute(request.from, request.to);
-      for (const [from, end] of edges) await rawCounts(from, end);
-      if (minutes) {
-        const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${filter.value}::text`);
-        const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
-          SELECT minute - (minute % ${interval}::bigint) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, sum(count)::bigint AS n
-          FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint${sql.join(filterSql, sql``)}
-          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
-        for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
-      }
-    } else {
-      await rawCounts(request.from, request.to + 1);
-    }
-    return fillBuckets(starts, counts, groupField !== undefined);
-  }
-
-  async fields(tenantId: string): Promise<FieldInfo[]> {
-    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY name COLLATE "C"`.execute(this.reads);
-    const fixed = new Set<string>(FIXED_FIELDS.map((field) => field.name));
-    return [...FIXED_FIELDS.map((field) => ({ ...field })), ...rows.filter((row) => !fixed.has(row.name))];
-  }
-
-  async distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
-    const field = resolveField(request.field);
-    if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
-    const from = request.from ?? Number.MIN_SAFE_INTEGER;
-    const to = request.to ?? Number.MAX_SAFE_INTEGER - 1;
-    const values = new Map<string, number>();
-    const add = (value: string | null, count: number): void => {
-      if (value === null) return;
-      values.set(value, (values.get(value) ?? 0) + count);
-    };
-
-    if (field.kind === 'column' && (field.column === 'level' || field.column === 'service')) {
-      const column = sql.ref(field.column);
-      const { minutes, edges } = splitByMinute(from, to);
-      for (const [edgeFrom, edgeEnd] of edges) {
-        const { rows } = await sql<{ value: string | null; n: number }>`SELECT ${column} AS value, count(*) AS n FROM log_entries
-          WHERE tenant_id = ${request.tenantId} AND ts >= ${edgeFrom}::bigint AND ts < ${edgeEnd}::bigint GROUP BY 1`.execute(this.reads);
-        for (const row of rows) add(row.value, Number(row.n));
-      }
-      if (minutes) {
-        const { rows } = await sql<{ value: string; n: number }>`SELECT ${column} AS value, sum(count)::bigint AS n FROM log_rollups
-          WHERE tenant_id = ${request.tenantId} AND minute >= ${minutes[0]}::bigint AND minute < ${minutes[1]}::bigint GROUP BY 1`.execute(this.reads);
-        for (const row of rows) add(row.value, Number(row.n));
-      }
-      return sortDistinct(values, request.q, request.limit);
-    }
-
-    const value = postgresFieldValue(field);
-    const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND strpos(lower(${value}), lower(${request.q}::text)) > 0`;
-    const { rows } = await sql<{ value: string; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
-      WHERE l.tenant_id = ${request.tenantId} AND l.ts >= ${from}::bigint AND l.ts <= ${to}::bigint AND ${value} IS NOT NULL${needle}
-      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
-    for (const row of rows) add(row.value, Number(row.n));
-    return sortDistinct(values, request.q, request.limit);
-  }
-
   /**
    * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day; for each hour
    * partition before it: drop it when no other tenant has rows in it, else delete this tenant's rows.
@@ -261,7 +161,7 @@ export class PostgresLogStore implements LogStore {
     return Number(counted[0]?.n ?? 0);
   }
 
-  #where(tenantId: string, from: number, end: number, condition: Condition): RawBuilder<unknown> {
-    return sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`;
+  protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan> {
+    return { where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`, textFirst: false };
   }
 }

@@ -1,0 +1,107 @@
+import { storableText } from '../../../shared/text/storable-text.js';
+import type { AttributeValue, FieldInfo, LogEntry } from './log-store.js';
+import { normalizeLevel } from './fields.js';
+import { compareText, MINUTE, mod } from './minutes.js';
+
+/** What every dialect's append prepares from a batch: storable entries, their rollup rows, new catalogue fields. */
+
+/** An entry cleaned for storage: strings well-formed and NUL-free (PostgreSQL rejects both). */
+export interface PreparedEntry {
+  ts: number;
+  level: string | null;
+  service: string | null;
+  host: string | null;
+  trace_id: string | null;
+  span_id: string | null;
+  message: string;
+  attributes: Record<string, AttributeValue>;
+}
+
+function optional(value: string | undefined): string | null {
+  return value === undefined || value === '' ? null : storableText(value);
+}
+
+export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
+  return entries.map((entry, index) => {
+    if (!Number.isFinite(entry.timestamp)) throw new TypeError(`log entry ${index}: timestamp must be a finite number`);
+    if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
+    const attributes: Record<string, AttributeValue> = {};
+    const source = entry.attributes;
+    if (source) {
+      for (const key in source) {
+        const value = source[key];
+        if (key === '' || !Object.hasOwn(source, key)) continue;
+        if (typeof value === 'string') attributes[storableText(key)] = storableText(value);
+        else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[storableText(key)] = value;
+      }
+    }
+    const level = optional(entry.level);
+    return {
+      ts: Math.floor(entry.timestamp),
+      level: level === null ? null : normalizeLevel(level),
+      service: optional(entry.service),
+      host: optional(entry.host),
+      trace_id: optional(entry.trace_id),
+      span_id: optional(entry.span_id),
+      message: storableText(entry.message),
+      attributes,
+    };
+  });
+}
+
+export interface RollupRow {
+  minute: number;
+  level: string;
+  service: string;
+  count: number;
+}
+
+/** Per-minute counts by level and service, sorted so concurrent upserts lock rows in one order. */
+export function rollupRows(entries: readonly PreparedEntry[]): RollupRow[] {
+  const counts = new Map<string, RollupRow>();
+  for (const entry of entries) {
+    const minute = entry.ts - mod(entry.ts, MINUTE);
+    const level = entry.level ?? '';
+    const service = entry.service ?? '';
+    const key = `${minute}\u0000${level}\u0000${service}`;
+    const row = counts.get(key);
+    if (row) row.count += 1;
+    else counts.set(key, { minute, level, service, count: 1 });
+  }
+  return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service));
+}
+
+export type AttributeType = Exclude<FieldInfo['type'], 'date'>;
+
+/**
+ * Attribute names and types of a batch that the per-tenant cache has not seen yet. A name seen with
+ * two types becomes `string`.
+ */
+export class FieldCatalogueCache {
+  readonly #known = new Map<string, Map<string, AttributeType>>();
+
+  newFields(tenantId: string, entries: readonly PreparedEntry[]): { name: string; type: AttributeType }[] {
+    let known = this.#known.get(tenantId);
+    if (!known) {
+      known = new Map();
+      this.#known.set(tenantId, known);
+    }
+    const fresh = new Map<string, AttributeType>();
+    for (const entry of entries) {
+      for (const [name, value] of Object.entries(entry.attributes)) {
+        const type = typeof value as AttributeType;
+        const before = fresh.get(name) ?? known.get(name);
+        if (before === type || before === 'string') continue;
+        fresh.set(name, before === undefined ? type : 'string');
+      }
+    }
+    return [...fresh.entries()].sort(([a], [b]) => compareText(a, b)).map(([name, type]) => ({ name, type }));
+  }
+
+  /** Called after the batch committed. */
+  remember(tenantId: string, fields: readonly { name: string; type: AttributeType }[]): void {
+    const known = this.#known.get(tenantId);
+    for (const field of fields) known?.set(field.name, field.type);
+  }
+}
+
