@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer, frontThenFastify } from '../shared/http/create-server.js';
+import { pino } from 'pino';
 import { plainLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { sql } from 'kysely';
@@ -38,7 +39,7 @@ import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
-import { createProxyHandler, type ProxyHandler } from './modules/proxy/proxy-handler.js';
+import { createProxyHandler } from './modules/proxy/proxy-handler.js';
 import { SERVICES } from './modules/proxy/services.js';
 import { Upstream } from './modules/proxy/upstream.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
@@ -99,20 +100,33 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 
-  // HTTP: the proxy (set below) sees every request first and takes those of the proxied services.
-  let proxy: ProxyHandler | undefined;
-  const front: ProxyHandler = (req, res) => proxy !== undefined && proxy(req, res);
+  // The gateway watched: access logs, audit events and traces go to the logs service when configured.
+  // The proxy and telemetry log through their own logger: they exist before the Fastify app.
+  const log = plainLogger(config.logLevel, logStream) ?? pino({ level: 'silent' });
+  const telemetry = createGatewayTelemetry(config.telemetry, log);
+  audit.onRecord((row) => telemetry.audit(row));
+
+  // Proxied services (spec 4.4): the proxy sees every request first and takes those of the proxied services.
+  const upstreams = new Map<string, Upstream>();
+  for (const service of SERVICES) {
+    const upstream = config.proxy.upstreams[service.key];
+    if (!upstream) continue;
+    const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
+    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates));
+  }
+  let closing = false;
+  const proxy = createProxyHandler({
+    config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
+    accessLog: plainLogger(config.logLevel, logStream), log, telemetry, closing: () => closing,
+  });
   const app = createServer({
-    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, front,
+    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, front: proxy,
     // Node's parser refusals carry no language preference: the envelope in the default language.
     renderClientError: (error) => renderErrorEnvelope(error, { headers: {} }),
   });
   app.decorateRequest('auth', null);
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
 
-  // The gateway watched: access logs, audit events and traces go to the logs service when configured.
-  const telemetry = createGatewayTelemetry(config.telemetry, app.log);
-  audit.onRecord((row) => telemetry.audit(row));
   if (telemetry.enabled) watchFastifyRequests(app, telemetry, UNWATCHED_ROUTES);
   await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
@@ -144,21 +158,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
   await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
-  // Proxied services (spec 4.4), their merged documentation, and the proxy's metrics
-  const upstreams = new Map<string, Upstream>();
-  for (const service of SERVICES) {
-    const upstream = config.proxy.upstreams[service.key];
-    if (!upstream) continue;
-    const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
-    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates));
-  }
+  // The proxied services' merged documentation and the proxy's metrics
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
-  let closing = false;
   app.addHook('preClose', async () => void (closing = true));
-  proxy = createProxyHandler({
-    config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
-    accessLog: plainLogger(config.logLevel, logStream), log: app.log, telemetry, closing: () => closing,
-  });
   await app.register(metricsRoutes(siblings ? () => siblings.clusterMetrics() : () => proxyMetrics.registry.metrics(), config.proxy.metricsToken));
   if (siblings) app.addHook('onClose', async () => siblings.close());
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
@@ -172,5 +174,5 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   app.addHook('onClose', async () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit, telemetry, sessions, handle: frontThenFastify(front, app.routing) };
+  return { app, database, audit, telemetry, sessions, handle: frontThenFastify(proxy, (req, res) => app.routing(req, res)) };
 }

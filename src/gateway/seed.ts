@@ -20,7 +20,10 @@ export async function ensureFirstAdmin(config: GatewayConfig, users: UsersReposi
   ).then(
     () => true,
     // Another instance starting on the same database created it first.
-    (error: unknown) => (error instanceof AppError && (error.code === 'NO_PEGAWAI_TAKEN' || error.code === 'EMAIL_TAKEN') ? false : Promise.reject(error)),
+    (error: unknown) => {
+      if (error instanceof AppError && (error.code === 'NO_PEGAWAI_TAKEN' || error.code === 'EMAIL_TAKEN')) return false;
+      throw error;
+    },
   );
   if (!created) return;
   log.info({ no_pegawai: config.admin.noPegawai }, 'created the first gateway administrator');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +37,7 @@ async function startAll(dataDir: string, masterData: string) {
   const lines: Line[] = [];
   const waiters = new Set<() => void>();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  createInterface({ input: child.stdout! }).on('line', (text) => {
+  createInterface({ input: child.stdout }).on('line', (text) => {
     try {
       lines.push(JSON.parse(text) as Line);
     } catch {
@@ -90,7 +90,7 @@ async function logsAdmin(logs: string) {
 
 async function json(url: string, init: RequestInit = {}) {
   const response = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, body: (await response.json()) };
 }
 
 describe('npm start: both services as two supervised processes, the gateway watched by the logs service', () => {

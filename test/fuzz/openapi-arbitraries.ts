@@ -279,7 +279,7 @@ function queryString(query: Record<string, unknown>): string {
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) search.append(key, typeof item === 'string' ? item : JSON.stringify(item));
-    else search.append(key, typeof value === 'string' ? value : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value));
+    else search.append(key, typeof value === 'string' ? value : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value as number | boolean));
   }
   const text = search.toString();
   return text ? `?${text}` : '';

@@ -79,7 +79,7 @@ export async function gatewayTarget(dialect: DialectName): Promise<FuzzTarget> {
         sort: ['nama', '-nama', 'no_pegawai', 'created_at'],
       },
     },
-    send: async (request) => toResponse(await gateway.request({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })),
+    send: async (request) => toResponse(await gateway.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
     snapshot: () => snapshotTables(gateway.database.db, GATEWAY_TABLES),
     errorShapeProblem: gatewayErrorShapeProblem,
     // Documented: SSO answers 503 while OIDC_ISSUER is unset (as here).
@@ -155,7 +155,7 @@ export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
         index: ['logs', 'logs-gateway', '_all', '.kibana'],
       },
     },
-    send: async (request) => toResponse(await logs.request({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })),
+    send: async (request) => toResponse(await logs.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
     // log_id_ranges is the SQLite store's own (PostgreSQL has sequences).
     snapshot: () => snapshotTables(logs.database.db, LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_id_ranges')),
     errorShapeProblem: logsErrorShapeProblem,

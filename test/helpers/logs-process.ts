@@ -20,15 +20,15 @@ export async function startLogsProcess(databaseUrl: string, port: number, env: R
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Server listening')) {
-        child.stdout!.off('data', onData);
+        child.stdout.off('data', onData);
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => reject(new Error(`logs process exited (${code}) before listening:\n${output}`)));
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return child;
 }
 

@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
       assert.equal(result.count, 3, 'three checkout payment failures in the last 5 minutes, this tenant only');
       assert.equal(result.holds, true);
       assert.ok(result.opened, 'an alert opened');
-      const alertId = result.opened!;
+      const alertId = result.opened;
 
       const active = (await api('GET', '/active')).json().data;
       const firing = active.find((a: { id: string }) => a.id === alertId);
@@ -217,12 +217,12 @@ for (const dialect of DIALECTS) {
         const result = await logs.alerts.evaluateRule(rule.id);
         assert.ok(result.opened, 'the evaluation finished with the alert open');
         await slow.waitFor(1);
-        assert.equal((await alertOf(result.opened!)).webhook.status, 'pending', 'the receiver has not answered yet');
+        assert.equal((await alertOf(result.opened)).webhook.status, 'pending', 'the receiver has not answered yet');
         const other = await createRule({ query: 'zzzother', window: '1m', condition: { type: 'absent' } });
         assert.ok((await logs.alerts.evaluateRule(other.id)).opened, 'other rules evaluate meanwhile');
         slow.release(200);
         await logs.alertNotifier.idle();
-        assert.equal((await alertOf(result.opened!)).webhook.status, 'delivered');
+        assert.equal((await alertOf(result.opened)).webhook.status, 'delivered');
       } finally {
         await slow.close();
       }

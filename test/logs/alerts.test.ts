@@ -33,7 +33,7 @@ for (const dialect of DIALECTS) {
       const rule = await createRule(absentRule(), extra);
       const result = await logs.alerts.evaluateRule(rule.id);
       assert.ok(result.opened, 'the evaluation opened an alert');
-      return { id: result.opened!, rule_id: rule.id };
+      return { id: result.opened, rule_id: rule.id };
     }
 
     const setStatus = (id: string, payload: object, extra: Record<string, string> = {}) => api('POST', `/${id}/status`, payload, extra);
@@ -161,10 +161,10 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(denied.json(), { error: 'permission denied' });
       }
       for (const [method, url] of reads) {
-        assert.equal((await logs.request({ method: method as 'GET', url: `/api/v1/alerts${url}`, headers: reader.headers })).statusCode, 200, `${method} ${url} with alerts:read`);
+        assert.equal((await logs.request({ method: method, url: `/api/v1/alerts${url}`, headers: reader.headers })).statusCode, 200, `${method} ${url} with alerts:read`);
       }
       for (const [method, url, payload] of writes) {
-        const response = await logs.request({ method: method as 'GET', url: `/api/v1/alerts${url}`, headers: reader.headers, ...(payload ? { payload } : {}) });
+        const response = await logs.request({ method: method, url: `/api/v1/alerts${url}`, headers: reader.headers, ...(payload ? { payload } : {}) });
         assert.equal(response.statusCode, 403, `${method} ${url} needs alerts:write`);
       }
       assert.equal((await api('GET', `/${alertId}`)).json().state, 'firing', 'refused requests changed nothing');

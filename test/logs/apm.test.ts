@@ -22,7 +22,7 @@ for (const dialect of DIALECTS) {
     const base = Date.now() - 10 * 60_000;
     const range = `from=${new Date(base - HOUR).toISOString()}&to=${new Date(base + HOUR).toISOString()}`;
     const traceIds: string[] = [];
-    let apiServerSpans: { spanId: string; parent: string }[] = [];
+    const apiServerSpans: { spanId: string; parent: string }[] = [];
 
     before(async () => {
       logs = await startTestLogs(dialect, { LOGS_SELF_METRICS_INTERVAL: '0', LOGS_INGEST_BODY_LIMIT: '65536' });

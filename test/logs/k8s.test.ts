@@ -119,7 +119,7 @@ async function startFakeApiServer(options: { hang?: boolean; tls?: boolean } = {
     return sendStatus(res, 404, 'NotFound', 'the server could not find the requested resource');
   };
   const server: Server = options.tls
-    ? createHttpsServer({ key: tlsFile('apiserver.key'), cert: tlsFile('apiserver.crt') }, handler) as unknown as Server
+    ? createHttpsServer({ key: tlsFile('apiserver.key'), cert: tlsFile('apiserver.crt') }, handler)
     : createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -257,7 +257,7 @@ describe('kubernetes view rules', () => {
     const healthy = clusterHealth(version, [node('a', 'True')], [pod({ phase: 'Succeeded', containerStatuses: [{ name: 'x', ...terminated(0, { reason: 'Completed' }) }] })], NOW);
     assert.deepEqual([healthy.status, healthy.problemCount, healthy.pods.succeeded], ['healthy', 0, 1]);
     assert.equal(clusterHealth(version, [], [], NOW).status, 'unhealthy', 'no nodes at all');
-    const down = clusterHealth(version, [node('a', 'Unknown'), { metadata: { name: 'b' }, status: {} } as V1Node], [], NOW);
+    const down = clusterHealth(version, [node('a', 'Unknown'), { metadata: { name: 'b' }, status: {} }], [], NOW);
     assert.equal(down.status, 'unhealthy');
     assert.deepEqual(down.problems.map((problem) => [problem.name, problem.reason, problem.severity]), [['a', 'NotReady', 'critical'], ['b', 'NotReady', 'critical']]);
     assert.equal(down.problems[1]!.message, 'the node reports no Ready condition');

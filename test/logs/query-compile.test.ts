@@ -32,13 +32,13 @@ const onPostgres = (query: string) => compilePostgres(condition(query)).compile(
 function textOf(query: string): string {
   const compiled = condition(query);
   assert.equal(compiled.kind, 'text', query);
-  return ftsMatchExpression((compiled as Extract<Condition, { kind: 'text' }>).expr) ?? 'null';
+  return ftsMatchExpression((compiled).expr) ?? 'null';
 }
 
 function tsqueryOf(query: string): string {
   const compiled = condition(query);
   assert.equal(compiled.kind, 'text', query);
-  return tsqueryText((compiled as Extract<Condition, { kind: 'text' }>).expr);
+  return tsqueryText((compiled).expr);
 }
 
 describe('tokenizer', () => {

@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify, type JWTPayload, type CryptoKey } from 'jose';
+import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { SIGNING_ALGORITHM, type SigningKey } from './signing-keys.js';
 
 export interface TokenProfile {
@@ -30,7 +30,7 @@ export async function verifyToken(key: SigningKey, profile: TokenProfile, token:
       (header) => {
         const publicKey = header.kid ? key.publicKeys.get(header.kid) : undefined;
         if (!publicKey) throw new Error('unknown kid');
-        return publicKey as CryptoKey;
+        return publicKey;
       },
       {
         algorithms: [SIGNING_ALGORITHM],

@@ -17,14 +17,23 @@ export interface SigningKey {
  * signs and verifies alike. Created on first start; when instances race, all of them settle on
  * the oldest key and the others withdraw theirs. The table is made by the service's migrations (`createSigningKeysTable`).
  */
+/** A row of a service's signing-key table. */
+interface SigningKeyRow {
+  kid: string;
+  algorithm: string;
+  private_jwk: string;
+  created_at: string;
+}
+
 export async function loadSigningKey(db: Kysely<any>, table: string): Promise<SigningKey> {
-  let rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
+  const keysByAge = () => db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute() as Promise<SigningKeyRow[]>;
+  let rows = await keysByAge();
   if (rows.length === 0) {
     const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
     const kid = randomUUID();
     const jwk = await exportJWK(privateKey);
     await db.insertInto(table).values({ kid, algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() }).execute();
-    rows = await db.selectFrom(table).selectAll().orderBy('created_at').orderBy('kid').execute();
+    rows = await keysByAge();
     // Lost a race with another instance: withdraw our key so every instance publishes the same set.
     if (rows[0]!.kid !== kid) await db.deleteFrom(table).where('kid', '=', kid).execute();
     // Winner or loser, keep only the oldest: the other racers' keys are being withdrawn by them.

@@ -39,7 +39,7 @@ async function migrateOnce(db: Kysely<any>, migrations: Record<string, Migration
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error || failed) {
-    const cause = error instanceof Error ? error.message : String(error ?? 'unknown error');
+    const cause = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
   }
   return (results ?? []).map((result) => result.migrationName);

@@ -132,12 +132,12 @@ export function createServer(options: ServerOptions): FastifyInstance {
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  registerRequestContext(app as unknown as FastifyInstance);
+  registerRequestContext(app);
   // Refused up front so that no database ever sees a NUL byte (PostgreSQL would fail with a 500).
   app.addHook('preValidation', async (request) => {
     if (containsNul(request.body) || containsNul(request.query) || containsNul(request.params)) {
       throw new AppError('VALIDATION_FAILED', { params: { detail: 'text must not contain NUL characters' } });
     }
   });
-  return app as unknown as FastifyInstance;
+  return app;
 }

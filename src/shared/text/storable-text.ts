@@ -3,6 +3,7 @@
  * surrogates (SQLite takes them, but then the dialects would answer differently), so shippers'
  * NULs (escaped in JSON, raw in protobuf) and broken surrogate pairs become U+FFFD.
  */
+// eslint-disable-next-line no-control-regex -- NUL is what PostgreSQL cannot store
 const NEEDS_CLEANING = /[\u0000\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 

@@ -9,7 +9,7 @@ import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { AuditRepository } from '../audit/audit.repository.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { SessionsRepository } from './sessions.repository.js';
-import { sessionClaimsOf, type AuthContext, type GatewayTokens, type IssuedToken, type SessionClaims } from './tokens.js';
+import { type AuthContext, type GatewayTokens, type IssuedToken, type SessionClaims } from './tokens.js';
 
 export interface Client {
   ip: string;

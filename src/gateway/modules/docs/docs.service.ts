@@ -16,9 +16,9 @@ export async function toOpenApi3(json: unknown): Promise<OpenApiDocument | undef
   const document = json as Record<string, unknown>;
   if (document.swagger === '2.0') {
     const { openapi } = await convertObj(document, { patch: true, warnOnly: true, resolve: false });
-    return openapi as OpenApiDocument;
+    return openapi;
   }
-  if (typeof document.openapi === 'string' && document.openapi.startsWith('3.')) return document as OpenApiDocument;
+  if (typeof document.openapi === 'string' && document.openapi.startsWith('3.')) return document;
   return undefined;
 }
 
@@ -58,7 +58,7 @@ export class DocsService {
     const cached = this.cache.get(service.key);
     if (cached && now - cached.at < cached.ttl) return cached.result;
     const entry = { at: now, ttl: this.refreshMs, result: this.fetch(service) };
-    entry.result.then((fetched) => {
+    void entry.result.then((fetched) => {
       if (!fetched.ok) entry.ttl = Math.min(this.refreshMs, RETRY_FAILED_MS);
     });
     this.cache.set(service.key, entry);

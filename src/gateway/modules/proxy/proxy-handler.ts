@@ -258,7 +258,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
             authorization: deps.config.authorization === 'wrapped' ? (req.headers.authorization ?? wrapToken(auth.jwt)) : `Bearer ${auth.jwt}`,
             requestId: exchange.requestId,
             userId: auth.userId,
-            forwardedFor: trustForwarding && xff ? `${xff}, ${peer}` : peer,
+            forwardedFor: trustForwarding && xff ? `${Array.isArray(xff) ? xff.join(', ') : xff}, ${peer}` : peer,
             forwardedProto: exchange.protocol,
             forwardedHost: exchange.host,
             trustForwarding,

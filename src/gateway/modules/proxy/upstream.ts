@@ -141,7 +141,7 @@ export class Upstream {
         onHeaders(status, rawHeaders, resume) {
           if (status < 200) return true; // 1xx: the final answer follows
           state.answered = true;
-          target = onHeaders(status, rawHeaders as Buffer[]);
+          target = onHeaders(status, rawHeaders);
           if (BODYLESS_STATUSES.has(status)) {
             bodyless = true;
             target.end();
@@ -167,7 +167,7 @@ export class Upstream {
       };
       this.pool.dispatch(
         {
-          method: request.method as Dispatcher.HttpMethod,
+          method: request.method,
           path: this.config.pathPrefix + request.path,
           headers: request.headers,
           body: request.body ?? null,

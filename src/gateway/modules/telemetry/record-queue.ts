@@ -124,13 +124,15 @@ export class RecordQueue {
     }
   }
 
+  private async tick(): Promise<void> {
+    await this.flush();
+    // Keep sending while a full batch waits; otherwise wait an interval (longer after failures).
+    const full = this.batches.length > 1 || (this.batches[0]?.count ?? 0) >= this.options.maxBatch;
+    if (this.timer) this.schedule(this.backoffMs || (full ? 0 : this.options.intervalMs));
+  }
+
   private schedule(delayMs: number): void {
-    this.timer = setTimeout(async () => {
-      await this.flush();
-      // Keep sending while a full batch waits; otherwise wait an interval (longer after failures).
-      const full = this.batches.length > 1 || (this.batches[0]?.count ?? 0) >= this.options.maxBatch;
-      if (this.timer) this.schedule(this.backoffMs || (full ? 0 : this.options.intervalMs));
-    }, delayMs);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
     this.timer.unref();
   }
 }

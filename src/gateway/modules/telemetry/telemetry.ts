@@ -292,7 +292,7 @@ export function registerTelemetryMetrics(registry: Registry, telemetry: GatewayT
     labelNames: ['kind', 'state'] as const,
     registers: [registry],
     collect() {
-      for (const [kind, stats] of Object.entries(telemetry.stats())) {
+      for (const [kind, stats] of Object.entries(telemetry.stats()) as [string, QueueStats][]) {
         this.set({ kind, state: 'queued' }, stats.queued);
         this.set({ kind, state: 'sent' }, stats.sent);
         this.set({ kind, state: 'dropped' }, stats.dropped);

@@ -211,7 +211,7 @@ export class AlertEvaluator {
     };
     if (!(await this.repository.transition(alert.id, alert.state, changes))) return false;
     await this.audited(alert, alert.state, 'resolved', extra.comment ?? 'condition no longer holds', extra.last_count ?? alert.last_count);
-    this.notify(rule, { ...alert, ...changes } as AlertRow, 'resolved');
+    this.notify(rule, { ...alert, ...changes }, 'resolved');
     return true;
   }
 

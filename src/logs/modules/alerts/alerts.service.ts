@@ -273,7 +273,7 @@ export class AlertsService {
       throw new AppError('LOGS_ALERT_INVALID_TRANSITION', { data: { detail: 'the alert changed meanwhile; reload it' } });
     }
     await this.record(tenantId, actor, client, 'alert.status', 'alert', id, { rule_id: alert.rule_id, rule_name: alert.rule_name, from, to, comment: input.comment, until });
-    const updated = { ...alert, ...changes } as AlertRow;
+    const updated = { ...alert, ...changes };
     if (to === 'resolved') {
       const rule = await this.repository.findRuleById(alert.rule_id);
       if (rule) this.evaluator.notify(rule, updated, 'resolved');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
-import { errorResponses, invalidBody } from '../../http/errors.js';
+import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { rangeQuery } from '../search/time-range.js';
 import { buildServiceMap, spanView, traceSummaryView } from './apm.views.js';

@@ -93,7 +93,7 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
         const events = list(span.events).slice(0, MAX_EVENTS).flatMap((event) => {
           if (!isPlainObject(event)) return [];
           const time = nanos(event.timeUnixNano);
-          return [{ name: storableText(String(event.name ?? '')).slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: storableAttributes(attributesOf(event.attributes)) }];
+          return [{ name: storableText(typeof event.name === 'string' || typeof event.name === 'number' ? String(event.name) : '').slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: storableAttributes(attributesOf(event.attributes)) }];
         });
         const startUs = usOf(start);
         const endUs = usOf(end);

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttributeValue } from '../store/log-store.js';
 import type { SpanRecord } from './otlp-traces.js';
 
 interface SpansTable {

@@ -120,7 +120,7 @@ function cpuUtilization(metrics: Metrics, bucket: number, intervalMs: number): n
   if (has(metrics, 'system.cpu.utilization')) {
     if (!hasState(metrics, 'system.cpu.utilization')) return gaugeMean(metrics, 'system.cpu.utilization', bucket);
     const series = (metrics.get('system.cpu.utilization') ?? []).filter((s) => s.buckets.has(bucket));
-    const cpus = new Set(series.map((s) => String(s.attributes.cpu ?? ''))).size || 1;
+    const cpus = new Set(series.map((s) => JSON.stringify(s.attributes.cpu ?? ''))).size || 1;
     const busy = gauge(metrics, 'system.cpu.utilization', bucket, attrIsNot('state', 'idle'));
     return busy === null ? null : busy / cpus;
   }

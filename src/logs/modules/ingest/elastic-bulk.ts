@@ -96,7 +96,7 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       // reported below
     }
     const kind = action ? Object.keys(action)[0] : undefined;
-    const meta = action && kind && isPlainObject(action[kind]) ? (action[kind] as PlainObject) : {};
+    const meta = action && kind && isPlainObject(action[kind]) ? (action[kind]) : {};
     const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
     const id = typeof meta._id === 'string' && meta._id !== '' ? meta._id : randomUUID();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {

@@ -59,7 +59,7 @@ export function boundedGunzip(payload: NodeJS.ReadableStream, maxRatio: number):
     compressed += chunk.length;
     bound.receivedEncodedLength = compressed;
   });
-  payload.on('error', (error) => bound.destroy(error));
+  payload.on('error', (error: Error) => bound.destroy(error));
   gunzip.on('error', (error: Error & { statusCode?: number }) => {
     error.statusCode ??= 400;
     bound.destroy(error);

@@ -168,7 +168,7 @@ export class PipelineStats {
 
   private tenantMap(tenantId: string): Map<string, SourceCounters> {
     let tenant = this.byTenant.get(tenantId);
-    if (!tenant) this.byTenant.set(tenantId, (tenant = new Map()));
+    if (!tenant) this.byTenant.set(tenantId, (tenant = new Map<string, SourceCounters>()));
     return tenant;
   }
 

@@ -85,9 +85,9 @@ export function acceptGzip(app: FastifyInstance, maxInflateRatio: number = DEFAU
     if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new AppError('LOGS_UNSUPPORTED_MEDIA_TYPE');
     const inflated = boundedGunzip(payload, maxInflateRatio);
     // Once the answer is out (a 413 at the body limit, a parse error) nothing more is inflated.
-    reply.raw.once('finish', inflated.stop);
-    reply.raw.once('close', inflated.stop);
-    return inflated as unknown as typeof payload;
+    reply.raw.once('finish', () => inflated.stop());
+    reply.raw.once('close', () => inflated.stop());
+    return inflated;
   });
 }
 

@@ -31,17 +31,17 @@ export const MAX_BUCKETS = 10_000;
  */
 export interface ReadDialect {
   /** A bound integer compared with a bigint column (PostgreSQL: cast, or it is taken as text). */
-  int(value: number): RawBuilder<unknown>;
+  int: (value: number) => RawBuilder<unknown>;
   /** A bound text value compared with a text column. */
-  text(value: string): RawBuilder<unknown>;
+  text: (value: string) => RawBuilder<unknown>;
   /** The sum of rollup counts, as an integer. */
   readonly sumOfCounts: RawBuilder<unknown>;
   /** A field's value in a row of `log_entries l`, as text (null when absent). */
-  fieldValue(field: FieldRef): RawBuilder<unknown>;
+  fieldValue: (field: FieldRef) => RawBuilder<unknown>;
   /** The ORDER BY expression of a field. */
-  sortExpression(field: FieldRef): RawBuilder<unknown>;
+  sortExpression: (field: FieldRef) => RawBuilder<unknown>;
   /** `value` contains `needle`, case-insensitively. */
-  containsIgnoringCase(value: RawBuilder<unknown>, needle: string): RawBuilder<unknown>;
+  containsIgnoringCase: (value: RawBuilder<unknown>, needle: string) => RawBuilder<unknown>;
   /** ORDER BY of field names: code-unit order on both. */
   readonly fieldNameOrder: RawBuilder<unknown>;
 }

@@ -12,6 +12,7 @@ export const MAX_TOKEN_LENGTH = 200;
 /** Only the first words of a huge message are indexed (PostgreSQL's last tsvector position is 16383). */
 export const MAX_INDEXED_TOKENS = 16383;
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 const TOKEN = /[\p{L}\p{N}]+/gu;
 const ASCII_TOKEN = /[a-z0-9]+/g;

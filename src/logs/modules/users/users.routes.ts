@@ -39,7 +39,7 @@ export function logsUsersRoutes({ users, guards }: { users: LogsUsersService; gu
       preHandler,
     }, async (request, reply) => {
       reply.status(201);
-      return users.create(request.tenantId, request.body, request.logsAuth!, clientOf(request));
+      return users.create(request.tenantId, request.body, request.logsAuth, clientOf(request));
     });
 
     app.get('/:id', { schema: { tags, summary: 'One user', security: SECURED, params: IdParams, response: { 200: User, ...errors } }, preHandler },

@@ -31,7 +31,7 @@ function prepare(text: string): SQLite.Statement {
 parentPort!.on('message', ({ id, sql, parameters }: ReadJobMessage) => {
   let reply: ReadReplyMessage;
   try {
-    reply = { id, rows: prepare(sql).all(parameters) as unknown[] };
+    reply = { id, rows: prepare(sql).all(parameters) };
   } catch (error) {
     const { name, message, code } = error as { name?: string; message?: string; code?: string };
     reply = { id, error: { name: name ?? 'Error', message: message ?? String(error), code } };
