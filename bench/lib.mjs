@@ -135,7 +135,9 @@ export const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 
  */
 export function writeSection(heading, section) {
   const file = join(ROOT, 'docs/benchmarks.md');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nMeasured with the scripts in `bench/`; tests never assert timings.\n\n';
+  let text = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmarks\n\nMeasured with the scripts in `bench/`; tests never assert timings.\n\n';
   const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const at = text.search(new RegExp(`^${escaped}[ \\t]*$`, 'm'));
   if (at === -1) {

@@ -24,8 +24,17 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PORTS = {
-  upstream: 9101, nginx: 9102, gateway: 9103, gatewayQuiet: 9104, express: 9105, replyFrom: 9106, nodeFloor: 9107,
-  nginxPerCore: 9112, gatewayPerCore: 9113, expressPerCore: 9115, nodeFloorPerCore: 9117,
+  upstream: 9101,
+  nginx: 9102,
+  gateway: 9103,
+  gatewayQuiet: 9104,
+  express: 9105,
+  replyFrom: 9106,
+  nodeFloor: 9107,
+  nginxPerCore: 9112,
+  gatewayPerCore: 9113,
+  expressPerCore: 9115,
+  nodeFloorPerCore: 9117,
 };
 const CORES = availableParallelism();
 const ROUNDS = { single: 'one process each', perCore: `one worker per core (${CORES})` };
@@ -97,7 +106,8 @@ async function checkRelay(name, url, token) {
   const body = JSON.stringify({ data: 'x'.repeat(10240 - 11) });
   const post = await fetch(url('/10k'), { method: 'POST', headers, body });
   const received = post.status === 200 ? (await post.json()).received : undefined;
-  if (received !== body.length) throw new Error(`${name}: POST /10k answered ${post.status}, the upstream got ${received} of ${body.length} bytes`);
+  if (received !== body.length)
+    throw new Error(`${name}: POST /10k answered ${post.status}, the upstream got ${received} of ${body.length} bytes`);
 }
 
 async function main() {
@@ -110,7 +120,10 @@ async function main() {
     await waitForPort(PORTS.upstream);
     return child;
   };
-  for (const [name, workers, port] of [['nginx', 1, PORTS.nginx], ['nginx-per-core', 'auto', PORTS.nginxPerCore]]) {
+  for (const [name, workers, port] of [
+    ['nginx', 1, PORTS.nginx],
+    ['nginx-per-core', 'auto', PORTS.nginxPerCore],
+  ]) {
     writeFileSync(join(tmp, `${name}.conf`), nginxConfig(name, workers, port));
     start(name, 'nginx', ['-p', tmp, '-c', join(tmp, `${name}.conf`), '-g', 'daemon off;']);
   }
@@ -121,20 +134,30 @@ async function main() {
   start('node floor', process.execPath, [join(HERE, 'node-floor.mjs'), String(PORTS.nodeFloor), upstreamUrl]);
   start('node floor per core', process.execPath, perCore('node-floor.mjs', PORTS.nodeFloorPerCore));
   await Promise.all(
-    [PORTS.nginx, PORTS.nginxPerCore, PORTS.express, PORTS.expressPerCore, PORTS.replyFrom, PORTS.nodeFloor, PORTS.nodeFloorPerCore].map((port) => waitForPort(port)),
+    [PORTS.nginx, PORTS.nginxPerCore, PORTS.express, PORTS.expressPerCore, PORTS.replyFrom, PORTS.nodeFloor, PORTS.nodeFloorPerCore].map(
+      (port) => waitForPort(port),
+    ),
   );
 
   const proxied = (port) => (p) => `http://127.0.0.1:${port}/api/v1/master-data${p}`;
   const targets = [
     { round: ROUNDS.single, name: 'upstream, direct', url: (p) => `${upstreamUrl}${p}` },
     { round: ROUNDS.single, name: 'nginx', url: proxied(PORTS.nginx) },
-    { round: ROUNDS.single, name: 'gateway (access log on, LOG_LEVEL=info)', gateway: { port: PORTS.gateway, level: 'info', label: 'gateway-info' } },
+    {
+      round: ROUNDS.single,
+      name: 'gateway (access log on, LOG_LEVEL=info)',
+      gateway: { port: PORTS.gateway, level: 'info', label: 'gateway-info' },
+    },
     { round: ROUNDS.single, name: 'gateway (LOG_LEVEL=warn)', gateway: { port: PORTS.gatewayQuiet, level: 'warn', label: 'gateway-warn' } },
     { round: ROUNDS.single, name: 'express + http-proxy-middleware', url: proxied(PORTS.express) },
     { round: ROUNDS.single, name: 'peer: fastify + @fastify/reply-from (no checks)', url: proxied(PORTS.replyFrom) },
     { round: ROUNDS.single, name: 'floor: node:http + undici dispatch (no checks)', url: proxied(PORTS.nodeFloor) },
     { round: ROUNDS.perCore, name: 'nginx', url: proxied(PORTS.nginxPerCore) },
-    { round: ROUNDS.perCore, name: 'gateway (access log on, LOG_LEVEL=info)', gateway: { port: PORTS.gatewayPerCore, level: 'info', label: 'gateway-per-core', workers: 'auto' } },
+    {
+      round: ROUNDS.perCore,
+      name: 'gateway (access log on, LOG_LEVEL=info)',
+      gateway: { port: PORTS.gatewayPerCore, level: 'info', label: 'gateway-per-core', workers: 'auto' },
+    },
     { round: ROUNDS.perCore, name: 'express + http-proxy-middleware', url: proxied(PORTS.expressPerCore) },
     { round: ROUNDS.perCore, name: 'floor: node:http + undici dispatch (no checks)', url: proxied(PORTS.nodeFloorPerCore) },
   ];
@@ -152,7 +175,9 @@ async function main() {
     const get = wrk(target.url('/1k'), { token });
     const post = wrk(target.url('/10k'), { token, post: true });
     results.push({ round: target.round, name: target.name, get, post });
-    process.stdout.write(`${target.round}, ${target.name}: GET ${fmt(get.rps, 0)} req/s p50 ${fmt(get.p50)} ms p99 ${fmt(get.p99)} ms | POST ${fmt(post.rps, 0)} req/s p50 ${fmt(post.p50)} ms p99 ${fmt(post.p99)} ms\n`);
+    process.stdout.write(
+      `${target.round}, ${target.name}: GET ${fmt(get.rps, 0)} req/s p50 ${fmt(get.p50)} ms p99 ${fmt(get.p99)} ms | POST ${fmt(post.rps, 0)} req/s p50 ${fmt(post.p50)} ms p99 ${fmt(post.p99)} ms\n`,
+    );
     if (gateway) await stop(gateway.child);
     await stop(upstream);
   }
@@ -168,10 +193,12 @@ async function main() {
   const gateways = results.filter((r) => r.name.startsWith('gateway'));
   const peerOf = (r, prefix) => results.find((x) => x.round === r.round && x.name.startsWith(prefix));
   const ratioRows = gateways.map((r) => {
-    const ratios = ['get', 'post'].flatMap((method) => peers.map((prefix) => {
-      const peer = peerOf(r, prefix);
-      return peer ? `${fmt(r[method].rps / peer[method].rps)}x` : '-';
-    }));
+    const ratios = ['get', 'post'].flatMap((method) =>
+      peers.map((prefix) => {
+        const peer = peerOf(r, prefix);
+        return peer ? `${fmt(r[method].rps / peer[method].rps)}x` : '-';
+      }),
+    );
     return `| ${r.round} | ${r.name} | ${ratios.join(' | ')} |`;
   });
   const verdicts = gateways.map((r) => {
@@ -179,7 +206,10 @@ async function main() {
     const [nginx, express] = [peerOf(r, 'nginx'), peerOf(r, 'express')];
     return `- ${r.round}, ${r.name}: >= 0.5x nginx ${check(r.get.rps >= 0.5 * nginx.get.rps && r.post.rps >= 0.5 * nginx.post.rps)}; >= 2x express+hpm ${check(r.get.rps >= 2 * express.get.rps && r.post.rps >= 2 * express.post.rps)}; p99 < 5 ms ${check(r.get.p99 < 5 && r.post.p99 < 5)}.`;
   });
-  const loadAverage = (await import('node:os')).loadavg().map((n) => n.toFixed(2)).join(' ');
+  const loadAverage = (await import('node:os'))
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
   const nginxText = execFileSync('sh', ['-c', 'nginx -v 2>&1'], { encoding: 'utf8' }).trim();
   const wrkText = execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1'], { encoding: 'utf8' }).trim();

@@ -28,7 +28,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'gerbang-storm-'));
 const logsUrl = `http://127.0.0.1:${PORTS.logs}`;
 
 async function logsToken() {
-  const response = await fetch(`${logsUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+  const response = await fetch(`${logsUrl}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  });
   return (await response.json()).token.access_token;
 }
 
@@ -40,10 +44,20 @@ async function seed() {
   for (let sent = 0; sent < ENTRIES; sent += 5_000) {
     let body = '';
     for (let i = sent; i < Math.min(ENTRIES, sent + 5_000); i++) {
-      const doc = { '@timestamp': new Date(now - 3_500_000 + Math.floor((i / ENTRIES) * 3_400_000)).toISOString(), message: `request ${i} from user u${(i * 7919) % 100_003} took ${i % 997} ms`, 'log.level': levels[i % 4], service: `svc-${i % 20}`, user: `u${(i * 7919) % 100_003}` };
+      const doc = {
+        '@timestamp': new Date(now - 3_500_000 + Math.floor((i / ENTRIES) * 3_400_000)).toISOString(),
+        message: `request ${i} from user u${(i * 7919) % 100_003} took ${i % 997} ms`,
+        'log.level': levels[i % 4],
+        service: `svc-${i % 20}`,
+        user: `u${(i * 7919) % 100_003}`,
+      };
       body += `{"index":{}}\n${JSON.stringify(doc)}\n`;
     }
-    const response = await fetch(`${logsUrl}/api/v1/_elastic/_bulk`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-ndjson' }, body });
+    const response = await fetch(`${logsUrl}/api/v1/_elastic/_bulk`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/x-ndjson' },
+      body,
+    });
     if (!response.ok) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
   }
 }
@@ -51,11 +65,22 @@ async function seed() {
 /** Loops sending the expensive search until `signal` aborts; counts answers by status. */
 function storm(token, signal) {
   const counts = new Map();
-  const body = JSON.stringify({ timeRange: { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date().toISOString() }, sort: { field: 'user', order: 'asc' }, limit: 50 });
+  const body = JSON.stringify({
+    timeRange: { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date().toISOString() },
+    sort: { field: 'user', order: 'asc' },
+    limit: 50,
+  });
   const loop = async () => {
     while (!signal.aborted) {
-      const status = await fetch(`${logsUrl}/api/v1/logs/list/paginate`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body, signal })
-        .then(async (response) => (await response.arrayBuffer(), response.status), () => 'aborted');
+      const status = await fetch(`${logsUrl}/api/v1/logs/list/paginate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+        signal,
+      }).then(
+        async (response) => (await response.arrayBuffer(), response.status),
+        () => 'aborted',
+      );
       if (status !== 'aborted') counts.set(status, (counts.get(status) ?? 0) + 1);
     }
   };
@@ -66,9 +91,17 @@ async function main() {
   const upstream = start('upstream', process.execPath, [join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
   const system = start('all', process.execPath, [join(ROOT, 'dist/cli.js'), 'all'], {
     env: {
-      ...process.env, HOST: '127.0.0.1', DATA_DIR: tmp, GATEWAY_PORT: String(PORTS.gateway), LOGS_PORT: String(PORTS.logs),
-      GATEWAY_ADMIN_PASSWORD: PASSWORD, LOGS_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn',
-      SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`, LOGS_INGEST_RATE_PER_TENANT: '1000000', LOGS_API_RATE_PER_USER: '1000000',
+      ...process.env,
+      HOST: '127.0.0.1',
+      DATA_DIR: tmp,
+      GATEWAY_PORT: String(PORTS.gateway),
+      LOGS_PORT: String(PORTS.logs),
+      GATEWAY_ADMIN_PASSWORD: PASSWORD,
+      LOGS_ADMIN_PASSWORD: PASSWORD,
+      LOG_LEVEL: 'warn',
+      SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
+      LOGS_INGEST_RATE_PER_TENANT: '1000000',
+      LOGS_API_RATE_PER_USER: '1000000',
     },
   });
   await waitForPort(PORTS.upstream);
@@ -81,7 +114,8 @@ async function main() {
   await seed();
   const token = await gatewayLogin(PORTS.gateway, PASSWORD);
   const url = `http://127.0.0.1:${PORTS.gateway}/api/v1/master-data/1k`;
-  const measure = () => wrkAsync(url, { connections: CONNECTIONS, duration: DURATION, token, script: PACE_MS > 0 ? 'paced.lua' : undefined });
+  const measure = () =>
+    wrkAsync(url, { connections: CONNECTIONS, duration: DURATION, token, script: PACE_MS > 0 ? 'paced.lua' : undefined });
   await measure(); // warm-up
 
   const phases = [];
@@ -108,10 +142,14 @@ async function main() {
     const answered = [...searches.entries()].map(([status, n]) => `${n}× ${status}`).join(', ') || '-';
     return `| ${name} | ${fmt(result.rps, 0)} | ${fmt(result.p50)} | ${fmt(result.p99)} | ${result.non2xx} | ${answered} |`;
   });
-  writeSection('## Query storm', `## Query storm
+  writeSection(
+    '## Query storm',
+    `## Query storm
 
 Run: ${new Date().toISOString()} with \`node bench/query-storm.mjs\` (after \`npm run build\`). Machine: ${machine}
-(load average at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}). \`cli.js all\` on SQLite with ${ENTRIES} log entries from
+(load average at the end: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}). \`cli.js all\` on SQLite with ${ENTRIES} log entries from
 the last hour; the gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS} connections, each pausing ${PACE_MS} ms after an answer,
 ${DURATION} s per phase) while ${CLIENTS} clients loop on the expensive search of docs/log-search.md (every entry of the
 hour sorted by the \`user\` attribute). Default \`LOGS_SEARCH_WORKERS\` and \`LOGS_SEARCH_TIMEOUT\`.
@@ -120,7 +158,8 @@ hour sorted by the \`user\` attribute). Default \`LOGS_SEARCH_WORKERS\` and \`LO
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
-`);
+`,
+  );
 }
 
 run(main, () => rmSync(tmp, { recursive: true, force: true }));

@@ -48,7 +48,9 @@ const baseEnv = (dataDir) => ({
 async function startSystem(shipping, run) {
   const dataDir = join(tmp, `${shipping ? 'on' : 'off'}-${run}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = start(shipping ? 'all' : 'gateway', process.execPath, [join(ROOT, 'dist/cli.js'), shipping ? 'all' : 'gateway'], { env: baseEnv(dataDir) });
+  const child = start(shipping ? 'all' : 'gateway', process.execPath, [join(ROOT, 'dist/cli.js'), shipping ? 'all' : 'gateway'], {
+    env: baseEnv(dataDir),
+  });
   await waitForPort(PORTS.gateway);
   if (shipping) await waitForPort(PORTS.logs);
   const services = childrenOf(child.pid);
@@ -69,7 +71,11 @@ function cpuMs(pid) {
 /** Access lines of the gateway's proxied calls that reached the logs service. */
 async function accessLinesShipped() {
   const base = `http://127.0.0.1:${PORTS.logs}`;
-  const login = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+  const login = await fetch(`${base}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  });
   const token = (await login.json()).token.access_token;
   const search = await fetch(`${base}/api/v1/logs/list/paginate`, {
     method: 'POST',
@@ -101,7 +107,9 @@ async function main() {
         shipped = await accessLinesShipped();
       }
       runs.push({ round, shipping, separate: system.separate, get, shipped });
-      process.stdout.write(`round ${round + 1} ${shipping ? 'on ' : 'off'}: ${fmt(get.rps, 0)} req/s p99 ${fmt(get.p99)} ms, gateway ${fmt(get.cpuUsPerRequest, 1)} us CPU/request${shipping ? `, ${shipped} access lines shipped of ${get.requests + '+warm-up'}` : ''}\n`);
+      process.stdout.write(
+        `round ${round + 1} ${shipping ? 'on ' : 'off'}: ${fmt(get.rps, 0)} req/s p99 ${fmt(get.p99)} ms, gateway ${fmt(get.cpuUsPerRequest, 1)} us CPU/request${shipping ? `, ${shipped} access lines shipped of ${get.requests + '+warm-up'}` : ''}\n`,
+      );
       await stop(system.child);
     }
   }
@@ -114,12 +122,19 @@ async function main() {
     ratios.push(off / on);
   }
   const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
-  const rows = runs.map((r) => `| ${r.round + 1} | ${r.shipping ? `on (${r.separate ? 'logs service in its own process, CPU 1' : 'one process'})` : 'off (gateway alone)'} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p99)} | ${fmt(r.get.cpuUsPerRequest, 1)} | ${r.get.non2xx} | ${r.shipped ?? '-'} |`);
+  const rows = runs.map(
+    (r) =>
+      `| ${r.round + 1} | ${r.shipping ? `on (${r.separate ? 'logs service in its own process, CPU 1' : 'one process'})` : 'off (gateway alone)'} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p99)} | ${fmt(r.get.cpuUsPerRequest, 1)} | ${r.get.non2xx} | ${r.shipped ?? '-'} |`,
+  );
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
-  writeSection('## Self-watching cost', `## Self-watching cost
+  writeSection(
+    '## Self-watching cost',
+    `## Self-watching cost
 
 Run: ${new Date().toISOString()} with \`node bench/self-watch.mjs\` (after \`npm run build\`). Machine: ${machine}
-(load average at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}). The gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS}
+(load average at the end: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}). The gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS}
 connections${PACE_MS > 0 ? `, each pausing ${PACE_MS} ms after an answer so that both runs offer the same load` : ', full speed'}; ${DURATION} s after a 3 s warm-up)
 pinned to CPU 0; wrk, the upstream and the logs service share CPU 1. "off": \`cli.js gateway\` with no telemetry.
 "on": \`cli.js all\`, the gateway shipping every access line and span (default batching; span sampling ratio
@@ -135,7 +150,8 @@ ingested): ${ratios.map((r) => fmt(r)).join(', ')} (median ${fmt(median)}; targe
 shown for completeness: with shipping on, the logs service's ingestion takes CPU 1 from wrk and the
 upstream, which lowers them whatever the gateway costs.
 
-`);
+`,
+  );
   process.stdout.write(`median on/off ${fmt(median)}; written to docs/benchmarks.md\n`);
 }
 

@@ -13,19 +13,22 @@ if (dir && isMainThread) {
   delay.enable();
   const file = join(dir, `${process.pid}.ndjson`);
   const role = process.argv.slice(2).join(' ') || process.argv[1];
-  setInterval(() => {
-    const memory = process.memoryUsage();
-    const sample = {
-      t: Date.now(),
-      pid: process.pid,
-      role,
-      rss: memory.rss,
-      heapUsed: memory.heapUsed,
-      fds: readdirSync('/proc/self/fd').length,
-      eldP99Ms: delay.percentile(99) / 1e6,
-      eldMaxMs: delay.max / 1e6,
-    };
-    delay.reset();
-    appendFileSync(file, `${JSON.stringify(sample)}\n`);
-  }, Number(process.env.SOAK_SAMPLE_MS ?? 5_000)).unref();
+  setInterval(
+    () => {
+      const memory = process.memoryUsage();
+      const sample = {
+        t: Date.now(),
+        pid: process.pid,
+        role,
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        fds: readdirSync('/proc/self/fd').length,
+        eldP99Ms: delay.percentile(99) / 1e6,
+        eldMaxMs: delay.max / 1e6,
+      };
+      delay.reset();
+      appendFileSync(file, `${JSON.stringify(sample)}\n`);
+    },
+    Number(process.env.SOAK_SAMPLE_MS ?? 5_000),
+  ).unref();
 }

@@ -85,7 +85,17 @@ function rawAndLeave(port, text, readBytes = 0) {
 
 const bulkBody = (n) => {
   const lines = [];
-  for (let i = 0; i < n; i += 1) lines.push('{"index":{}}', JSON.stringify({ '@timestamp': new Date().toISOString(), message: `soak event ${i}`, level: i % 7 ? 'info' : 'error', service: 'soak', host: `h${i % 5}` }));
+  for (let i = 0; i < n; i += 1)
+    lines.push(
+      '{"index":{}}',
+      JSON.stringify({
+        '@timestamp': new Date().toISOString(),
+        message: `soak event ${i}`,
+        level: i % 7 ? 'info' : 'error',
+        service: 'soak',
+        host: `h${i % 5}`,
+      }),
+    );
   return `${lines.join('\n')}\n`;
 };
 const basic = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -101,10 +111,16 @@ async function main() {
       ...process.env,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${new URL('./soak-probe.mjs', import.meta.url).href}`.trim(),
       SOAK_PROBE_DIR: probeDir,
-      HOST: '127.0.0.1', DATA_DIR: dataDir, GATEWAY_PORT: String(PORTS.gateway), LOGS_PORT: String(PORTS.logs),
-      GATEWAY_ADMIN_PASSWORD: PASSWORD, LOGS_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      GATEWAY_PORT: String(PORTS.gateway),
+      LOGS_PORT: String(PORTS.logs),
+      GATEWAY_ADMIN_PASSWORD: PASSWORD,
+      LOGS_ADMIN_PASSWORD: PASSWORD,
+      LOG_LEVEL: 'info',
       SERVER_SERVICE_MASTER_DATA: upstreamUrl,
-      LOGS_INGEST_RATE_PER_TENANT: '1000000', LOGS_API_RATE_PER_USER: '1000000',
+      LOGS_INGEST_RATE_PER_TENANT: '1000000',
+      LOGS_API_RATE_PER_USER: '1000000',
     },
   });
   await waitForPort(PORTS.gateway);
@@ -112,7 +128,11 @@ async function main() {
   const token = await gatewayLogin(PORTS.gateway, PASSWORD);
   let logsToken;
   const logsLogin = async () => {
-    const response = await fetch(`http://127.0.0.1:${PORTS.logs}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const response = await fetch(`http://127.0.0.1:${PORTS.logs}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
     logsToken = (await response.json()).token.access_token;
   };
   await logsLogin();
@@ -124,17 +144,60 @@ async function main() {
     [50, 'proxied GET', () => call(PORTS.gateway, 'GET', '/api/v1/master-data/1k', { headers: auth })],
     [15, 'proxied POST', () => call(PORTS.gateway, 'POST', '/api/v1/master-data/10k', { headers: { ...auth, ...json }, body: POST_10K })],
     [10, 'profile', () => call(PORTS.gateway, 'GET', '/api/v1/auth/profile', { headers: auth })],
-    [15, 'bulk', () => call(PORTS.logs, 'POST', '/api/v1/_elastic/_bulk', { headers: { authorization: basic, 'content-type': 'application/x-ndjson' }, body: bulkBody(20) })],
-    [10, 'search', () => call(PORTS.logs, 'POST', '/api/v1/logs/list/paginate', { headers: { authorization: `Bearer ${logsToken}`, ...json }, body: JSON.stringify({ query: 'soak error', limit: 50 }) })],
+    [
+      15,
+      'bulk',
+      () =>
+        call(PORTS.logs, 'POST', '/api/v1/_elastic/_bulk', {
+          headers: { authorization: basic, 'content-type': 'application/x-ndjson' },
+          body: bulkBody(20),
+        }),
+    ],
+    [
+      10,
+      'search',
+      () =>
+        call(PORTS.logs, 'POST', '/api/v1/logs/list/paginate', {
+          headers: { authorization: `Bearer ${logsToken}`, ...json },
+          body: JSON.stringify({ query: 'soak error', limit: 50 }),
+        }),
+    ],
   ];
   const totalWeight = normal.reduce((sum, [weight]) => sum + weight, 0);
   const faults = [
-    ['fault: half upload, client leaves', () => rawAndLeave(PORTS.gateway, `POST /api/v1/master-data/up HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"data":"${'x'.repeat(5000)}`)],
-    ['fault: client leaves mid-download', () => rawAndLeave(PORTS.gateway, `GET /api/v1/master-data/1m HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`, 65_536)],
+    [
+      'fault: half upload, client leaves',
+      () =>
+        rawAndLeave(
+          PORTS.gateway,
+          `POST /api/v1/master-data/up HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"data":"${'x'.repeat(5000)}`,
+        ),
+    ],
+    [
+      'fault: client leaves mid-download',
+      () => rawAndLeave(PORTS.gateway, `GET /api/v1/master-data/1m HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`, 65_536),
+    ],
     ['fault: upstream resets', () => call(PORTS.gateway, 'GET', '/api/v1/master-data/reset', { headers: auth })],
-    ['fault: malformed login JSON', () => call(PORTS.gateway, 'POST', '/api/v1/auth/login', { headers: json, body: '{"no_pegawai": "admin", ' })],
-    ['fault: malformed _bulk', () => call(PORTS.logs, 'POST', '/api/v1/_elastic/_bulk', { headers: { authorization: basic, 'content-type': 'application/x-ndjson' }, body: '{"index":{}}\n{not json\n' })],
-    ['fault: half _bulk body, client leaves', () => rawAndLeave(PORTS.logs, `POST /api/v1/_elastic/_bulk HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 50000\r\n\r\n${bulkBody(5)}`)],
+    [
+      'fault: malformed login JSON',
+      () => call(PORTS.gateway, 'POST', '/api/v1/auth/login', { headers: json, body: '{"no_pegawai": "admin", ' }),
+    ],
+    [
+      'fault: malformed _bulk',
+      () =>
+        call(PORTS.logs, 'POST', '/api/v1/_elastic/_bulk', {
+          headers: { authorization: basic, 'content-type': 'application/x-ndjson' },
+          body: '{"index":{}}\n{not json\n',
+        }),
+    ],
+    [
+      'fault: half _bulk body, client leaves',
+      () =>
+        rawAndLeave(
+          PORTS.logs,
+          `POST /api/v1/_elastic/_bulk HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 50000\r\n\r\n${bulkBody(5)}`,
+        ),
+    ],
   ];
 
   const startedAt = Date.now();
@@ -154,36 +217,51 @@ async function main() {
       count(kind, await run());
     }
   };
-  const progress = setInterval(() => process.stdout.write(`${Math.round((Date.now() - startedAt) / 1000)} s: ${sequence} requests\n`), 60_000);
+  const progress = setInterval(
+    () => process.stdout.write(`${Math.round((Date.now() - startedAt) / 1000)} s: ${sequence} requests\n`),
+    60_000,
+  );
   await Promise.all(Array.from({ length: CONCURRENCY }, loop));
   clearInterval(progress);
   clearInterval(relogin);
   const trafficSeconds = (Date.now() - startedAt) / 1000;
-  if (system.exitCode !== null || system.signalCode !== null) throw new Error(`the system exited during the soak (${system.exitCode ?? system.signalCode}); nothing written`);
+  if (system.exitCode !== null || system.signalCode !== null)
+    throw new Error(`the system exited during the soak (${system.exitCode ?? system.signalCode}); nothing written`);
   agent.destroy();
   await delay(SETTLE_S * 1000); // idle: what is still held now is kept, not in flight
 
   // Per process: the first sample after the warm-up against the last one.
-  const processes = readdirSync(probeDir).map((file) => readFileSync(join(probeDir, file), 'utf8').trim().split('\n').map((line) => JSON.parse(line)));
-  const rows = processes.filter((samples) => samples.length > 1).map((samples) => {
-    const first = samples.find((s) => s.t >= startedAt + WARMUP_S * 1000) ?? samples[0];
-    const last = samples[samples.length - 1];
-    const during = samples.filter((s) => s.t <= deadline);
-    const eldP99 = Math.max(...during.map((s) => s.eldP99Ms));
-    const mib = (bytes) => fmt(bytes / 1_048_576, 1);
-    return `| ${first.role} | ${mib(first.rss)} -> ${mib(last.rss)} | ${mib(first.heapUsed)} -> ${mib(last.heapUsed)} | ${first.fds} -> ${last.fds} | ${fmt(eldP99, 1)} |`;
-  });
+  const processes = readdirSync(probeDir).map((file) =>
+    readFileSync(join(probeDir, file), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line)),
+  );
+  const rows = processes
+    .filter((samples) => samples.length > 1)
+    .map((samples) => {
+      const first = samples.find((s) => s.t >= startedAt + WARMUP_S * 1000) ?? samples[0];
+      const last = samples[samples.length - 1];
+      const during = samples.filter((s) => s.t <= deadline);
+      const eldP99 = Math.max(...during.map((s) => s.eldP99Ms));
+      const mib = (bytes) => fmt(bytes / 1_048_576, 1);
+      return `| ${first.role} | ${mib(first.rss)} -> ${mib(last.rss)} | ${mib(first.heapUsed)} -> ${mib(last.heapUsed)} | ${first.fds} -> ${last.fds} | ${fmt(eldP99, 1)} |`;
+    });
   await stop(system);
   upstream.close();
 
-  const statRows = [...stats.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, n]) => {
-    const at = key.lastIndexOf(' ');
-    return `| ${key.slice(0, at)} | ${key.slice(at + 1)} | ${n} |`;
-  });
+  const statRows = [...stats.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, n]) => {
+      const at = key.lastIndexOf(' ');
+      return `| ${key.slice(0, at)} | ${key.slice(at + 1)} | ${n} |`;
+    });
   const served = [...stats.entries()].filter(([key]) => !key.startsWith('fault')).reduce((sum, [, n]) => sum + n, 0);
   const unexpected = [...stats.entries()].filter(([key]) => !key.startsWith('fault') && !/ 20[01]$/.test(key));
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
-  writeSection('## Soak', `## Soak
+  writeSection(
+    '## Soak',
+    `## Soak
 
 Run: ${new Date().toISOString()} with \`node bench/soak.mjs\` (after \`npm run build\`). Machine: ${machine}.
 \`cli.js all\` (supervisor, gateway, logs service, SQLite) under ${fmt(trafficSeconds / 60, 1)} minutes of mixed traffic from ${CONCURRENCY}
@@ -202,7 +280,8 @@ ${statRows.join('\n')}
 
 Ordinary requests answered with something other than 200/201: ${unexpected.length === 0 ? 'none' : unexpected.map(([key, n]) => `${key} (${n})`).join(', ')}.
 
-`);
+`,
+  );
   process.stdout.write(`${served} requests; written to docs/benchmarks.md\n${rows.join('\n')}\n`);
 }
 

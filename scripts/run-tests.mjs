@@ -63,11 +63,10 @@ if (!process.env.TEST_POSTGRES_URL) {
   process.env.TEST_POSTGRES_URL = postgres.url;
 }
 
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
-  { stdio: 'inherit', env: process.env },
-);
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
+  stdio: 'inherit',
+  env: process.env,
+});
 const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
 await postgres?.stop();
 process.exit(code);

@@ -18,7 +18,11 @@ export function buildHash(root, inputs = ['src', 'tsconfig.json', 'tsconfig.buil
   for (const input of inputs) {
     if (!existsSync(join(root, input))) continue;
     const files = statSync(join(root, input)).isDirectory() ? filesUnder(root, input) : [input];
-    for (const file of files) hash.update(`${relative(root, join(root, file))}\0`).update(readFileSync(join(root, file))).update('\0');
+    for (const file of files)
+      hash
+        .update(`${relative(root, join(root, file))}\0`)
+        .update(readFileSync(join(root, file)))
+        .update('\0');
   }
   return hash.digest('hex').slice(0, 24);
 }

@@ -13,13 +13,22 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 function compile(outDir) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root, stdio: 'inherit' });
+    const child = spawn(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the TypeScript build failed (${signal ?? `status ${code}`})`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`the TypeScript build failed (${signal ?? `status ${code}`})`)),
+    );
   });
 }
 
-const build = await preparedBuild({ root, cacheDir: process.env.GERBANG_BUILD_CACHE || join(root, 'node_modules', '.cache', 'gerbang-start'), compile });
+const build = await preparedBuild({
+  root,
+  cacheDir: process.env.GERBANG_BUILD_CACHE || join(root, 'node_modules', '.cache', 'gerbang-start'),
+  compile,
+});
 const cli = join(build, 'cli.js');
 process.argv = [process.argv[0], cli, ...(process.argv.length > 2 ? process.argv.slice(2) : ['all'])];
 await import(pathToFileURL(cli).href);

@@ -65,9 +65,14 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
     // One short line per write, which a pipe takes whole beside the services' own blocks of whole lines.
     log: plainLogger(gatewayConfig.logLevel, process.stdout),
     services: [
-      { name: 'logs', portVariable: 'LOGS_PORT', env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }) },
       {
-        name: 'gateway', portVariable: 'GATEWAY_PORT',
+        name: 'logs',
+        portVariable: 'LOGS_PORT',
+        env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }),
+      },
+      {
+        name: 'gateway',
+        portVariable: 'GATEWAY_PORT',
         env: (ports) => {
           if (!shipToOwnLogs) return process.env;
           const { GATEWAY_TELEMETRY_USERNAME: _user, GATEWAY_TELEMETRY_PASSWORD: _password, ...env } = process.env;
@@ -140,6 +145,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   // One clear line for a bad setting; the stack for anything else.
-  process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    error instanceof ConfigError ? `${error.message}\n` : `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

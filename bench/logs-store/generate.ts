@@ -19,10 +19,46 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-const SERVICES = ['gateway', 'auth', 'users', 'payroll', 'finance', 'permits', 'reports', 'files', 'notify', 'search', 'staffing', 'master-data', 'public-order', 'audit', 'scheduler', 'billing', 'checkout', 'inventory', 'mailer', 'export'];
-const ROUTES = ['/api/v1/pengguna', '/api/v1/auth/login', '/api/v1/finance/invoices', '/api/v1/permits/{id}', '/api/v1/files/upload', '/api/v1/reports/monthly', '/healthz', '/api/v1/staffing/assignments'];
+const SERVICES = [
+  'gateway',
+  'auth',
+  'users',
+  'payroll',
+  'finance',
+  'permits',
+  'reports',
+  'files',
+  'notify',
+  'search',
+  'staffing',
+  'master-data',
+  'public-order',
+  'audit',
+  'scheduler',
+  'billing',
+  'checkout',
+  'inventory',
+  'mailer',
+  'export',
+];
+const ROUTES = [
+  '/api/v1/pengguna',
+  '/api/v1/auth/login',
+  '/api/v1/finance/invoices',
+  '/api/v1/permits/{id}',
+  '/api/v1/files/upload',
+  '/api/v1/reports/monthly',
+  '/healthz',
+  '/api/v1/staffing/assignments',
+];
 const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'];
-const LEVELS: [string, number][] = [['info', 0.7], ['debug', 0.85], ['warn', 0.93], ['error', 0.99], ['fatal', 1]];
+const LEVELS: [string, number][] = [
+  ['info', 0.7],
+  ['debug', 0.85],
+  ['warn', 0.93],
+  ['error', 0.99],
+  ['fatal', 1],
+];
 
 type Template = (r: () => number, pick: <T>(list: readonly T[]) => T) => string;
 const INFO: Template[] = [
@@ -74,12 +110,20 @@ export function* generateEvents(count: number, seed = 42): Generator<LogEntry> {
         'http.route': pick(ROUTES),
         'http.status_code': level === 'error' || level === 'fatal' ? pick([500, 502, 503, 504]) : pick([200, 200, 200, 201, 204, 404]),
         'k8s.pod.name': `${service}-${Math.floor(r() * 4)}`,
-        'duration_ms': Math.floor(r() * 2000),
+        duration_ms: Math.floor(r() * 2000),
       },
     };
     if (traced) {
-      entry.trace_id = Math.floor(r() * 2 ** 52).toString(16).padStart(16, '0') + Math.floor(r() * 2 ** 52).toString(16).padStart(16, '0');
-      entry.span_id = Math.floor(r() * 2 ** 52).toString(16).padStart(16, '0');
+      entry.trace_id =
+        Math.floor(r() * 2 ** 52)
+          .toString(16)
+          .padStart(16, '0') +
+        Math.floor(r() * 2 ** 52)
+          .toString(16)
+          .padStart(16, '0');
+      entry.span_id = Math.floor(r() * 2 ** 52)
+        .toString(16)
+        .padStart(16, '0');
     }
     yield entry;
   }

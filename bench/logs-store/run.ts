@@ -81,7 +81,9 @@ async function flush(): Promise<void> {
   ingestMs += performance.now() - start;
   generated += batch.length;
   // The NDJSON copy for ripgrep, written outside the timed section.
-  const lines = batch.map((entry) => JSON.stringify({ '@timestamp': new Date(entry.timestamp).toISOString(), ...entry, timestamp: undefined })).join('\n');
+  const lines = batch
+    .map((entry) => JSON.stringify({ '@timestamp': new Date(entry.timestamp).toISOString(), ...entry, timestamp: undefined }))
+    .join('\n');
   if (!ndjson.write(`${lines}\n`)) await new Promise<void>((resolve) => ndjson.once('drain', () => resolve()));
   batch = [];
   if (generated % 1_000_000 === 0) process.stderr.write(`ingested ${generated} (${Math.round(generated / (ingestMs / 1000))} events/s)\n`);
@@ -101,7 +103,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function measure(name: string, run: (i: number) => Promise<unknown>): Promise<{ name: string; p50: number; p95: number; sample: unknown }> {
+async function measure(
+  name: string,
+  run: (i: number) => Promise<unknown>,
+): Promise<{ name: string; p50: number; p95: number; sample: unknown }> {
   let sample: unknown;
   await run(0); // warm-up
   const times: number[] = [];
@@ -129,18 +134,78 @@ let results: Awaited<ReturnType<typeof measure>>[] = [];
 for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
   process.stderr.write(`-- pass ${passNumber}\n`);
   const pass: Awaited<ReturnType<typeof measure>>[] = [];
-  pass.push(await measure('search: selective word, 1 h ("declined")', async (i) => (await store.search({ tenantId: TENANT, query: 'declined', ...hourWindow(i), page: 1, limit: 50 })).total));
-  pass.push(await measure('search: phrase + field, 1 h ("connection timeout" service:gateway)', async (i) => (await store.search({ tenantId: TENANT, query: '"connection timeout" service:gateway', ...hourWindow(i), page: 1, limit: 50 })).total));
-  pass.push(await measure('search: common word, 1 h ("completed")', async (i) => (await store.search({ tenantId: TENANT, query: 'completed', ...hourWindow(i), page: 1, limit: 50 })).total));
-  pass.push(await measure('search: no query, 1 h, newest 50', async (i) => (await store.search({ tenantId: TENANT, ...hourWindow(i), page: 1, limit: 50 })).total));
-  pass.push(await measure('search: attribute, 1 h (http.status_code:503 level:error)', async (i) => (await store.search({ tenantId: TENANT, query: 'http.status_code:503 level:error', ...hourWindow(i), page: 1, limit: 50 })).total));
-  pass.push(await measure('search: selective word, full day ("declined")', async () => (await store.search({ tenantId: TENANT, query: 'declined', ...fullDay, page: 1, limit: 50 })).total));
-  pass.push(await measure('histogram: full day, ~60 buckets', async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval })).length));
-  pass.push(await measure('histogram: full day, groupBy level', async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval, groupBy: 'level' })).length));
-  pass.push(await measure('histogram: full day, query "declined"', async () => (await store.histogram({ tenantId: TENANT, query: 'declined', ...fullDay, intervalMs: autoInterval })).length));
-  pass.push(await measure('distinct: level, all time', async () => (await store.distinct({ tenantId: TENANT, field: 'level', limit: 10 })).length));
-  pass.push(await measure('distinct: service, all time, q="pay"', async () => (await store.distinct({ tenantId: TENANT, field: 'service', q: 'pay', limit: 10 })).length));
-  pass.push(await measure('distinct: host, 1 h', async (i) => (await store.distinct({ tenantId: TENANT, field: 'host', ...hourWindow(i), limit: 10 })).length));
+  pass.push(
+    await measure(
+      'search: selective word, 1 h ("declined")',
+      async (i) => (await store.search({ tenantId: TENANT, query: 'declined', ...hourWindow(i), page: 1, limit: 50 })).total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'search: phrase + field, 1 h ("connection timeout" service:gateway)',
+      async (i) =>
+        (await store.search({ tenantId: TENANT, query: '"connection timeout" service:gateway', ...hourWindow(i), page: 1, limit: 50 }))
+          .total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'search: common word, 1 h ("completed")',
+      async (i) => (await store.search({ tenantId: TENANT, query: 'completed', ...hourWindow(i), page: 1, limit: 50 })).total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'search: no query, 1 h, newest 50',
+      async (i) => (await store.search({ tenantId: TENANT, ...hourWindow(i), page: 1, limit: 50 })).total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'search: attribute, 1 h (http.status_code:503 level:error)',
+      async (i) =>
+        (await store.search({ tenantId: TENANT, query: 'http.status_code:503 level:error', ...hourWindow(i), page: 1, limit: 50 })).total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'search: selective word, full day ("declined")',
+      async () => (await store.search({ tenantId: TENANT, query: 'declined', ...fullDay, page: 1, limit: 50 })).total,
+    ),
+  );
+  pass.push(
+    await measure(
+      'histogram: full day, ~60 buckets',
+      async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval })).length,
+    ),
+  );
+  pass.push(
+    await measure(
+      'histogram: full day, groupBy level',
+      async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval, groupBy: 'level' })).length,
+    ),
+  );
+  pass.push(
+    await measure(
+      'histogram: full day, query "declined"',
+      async () => (await store.histogram({ tenantId: TENANT, query: 'declined', ...fullDay, intervalMs: autoInterval })).length,
+    ),
+  );
+  pass.push(
+    await measure('distinct: level, all time', async () => (await store.distinct({ tenantId: TENANT, field: 'level', limit: 10 })).length),
+  );
+  pass.push(
+    await measure(
+      'distinct: service, all time, q="pay"',
+      async () => (await store.distinct({ tenantId: TENANT, field: 'service', q: 'pay', limit: 10 })).length,
+    ),
+  );
+  pass.push(
+    await measure(
+      'distinct: host, 1 h',
+      async (i) => (await store.distinct({ tenantId: TENANT, field: 'host', ...hourWindow(i), limit: 10 })).length,
+    ),
+  );
   results = pass;
 }
 
@@ -166,7 +231,17 @@ const rg = queriesOnly ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep
 const sizeBytes =
   dialect === 'sqlite'
     ? statSync(sqlitePath).size
-    : Number(((await (await import('kysely')).sql<{ n: number }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(database.db)).rows[0]?.n) ?? 0);
+    : Number(
+        (
+          await (
+            await import('kysely')
+          ).sql<{
+            n: number;
+          }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(
+            database.db,
+          )
+        ).rows[0]?.n ?? 0,
+      );
 
 const summary = {
   date: new Date().toISOString(),

@@ -34,7 +34,12 @@ import { SsoService } from './modules/sso/sso.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
-import { createGatewayTelemetry, registerTelemetryMetrics, watchFastifyRequests, type GatewayTelemetry } from './modules/telemetry/telemetry.js';
+import {
+  createGatewayTelemetry,
+  registerTelemetryMetrics,
+  watchFastifyRequests,
+  type GatewayTelemetry,
+} from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from './modules/proxy/metrics.routes.js';
@@ -95,7 +100,16 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
   const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
   const sso = new SsoService(
-    config.sso, config.sso && new ProviderKeys(config.sso.issuer, now), db, new SsoRepository(db), usersRepository, users, auth, audit, now, config.loginLimits,
+    config.sso,
+    config.sso && new ProviderKeys(config.sso.issuer, now),
+    db,
+    new SsoRepository(db),
+    usersRepository,
+    users,
+    auth,
+    audit,
+    now,
+    config.loginLimits,
   );
   // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
@@ -112,15 +126,31 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     const upstream = config.proxy.upstreams[service.key];
     if (!upstream) continue;
     const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
-    upstreams.set(service.key, new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates));
+    upstreams.set(
+      service.key,
+      new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates),
+    );
   }
   let closing = false;
   const proxy = createProxyHandler({
-    config: config.proxy, upstreams, authenticate: guards.authenticate, metrics: proxyMetrics, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins,
-    accessLog: plainLogger(config.logLevel, logStream), log, telemetry, closing: () => closing,
+    config: config.proxy,
+    upstreams,
+    authenticate: guards.authenticate,
+    metrics: proxyMetrics,
+    trustProxy: config.trustProxy,
+    corsOrigins: config.corsOrigins,
+    accessLog: plainLogger(config.logLevel, logStream),
+    log,
+    telemetry,
+    closing: () => closing,
   });
   const app = createServer({
-    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, logStream, requestTimeoutMs: config.requestTimeoutMs, front: proxy,
+    logLevel: config.logLevel,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    logStream,
+    requestTimeoutMs: config.requestTimeoutMs,
+    front: proxy,
     // Node's parser refusals carry no language preference: the envelope in the default language.
     renderClientError: (error) => renderErrorEnvelope(error, { headers: {} }),
   });
@@ -132,13 +162,25 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Gerbang gateway', version: '1.0.0', description: 'Authentication, user management and the platform services behind one entry point.' },
+      info: {
+        title: 'Gerbang gateway',
+        version: '1.0.0',
+        description: 'Authentication, user management and the platform services behind one entry point.',
+      },
       components: {
         securitySchemes: {
-          gatewayToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The wrapped token from login (also accepted: Bearer <jwt>)' },
+          gatewayToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'The wrapped token from login (also accepted: Bearer <jwt>)',
+          },
           ssoCookie: {
-            type: 'apiKey', in: 'cookie', name: 'access_token',
-            description: 'Set by SSO login; used only without an Authorization header, and state-changing requests must come from the gateway\'s own origin or a GATEWAY_CORS_ORIGINS origin',
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'access_token',
+            description:
+              "Set by SSO login; used only without an Authorization header, and state-changing requests must come from the gateway's own origin or a GATEWAY_CORS_ORIGINS origin",
           },
         },
       },
@@ -147,12 +189,21 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
 
   registerHealthRoutes(app, {
     ready: async () => void (await sql`select 1`.execute(db)),
-    render: (healthy, _request, reply) => ({ code: reply.statusCode, status: healthy, message: healthy ? 'ok' : 'not ready', data: { status: healthy ? 'ok' : 'unavailable' } }),
+    render: (healthy, _request, reply) => ({
+      code: reply.statusCode,
+      status: healthy,
+      message: healthy ? 'ok' : 'not ready',
+      data: { status: healthy ? 'ok' : 'unavailable' },
+    }),
   });
-  app.get('/.well-known/jwks.json', { schema: { tags: ['auth'], summary: 'Public keys that verify gateway tokens' } }, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return tokens.publicJwks;
-  });
+  app.get(
+    '/.well-known/jwks.json',
+    { schema: { tags: ['auth'], summary: 'Public keys that verify gateway tokens' } },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return tokens.publicJwks;
+    },
+  );
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
   await app.register(usersRoutes({ users, usersRepository, guards, sso }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
@@ -161,7 +212,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // The proxied services' merged documentation and the proxy's metrics
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
   app.addHook('preClose', async () => void (closing = true));
-  await app.register(metricsRoutes(siblings ? () => siblings.clusterMetrics() : () => proxyMetrics.registry.metrics(), config.proxy.metricsToken));
+  await app.register(
+    metricsRoutes(siblings ? () => siblings.clusterMetrics() : () => proxyMetrics.registry.metrics(), config.proxy.metricsToken),
+  );
   if (siblings) app.addHook('onClose', async () => siblings.close());
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));

@@ -49,11 +49,18 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
   const dataDir = read.string('DATA_DIR', './data');
   const adminPassword = read.optionalString('GATEWAY_ADMIN_PASSWORD');
   if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
-    throw new ConfigError('GATEWAY_ADMIN_PASSWORD', 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
+    throw new ConfigError(
+      'GATEWAY_ADMIN_PASSWORD',
+      'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)',
+    );
   }
   const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
   const workersRaw = read.optionalString('GATEWAY_WORKERS');
-  if (workersRaw !== undefined && workersRaw !== 'auto' && !(/^\d+$/.test(workersRaw) && Number(workersRaw) >= 1 && Number(workersRaw) <= MAX_WORKERS)) {
+  if (
+    workersRaw !== undefined &&
+    workersRaw !== 'auto' &&
+    !(/^\d+$/.test(workersRaw) && Number(workersRaw) >= 1 && Number(workersRaw) <= MAX_WORKERS)
+  ) {
     throw new ConfigError('GATEWAY_WORKERS', `must be "auto" or an integer from 1 to ${MAX_WORKERS}, got "${workersRaw}"`);
   }
   // `auto`: one worker per core the process may use, as nginx's `worker_processes auto`.
@@ -75,7 +82,13 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     bodyLimit: read.int('GATEWAY_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
     requestTimeoutMs: read.duration('GATEWAY_REQUEST_TIMEOUT', '120s'),
     trustProxy:
-      trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
+      trustProxyRaw === undefined
+        ? false
+        : /^\d+$/.test(trustProxyRaw)
+          ? Number(trustProxyRaw)
+          : trustProxyRaw === 'true'
+            ? true
+            : trustProxyRaw,
     loginLimits: {
       perAccount: read.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
       perAddress: read.int('LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),

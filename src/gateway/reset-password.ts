@@ -11,7 +11,11 @@ import { UsersRepository } from './modules/users/users.repository.js';
  * a new generated password, every session of the user ended, an audit row; in one transaction.
  * Returns the password to print once.
  */
-export async function resetPasswordOffline(database: Database<GatewaySchema>, noPegawai: string, now: () => number = Date.now): Promise<string> {
+export async function resetPasswordOffline(
+  database: Database<GatewaySchema>,
+  noPegawai: string,
+  now: () => number = Date.now,
+): Promise<string> {
   const { db } = database;
   const users = new UsersRepository(db, database.dialect);
   const user = await users.findByNoPegawai(noPegawai);
@@ -22,7 +26,10 @@ export async function resetPasswordOffline(database: Database<GatewaySchema>, no
   await db.transaction().execute(async (trx) => {
     await users.update(user.id, { password_hash: passwordHash, password_changed_at: at, updated_at: at }, trx);
     await new SessionsRepository(db).revokeAllOfUser(user.id, at, trx);
-    await new AuditRepository(db, now).record({ action: 'user.reset_password', outcome: 'success', actor: 'cli', targetType: 'user', targetId: user.id, details: { via: 'cli' } }, trx);
+    await new AuditRepository(db, now).record(
+      { action: 'user.reset_password', outcome: 'success', actor: 'cli', targetType: 'user', targetId: user.id, details: { via: 'cli' } },
+      trx,
+    );
   });
   return password;
 }

@@ -90,7 +90,13 @@ export interface LogsService {
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
-export async function buildLogsService({ config, now = Date.now, logStore, k8s, activeAlertsBySeverity }: LogsServiceOptions): Promise<LogsService> {
+export async function buildLogsService({
+  config,
+  now = Date.now,
+  logStore,
+  k8s,
+  activeAlertsBySeverity,
+}: LogsServiceOptions): Promise<LogsService> {
   const database = await openDatabase<LogsSchema>(config.databaseUrl);
   let store: LogStore;
   let storeReads: StoreReads | undefined;
@@ -127,25 +133,47 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   const stats = new PipelineStats(now);
   const alertsRepository = new AlertsRepository(db);
   // Background work reports to the server log (created below; only called once running).
-  const alertNotifier = new WebhookNotifier(config.alerts.webhook, alertsRepository, now, (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'), (details) => app.log.warn(details, 'alert webhook delivery failed'));
-  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) => app.log.error({ err: error }, 'alert evaluation failed'));
+  const alertNotifier = new WebhookNotifier(
+    config.alerts.webhook,
+    alertsRepository,
+    now,
+    (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'),
+    (details) => app.log.warn(details, 'alert webhook delivery failed'),
+  );
+  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) =>
+    app.log.error({ err: error }, 'alert evaluation failed'),
+  );
   const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
   // Per-minute counts by ingestion source, persisted for the throughput dashboard.
-  const sourceCounts = new SourceCounts(db, database.dialect, (error) => app.log.error({ err: error }, 'writing ingestion source counts failed'));
+  const sourceCounts = new SourceCounts(db, database.dialect, (error) =>
+    app.log.error({ err: error }, 'writing ingestion source counts failed'),
+  );
   stats.onRecord((batch) => sourceCounts.add(batch));
-  const selfMetrics = new SelfMetricsSampler({ write: (tenantId, points) => metrics.insert(tenantId, points), tenantId: DEFAULT_TENANT_ID, now });
+  const selfMetrics = new SelfMetricsSampler({
+    write: (tenantId, points) => metrics.insert(tenantId, points),
+    tenantId: DEFAULT_TENANT_ID,
+    now,
+  });
   const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
   const app = createServer({
-    logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy, requestTimeoutMs: config.requestTimeoutMs, renderClientError: logsErrorBody,
+    logLevel: config.logLevel,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    requestTimeoutMs: config.requestTimeoutMs,
+    renderClientError: logsErrorBody,
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Gerbang logs', version: '1.0.0', description: 'Log monitoring: search, audit, tenants, users and roles, and log ingestion (OTLP, Elasticsearch bulk).' },
+      info: {
+        title: 'Gerbang logs',
+        version: '1.0.0',
+        description: 'Log monitoring: search, audit, tenants, users and roles, and log ingestion (OTLP, Elasticsearch bulk).',
+      },
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access_token from /api/login' },
@@ -167,15 +195,25 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
   const dashboards = new DashboardsService({
-    store, stats, sourceCounts, config: config.dashboards, now,
+    store,
+    stats,
+    sourceCounts,
+    config: config.dashboards,
+    now,
     activeAlertsBySeverity: activeAlertsBySeverity ?? ((tenantId) => alerts.activeCountsBySeverity(tenantId)),
     logError: (error, what) => app.log.error({ err: error }, what),
   });
   await app.register(dashboardsRoutes({ dashboards, guards }), { prefix: '/api/v1/dashboard' });
-  await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), { prefix: '/api/v1/k8s' });
+  await app.register(k8sRoutes({ cluster: k8s, requirePermission: (name) => guards.requirePermission(asPermission(name)) }), {
+    prefix: '/api/v1/k8s',
+  });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
   const ingest = { stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
-  const gatewayLogs = { store, gatewayUsername: config.gatewayShipperUsername, onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername) };
+  const gatewayLogs = {
+    store,
+    gatewayUsername: config.gatewayShipperUsername,
+    onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername),
+  };
   await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
   await app.register(elasticRoutes({ ...ingest, store }), { prefix: '/api/v1/_elastic' });
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
@@ -204,7 +242,9 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
     const pruneBefore = now() - config.retentionDays * 86_400_000;
     const prune = now() - prunedAt >= 3_600_000;
     if (prune) prunedAt = now();
-    (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) => app.log.error({ err: error }, 'source counts upkeep failed'));
+    (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) =>
+      app.log.error({ err: error }, 'source counts upkeep failed'),
+    );
   }, config.dashboards.sourceCountsFlushMs);
   countsTimer.unref();
   app.addHook('onClose', async () => database.close());
@@ -227,7 +267,17 @@ export async function buildLogsService({ config, now = Date.now, logStore, k8s, 
   // Notifications a stopped process left queued are sent now (in the background).
   alertEvaluator.resumeWebhooks().catch((error: unknown) => app.log.error({ err: error }, 'resuming alert webhooks failed'));
   return {
-    app, database, store, audit, stats, tenants, spans, metrics, selfMetrics, alerts, alertNotifier,
+    app,
+    database,
+    store,
+    audit,
+    stats,
+    tenants,
+    spans,
+    metrics,
+    selfMetrics,
+    alerts,
+    alertNotifier,
     provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
   };
 }

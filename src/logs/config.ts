@@ -51,7 +51,12 @@ export interface LogsConfig {
   /** Alerts (docs/alerts.md): how often due rules are looked for (0 = never), and webhook delivery. */
   readonly alerts: {
     readonly evalIntervalMs: number;
-    readonly webhook: { readonly timeoutMs: number; readonly attempts: number; readonly backoffMs: number; readonly allowedHosts: readonly string[] };
+    readonly webhook: {
+      readonly timeoutMs: number;
+      readonly attempts: number;
+      readonly backoffMs: number;
+      readonly allowedHosts: readonly string[];
+    };
   };
   /** Sites and pipeline status thresholds of the dashboards (docs/dashboards.md). */
   readonly dashboards: DashboardsConfig;
@@ -66,7 +71,10 @@ export function loadLogsConfig(env: Env): LogsConfig {
   const dataDir = read.string('DATA_DIR', './data');
   const adminPassword = read.optionalString('LOGS_ADMIN_PASSWORD');
   if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
-    throw new ConfigError('LOGS_ADMIN_PASSWORD', 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
+    throw new ConfigError(
+      'LOGS_ADMIN_PASSWORD',
+      'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)',
+    );
   }
   const accessTtlMs = read.duration('LOGS_ACCESS_TOKEN_TTL', '300s');
   if (accessTtlMs < 1000) throw new ConfigError('LOGS_ACCESS_TOKEN_TTL', 'must be at least 1s');
@@ -94,7 +102,13 @@ export function loadLogsConfig(env: Env): LogsConfig {
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
     ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
     trustProxy:
-      trustProxyRaw === undefined ? false : /^\d+$/.test(trustProxyRaw) ? Number(trustProxyRaw) : trustProxyRaw === 'true' ? true : trustProxyRaw,
+      trustProxyRaw === undefined
+        ? false
+        : /^\d+$/.test(trustProxyRaw)
+          ? Number(trustProxyRaw)
+          : trustProxyRaw === 'true'
+            ? true
+            : trustProxyRaw,
     requestTimeoutMs: read.duration('LOGS_REQUEST_TIMEOUT', '120s'),
     rateLimits: {
       loginPerAddress: rule('LOGS_LOGIN_RATE_PER_ADDRESS', 30, 'LOGS_LOGIN_RATE_WINDOW', '1m'),

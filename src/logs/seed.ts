@@ -10,7 +10,12 @@ import type { LogsUsersService } from './modules/users/users.service.js';
  * default tenant when there is no user at all. A generated password is printed once to the console
  * (never to the structured log).
  */
-export async function ensureFirstLogsAdmin(config: LogsConfig, users: LogsUsersRepository, service: LogsUsersService, log: FastifyBaseLogger): Promise<void> {
+export async function ensureFirstLogsAdmin(
+  config: LogsConfig,
+  users: LogsUsersRepository,
+  service: LogsUsersService,
+  log: FastifyBaseLogger,
+): Promise<void> {
   if ((await users.countAll()) > 0) return;
   const password = config.admin.password ?? generatePassword();
   try {

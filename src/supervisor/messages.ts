@@ -7,8 +7,12 @@ export interface ServiceReadyMessage {
 }
 
 export function isServiceReady(message: unknown): message is ServiceReadyMessage {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'gerbang:service-ready'
-    && typeof (message as { port?: unknown }).port === 'number';
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { type?: unknown }).type === 'gerbang:service-ready' &&
+    typeof (message as { port?: unknown }).port === 'number'
+  );
 }
 
 /** Set in the environment of the services `gerbang all` starts. */

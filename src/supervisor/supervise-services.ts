@@ -61,7 +61,11 @@ export function superviseServices({ services, cliArgs, log, graceMs = 15_000, po
           args: [...cliArgs, service.name],
           env: () => {
             const pinned = ports.get(service.name);
-            return { ...service.env(ports), [SUPERVISED_ENV]: '1', ...(pinned !== undefined ? { [service.portVariable]: String(pinned) } : {}) };
+            return {
+              ...service.env(ports),
+              [SUPERVISED_ENV]: '1',
+              ...(pinned !== undefined ? { [service.portVariable]: String(pinned) } : {}),
+            };
           },
           log,
           ...(policy ? { policy: policy() } : {}),

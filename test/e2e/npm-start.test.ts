@@ -28,8 +28,15 @@ interface Line {
 async function startAll(dataDir: string, masterData: string) {
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
     env: {
-      ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', GATEWAY_PORT: '0', LOGS_PORT: '0', LOG_LEVEL: 'info',
-      GATEWAY_ADMIN_PASSWORD: PASSWORD, LOGS_ADMIN_PASSWORD: PASSWORD, GATEWAY_TELEMETRY_INTERVAL: '50ms',
+      ...process.env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      GATEWAY_PORT: '0',
+      LOGS_PORT: '0',
+      LOG_LEVEL: 'info',
+      GATEWAY_ADMIN_PASSWORD: PASSWORD,
+      LOGS_ADMIN_PASSWORD: PASSWORD,
+      GATEWAY_TELEMETRY_INTERVAL: '50ms',
       SERVER_SERVICE_MASTER_DATA: masterData,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -64,10 +71,17 @@ async function startAll(dataDir: string, masterData: string) {
     ]);
   };
   const listening = await next((line) => line.msg === 'services listening');
-  const pidOf = (service: string) => lines.filter((line) => line.service === service && line.servicePid !== undefined && /^service (started|restarted)$/.test(line.msg)).at(-1)!.servicePid!;
+  const pidOf = (service: string) =>
+    lines
+      .filter((line) => line.service === service && line.servicePid !== undefined && /^service (started|restarted)$/.test(line.msg))
+      .at(-1)!.servicePid!;
   const ports = listening.services as { logs: number; gateway: number };
   return {
-    child, lines, next, exited, pidOf,
+    child,
+    lines,
+    next,
+    exited,
+    pidOf,
     logs: `http://127.0.0.1:${ports.logs}`,
     gateway: `http://127.0.0.1:${ports.gateway}`,
   };
@@ -90,7 +104,7 @@ async function logsAdmin(logs: string) {
 
 async function json(url: string, init: RequestInit = {}) {
   const response = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
-  return { status: response.status, body: (await response.json()) };
+  return { status: response.status, body: await response.json() };
 }
 
 describe('npm start: both services as two supervised processes, the gateway watched by the logs service', () => {
@@ -99,7 +113,9 @@ describe('npm start: both services as two supervised processes, the gateway watc
   let masterData: TestUpstream;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gerbang-e2e-'));
-    masterData = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[{"kode":"31","nama":"DKI Jakarta"}]'));
+    masterData = await startUpstream(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[{"kode":"31","nama":"DKI Jakarta"}]'),
+    );
     system = await startAll(dataDir, masterData.url);
   });
   after(async () => {
@@ -112,17 +128,25 @@ describe('npm start: both services as two supervised processes, the gateway watc
   });
 
   test('a proxied call shows in the service map as gateway -> master-data', async () => {
-    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const login = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
+    });
     const provinces = await json(`${system.gateway}/api/v1/master-data/provinsi`, { headers: { authorization: login.body.data.token } });
     assert.equal(provinces.status, 200);
     assert.equal(provinces.body[0].nama, 'DKI Jakarta');
     assert.match(String(masterData.seen.at(-1)!.headers.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
-    const logsLogin = await json(`${system.logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const logsLogin = await json(`${system.logs}/api/login`, {
+      method: 'POST',
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
     const auth = { authorization: `Bearer ${logsLogin.body.token.access_token}` };
     const edge = await eventually(async () => {
       const map = await json(`${system.logs}/api/v1/apm/service-map`, { headers: auth });
       assert.equal(map.status, 200);
-      const found = map.body.edges.find((e: { source: string; target: string }) => e.source === 'gerbang-gateway' && e.target === 'master-data');
+      const found = map.body.edges.find(
+        (e: { source: string; target: string }) => e.source === 'gerbang-gateway' && e.target === 'master-data',
+      );
       assert.ok(found, JSON.stringify(map.body.edges));
       return found;
     });
@@ -131,24 +155,43 @@ describe('npm start: both services as two supervised processes, the gateway watc
   });
 
   test('gateway traffic shows up in log search and the audit trail', async () => {
-    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const login = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
+    });
     assert.equal(login.status, 200);
     const token = login.body.data.token as string;
-    const bad = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: 'Wrong#Pass1' }) });
+    const bad = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: 'Wrong#Pass1' }),
+    });
     assert.equal(bad.status, 401);
     const created = await json(`${system.gateway}/api/v1/pengguna`, {
-      method: 'POST', headers: { authorization: token },
-      body: JSON.stringify({ no_pegawai: 'E2E001', nama: 'Uji Ujung', email: 'e2e@example.go.id', kata_sandi: 'Rahasia#123', tipe_pegawai: 'pns', hak_akses_id: 'pegawai' }),
+      method: 'POST',
+      headers: { authorization: token },
+      body: JSON.stringify({
+        no_pegawai: 'E2E001',
+        nama: 'Uji Ujung',
+        email: 'e2e@example.go.id',
+        kata_sandi: 'Rahasia#123',
+        tipe_pegawai: 'pns',
+        hak_akses_id: 'pegawai',
+      }),
     });
     assert.equal(created.status, 201);
 
-    const logsLogin = await json(`${system.logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const logsLogin = await json(`${system.logs}/api/login`, {
+      method: 'POST',
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
     const auth = { authorization: `Bearer ${logsLogin.body.token.access_token}` };
     const range = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };
 
     const found = await eventually(async () => {
       const search = await json(`${system.logs}/api/v1/logs/list/paginate`, {
-        method: 'POST', headers: auth, body: JSON.stringify({ query: 'service:gerbang-gateway', timeRange: range, limit: 100 }),
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ query: 'service:gerbang-gateway', timeRange: range, limit: 100 }),
       });
       assert.equal(search.status, 200);
       const messages = search.body.data.map((entry: { message: string }) => entry.message);
@@ -163,26 +206,39 @@ describe('npm start: both services as two supervised processes, the gateway watc
     const audit = await eventually(async () => {
       const search = await json(`${system.logs}/api/v1/log-audit/search?q=gateway.&limit=100`, { headers: auth });
       const actions = search.body.data.map((row: { action: string; outcome: string }) => `${row.action}:${row.outcome}`);
-      for (const expected of ['gateway.auth.login:success', 'gateway.auth.login:failure', 'gateway.user.create:success']) assert.ok(actions.includes(expected), actions.join(', '));
+      for (const expected of ['gateway.auth.login:success', 'gateway.auth.login:failure', 'gateway.user.create:success'])
+        assert.ok(actions.includes(expected), actions.join(', '));
       return search.body.data;
     });
     assert.ok(audit.every((row: { details: { source: string } }) => row.details.source === 'gateway'));
   });
 
   test('the dashboards show the gateway: overview, throughput and pipeline status', async () => {
-    const gatewayLogin = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const gatewayLogin = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
+    });
     assert.equal(gatewayLogin.status, 200);
-    const logsLogin = await json(`${system.logs}/api/login`, { method: 'POST', body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+    const logsLogin = await json(`${system.logs}/api/login`, {
+      method: 'POST',
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
     const auth = { authorization: `Bearer ${logsLogin.body.token.access_token}` };
     const range = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
 
     await eventually(async () => {
       const overview = await json(`${system.logs}/api/v1/dashboard/overview?${range}`, { headers: auth });
       assert.equal(overview.status, 200);
-      assert.ok(overview.body.top_services.some((s: { service: string; count: number }) => s.service === 'gerbang-gateway' && s.count > 0), JSON.stringify(overview.body.top_services));
+      assert.ok(
+        overview.body.top_services.some((s: { service: string; count: number }) => s.service === 'gerbang-gateway' && s.count > 0),
+        JSON.stringify(overview.body.top_services),
+      );
       const throughput = await json(`${system.logs}/api/v1/dashboard/throughput?${range}`, { headers: auth });
       assert.equal(throughput.status, 200);
-      assert.ok(throughput.body.sources.find((s: { source: string }) => s.source === 'gateway').total > 0, 'the gateway is a source of its own');
+      assert.ok(
+        throughput.body.sources.find((s: { source: string }) => s.source === 'gateway').total > 0,
+        'the gateway is a source of its own',
+      );
       assert.ok(throughput.body.services.some((s: { service: string }) => s.service === 'gerbang-gateway'));
       const pipeline = await json(`${system.logs}/api/v1/dashboard/pipeline/status`, { headers: auth });
       const gateway = pipeline.body.sources.find((s: { source: string }) => s.source === 'gateway');
@@ -196,7 +252,10 @@ describe('npm start: both services as two supervised processes, the gateway watc
     process.kill(killed, 'SIGKILL');
     const restarted = system.next((line) => line.service === 'gateway' && line.msg === 'service restarted', from);
     let back = false;
-    void restarted.then(() => (back = true), () => {});
+    void restarted.then(
+      () => (back = true),
+      () => {},
+    );
     let answered = 0;
     while (!back) {
       // Every probe while the gateway is down or starting: the console is unaffected.
@@ -211,12 +270,18 @@ describe('npm start: both services as two supervised processes, the gateway watc
     assert.equal(typeof exit.restartInMs, 'number');
     assert.equal((await restarted).port, Number(new URL(system.gateway).port), 'the same port');
     assert.equal(alive(killed), false);
-    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const login = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
+    });
     assert.equal(login.status, 200);
   });
 
   test('the logs service killed (SIGKILL): the gateway keeps proxying, the logs service comes back, and what the gateway did meanwhile reaches log search', async () => {
-    const login = await json(`${system.gateway}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }) });
+    const login = await json(`${system.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: PASSWORD }),
+    });
     const token = login.body.data.token as string;
     const gatewayPid = system.pidOf('gateway');
     const baseline = footprint(gatewayPid);
@@ -235,14 +300,20 @@ describe('npm start: both services as two supervised processes, the gateway watc
 
     const auth = await logsAdmin(system.logs);
     const range = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };
-    await eventually(async () => {
-      const search = await json(`${system.logs}/api/v1/logs/list/paginate`, {
-        method: 'POST', headers: auth, body: JSON.stringify({ query: 'service:gerbang-gateway', timeRange: range, limit: 100 }),
-      });
-      assert.equal(search.status, 200);
-      const messages = search.body.data.map((entry: { message: string }) => entry.message);
-      assert.ok(messages.includes(`GET ${marker} 200`), messages.join(' | '));
-    }, 90_000, 200);
+    await eventually(
+      async () => {
+        const search = await json(`${system.logs}/api/v1/logs/list/paginate`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ query: 'service:gerbang-gateway', timeRange: range, limit: 100 }),
+        });
+        assert.equal(search.status, 200);
+        const messages = search.body.data.map((entry: { message: string }) => entry.message);
+        assert.ok(messages.includes(`GET ${marker} 200`), messages.join(' | '));
+      },
+      90_000,
+      200,
+    );
     // The queue drained: the gateway's descriptors and memory are back where they were.
     await settlesBack(gatewayPid, baseline);
   });

@@ -39,12 +39,24 @@ for (const dialect of DIALECTS) {
         const arrived = once(gw.events, 'arrived:/slow');
         const closed = once(gw.events, 'closed:/slow');
         const body = method === 'GET' ? '' : '{"nama":"x"}';
-        const head = requestHead(method, '/api/v1/master-data/slow', { ...auth(), ...(body ? { 'content-type': 'application/json', 'content-length': body.length } : {}) });
+        const head = requestHead(method, '/api/v1/master-data/slow', {
+          ...auth(),
+          ...(body ? { 'content-type': 'application/json', 'content-length': body.length } : {}),
+        });
         const client = await sendAndHold(gw.port, head, body);
         await arrived;
         client.destroy();
         await closed; // the gateway ended the upstream call (its timeout here is 30 s)
-        await gw.receiver.waitFor(() => gw.receiver.logRecords().some((r) => r.attributes['url.path'] === '/api/v1/master-data/slow' && r.attributes['http.request.method'] === method && r.attributes['http.response.status_code'] === 499));
+        await gw.receiver.waitFor(() =>
+          gw.receiver
+            .logRecords()
+            .some(
+              (r) =>
+                r.attributes['url.path'] === '/api/v1/master-data/slow' &&
+                r.attributes['http.request.method'] === method &&
+                r.attributes['http.response.status_code'] === 499,
+            ),
+        );
         await gw.stillServes(baseline);
       });
     }
@@ -53,7 +65,11 @@ for (const dialect of DIALECTS) {
       const baseline = gw.baseline();
       const arrived = once(gw.events, 'arrived:/upload-sink');
       const closed = once(gw.events, 'closed:/upload-sink');
-      const head = requestHead('PUT', '/api/v1/file/upload-sink', { ...auth(), 'content-type': 'application/octet-stream', 'content-length': 16 * MIB });
+      const head = requestHead('PUT', '/api/v1/file/upload-sink', {
+        ...auth(),
+        'content-type': 'application/octet-stream',
+        'content-length': 16 * MIB,
+      });
       const client = await sendAndHold(gw.port, head, Buffer.alloc(8 * MIB, 5));
       await arrived;
       await once(gw.events, 'upload-data'); // part of the body reached the upstream
@@ -62,20 +78,28 @@ for (const dialect of DIALECTS) {
       await gw.stillServes(baseline);
     });
 
-    test('mid-download: the client reads the first part of a 64 MiB answer and leaves; the upstream call is ended', { timeout: 30_000 }, async () => {
-      const baseline = gw.baseline();
-      const closed = once(gw.events, 'closed:/big');
-      const first = await readFirstChunkThenDestroy(gw.port, '/api/v1/file/big', auth());
-      assert.equal(first.status, 200);
-      await closed;
-      await gw.stillServes(baseline);
-    });
+    test(
+      'mid-download: the client reads the first part of a 64 MiB answer and leaves; the upstream call is ended',
+      { timeout: 30_000 },
+      async () => {
+        const baseline = gw.baseline();
+        const closed = once(gw.events, 'closed:/big');
+        const first = await readFirstChunkThenDestroy(gw.port, '/api/v1/file/big', auth());
+        assert.equal(first.status, 200);
+        await closed;
+        await gw.stillServes(baseline);
+      },
+    );
 
     test('during login (argon2 running): the client sends the login and closes at once', { timeout: 30_000 }, async () => {
       const baseline = gw.baseline();
       const body = JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD });
       for (let i = 0; i < 5; i += 1) {
-        await sendThenClose(gw.port, requestHead('POST', '/api/v1/auth/login', { 'content-type': 'application/json', 'content-length': body.length }), body);
+        await sendThenClose(
+          gw.port,
+          requestHead('POST', '/api/v1/auth/login', { 'content-type': 'application/json', 'content-length': body.length }),
+          body,
+        );
       }
       // The logins ran to their end for nobody; the account is not locked, and login still works.
       const login = await gw.call('POST', '/api/v1/auth/login', { headers: { 'content-type': 'application/json' }, body });
@@ -83,25 +107,36 @@ for (const dialect of DIALECTS) {
       await gw.stillServes(baseline);
     });
 
-    test('during SSO while the provider\'s keys are being fetched (the JWKS endpoint stalls): the client closes', { timeout: 30_000 }, async () => {
-      const baseline = gw.baseline();
-      const { privateKey } = await generateKeyPair('RS256');
-      const now = Math.floor(Date.now() / 1000);
-      const idToken = await new SignJWT({ email: 'a@example.go.id', email_verified: true })
-        .setProtectedHeader({ alg: 'RS256', kid: 'stall-kid' })
-        .setIssuer(gw.issuer.url).setAudience('web').setSubject('stall-sub').setIssuedAt(now).setExpirationTime(now + 600)
-        .sign(privateKey);
-      const body = JSON.stringify({ id_token: idToken });
-      const fetching = once(gw.issuer.events, 'jwks');
-      const head = requestHead('POST', '/auth/login-sso', { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      const client = await sendAndHold(gw.port, head, body);
-      await fetching; // the gateway is waiting on the provider
-      client.destroy();
-      // The wait ends with the gateway's own timeout (5 s); a login after it still gets a clear answer.
-      const after = await gw.call('POST', '/auth/login-sso', { headers: { 'content-type': 'application/json' }, body });
-      assert.ok([401, 503].includes(after.status), `${after.status} ${after.body.toString()}`);
-      assert.equal(JSON.parse(after.body.toString()).status, false);
-      await gw.stillServes(baseline);
-    });
+    test(
+      "during SSO while the provider's keys are being fetched (the JWKS endpoint stalls): the client closes",
+      { timeout: 30_000 },
+      async () => {
+        const baseline = gw.baseline();
+        const { privateKey } = await generateKeyPair('RS256');
+        const now = Math.floor(Date.now() / 1000);
+        const idToken = await new SignJWT({ email: 'a@example.go.id', email_verified: true })
+          .setProtectedHeader({ alg: 'RS256', kid: 'stall-kid' })
+          .setIssuer(gw.issuer.url)
+          .setAudience('web')
+          .setSubject('stall-sub')
+          .setIssuedAt(now)
+          .setExpirationTime(now + 600)
+          .sign(privateKey);
+        const body = JSON.stringify({ id_token: idToken });
+        const fetching = once(gw.issuer.events, 'jwks');
+        const head = requestHead('POST', '/auth/login-sso', {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        });
+        const client = await sendAndHold(gw.port, head, body);
+        await fetching; // the gateway is waiting on the provider
+        client.destroy();
+        // The wait ends with the gateway's own timeout (5 s); a login after it still gets a clear answer.
+        const after = await gw.call('POST', '/auth/login-sso', { headers: { 'content-type': 'application/json' }, body });
+        assert.ok([401, 503].includes(after.status), `${after.status} ${after.body.toString()}`);
+        assert.equal(JSON.parse(after.body.toString()).status, false);
+        await gw.stillServes(baseline);
+      },
+    );
   });
 }

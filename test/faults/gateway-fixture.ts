@@ -64,10 +64,11 @@ async function stallingIssuer() {
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     state,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -111,7 +112,10 @@ function faultUpstream(events: EventEmitter) {
         // The status line one byte at a time, a byte a second: the 1 s timeout must end it.
         const head = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok';
         let at = 0;
-        const timer = setInterval(() => (at < head.length && !req.socket.destroyed ? req.socket.write(head[at++]!) : clearInterval(timer)), 1_000);
+        const timer = setInterval(
+          () => (at < head.length && !req.socket.destroyed ? req.socket.write(head[at++]!) : clearInterval(timer)),
+          1_000,
+        );
         req.socket.once('close', () => clearInterval(timer));
         return;
       }
@@ -120,7 +124,9 @@ function faultUpstream(events: EventEmitter) {
     const body = await readAll(req).catch(() => undefined);
     if (body === undefined) return;
     seen.body = body;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, length: seen.body.length }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ method: req.method, url: req.url, length: seen.body.length }));
   });
 }
 
@@ -176,7 +182,10 @@ export async function startGatewayUnderFault(dialect: DialectName, env: Record<s
     throw error;
   }
   const call: GatewayUnderFault['call'] = (method, path, options = {}) => rawRequest(port, method, path, options);
-  const login = await call('POST', '/api/v1/auth/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }) });
+  const login = await call('POST', '/api/v1/auth/login', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
+  });
   assert.equal(login.status, 200, login.body.toString());
   const token = (JSON.parse(login.body.toString()) as { data: { token: string } }).data.token;
 
@@ -197,7 +206,10 @@ export async function startGatewayUnderFault(dialect: DialectName, env: Record<s
     async stillServes(baseline) {
       fixture.alive();
       assert.equal((await call('GET', '/healthz')).status, 200);
-      const proxied = await call('POST', '/api/v1/master-data/ok', { headers: { authorization: token, 'content-type': 'application/json' }, body: '{"still":"serving"}' });
+      const proxied = await call('POST', '/api/v1/master-data/ok', {
+        headers: { authorization: token, 'content-type': 'application/json' },
+        body: '{"still":"serving"}',
+      });
       assert.equal(proxied.status, 200, proxied.body.toString());
       await settlesBack(fixture.pid, baseline);
       fixture.alive();

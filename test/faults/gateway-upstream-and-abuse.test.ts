@@ -52,7 +52,7 @@ describe('gateway faults: upstreams [sqlite]', { timeout: 120_000 }, () => {
     await gw.stillServes(baseline);
   });
 
-  test('reset mid-body: the client\'s connection is closed before the declared length', { timeout: 30_000 }, async () => {
+  test("reset mid-body: the client's connection is closed before the declared length", { timeout: 30_000 }, async () => {
     const baseline = gw.baseline();
     const response = await get('/api/v1/master-data/reset-mid-body');
     assert.equal(response.status, 200);
@@ -128,20 +128,42 @@ describe('gateway faults: HTTP abuse [sqlite]', { timeout: 120_000 }, () => {
   test('Content-Length with Transfer-Encoding: refused, nothing smuggled', { timeout: 30_000 }, async () => {
     const inner = smuggled('clte');
     const body = `0\r\n\r\n${inner}`;
-    await assertRefused([`POST /api/v1/tramtibum/front HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body}`], [400], 'clte', 'CL+TE');
+    await assertRefused(
+      [
+        `POST /api/v1/tramtibum/front HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body}`,
+      ],
+      [400],
+      'clte',
+      'CL+TE',
+    );
   });
 
   test('two different Content-Lengths: refused, nothing smuggled', { timeout: 30_000 }, async () => {
     const inner = smuggled('clcl');
-    await assertRefused([`POST /api/v1/tramtibum/front HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: 0\r\nContent-Length: ${inner.length}\r\n\r\n${inner}`], [400], 'clcl', 'CL+CL');
+    await assertRefused(
+      [`POST /api/v1/tramtibum/front HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: 0\r\nContent-Length: ${inner.length}\r\n\r\n${inner}`],
+      [400],
+      'clcl',
+      'CL+CL',
+    );
   });
 
   test('an obs-folded header: refused', { timeout: 30_000 }, async () => {
-    await assertRefused([`GET /api/v1/tramtibum/fold HTTP/1.1\r\nHost: x\r\n${auth()}X-Folded: a\r\n b\r\n\r\n`], [400], 'fold', 'obs-fold');
+    await assertRefused(
+      [`GET /api/v1/tramtibum/fold HTTP/1.1\r\nHost: x\r\n${auth()}X-Folded: a\r\n b\r\n\r\n`],
+      [400],
+      'fold',
+      'obs-fold',
+    );
   });
 
   test('an oversized header (32 KiB): 431 or 400', { timeout: 30_000 }, async () => {
-    await assertRefused([`GET /api/v1/tramtibum/big-header HTTP/1.1\r\nHost: x\r\n${auth()}X-Big: ${'a'.repeat(32 * 1024)}\r\n\r\n`], [431, 400], 'bighead', 'oversized header');
+    await assertRefused(
+      [`GET /api/v1/tramtibum/big-header HTTP/1.1\r\nHost: x\r\n${auth()}X-Big: ${'a'.repeat(32 * 1024)}\r\n\r\n`],
+      [431, 400],
+      'bighead',
+      'oversized header',
+    );
   });
 
   test('too many headers (3,000): 431 or 400', { timeout: 30_000 }, async () => {
@@ -149,44 +171,61 @@ describe('gateway faults: HTTP abuse [sqlite]', { timeout: 120_000 }, () => {
     await assertRefused([`GET /api/v1/tramtibum/many HTTP/1.1\r\nHost: x\r\n${auth()}${many}\r\n`], [431, 400], 'many', 'too many headers');
   });
 
-  test('pipelining: two requests in one write are both answered, in order; the upstream sees exactly those two', { timeout: 30_000 }, async () => {
-    const baseline = gw.baseline();
-    const one = `GET /api/v1/tramtibum/pipe-a HTTP/1.1\r\nHost: x\r\n${auth()}\r\n`;
-    const two = `POST /api/v1/tramtibum/pipe-b HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{"b":2}`;
-    const exchange = await rawExchange(gw.port, [one + two], { expectResponses: 2 });
-    assert.deepEqual(exchange.statuses, [200, 200]);
-    assert.match(exchange.text, /"url":"\/pipe-a"[\s\S]*"url":"\/pipe-b","length":7/);
-    assert.deepEqual(gw.upstream.seen.filter((seen) => seen.url.startsWith('/pipe-')).map((seen) => `${seen.method} ${seen.url}`), ['GET /pipe-a', 'POST /pipe-b']);
-    await gw.stillServes(baseline);
-  });
+  test(
+    'pipelining: two requests in one write are both answered, in order; the upstream sees exactly those two',
+    { timeout: 30_000 },
+    async () => {
+      const baseline = gw.baseline();
+      const one = `GET /api/v1/tramtibum/pipe-a HTTP/1.1\r\nHost: x\r\n${auth()}\r\n`;
+      const two = `POST /api/v1/tramtibum/pipe-b HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{"b":2}`;
+      const exchange = await rawExchange(gw.port, [one + two], { expectResponses: 2 });
+      assert.deepEqual(exchange.statuses, [200, 200]);
+      assert.match(exchange.text, /"url":"\/pipe-a"[\s\S]*"url":"\/pipe-b","length":7/);
+      assert.deepEqual(
+        gw.upstream.seen.filter((seen) => seen.url.startsWith('/pipe-')).map((seen) => `${seen.method} ${seen.url}`),
+        ['GET /pipe-a', 'POST /pipe-b'],
+      );
+      await gw.stillServes(baseline);
+    },
+  );
 
-  test('slowloris: headers one byte at a time are cut off within the request timeout; nothing reaches the upstream', { timeout: 30_000 }, async () => {
-    const baseline = gw.baseline();
-    const socket = connect(gw.port, '127.0.0.1');
-    socket.on('error', () => {});
-    await once(socket, 'connect');
-    const head = `GET /api/v1/tramtibum/smuggled-slowloris HTTP/1.1\r\nHost: x\r\n${auth()}X-Slow: `;
-    let at = 0;
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
-    // A byte every 50 ms (the slow client under test, not a wait): it never finishes its headers.
-    const drip = setInterval(() => socket.write(at < head.length ? head[at++]! : 'a'), 50);
-    await once(socket, 'close'); // the server closed it
-    clearInterval(drip);
-    assert.ok(received === '' || /^HTTP\/1\.1 408/.test(received), received.slice(0, 200));
-    if (received !== '') assert.equal(envelope(JSON.stringify(lastJsonBody(received))).code, 408);
-    assert.deepEqual(seenFor('smuggled-slowloris'), []);
-    await gw.stillServes(baseline);
-  });
+  test(
+    'slowloris: headers one byte at a time are cut off within the request timeout; nothing reaches the upstream',
+    { timeout: 30_000 },
+    async () => {
+      const baseline = gw.baseline();
+      const socket = connect(gw.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      const head = `GET /api/v1/tramtibum/smuggled-slowloris HTTP/1.1\r\nHost: x\r\n${auth()}X-Slow: `;
+      let at = 0;
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+      // A byte every 50 ms (the slow client under test, not a wait): it never finishes its headers.
+      const drip = setInterval(() => socket.write(at < head.length ? head[at++]! : 'a'), 50);
+      await once(socket, 'close'); // the server closed it
+      clearInterval(drip);
+      assert.ok(received === '' || /^HTTP\/1\.1 408/.test(received), received.slice(0, 200));
+      if (received !== '') assert.equal(envelope(JSON.stringify(lastJsonBody(received))).code, 408);
+      assert.deepEqual(seenFor('smuggled-slowloris'), []);
+      await gw.stillServes(baseline);
+    },
+  );
 
-  test('a proxied upload that stalls after its headers is cut off within the request timeout; the upstream call is abandoned', { timeout: 30_000 }, async () => {
-    const baseline = gw.baseline();
-    const socket = connect(gw.port, '127.0.0.1');
-    socket.on('error', () => {});
-    await once(socket, 'connect');
-    // 16 bytes of a declared 100,000, then nothing: only the server can end this exchange.
-    socket.write(`POST /api/v1/tramtibum/stalled-upload HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"data":"xxxxxx`);
-    await once(socket, 'close');
-    await gw.stillServes(baseline);
-  });
+  test(
+    'a proxied upload that stalls after its headers is cut off within the request timeout; the upstream call is abandoned',
+    { timeout: 30_000 },
+    async () => {
+      const baseline = gw.baseline();
+      const socket = connect(gw.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      // 16 bytes of a declared 100,000, then nothing: only the server can end this exchange.
+      socket.write(
+        `POST /api/v1/tramtibum/stalled-upload HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"data":"xxxxxx`,
+      );
+      await once(socket, 'close');
+      await gw.stillServes(baseline);
+    },
+  );
 });

@@ -29,7 +29,10 @@ for (const dialect of DIALECTS) {
           const n = batch * 5000 + i;
           return `{"index":{}}\n${JSON.stringify({ message: `generated entry w${n % 100} w${(n * 7) % 100} number ${n}`, level: n % 3 ? 'info' : 'error', rank: (n * 7919) % 10007 })}`;
         });
-        const response = await logs.call('POST', '/api/v1/_elastic/_bulk', { headers: { authorization: logs.admin, 'content-type': 'application/x-ndjson' }, body: `${lines.join('\n')}\n` });
+        const response = await logs.call('POST', '/api/v1/_elastic/_bulk', {
+          headers: { authorization: logs.admin, 'content-type': 'application/x-ndjson' },
+          body: `${lines.join('\n')}\n`,
+        });
         assert.equal(response.status, 200, response.body.toString());
       }
     });
@@ -37,7 +40,10 @@ for (const dialect of DIALECTS) {
 
     const prematureCloses = () => logs.logLines().filter((line) => line.msg === 'stream closed prematurely').length;
 
-    for (const [format, path] of [['CSV', '/api/v1/log-audit/export/csv'], ['XLSX', '/api/v1/log-audit/export/excel']] as const) {
+    for (const [format, path] of [
+      ['CSV', '/api/v1/log-audit/export/csv'],
+      ['XLSX', '/api/v1/log-audit/export/excel'],
+    ] as const) {
       test(`a client that leaves the ${format} audit export after its first chunk: the stream stops, the service keeps serving, nothing leaks`, async () => {
         const baseline = logs.baseline();
         const closesBefore = prematureCloses();
@@ -60,12 +66,25 @@ for (const dialect of DIALECTS) {
       const baseline = logs.baseline();
       // Many prefixes OR-ed over the whole store, sorted by an attribute: every entry is read and sorted.
       const query = Array.from({ length: 90 }, (_, i) => `w${i}*`).join(' OR ');
-      const body = JSON.stringify({ query, sort: { field: 'rank', order: 'asc' }, limit: 1000, page: 3, timeRange: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() } });
-      const head = requestHead('POST', '/api/v1/logs/list/paginate', { authorization: logs.admin, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      const body = JSON.stringify({
+        query,
+        sort: { field: 'rank', order: 'asc' },
+        limit: 1000,
+        page: 3,
+        timeRange: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() },
+      });
+      const head = requestHead('POST', '/api/v1/logs/list/paginate', {
+        authorization: logs.admin,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
       await Promise.all(Array.from({ length: REPEAT }, () => sendThenClose(logs.port, head, body)));
       await logs.stillServes(baseline);
       // The same search, waited for, still answers in full.
-      const answered = await logs.call('POST', '/api/v1/logs/list/paginate', { headers: { authorization: logs.admin, 'content-type': 'application/json' }, body });
+      const answered = await logs.call('POST', '/api/v1/logs/list/paginate', {
+        headers: { authorization: logs.admin, 'content-type': 'application/json' },
+        body,
+      });
       assert.equal(answered.status, 200, answered.body.toString());
       assert.equal((JSON.parse(answered.body.toString()) as { total: number }).total, STORE_ENTRIES);
     });
@@ -75,8 +94,15 @@ for (const dialect of DIALECTS) {
       const body = JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD });
       const head = requestHead('POST', '/api/login', { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       const wrong = JSON.stringify({ username: LOGS_ADMIN, password: 'Wrong#Passw0rd' });
-      const wrongHead = requestHead('POST', '/api/login', { 'content-type': 'application/json', 'content-length': Buffer.byteLength(wrong) });
-      await Promise.all(Array.from({ length: REPEAT }, (_, i) => (i % 2 ? sendThenClose(logs.port, head, body) : sendThenClose(logs.port, wrongHead, wrong))));
+      const wrongHead = requestHead('POST', '/api/login', {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(wrong),
+      });
+      await Promise.all(
+        Array.from({ length: REPEAT }, (_, i) =>
+          i % 2 ? sendThenClose(logs.port, head, body) : sendThenClose(logs.port, wrongHead, wrong),
+        ),
+      );
       await logs.stillServes(baseline);
       const login = await logs.call('POST', '/api/login', { headers: { 'content-type': 'application/json' }, body });
       assert.equal(login.status, 200, login.body.toString());

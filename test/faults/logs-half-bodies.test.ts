@@ -30,7 +30,9 @@ interface Signal {
   stored(logs: LogsUnderFault, marker: string): Promise<number>;
 }
 
-const resource = (attributes: Record<string, string>) => ({ attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } })) });
+const resource = (attributes: Record<string, string>) => ({
+  attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } })),
+});
 const traceIdOf = (marker: string) => Buffer.from(marker.padEnd(16, '0').slice(-16)).toString('hex');
 
 const SIGNALS: Signal[] = [
@@ -38,7 +40,19 @@ const SIGNALS: Signal[] = [
     path: '/v1/logs',
     message: 'otlp.ExportLogsServiceRequest',
     json: (marker) => ({
-      resourceLogs: [{ resource: resource({ 'service.name': 'faults' }), scopeLogs: [{ logRecords: Array.from({ length: ENTRIES }, (_, i) => ({ timeUnixNano: ns(Date.now()), body: { stringValue: `otlp ${marker} record ${i}` } })) }] }],
+      resourceLogs: [
+        {
+          resource: resource({ 'service.name': 'faults' }),
+          scopeLogs: [
+            {
+              logRecords: Array.from({ length: ENTRIES }, (_, i) => ({
+                timeUnixNano: ns(Date.now()),
+                body: { stringValue: `otlp ${marker} record ${i}` },
+              })),
+            },
+          ],
+        },
+      ],
     }),
     stored: (logs, marker) => logs.count(marker),
   },
@@ -46,10 +60,22 @@ const SIGNALS: Signal[] = [
     path: '/v1/traces',
     message: 'otlp.ExportTraceServiceRequest',
     json: (marker) => ({
-      resourceSpans: [{
-        resource: resource({ 'service.name': 'faults' }),
-        scopeSpans: [{ spans: Array.from({ length: ENTRIES }, (_, i) => ({ traceId: traceIdOf(marker), spanId: (i + 1).toString(16).padStart(16, '0'), name: `op ${i}`, startTimeUnixNano: ns(Date.now() - 1000), endTimeUnixNano: ns(Date.now()) })) }],
-      }],
+      resourceSpans: [
+        {
+          resource: resource({ 'service.name': 'faults' }),
+          scopeSpans: [
+            {
+              spans: Array.from({ length: ENTRIES }, (_, i) => ({
+                traceId: traceIdOf(marker),
+                spanId: (i + 1).toString(16).padStart(16, '0'),
+                name: `op ${i}`,
+                startTimeUnixNano: ns(Date.now() - 1000),
+                endTimeUnixNano: ns(Date.now()),
+              })),
+            },
+          ],
+        },
+      ],
     }),
     async stored(logs, marker) {
       const response = await logs.call('GET', `/api/v1/apm/traces/${traceIdOf(marker)}`, { headers: { authorization: logs.admin } });
@@ -62,10 +88,23 @@ const SIGNALS: Signal[] = [
     path: '/v1/metrics',
     message: 'otlp.ExportMetricsServiceRequest',
     json: (marker) => ({
-      resourceMetrics: [{
-        resource: resource({ 'host.name': marker }),
-        scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: Array.from({ length: ENTRIES }, (_, i) => ({ timeUnixNano: ns(Date.now() - i * 1000), asDouble: 1.5 })) } }] }],
-      }],
+      resourceMetrics: [
+        {
+          resource: resource({ 'host.name': marker }),
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: 'system.cpu.load_average.1m',
+                  gauge: {
+                    dataPoints: Array.from({ length: ENTRIES }, (_, i) => ({ timeUnixNano: ns(Date.now() - i * 1000), asDouble: 1.5 })),
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
     }),
     async stored(logs, marker) {
       const range = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
@@ -79,7 +118,9 @@ const SIGNALS: Signal[] = [
 /** The OTLP/JSON object as protobuf (ids from hex to bytes, as the protobuf form carries them). */
 function protobufOf(message: string, json: Record<string, unknown>): Buffer {
   const type = root.lookupType(message);
-  const withBytes = JSON.parse(JSON.stringify(json), (key, value: unknown) => ((key === 'traceId' || key === 'spanId') && typeof value === 'string' ? Buffer.from(value, 'hex') : value)) as Record<string, unknown>;
+  const withBytes = JSON.parse(JSON.stringify(json), (key, value: unknown) =>
+    (key === 'traceId' || key === 'spanId') && typeof value === 'string' ? Buffer.from(value, 'hex') : value,
+  ) as Record<string, unknown>;
   return Buffer.from(type.encode(type.fromObject(withBytes)).finish());
 }
 
@@ -94,7 +135,12 @@ for (const dialect of DIALECTS) {
     const bulkHeaders = () => ({ authorization: logs.admin, 'content-type': 'application/x-ndjson' });
 
     /** The broken request's marker has nothing stored, once a whole request sent after it was stored. */
-    async function wholeRequestStoredAndNothingOf(brokenMarker: string, count: (marker: string) => Promise<number>, sendWhole: (marker: string) => Promise<void>, expected = ENTRIES) {
+    async function wholeRequestStoredAndNothingOf(
+      brokenMarker: string,
+      count: (marker: string) => Promise<number>,
+      sendWhole: (marker: string) => Promise<void>,
+      expected = ENTRIES,
+    ) {
       const wholeMarker = uniqueName('whole').toLowerCase();
       await sendWhole(wholeMarker);
       assert.equal(await count(wholeMarker), expected);
@@ -109,7 +155,11 @@ for (const dialect of DIALECTS) {
       const baseline = logs.baseline();
       const marker = uniqueName('halfcl').toLowerCase();
       const body = Buffer.from(bulkBody(marker));
-      await sendThenClose(logs.port, requestHead('POST', '/api/v1/_elastic/_bulk', { ...bulkHeaders(), 'content-length': body.length }), body.subarray(0, body.length / 2));
+      await sendThenClose(
+        logs.port,
+        requestHead('POST', '/api/v1/_elastic/_bulk', { ...bulkHeaders(), 'content-length': body.length }),
+        body.subarray(0, body.length / 2),
+      );
       await wholeRequestStoredAndNothingOf(marker, logs.count, sendWholeBulk);
       await logs.stillServes(baseline);
     });
@@ -121,8 +171,16 @@ for (const dialect of DIALECTS) {
       const firstHalf = body.subarray(0, body.length / 2);
       // Two whole chunks (each NDJSON lines cut anywhere), never the terminating zero-length chunk.
       const cut = '{"index":{}}\n{"me';
-      const chunks = Buffer.concat([Buffer.from(`${firstHalf.length.toString(16)}\r\n`), firstHalf, Buffer.from(`\r\n${cut.length.toString(16)}\r\n${cut}\r\n`)]);
-      await sendThenClose(logs.port, requestHead('POST', '/api/v1/_elastic/_bulk', { ...bulkHeaders(), 'transfer-encoding': 'chunked' }), chunks);
+      const chunks = Buffer.concat([
+        Buffer.from(`${firstHalf.length.toString(16)}\r\n`),
+        firstHalf,
+        Buffer.from(`\r\n${cut.length.toString(16)}\r\n${cut}\r\n`),
+      ]);
+      await sendThenClose(
+        logs.port,
+        requestHead('POST', '/api/v1/_elastic/_bulk', { ...bulkHeaders(), 'transfer-encoding': 'chunked' }),
+        chunks,
+      );
       await wholeRequestStoredAndNothingOf(marker, logs.count, sendWholeBulk);
       await logs.stillServes(baseline);
     });
@@ -132,7 +190,11 @@ for (const dialect of DIALECTS) {
       const marker = uniqueName('halfgzip').toLowerCase();
       const body = gzipSync(bulkBody(marker));
       const headers = { ...bulkHeaders(), 'content-encoding': 'gzip' };
-      await sendThenClose(logs.port, requestHead('POST', '/api/v1/_elastic/_bulk', { ...headers, 'content-length': body.length }), body.subarray(0, body.length / 2));
+      await sendThenClose(
+        logs.port,
+        requestHead('POST', '/api/v1/_elastic/_bulk', { ...headers, 'content-length': body.length }),
+        body.subarray(0, body.length / 2),
+      );
       await wholeRequestStoredAndNothingOf(marker, logs.count, async (whole) => {
         const response = await logs.call('POST', '/api/v1/_elastic/_bulk', { headers, body: gzipSync(bulkBody(whole)) });
         assert.equal(response.status, 200, response.body.toString());
@@ -144,7 +206,10 @@ for (const dialect of DIALECTS) {
       const baseline = logs.baseline();
       const marker = uniqueName('cutgzip').toLowerCase();
       const body = gzipSync(bulkBody(marker));
-      const response = await logs.call('POST', '/api/v1/_elastic/_bulk', { headers: { ...bulkHeaders(), 'content-encoding': 'gzip' }, body: body.subarray(0, body.length / 2) });
+      const response = await logs.call('POST', '/api/v1/_elastic/_bulk', {
+        headers: { ...bulkHeaders(), 'content-encoding': 'gzip' },
+        body: body.subarray(0, body.length / 2),
+      });
       assert.equal(response.status, 400, response.body.toString());
       assert.equal(typeof (JSON.parse(response.body.toString()) as { error: unknown }).error, 'string');
       await wholeRequestStoredAndNothingOf(marker, logs.count, sendWholeBulk);
@@ -157,14 +222,27 @@ for (const dialect of DIALECTS) {
           const baseline = logs.baseline();
           const marker = uniqueName(`half${encoding}`).toLowerCase();
           const contentType = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
-          const encode = (m: string) => (encoding === 'json' ? Buffer.from(JSON.stringify(signal.json(m))) : protobufOf(signal.message, signal.json(m)));
+          const encode = (m: string) =>
+            encoding === 'json' ? Buffer.from(JSON.stringify(signal.json(m))) : protobufOf(signal.message, signal.json(m));
           const body = encode(marker);
-          await sendThenClose(logs.port, requestHead('POST', signal.path, { authorization: logs.admin, 'content-type': contentType, 'content-length': body.length }), body.subarray(0, body.length / 2));
+          await sendThenClose(
+            logs.port,
+            requestHead('POST', signal.path, { authorization: logs.admin, 'content-type': contentType, 'content-length': body.length }),
+            body.subarray(0, body.length / 2),
+          );
           const expected = signal.path === '/v1/metrics' ? 1 : ENTRIES;
-          await wholeRequestStoredAndNothingOf(marker, (m) => signal.stored(logs, m), async (whole) => {
-            const response = await logs.call('POST', signal.path, { headers: { authorization: logs.admin, 'content-type': contentType }, body: encode(whole) });
-            assert.equal(response.status, 200, response.body.toString());
-          }, expected);
+          await wholeRequestStoredAndNothingOf(
+            marker,
+            (m) => signal.stored(logs, m),
+            async (whole) => {
+              const response = await logs.call('POST', signal.path, {
+                headers: { authorization: logs.admin, 'content-type': contentType },
+                body: encode(whole),
+              });
+              assert.equal(response.status, 200, response.body.toString());
+            },
+            expected,
+          );
           await logs.stillServes(baseline);
         });
       }
@@ -174,10 +252,17 @@ for (const dialect of DIALECTS) {
       const baseline = logs.baseline();
       const marker = uniqueName('retried').toLowerCase();
       const body = Buffer.from(bulkBody(marker));
-      const head = requestHead('POST', '/api/v1/_elastic/_bulk', { authorization: logs.basic, 'content-type': 'application/x-ndjson', 'content-length': body.length });
+      const head = requestHead('POST', '/api/v1/_elastic/_bulk', {
+        authorization: logs.basic,
+        'content-type': 'application/x-ndjson',
+        'content-length': body.length,
+      });
       // The whole request is sent, and the client aborts before the answer (its timeout fired).
       await sendThenClose(logs.port, head, body);
-      const retry = await logs.call('POST', '/api/v1/_elastic/_bulk', { headers: { authorization: logs.basic, 'content-type': 'application/x-ndjson' }, body });
+      const retry = await logs.call('POST', '/api/v1/_elastic/_bulk', {
+        headers: { authorization: logs.basic, 'content-type': 'application/x-ndjson' },
+        body,
+      });
       assert.equal(retry.status, 200, retry.body.toString());
       // Whether the aborted copy is stored depends on how far it got before the close was seen (it is
       // whole: the service may finish it). Either way batches are stored whole: one copy or two, never a part.

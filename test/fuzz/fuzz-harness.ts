@@ -54,7 +54,13 @@ export async function snapshotTables(db: Kysely<any>, tables: readonly string[])
   const result: Record<string, string> = {};
   for (const table of tables) {
     const rows = await db.selectFrom(table).selectAll().execute();
-    const lines = rows.map((row) => JSON.stringify(row, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : Buffer.isBuffer(value) ? value.toString('hex') : value))).sort();
+    const lines = rows
+      .map((row) =>
+        JSON.stringify(row, (_key, value: unknown) =>
+          typeof value === 'bigint' ? value.toString() : Buffer.isBuffer(value) ? value.toString('hex') : value,
+        ),
+      )
+      .sort();
     result[table] = `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16)}`;
   }
   return result;
@@ -66,13 +72,23 @@ function changedTables(before: Record<string, string>, after: Record<string, str
 
 /** Everything needed to replay a finding by hand. */
 export function describeRequest(actor: Actor['name'], request: FuzzRequest): string {
-  const payload = request.payload === undefined ? '' : typeof request.payload === 'string' ? request.payload : request.payload.toString('utf8');
-  const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 200)}...(${v.length})` : v]));
+  const payload =
+    request.payload === undefined ? '' : typeof request.payload === 'string' ? request.payload : request.payload.toString('utf8');
+  const headers = Object.fromEntries(
+    Object.entries(request.headers).map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 200)}...(${v.length})` : v]),
+  );
   return `${actor} ${request.method} ${request.url.length > 300 ? `${request.url.slice(0, 300)}...(${request.url.length})` : request.url}\n  mutation: ${request.mutation}\n  headers: ${JSON.stringify(headers)}\n  body: ${payload.length > 500 ? `${payload.slice(0, 500)}...(${payload.length})` : payload}`;
 }
 
 /** The invariants one answer must hold; the list of what it broke. */
-export function problemsOf(target: FuzzTarget, op: Operation, actor: Actor, request: FuzzRequest, response: FuzzResponse, changed: string[]): string[] {
+export function problemsOf(
+  target: FuzzTarget,
+  op: Operation,
+  actor: Actor,
+  request: FuzzRequest,
+  response: FuzzResponse,
+  changed: string[],
+): string[] {
   const problems: string[] = [];
   const status = response.statusCode;
   if (status >= 500 && !(target.allowed5xx[op.id] ?? []).includes(status)) problems.push(`status ${status} (a 5xx for a client's request)`);
@@ -84,12 +100,19 @@ export function problemsOf(target: FuzzTarget, op: Operation, actor: Actor, requ
   if (actor.name === 'unpermitted' && status < 300 && op.responses.includes('403') && !target.openToEveryone.has(op.id)) {
     problems.push(`a user without the permission got ${status}`);
   }
-  if (actor.name === 'anonymous' && status < 300 && op.secured && !target.openToEveryone.has(op.id)) problems.push(`an anonymous client got ${status}`);
+  if (actor.name === 'anonymous' && status < 300 && op.secured && !target.openToEveryone.has(op.id))
+    problems.push(`an anonymous client got ${status}`);
   return problems;
 }
 
 /** One request through the invariants; throws with the replayable request when one breaks. */
-export async function checkOne(target: FuzzTarget, op: Operation, actor: Actor, request: FuzzRequest, state: { before?: Record<string, string> }): Promise<void> {
+export async function checkOne(
+  target: FuzzTarget,
+  op: Operation,
+  actor: Actor,
+  request: FuzzRequest,
+  state: { before?: Record<string, string> },
+): Promise<void> {
   const signIns = actor.signIns;
   const credentials = await actor.headers();
   if (actor.signIns !== signIns) state.before = undefined;
@@ -101,7 +124,9 @@ export async function checkOne(target: FuzzTarget, op: Operation, actor: Actor, 
     response = await target.send(sent);
   } catch (error) {
     state.before = undefined;
-    throw new Error(`${target.service}: ${op.id}: the request threw (a crash)\n${describeRequest(actor.name, sent)}\n${(error as Error).stack}`);
+    throw new Error(
+      `${target.service}: ${op.id}: the request threw (a crash)\n${describeRequest(actor.name, sent)}\n${(error as Error).stack}`,
+    );
   }
   const after = await target.snapshot();
   state.before = after;
@@ -113,7 +138,9 @@ export async function checkOne(target: FuzzTarget, op: Operation, actor: Actor, 
     state.before = undefined;
   }
   if (problems.length > 0) {
-    throw new Error(`${target.service}: ${op.id}: ${problems.join('; ')}\n${describeRequest(actor.name, sent)}\n  answer: ${response.statusCode} ${response.body.slice(0, 600)}`);
+    throw new Error(
+      `${target.service}: ${op.id}: ${problems.join('; ')}\n${describeRequest(actor.name, sent)}\n  answer: ${response.statusCode} ${response.body.slice(0, 600)}`,
+    );
   }
 }
 
@@ -140,7 +167,8 @@ export async function fuzzOperation(target: FuzzTarget, op: Operation, options: 
       { seed, numRuns: options.numRuns, endOnFailure: true },
     );
   } catch (error) {
-    (error as Error).message = `${(error as Error).message}\nreplay: FUZZ_SEED=${options.runSeed} FUZZ_RUNS=${options.numRuns} FUZZ_ONLY='${op.id}'`;
+    (error as Error).message =
+      `${(error as Error).message}\nreplay: FUZZ_SEED=${options.runSeed} FUZZ_RUNS=${options.numRuns} FUZZ_ONLY='${op.id}'`;
     throw error;
   }
 }

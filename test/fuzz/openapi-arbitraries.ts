@@ -80,7 +80,9 @@ export function operationsOf(document: { paths?: Record<string, Record<string, u
         method: method.toUpperCase(),
         path,
         parameters: (op.parameters ?? []).map((p) => ({ ...p, required: p.required === true || p.in === 'path', schema: p.schema ?? {} })),
-        body: contentType ? { contentType, schema: content[contentType]?.schema ?? {}, required: op.requestBody?.required === true } : undefined,
+        body: contentType
+          ? { contentType, schema: content[contentType]?.schema ?? {}, required: op.requestBody?.required === true }
+          : undefined,
         secured: (op.security ?? document.security ?? []).length > 0,
         responses: Object.keys(op.responses ?? {}),
       });
@@ -137,13 +139,18 @@ function stringOf(schema: JsonSchema): fc.Arbitrary<string> {
 }
 
 function numberOf(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
-  const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (integer ? 1 : Number.EPSILON) : -1_000_000);
-  const high = schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (integer ? 1 : Number.EPSILON) : 1_000_000);
+  const low =
+    schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (integer ? 1 : Number.EPSILON) : -1_000_000);
+  const high =
+    schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (integer ? 1 : Number.EPSILON) : 1_000_000);
   const bounded = integer
     ? fc.integer({ min: Math.ceil(low), max: Math.floor(high) })
     : fc.double({ min: low, max: high, noNaN: true, noDefaultInfinity: true });
   // The bounds themselves are where off-by-ones live.
-  return fc.oneof({ weight: 4, arbitrary: bounded }, { weight: 1, arbitrary: fc.constantFrom(integer ? Math.ceil(low) : low, integer ? Math.floor(high) : high) });
+  return fc.oneof(
+    { weight: 4, arbitrary: bounded },
+    { weight: 1, arbitrary: fc.constantFrom(integer ? Math.ceil(low) : low, integer ? Math.floor(high) : high) },
+  );
 }
 
 /** An arbitrary of values valid against the schema. */
@@ -205,15 +212,62 @@ function objectOf(schema: JsonSchema, hints: Hints, depth: number): fc.Arbitrary
 
 /** Strings that have broken parsers, query builders and renderers elsewhere. */
 export const INJECTIONS: readonly string[] = [
-  "' OR '1'='1", "'; DROP TABLE users; --", '" OR ""="', '1; SELECT pg_sleep(0)', '%', '%%', '%F0%9F', '\\', '\\u0000',
-  '<script>alert(1)</script>', '{{7*7}}', '${7*7}', '../../../../etc/passwd', '..%2F..%2Fetc', '__proto__', 'constructor',
-  '=HYPERLINK("http://127.0.0.1")', '@timestamp', '*', '?', 'NOT NOT NOT NOT', '(((((((((', ')', '"', "'", '\u202e', '\ud800',
-  'a\u0000b', '\r\nX-Injected: 1', 'null', 'undefined', 'NaN', 'Infinity', '-0', '1e309', '0x10', ' ', '',
+  "' OR '1'='1",
+  "'; DROP TABLE users; --",
+  '" OR ""="',
+  '1; SELECT pg_sleep(0)',
+  '%',
+  '%%',
+  '%F0%9F',
+  '\\',
+  '\\u0000',
+  '<script>alert(1)</script>',
+  '{{7*7}}',
+  '${7*7}',
+  '../../../../etc/passwd',
+  '..%2F..%2Fetc',
+  '__proto__',
+  'constructor',
+  '=HYPERLINK("http://127.0.0.1")',
+  '@timestamp',
+  '*',
+  '?',
+  'NOT NOT NOT NOT',
+  '(((((((((',
+  ')',
+  '"',
+  "'",
+  '\u202e',
+  '\ud800',
+  'a\u0000b',
+  '\r\nX-Injected: 1',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  '-0',
+  '1e309',
+  '0x10',
+  ' ',
+  '',
 ];
 
 /** Numbers at and past every bound an integer column or a JS number has. */
 export const BOUNDARY_NUMBERS: readonly number[] = [
-  -1, 0, -0, 1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, -(2 ** 53), Number.MAX_SAFE_INTEGER + 2, 1e308, -1e308, 0.5, 1e-308,
+  -1,
+  0,
+  -0,
+  1,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53,
+  -(2 ** 53),
+  Number.MAX_SAFE_INTEGER + 2,
+  1e308,
+  -1e308,
+  0.5,
+  1e-308,
 ];
 
 /** A value of some other JSON type than the schema wants. */
@@ -245,13 +299,16 @@ export function invalidValueOf(schema: JsonSchema): fc.Arbitrary<unknown> {
     if (schema.maximum !== undefined) choices.push(fc.constant(schema.maximum + 1));
     if (types.includes('integer')) choices.push(fc.constant(1.5));
   }
-  if (types.includes('array') && schema.maxItems !== undefined) choices.push(fc.constant(Array.from({ length: schema.maxItems + 1 }, () => 'z')));
+  if (types.includes('array') && schema.maxItems !== undefined)
+    choices.push(fc.constant(Array.from({ length: schema.maxItems + 1 }, () => 'z')));
   return fc.oneof(...choices);
 }
 
 /** Long enough to pass any field limit, short enough to fit under the body limits (1 MiB). */
 export function hugeString(): fc.Arbitrary<string> {
-  return fc.constantFrom(10_000, 100_000, 500_000).chain((length) => fc.constantFrom('a', 'é', '\u{1F600}', '%00').map((unit) => unit.repeat(Math.ceil(length / unit.length))));
+  return fc
+    .constantFrom(10_000, 100_000, 500_000)
+    .chain((length) => fc.constantFrom('a', 'é', '\u{1F600}', '%00').map((unit) => unit.repeat(Math.ceil(length / unit.length))));
 }
 
 // ---- requests -------------------------------------------------------------------------------
@@ -267,10 +324,14 @@ function paramsRecord(parameters: Parameter[], where: Parameter['in'], hints: Hi
 
 function validParts(op: Operation, hints: Hints): fc.Arbitrary<Parts> {
   return fc.record({
-    path: paramsRecord(op.parameters, 'path', hints).map((values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)]))),
+    path: paramsRecord(op.parameters, 'path', hints).map((values) =>
+      Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])),
+    ),
     query: paramsRecord(op.parameters, 'query', hints),
     body: op.body ? valueOf(op.body.schema, hints) : fc.constant(undefined),
-    headers: paramsRecord(op.parameters, 'header', hints).map((values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)]))),
+    headers: paramsRecord(op.parameters, 'header', hints).map((values) =>
+      Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])),
+    ),
   });
 }
 
@@ -279,7 +340,15 @@ function queryString(query: Record<string, unknown>): string {
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) search.append(key, typeof item === 'string' ? item : JSON.stringify(item));
-    else search.append(key, typeof value === 'string' ? value : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value as number | boolean));
+    else
+      search.append(
+        key,
+        typeof value === 'string'
+          ? value
+          : typeof value === 'object' && value !== null
+            ? JSON.stringify(value)
+            : String(value as number | boolean),
+      );
   }
   const text = search.toString();
   return text ? `?${text}` : '';
@@ -317,8 +386,13 @@ const MUTATORS: Record<string, Mutator> = {
     const body = bodyObject(parts);
     const properties = Object.entries(op.body?.schema.properties ?? {});
     if (!body || properties.length === 0) return undefined;
-    return fc.constantFrom(...properties).chain(([key, schema]) =>
-      invalidValueOf(schema).map((value) => toRequest(op, { ...parts, body: { ...body, [key]: value } }, `body.${key} = ${preview(value)}`)));
+    return fc
+      .constantFrom(...properties)
+      .chain(([key, schema]) =>
+        invalidValueOf(schema).map((value) =>
+          toRequest(op, { ...parts, body: { ...body, [key]: value } }, `body.${key} = ${preview(value)}`),
+        ),
+      );
   },
   'body: a required field missing': (op, parts) => {
     const body = bodyObject(parts);
@@ -332,25 +406,56 @@ const MUTATORS: Record<string, Mutator> = {
   'body: unknown fields': (op, parts) => {
     const body = bodyObject(parts);
     if (!body) return undefined;
-    return fc.record({ key: fc.constantFrom('__proto__', 'constructor', 'is_admin', 'id', 'tenant_id', 'role', 'unexpected'), value: fc.jsonValue({ maxDepth: 2 }) })
+    return fc
+      .record({
+        key: fc.constantFrom('__proto__', 'constructor', 'is_admin', 'id', 'tenant_id', 'role', 'unexpected'),
+        value: fc.jsonValue({ maxDepth: 2 }),
+      })
       .map(({ key, value }) => {
-        const payload = JSON.stringify(body).replace(/^\{/, `{${JSON.stringify(key)}:${JSON.stringify(value)}${Object.keys(body).length > 0 ? ',' : ''}`);
+        const payload = JSON.stringify(body).replace(
+          /^\{/,
+          `{${JSON.stringify(key)}:${JSON.stringify(value)}${Object.keys(body).length > 0 ? ',' : ''}`,
+        );
         return { ...toRequest(op, parts, `body + ${key}`), payload };
       });
   },
   'body: not an object': (op, parts) => {
     if (!op.body) return undefined;
-    return fc.constantFrom('[]', '"text"', '42', 'null', 'true', '[{}]').map((payload) => ({ ...toRequest(op, parts, `body ${payload}`), payload }));
+    return fc
+      .constantFrom('[]', '"text"', '42', 'null', 'true', '[{}]')
+      .map((payload) => ({ ...toRequest(op, parts, `body ${payload}`), payload }));
   },
   'body: malformed JSON': (op, parts) => {
     if (!op.body) return undefined;
     const text = JSON.stringify(parts.body ?? {});
-    return fc.constantFrom(text.slice(0, Math.max(1, text.length - 1)), `${text},`, `${text}}`, '{"a":', '{a:1}', "{'a':1}", '\u0000', '\ufeff{}', '{"a":1e999}', `${'['.repeat(5000)}${']'.repeat(5000)}`, `{"a":"\\ud800"}`)
+    return fc
+      .constantFrom(
+        text.slice(0, Math.max(1, text.length - 1)),
+        `${text},`,
+        `${text}}`,
+        '{"a":',
+        '{a:1}',
+        "{'a':1}",
+        '\u0000',
+        '\ufeff{}',
+        '{"a":1e999}',
+        `${'['.repeat(5000)}${']'.repeat(5000)}`,
+        `{"a":"\\ud800"}`,
+      )
       .map((payload) => ({ ...toRequest(op, parts, `malformed body ${preview(payload)}`), payload }));
   },
   'body: wrong or missing content type': (op, parts) => {
     if (!op.body) return undefined;
-    return fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/jsonx', '', 'application/xml')
+    return fc
+      .constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        'application/jsonx',
+        '',
+        'application/xml',
+      )
       .map((type) => {
         const request = toRequest(op, parts, `content-type ${JSON.stringify(type)}`);
         if (type === '') delete request.headers['content-type'];
@@ -362,66 +467,144 @@ const MUTATORS: Record<string, Mutator> = {
     const body = bodyObject(parts);
     const keys = Object.keys(op.body?.schema.properties ?? {});
     if (!body || keys.length === 0) return undefined;
-    return fc.tuple(fc.constantFrom(...keys), hugeString()).map(([key, value]) => toRequest(op, { ...parts, body: { ...body, [key]: value } }, `body.${key} = ${value.length} chars`));
+    return fc
+      .tuple(fc.constantFrom(...keys), hugeString())
+      .map(([key, value]) => toRequest(op, { ...parts, body: { ...body, [key]: value } }, `body.${key} = ${value.length} chars`));
   },
   'body: a body where none is documented': (op, parts) => {
     if (op.body || op.method === 'GET' || op.method === 'HEAD') return undefined;
-    return fc.constantFrom('{"a":1}', '{', 'x'.repeat(1000)).map((payload) => ({ ...toRequest(op, parts, `undocumented body ${preview(payload)}`), headers: { ...parts.headers, 'content-type': 'application/json' }, payload }));
+    return fc
+      .constantFrom('{"a":1}', '{', 'x'.repeat(1000))
+      .map((payload) => ({
+        ...toRequest(op, parts, `undocumented body ${preview(payload)}`),
+        headers: { ...parts.headers, 'content-type': 'application/json' },
+        payload,
+      }));
   },
   'query: a parameter of the wrong type or out of its rules': (op, parts) => {
     const query = op.parameters.filter((p) => p.in === 'query');
     if (query.length === 0) return undefined;
-    return fc.constantFrom(...query).chain((p) =>
-      invalidValueOf(p.schema).map((value) => toRequest(op, { ...parts, query: { ...parts.query, [p.name]: value } }, `query ${p.name} = ${preview(value)}`)));
+    return fc
+      .constantFrom(...query)
+      .chain((p) =>
+        invalidValueOf(p.schema).map((value) =>
+          toRequest(op, { ...parts, query: { ...parts.query, [p.name]: value } }, `query ${p.name} = ${preview(value)}`),
+        ),
+      );
   },
   'query: repeated, unknown or empty parameters': (op, parts) => {
     const names = [...op.parameters.filter((p) => p.in === 'query').map((p) => p.name), 'unknown', '__proto__', 'constructor[prototype]'];
-    return fc.record({ name: fc.constantFrom(...names), values: fc.constantFrom(['a', 'b'], [''], ['1', '2', '3']) })
-      .map(({ name, values }) => toRequest(op, { ...parts, query: { ...parts.query, [name]: values } }, `query ${name} = ${JSON.stringify(values)}`));
+    return fc
+      .record({ name: fc.constantFrom(...names), values: fc.constantFrom(['a', 'b'], [''], ['1', '2', '3']) })
+      .map(({ name, values }) =>
+        toRequest(op, { ...parts, query: { ...parts.query, [name]: values } }, `query ${name} = ${JSON.stringify(values)}`),
+      );
   },
   'path: a broken segment': (op, parts) => {
     const names = op.parameters.filter((p) => p.in === 'path').map((p) => p.name);
     if (names.length === 0) return undefined;
-    return fc.record({
-      name: fc.constantFrom(...names),
-      raw: fc.constantFrom('%00', 'a%00b', '%2F', '..', '%2e%2e', ' ', '%20', '%C3%28', 'x'.repeat(300), '%E2%80%AE', "'", '%27%20OR%201%3D1', '-1', '0', '99999999999999999999', '00000000-0000-0000-0000-000000000000'),
-    }).map(({ name, raw }) => toRequest(op, parts, `path ${name} = ${raw.slice(0, 40)}`, { [name]: raw }));
+    return fc
+      .record({
+        name: fc.constantFrom(...names),
+        raw: fc.constantFrom(
+          '%00',
+          'a%00b',
+          '%2F',
+          '..',
+          '%2e%2e',
+          ' ',
+          '%20',
+          '%C3%28',
+          'x'.repeat(300),
+          '%E2%80%AE',
+          "'",
+          '%27%20OR%201%3D1',
+          '-1',
+          '0',
+          '99999999999999999999',
+          '00000000-0000-0000-0000-000000000000',
+        ),
+      })
+      .map(({ name, raw }) => toRequest(op, parts, `path ${name} = ${raw.slice(0, 40)}`, { [name]: raw }));
   },
   'path: a value of the wrong kind': (op, parts) => {
     const list = op.parameters.filter((p) => p.in === 'path');
     if (list.length === 0) return undefined;
     return fc.constantFrom(...list).chain((p) =>
-      invalidValueOf(p.schema).filter((value) => typeof value === 'string' && value.length < 2000 && value !== '' && value !== '.' && value !== '..')
-        .map((value) => toRequest(op, { ...parts, path: { ...parts.path, [p.name]: String(value) } }, `path ${p.name} = ${preview(value)}`)));
+      invalidValueOf(p.schema)
+        .filter((value) => typeof value === 'string' && value.length < 2000 && value !== '' && value !== '.' && value !== '..')
+        .map((value) =>
+          toRequest(op, { ...parts, path: { ...parts.path, [p.name]: String(value) } }, `path ${p.name} = ${preview(value)}`),
+        ),
+    );
   },
-  'headers: odd values': (op, parts) => fc.record({
-    name: fc.constantFrom('accept-language', 'accept', 'x-request-id', 'x-forwarded-for', 'x-tenant-id', 'origin', 'cookie', 'content-encoding'),
-    value: fc.constantFrom('*', '', 'zz-ZZ;q=2', 'x'.repeat(4000), '; ; ;', 'access_token=x; access_token=y', '999.999.999.999', 'gzip', 'br', 'null', 'http://evil.invalid'),
-  }).map(({ name, value }) => {
-    const request = toRequest(op, parts, `header ${name}: ${preview(value)}`);
-    request.headers[name] = value;
-    return request;
-  }),
+  'headers: odd values': (op, parts) =>
+    fc
+      .record({
+        name: fc.constantFrom(
+          'accept-language',
+          'accept',
+          'x-request-id',
+          'x-forwarded-for',
+          'x-tenant-id',
+          'origin',
+          'cookie',
+          'content-encoding',
+        ),
+        value: fc.constantFrom(
+          '*',
+          '',
+          'zz-ZZ;q=2',
+          'x'.repeat(4000),
+          '; ; ;',
+          'access_token=x; access_token=y',
+          '999.999.999.999',
+          'gzip',
+          'br',
+          'null',
+          'http://evil.invalid',
+        ),
+      })
+      .map(({ name, value }) => {
+        const request = toRequest(op, parts, `header ${name}: ${preview(value)}`);
+        request.headers[name] = value;
+        return request;
+      }),
 };
 
 /** Who sends it: the actor's credentials go in on top of these; `authorization` here overrides them. */
-const BAD_AUTHORIZATION = ['', 'Bearer', 'Bearer ', 'Bearer x.y.z', 'Basic Og==', 'Basic !!!', 'Bearer eyJhbGciOiJub25lIn0.e30.', 'x'.repeat(9000), 'Bearer \u0000', 'Digest a=b'];
+const BAD_AUTHORIZATION = [
+  '',
+  'Bearer',
+  'Bearer ',
+  'Bearer x.y.z',
+  'Basic Og==',
+  'Basic !!!',
+  'Bearer eyJhbGciOiJub25lIn0.e30.',
+  'x'.repeat(9000),
+  'Bearer \u0000',
+  'Digest a=b',
+];
 
 /** Requests with exactly one thing wrong; the mutation is named in `mutation`. */
 export function invalidRequest(op: Operation, hints: Hints = {}): fc.Arbitrary<FuzzRequest> {
   return validParts(op, hints).chain((parts) => {
-    const candidates = Object.values(MUTATORS).map((mutate) => mutate(op, parts)).filter((a): a is fc.Arbitrary<FuzzRequest> => a !== undefined);
-    candidates.push(fc.constantFrom(...BAD_AUTHORIZATION).map((value) => {
-      const request = toRequest(op, parts, `authorization ${preview(value)}`);
-      request.headers.authorization = value;
-      return request;
-    }));
+    const candidates = Object.values(MUTATORS)
+      .map((mutate) => mutate(op, parts))
+      .filter((a): a is fc.Arbitrary<FuzzRequest> => a !== undefined);
+    candidates.push(
+      fc.constantFrom(...BAD_AUTHORIZATION).map((value) => {
+        const request = toRequest(op, parts, `authorization ${preview(value)}`);
+        request.headers.authorization = value;
+        return request;
+      }),
+    );
     return fc.oneof(...candidates);
   });
 }
 
 /** Short printable form of a value, for the mutation's name. */
 export function preview(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...(${text.length})` : text;
 }

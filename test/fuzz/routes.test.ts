@@ -14,7 +14,10 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
 const SEED = runSeed();
 
 for (const dialect of DIALECTS) {
-  for (const [service, build] of [['gateway', gatewayTarget], ['logs', logsTarget]] as const) {
+  for (const [service, build] of [
+    ['gateway', gatewayTarget],
+    ['logs', logsTarget],
+  ] as const) {
     describe(`fuzz: every ${service} route [${dialect}]`, { timeout: 600_000 }, () => {
       let target: FuzzTarget;
       before(async () => {

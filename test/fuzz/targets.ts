@@ -10,16 +10,36 @@ import { INJECTIONS, operationsOf, type FuzzRequest } from './openapi-arbitrarie
 /** Failed logins are counted and audited: that is their point, not a change by a refused request. */
 const GATEWAY_TABLES = ['hak_akses', 'users', 'sessions', 'sso_identities', 'sso_used_tokens', 'gateway_signing_keys'] as const;
 const LOGS_TABLES = [
-  'logs_tenants', 'logs_roles', 'logs_users', 'logs_user_roles', 'logs_sessions', 'logs_refresh_tokens', 'logs_signing_keys',
-  'log_entries', 'log_id_ranges', 'log_rollups', 'log_fields', 'logs_alert_rules', 'logs_alerts', 'apm_spans', 'infra_metric_points',
+  'logs_tenants',
+  'logs_roles',
+  'logs_users',
+  'logs_user_roles',
+  'logs_sessions',
+  'logs_refresh_tokens',
+  'logs_signing_keys',
+  'log_entries',
+  'log_id_ranges',
+  'log_rollups',
+  'log_fields',
+  'logs_alert_rules',
+  'logs_alerts',
+  'apm_spans',
+  'infra_metric_points',
 ] as const;
 
 /** Limits that would otherwise lock the fuzzing actors out of their own accounts mid-run. */
 const GATEWAY_ENV = { LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000000', LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000' };
-const LOGS_ENV = { LOGS_API_RATE_PER_USER: '1000000', LOGS_INGEST_RATE_PER_TENANT: '1000000', LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_SELF_METRICS_INTERVAL: '0' };
+const LOGS_ENV = {
+  LOGS_API_RATE_PER_USER: '1000000',
+  LOGS_INGEST_RATE_PER_TENANT: '1000000',
+  LOGS_ALERTS_EVAL_INTERVAL: '0',
+  LOGS_SELF_METRICS_INTERVAL: '0',
+};
 
 const toResponse = (response: { statusCode: number; body: string; headers: Record<string, unknown> }): FuzzResponse => ({
-  statusCode: response.statusCode, body: response.body, headers: response.headers,
+  statusCode: response.statusCode,
+  body: response.body,
+  headers: response.headers,
 });
 
 function parse(body: string): unknown {
@@ -37,7 +57,8 @@ export function gatewayErrorShapeProblem(status: number, body: string): string |
   if (value.code !== status) return `code ${String(value.code)} for status ${status}`;
   if (value.status !== false) return 'status is not false';
   if (typeof value.message !== 'string' || value.message === '') return 'no message';
-  if ('data' in value && (typeof value.data !== 'object' || value.data === null || Array.isArray(value.data))) return 'data is not an object';
+  if ('data' in value && (typeof value.data !== 'object' || value.data === null || Array.isArray(value.data)))
+    return 'data is not an object';
   const extra = Object.keys(value).filter((key) => !['code', 'status', 'message', 'data'].includes(key));
   return extra.length > 0 ? `unexpected fields ${extra.join(', ')}` : undefined;
 }
@@ -65,7 +86,9 @@ export async function gatewayTarget(dialect: DialectName): Promise<FuzzTarget> {
     operations: operationsOf(document),
     actors: [
       actor('admin', async () => ({ authorization: await gateway.login() })),
-      actor('unpermitted', async () => ({ authorization: await gateway.login(unpermitted.fields.no_pegawai, unpermitted.fields.kata_sandi) })),
+      actor('unpermitted', async () => ({
+        authorization: await gateway.login(unpermitted.fields.no_pegawai, unpermitted.fields.kata_sandi),
+      })),
       actor('anonymous', async () => ({})),
     ],
     hints: {
@@ -79,7 +102,8 @@ export async function gatewayTarget(dialect: DialectName): Promise<FuzzTarget> {
         sort: ['nama', '-nama', 'no_pegawai', 'created_at'],
       },
     },
-    send: async (request) => toResponse(await gateway.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
+    send: async (request) =>
+      toResponse(await gateway.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
     snapshot: () => snapshotTables(gateway.database.db, GATEWAY_TABLES),
     errorShapeProblem: gatewayErrorShapeProblem,
     // Documented: SSO answers 503 while OIDC_ISSUER is unset (as here).
@@ -91,17 +115,36 @@ export async function gatewayTarget(dialect: DialectName): Promise<FuzzTarget> {
 
 /** Bodies of the ingestion endpoints, which the document leaves raw: NDJSON _bulk and OTLP JSON. */
 function ingestRequests(): Record<string, fc.Arbitrary<FuzzRequest>> {
-  const document = fc.dictionary(fc.constantFrom('message', '@timestamp', 'level', 'service', 'host', 'attributes', 'a.b', ''), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
+  const document = fc.dictionary(
+    fc.constantFrom('message', '@timestamp', 'level', 'service', 'host', 'attributes', 'a.b', ''),
+    fc.jsonValue({ maxDepth: 3 }),
+    { maxKeys: 5 },
+  );
   const line = fc.oneof(
-    fc.tuple(fc.constantFrom('index', 'create', 'delete', 'update', 'bogus'), document).map(([action, body]) => `${JSON.stringify({ [action]: {} })}\n${JSON.stringify(body)}`),
+    fc
+      .tuple(fc.constantFrom('index', 'create', 'delete', 'update', 'bogus'), document)
+      .map(([action, body]) => `${JSON.stringify({ [action]: {} })}\n${JSON.stringify(body)}`),
     fc.constantFrom('{', '{"index":{}}', '[]', '"x"', '{"index":{}}\n{"nested":' + '['.repeat(3000) + ']'.repeat(3000) + '}', '\u0000'),
   );
-  const bulk = fc.tuple(fc.array(line, { minLength: 0, maxLength: 4 }), fc.constantFrom('application/x-ndjson', 'application/json', 'text/plain'))
-    .map(([lines, type]): FuzzRequest => ({ method: 'POST', url: '', headers: { 'content-type': type }, payload: `${lines.join('\n')}\n`, mutation: 'ingest body' }));
-  const otlp = fc.tuple(fc.jsonValue({ maxDepth: 5 }), fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain'))
+  const bulk = fc
+    .tuple(fc.array(line, { minLength: 0, maxLength: 4 }), fc.constantFrom('application/x-ndjson', 'application/json', 'text/plain'))
+    .map(([lines, type]): FuzzRequest => ({
+      method: 'POST',
+      url: '',
+      headers: { 'content-type': type },
+      payload: `${lines.join('\n')}\n`,
+      mutation: 'ingest body',
+    }));
+  const otlp = fc
+    .tuple(fc.jsonValue({ maxDepth: 5 }), fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain'))
     .map(([value, type]): FuzzRequest => ({
-      method: 'POST', url: '', headers: { 'content-type': type },
-      payload: type === 'application/x-protobuf' ? Buffer.from(JSON.stringify(value)) : JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [value] }] }], resourceSpans: value, resourceMetrics: value }),
+      method: 'POST',
+      url: '',
+      headers: { 'content-type': type },
+      payload:
+        type === 'application/x-protobuf'
+          ? Buffer.from(JSON.stringify(value))
+          : JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [value] }] }], resourceSpans: value, resourceMetrics: value }),
       mutation: 'ingest body',
     }));
   const at = (method: string, url: string, body: fc.Arbitrary<FuzzRequest>) => body.map((request) => ({ ...request, method, url }));
@@ -118,14 +161,27 @@ function ingestRequests(): Record<string, fc.Arbitrary<FuzzRequest>> {
 export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
   const logs = await startTestLogs(dialect, LOGS_ENV);
   const admin = await logs.admin();
-  const victimRole = await logs.request({ method: 'POST', url: '/api/roles', headers: admin, payload: { name: 'fuzzvictim', permissions: ['logs:read'] } });
-  const victimUser = await logs.request({ method: 'POST', url: '/api/users', headers: admin, payload: { username: 'fuzzvictim', email: 'fuzzvictim@example.go.id', password: PASSWORD, roles: ['fuzzvictim'] } });
+  const victimRole = await logs.request({
+    method: 'POST',
+    url: '/api/roles',
+    headers: admin,
+    payload: { name: 'fuzzvictim', permissions: ['logs:read'] },
+  });
+  const victimUser = await logs.request({
+    method: 'POST',
+    url: '/api/users',
+    headers: admin,
+    payload: { username: 'fuzzvictim', email: 'fuzzvictim@example.go.id', password: PASSWORD, roles: ['fuzzvictim'] },
+  });
   const tenant = await logs.request({ method: 'POST', url: '/api/tenants', headers: admin, payload: { name: 'fuzztenant' } });
   const rule = await logs.request({
-    method: 'POST', url: '/api/v1/alerts/rules', headers: admin,
+    method: 'POST',
+    url: '/api/v1/alerts/rules',
+    headers: admin,
     payload: { name: 'fuzz rule', query: 'level:error', window: '5m', condition: { type: 'above', threshold: 10 }, severity: 'low' },
   });
-  for (const response of [victimRole, victimUser, tenant, rule]) if (response.statusCode !== 201) throw new Error(`fuzz fixture: ${response.statusCode} ${response.body}`);
+  for (const response of [victimRole, victimUser, tenant, rule])
+    if (response.statusCode !== 201) throw new Error(`fuzz fixture: ${response.statusCode} ${response.body}`);
   const unpermittedName = 'fuzznobody';
   const response = await logs.request({ method: 'GET', url: '/openapi.json' });
   const document = response.json() as Parameters<typeof operationsOf>[0];
@@ -135,7 +191,11 @@ export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
     actors: [
       actor('admin', () => logs.admin()),
       actor('unpermitted', async () => {
-        const existing = await logs.request({ method: 'POST', url: '/api/login', payload: { username: unpermittedName, password: PASSWORD } });
+        const existing = await logs.request({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: unpermittedName, password: PASSWORD },
+        });
         if (existing.statusCode === 200) return { authorization: `Bearer ${existing.json().access_token}` };
         return (await logs.userWith([], { username: unpermittedName })).headers;
       }),
@@ -155,9 +215,14 @@ export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
         index: ['logs', 'logs-gateway', '_all', '.kibana'],
       },
     },
-    send: async (request) => toResponse(await logs.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
+    send: async (request) =>
+      toResponse(await logs.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
     // log_id_ranges is the SQLite store's own (PostgreSQL has sequences).
-    snapshot: () => snapshotTables(logs.database.db, LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_id_ranges')),
+    snapshot: () =>
+      snapshotTables(
+        logs.database.db,
+        LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_id_ranges'),
+      ),
     errorShapeProblem: logsErrorShapeProblem,
     // Documented: the Kubernetes views answer 503 when no cluster is configured (as here).
     allowed5xx: { 'GET /api/v1/k8s/cluster/health': [503], 'GET /api/v1/k8s/nodes': [503], 'GET /api/v1/k8s/pods': [503] },

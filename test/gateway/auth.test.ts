@@ -72,9 +72,9 @@ for (const dialect of DIALECTS) {
     });
 
     test('injection strings as credentials are just wrong credentials', async () => {
-      for (const value of ["' OR '1'='1", 'admin\'--', '{"$ne":null}', '\u0000admin']) {
+      for (const value of ["' OR '1'='1", "admin'--", '{"$ne":null}', '\u0000admin']) {
         const response = await login(value, value);
-        assert.equal(response.statusCode, value.includes("\u0000") ? 400 : 401, value);
+        assert.equal(response.statusCode, value.includes('\u0000') ? 400 : 401, value);
       }
     });
 
@@ -96,7 +96,9 @@ for (const dialect of DIALECTS) {
       const [header, payload, signature] = jwt.split('.') as [string, string, string];
       const claims = decodeJwt(jwt);
       const { privateKey } = await generateKeyPair('ES256');
-      const foreign = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: decodeProtectedHeader(jwt).kid!, typ: 'at+jwt' }).sign(privateKey);
+      const foreign = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: decodeProtectedHeader(jwt).kid!, typ: 'at+jwt' })
+        .sign(privateKey);
       const hmac = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' }).sign(new TextEncoder().encode('secret'));
       const none = `${b64({ alg: 'none', typ: 'at+jwt' })}.${payload}.`;
       const elevated = `${header}.${b64({ ...claims, user_id: '00000000-0000-4000-8000-000000000000' })}.${signature}`;
@@ -112,7 +114,8 @@ for (const dialect of DIALECTS) {
 
     test('logout ends the session: its tokens are refused at once', async () => {
       const token = await gw.login();
-      const refreshed = (await gw.request({ method: 'POST', url: '/api/v1/auth/refresh', headers: { authorization: token } })).json().data.token;
+      const refreshed = (await gw.request({ method: 'POST', url: '/api/v1/auth/refresh', headers: { authorization: token } })).json().data
+        .token;
       const other = await gw.login();
       const response = await gw.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
       assert.equal(response.statusCode, 200);
@@ -140,7 +143,12 @@ for (const dialect of DIALECTS) {
     });
 
     test('responses carry a request id, security headers, and English on request', async () => {
-      const response = await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: 'x', kata_sandi: 'y' }, headers: { 'x-request-id': 'abc-123', 'accept-language': 'en-US,en;q=0.9,id;q=0.5' } });
+      const response = await gw.request({
+        method: 'POST',
+        url: LOGIN,
+        payload: { no_pegawai: 'x', kata_sandi: 'y' },
+        headers: { 'x-request-id': 'abc-123', 'accept-language': 'en-US,en;q=0.9,id;q=0.5' },
+      });
       assert.equal(response.headers['x-request-id'], 'abc-123');
       assert.equal(response.headers['x-content-type-options'], 'nosniff');
       assert.equal(response.json().message, 'Wrong employee number or password');
@@ -167,7 +175,12 @@ for (const dialect of DIALECTS) {
       gw = await startTestGateway(dialect, { PASSWORD_MAX_AGE: '30d', LOGIN_MAX_FAILURES_PER_ACCOUNT: '3', LOGIN_LOCKOUT_WINDOW: '10m' });
     });
     const changePassword = (authorization: string, kata_sandi_lama: string, kata_sandi: string, konfirmasi_kata_sandi = kata_sandi) =>
-      gw.request({ method: 'PUT', url: '/api/v1/auth/change-password', headers: { authorization }, payload: { kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi } });
+      gw.request({
+        method: 'PUT',
+        url: '/api/v1/auth/change-password',
+        headers: { authorization },
+        payload: { kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi },
+      });
 
     test('change-password enforces each rule with a message naming it (spec 2.2)', async () => {
       const { fields } = await gw.createUser();
@@ -190,7 +203,11 @@ for (const dialect of DIALECTS) {
       const wrongOld = await changePassword(token, 'Salah#Sandi9', 'Baru#Sandi9');
       assert.equal(wrongOld.statusCode, 400);
       assert.match(wrongOld.json().message, /lama salah/);
-      assert.equal((await gw.request({ method: 'GET', url: PROFILE, headers: { authorization: token } })).statusCode, 200, 'refusals change nothing');
+      assert.equal(
+        (await gw.request({ method: 'GET', url: PROFILE, headers: { authorization: token } })).statusCode,
+        200,
+        'refusals change nothing',
+      );
       await gw.close();
     });
 
@@ -201,7 +218,8 @@ for (const dialect of DIALECTS) {
       const response = await changePassword(token, fields.kata_sandi, 'Baru#Sandi9');
       assert.equal(response.statusCode, 200);
       assert.deepEqual(Object.keys(response.json()).sort(), ['code', 'message', 'status']);
-      for (const old of [token, other]) assert.equal((await gw.request({ method: 'GET', url: PROFILE, headers: { authorization: old } })).statusCode, 401);
+      for (const old of [token, other])
+        assert.equal((await gw.request({ method: 'GET', url: PROFILE, headers: { authorization: old } })).statusCode, 401);
       await assert.rejects(gw.login(fields.no_pegawai, fields.kata_sandi));
       await gw.login(fields.no_pegawai, 'Baru#Sandi9');
       await gw.close();
@@ -210,15 +228,27 @@ for (const dialect of DIALECTS) {
     test('an expired password refuses login with requirePasswordReset, and change-expired-password is the way out', async () => {
       const { fields } = await gw.createUser();
       gw.clock.advance(31 * 24 * 3600 * 1000);
-      const response = await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: fields.no_pegawai, kata_sandi: fields.kata_sandi } });
+      const response = await gw.request({
+        method: 'POST',
+        url: LOGIN,
+        payload: { no_pegawai: fields.no_pegawai, kata_sandi: fields.kata_sandi },
+      });
       assert.equal(response.statusCode, 401);
       assert.equal(response.json().status, false);
       assert.equal(response.json().data.requirePasswordReset, true);
       assert.match(response.json().message, /kedaluwarsa/);
-      const wrongPassword = await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Pass1' } });
+      const wrongPassword = await gw.request({
+        method: 'POST',
+        url: LOGIN,
+        payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Pass1' },
+      });
       assert.equal(wrongPassword.json().data, undefined, 'expiry is only told to someone who knows the password');
       const change = (kata_sandi_lama: string, kata_sandi: string) =>
-        gw.request({ method: 'POST', url: '/api/v1/auth/change-expired-password', payload: { no_pegawai: fields.no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi: kata_sandi } });
+        gw.request({
+          method: 'POST',
+          url: '/api/v1/auth/change-expired-password',
+          payload: { no_pegawai: fields.no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi: kata_sandi },
+        });
       assert.equal((await change('Wrong#Pass1', 'Baru#Sandi9')).statusCode, 401);
       assert.equal((await change(fields.kata_sandi, 'weak')).statusCode, 400);
       assert.equal((await change(fields.kata_sandi, 'Baru#Sandi9')).statusCode, 200);
@@ -229,14 +259,25 @@ for (const dialect of DIALECTS) {
     test('repeated failures lock the account out with 429 and Retry-After, then it opens again', async () => {
       const { fields } = await gw.createUser();
       for (let i = 0; i < 3; i++) {
-        assert.equal((await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Pass1' } })).statusCode, 401);
+        assert.equal(
+          (await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Pass1' } }))
+            .statusCode,
+          401,
+        );
       }
-      const locked = await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: fields.no_pegawai, kata_sandi: fields.kata_sandi } });
+      const locked = await gw.request({
+        method: 'POST',
+        url: LOGIN,
+        payload: { no_pegawai: fields.no_pegawai, kata_sandi: fields.kata_sandi },
+      });
       assert.equal(locked.statusCode, 429);
       assert.equal(locked.json().code, 429);
       assert.ok(Number(locked.headers['retry-after']) > 0);
       const unknownLocked = [];
-      for (let i = 0; i < 4; i++) unknownLocked.push((await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: 'ghost', kata_sandi: 'Wrong#Pass1' } })).statusCode);
+      for (let i = 0; i < 4; i++)
+        unknownLocked.push(
+          (await gw.request({ method: 'POST', url: LOGIN, payload: { no_pegawai: 'ghost', kata_sandi: 'Wrong#Pass1' } })).statusCode,
+        );
       assert.deepEqual(unknownLocked, [401, 401, 401, 429], 'unknown accounts lock the same way (no enumeration)');
       gw.clock.advance(10 * 60 * 1000 + 1000);
       await gw.login(fields.no_pegawai, fields.kata_sandi);

@@ -5,11 +5,15 @@ import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway } from '../helpers/gateway.js';
 
 const cli = (args: string[], env: Record<string, string>) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 60_000 });
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 
 for (const dialect of DIALECTS) {
   describe(`gerbang CLI on the gateway's database [${dialect}]`, () => {
-    test('reset-password sets a new password, ends the user\'s sessions and is audited; an unknown user exits non-zero', async () => {
+    test("reset-password sets a new password, ends the user's sessions and is audited; an unknown user exits non-zero", async () => {
       const gw = await startTestGateway(dialect);
       try {
         const { id, fields } = await gw.createUser();

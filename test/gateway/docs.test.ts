@@ -46,7 +46,8 @@ function danglingRefs(document: Record<string, unknown>): string[] {
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string' && value.startsWith('#/')) {
         let target: unknown = document;
-        for (const part of value.slice(2).split('/')) target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+        for (const part of value.slice(2).split('/'))
+          target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
         if (target === undefined) missing.push(value);
       } else walk(value);
     }
@@ -91,7 +92,7 @@ describe('merged API documentation and Swagger UI', () => {
     return response.json();
   };
 
-  test('one OpenAPI 3 document: the gateway\'s own operations and each service\'s under its base path', async () => {
+  test("one OpenAPI 3 document: the gateway's own operations and each service's under its base path", async () => {
     const document = await docs();
     assert.match(document.openapi, /^3\./);
     assert.ok(document.paths['/api/v1/auth/login'], 'own login operation');
@@ -120,7 +121,11 @@ describe('merged API documentation and Swagger UI', () => {
     });
     assert.equal(document.components.securitySchemes.ssoCookie.in, 'cookie');
     assert.equal(document.components.securitySchemes.ssoCookie.name, 'access_token');
-    assert.deepEqual(document.paths['/api/v1/pengguna'].get.security, [{ gatewayToken: [] }, { ssoCookie: [] }], 'own routes accept either too');
+    assert.deepEqual(
+      document.paths['/api/v1/pengguna'].get.security,
+      [{ gatewayToken: [] }, { ssoCookie: [] }],
+      'own routes accept either too',
+    );
     assert.deepEqual(danglingRefs(document), []);
   });
 
@@ -128,11 +133,21 @@ describe('merged API documentation and Swagger UI', () => {
     const document = await docs();
     assert.deepEqual(
       document['x-unavailable-services'].map((entry: { service: string; reason: string }) => `${entry.service}:${entry.reason}`),
-      ['keuangan:unreachable', 'perizinan:not configured', 'pelaporan:no description', 'tramtibum:not configured', 'file:not configured', 'notification:not configured'],
+      [
+        'keuangan:unreachable',
+        'perizinan:not configured',
+        'pelaporan:no description',
+        'tramtibum:not configured',
+        'file:not configured',
+        'notification:not configured',
+      ],
     );
     const slip = document.paths['/api/v1/keuangan/slip-gaji'].get;
     assert.equal(slip.summary, 'pay slip');
-    assert.deepEqual(slip.parameters.map((p: { name: string; schema: { type: string } }) => `${p.name}:${p.schema.type}`), ['bulan:integer', 'tahun:integer']);
+    assert.deepEqual(
+      slip.parameters.map((p: { name: string; schema: { type: string } }) => `${p.name}:${p.schema.type}`),
+      ['bulan:integer', 'tahun:integer'],
+    );
     assert.ok(document.paths['/api/v1/pelaporan/laporan/{id}'].get);
     const upload = document.paths['/api/v1/file/upload'].post;
     assert.deepEqual(upload.requestBody.content['multipart/form-data'].schema.properties.file, { type: 'string', format: 'binary' });

@@ -12,16 +12,36 @@ for (const dialect of DIALECTS) {
       const config = loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'silent' });
       const [a, b] = await Promise.all([buildGateway({ config }), buildGateway({ config })]);
       try {
-        const login = await a.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD } });
+        const login = await a.app.inject({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD },
+        });
         const token = login.json().data.token as string;
         const jwksA = (await a.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json();
         const jwksB = (await b.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json();
         assert.deepEqual(jwksA, jwksB);
-        const profile = (app: typeof a.app) => app.inject({ method: 'GET', url: '/api/v1/auth/profile', headers: { authorization: token } });
+        const profile = (app: typeof a.app) =>
+          app.inject({ method: 'GET', url: '/api/v1/auth/profile', headers: { authorization: token } });
         assert.equal((await profile(b.app)).statusCode, 200, 'a token from A works on B');
-        assert.equal((await b.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } })).statusCode, 200);
+        assert.equal(
+          (await b.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } })).statusCode,
+          200,
+        );
         assert.equal((await profile(a.app)).statusCode, 401, 'logout on B is refused on A');
-        const users = await a.app.inject({ method: 'GET', url: '/api/v1/pengguna', headers: { authorization: (await a.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD } })).json().data.token } });
+        const users = await a.app.inject({
+          method: 'GET',
+          url: '/api/v1/pengguna',
+          headers: {
+            authorization: (
+              await a.app.inject({
+                method: 'POST',
+                url: '/api/v1/auth/login',
+                payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD },
+              })
+            ).json().data.token,
+          },
+        });
         assert.equal(users.json().info.total, 1, 'concurrent starts seeded one administrator');
       } finally {
         await a.app.close();
@@ -33,7 +53,10 @@ for (const dialect of DIALECTS) {
     test('count login failures together: an account locked through one instance is locked on the other', async () => {
       const database = await createTestDatabase(dialect);
       const config = loadGatewayConfig({
-        GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGIN_MAX_FAILURES_PER_ACCOUNT: '4',
+        GATEWAY_DATABASE_URL: database.url,
+        GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGIN_MAX_FAILURES_PER_ACCOUNT: '4',
       });
       const [a, b] = await Promise.all([buildGateway({ config }), buildGateway({ config })]);
       try {

@@ -6,7 +6,10 @@ import { MetricsGatherer, type MetricsAnswer } from '../../src/gateway/workers/m
 /** One worker's metrics: `count` proxied requests. */
 async function workerMetrics(count: number) {
   const registry = new Registry();
-  new Counter({ name: 'gateway_proxy_requests_total', help: 'h', labelNames: ['service'] as const, registers: [registry] }).inc({ service: 'master-data' }, count);
+  new Counter({ name: 'gateway_proxy_requests_total', help: 'h', labelNames: ['service'] as const, registers: [registry] }).inc(
+    { service: 'master-data' },
+    count,
+  );
   return registry.getMetricsAsJSON();
 }
 
@@ -23,10 +26,13 @@ function setUp() {
     },
   );
   const answers: MetricsAnswer[] = [];
-  const answered = () => new Promise<MetricsAnswer>((resolve) => gatherer.collect(['a', 'b'], (reply) => {
-    answers.push(reply);
-    resolve(reply);
-  }));
+  const answered = () =>
+    new Promise<MetricsAnswer>((resolve) =>
+      gatherer.collect(['a', 'b'], (reply) => {
+        answers.push(reply);
+        resolve(reply);
+      }),
+    );
   return { gatherer, asked, timers, answers, answered };
 }
 
@@ -34,7 +40,10 @@ describe('metrics summed over the workers (primary side)', () => {
   test('every worker is asked; the answer is the sum, once all have answered', async () => {
     const { gatherer, asked, timers, answers, answered } = setUp();
     const answer = answered();
-    assert.deepEqual(asked, [['a', 0], ['b', 0]]);
+    assert.deepEqual(asked, [
+      ['a', 0],
+      ['b', 0],
+    ]);
     gatherer.received('a', 0, await workerMetrics(7), undefined);
     gatherer.received('a', 0, await workerMetrics(7), undefined); // a repeat counts once
     assert.equal(answers.length, 0, 'still waiting for b');

@@ -16,16 +16,25 @@ describe('gateway operations', () => {
     stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const config = loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'trace' });
     const { app } = await buildGateway({ config, logStream: stream });
-    const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login?kata_sandi=InUrl#Secret1', payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD } });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login?kata_sandi=InUrl#Secret1',
+      payload: { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD },
+    });
     const token = login.json().data.token as string;
-    await app.inject({ method: 'GET', url: '/api/v1/auth/profile', headers: { authorization: token, cookie: 'access_token=secretcookie' } });
+    await app.inject({
+      method: 'GET',
+      url: '/api/v1/auth/profile',
+      headers: { authorization: token, cookie: 'access_token=secretcookie' },
+    });
     await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: 'admin', kata_sandi: 'Wrong#Secret1' } });
     await app.close();
     await database.drop();
     assert.ok(lines.length > 3);
     for (const line of lines) JSON.parse(line);
     const all = lines.join('\n');
-    for (const secret of [ADMIN_PASSWORD, token.slice(3, -5), 'InUrl#Secret1', 'Wrong#Secret1', 'secretcookie']) assert.ok(!all.includes(secret), `log holds ${secret.slice(0, 8)}…`);
+    for (const secret of [ADMIN_PASSWORD, token.slice(3, -5), 'InUrl#Secret1', 'Wrong#Secret1', 'secretcookie'])
+      assert.ok(!all.includes(secret), `log holds ${secret.slice(0, 8)}…`);
   });
 
   test('CORS answers only the configured origins', async () => {

@@ -146,7 +146,8 @@ for (const dialect of DIALECTS) {
       await upstream.close();
     });
 
-    const call = async (path = '/cuti') => (await rawRequest(port, 'GET', `/api/v1/perizinan${path}`, { headers: { authorization: token } })).status;
+    const call = async (path = '/cuti') =>
+      (await rawRequest(port, 'GET', `/api/v1/perizinan${path}`, { headers: { authorization: token } })).status;
 
     /** One failed call opens the circuit; the cooldown passes; the next call is the trial. */
     const openThenCool = async () => {
@@ -163,7 +164,13 @@ for (const dialect of DIALECTS) {
       await openThenCool();
       const arrived = new Promise<void>((resolve) => (hang.arrived = resolve));
       const closed = new Promise<void>((resolve) => (hang.closed = resolve));
-      const client = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/perizinan/hang', headers: { authorization: token }, agent: false });
+      const client = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1/perizinan/hang',
+        headers: { authorization: token },
+        agent: false,
+      });
       client.on('error', () => {});
       client.end();
       await arrived; // the trial is at the upstream

@@ -25,7 +25,13 @@ describe('proxy configuration', () => {
       SERVER_SERVICE_MASTER_DATA_TIMEOUT: '5s',
       SERVER_SERVICE_FILE: 'https://files.internal',
     });
-    assert.deepEqual(config.proxy.upstreams['master-data'], { origin: 'http://md.internal:8000', pathPrefix: '/v2', timeoutMs: 5_000, bodyLimit: 10_485_760, docsPath: '/docs.json' });
+    assert.deepEqual(config.proxy.upstreams['master-data'], {
+      origin: 'http://md.internal:8000',
+      pathPrefix: '/v2',
+      timeoutMs: 5_000,
+      bodyLimit: 10_485_760,
+      docsPath: '/docs.json',
+    });
     assert.equal(config.proxy.upstreams.file?.bodyLimit, 1_073_741_824);
     assert.equal(config.proxy.upstreams.file?.timeoutMs, 30_000);
     assert.equal(config.proxy.upstreams.keuangan, undefined);
@@ -39,18 +45,39 @@ describe('proxy configuration', () => {
       [{ SERVER_SERVICE_KEUANGAN: 'ftp://x' }, /SERVER_SERVICE_KEUANGAN/],
       [{ SERVER_SERVICE_KEUANGAN: 'http://user:secret@x' }, /SERVER_SERVICE_KEUANGAN must not carry credentials/],
       [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_TIMEOUT: 'soon' }, /SERVER_SERVICE_KEUANGAN_TIMEOUT/],
-      [{ SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_DOCS_PATH: 'docs.json' }, /SERVER_SERVICE_KEUANGAN_DOCS_PATH must start with \//],
+      [
+        { SERVER_SERVICE_KEUANGAN: 'http://x', SERVER_SERVICE_KEUANGAN_DOCS_PATH: 'docs.json' },
+        /SERVER_SERVICE_KEUANGAN_DOCS_PATH must start with \//,
+      ],
       [{ GATEWAY_PROXY_AUTHORIZATION: 'basic' }, /GATEWAY_PROXY_AUTHORIZATION/],
       [{ GATEWAY_PROXY_CA_FILE: '/nonexistent/ca.pem' }, /GATEWAY_PROXY_CA_FILE cannot be read/],
       [{ GATEWAY_PROXY_CA_FILE: fileURLToPath(import.meta.url) }, /GATEWAY_PROXY_CA_FILE holds no PEM certificate/],
     ];
     for (const [env, message] of bad) {
-      assert.throws(() => loadGatewayConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+      assert.throws(
+        () => loadGatewayConfig(env),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      );
     }
   });
 
   test('path guard: raw and encoded traversal refused, ordinary paths kept', () => {
-    for (const path of ['/..', '/../x', '/a/..', '/.', '/%2e%2e/x', '/%2E./x', '/..%2F', '/x%5c..', '/a\\b', '//x', '/%252e%252e/', '/%25252e%25252e/', '/%00', '/%zz']) {
+    for (const path of [
+      '/..',
+      '/../x',
+      '/a/..',
+      '/.',
+      '/%2e%2e/x',
+      '/%2E./x',
+      '/..%2F',
+      '/x%5c..',
+      '/a\\b',
+      '//x',
+      '/%252e%252e/',
+      '/%25252e%25252e/',
+      '/%00',
+      '/%zz',
+    ]) {
       assert.equal(isSafePath(path), false, path);
     }
     for (const path of ['', '/', '/provinsi', '/pegawai/123', '/a.b/c..d', '/...', '/a%20b', '/a%2fb', '/%E2%9C%93']) {
@@ -188,19 +215,31 @@ describe('proxy: CORS, access log, header bytes', () => {
     upstream = await startUpstream((req, res) => {
       if (req.url === '/own-cors') return void res.writeHead(200, { 'access-control-allow-origin': '*' }).end('own');
       // A header value with a raw latin1 byte (é) and one with raw UTF-8 bytes (✓): both must pass unchanged.
-      res.writeHead(200, [['x-latin1', Buffer.from('caf\xe9', 'latin1').toString('latin1')], ['x-utf8', Buffer.from('✓ ok').toString('latin1')], ['content-type', 'text/plain']].flat());
+      res.writeHead(
+        200,
+        [
+          ['x-latin1', Buffer.from('caf\xe9', 'latin1').toString('latin1')],
+          ['x-utf8', Buffer.from('✓ ok').toString('latin1')],
+          ['content-type', 'text/plain'],
+        ].flat(),
+      );
       res.end('hello');
     });
     database = await createTestDatabase('sqlite');
     const logStream = new PassThrough();
     logStream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const config = loadGatewayConfig({
-      GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'info', GATEWAY_CORS_ORIGINS: PORTAL, SERVER_SERVICE_PELAPORAN: upstream.url,
+      GATEWAY_DATABASE_URL: database.url,
+      GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      LOG_LEVEL: 'info',
+      GATEWAY_CORS_ORIGINS: PORTAL,
+      SERVER_SERVICE_PELAPORAN: upstream.url,
     });
     gw = await buildGateway({ config, logStream });
     port = await listenOnLoopback(gw.app);
     const login = await rawRequest(port, 'POST', '/api/v1/auth/login', {
-      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
     });
     token = JSON.parse(login.body.toString()).data.token;
   });
@@ -210,7 +249,7 @@ describe('proxy: CORS, access log, header bytes', () => {
     await database.drop();
   });
 
-  test('a browser on an allowed origin may read relayed answers and the gateway\'s own errors; others may not', async () => {
+  test("a browser on an allowed origin may read relayed answers and the gateway's own errors; others may not", async () => {
     const relayed = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { authorization: token, origin: PORTAL } });
     assert.equal(relayed.status, 200);
     assert.equal(relayed.headers['access-control-allow-origin'], PORTAL);
@@ -218,11 +257,13 @@ describe('proxy: CORS, access log, header bytes', () => {
     const refused = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { origin: PORTAL } });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers['access-control-allow-origin'], PORTAL);
-    const other = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', { headers: { authorization: token, origin: 'https://evil.example.com' } });
+    const other = await rawRequest(port, 'GET', '/api/v1/pelaporan/laporan', {
+      headers: { authorization: token, origin: 'https://evil.example.com' },
+    });
     assert.equal(other.status, 200);
     assert.equal(other.headers['access-control-allow-origin'], undefined);
     const own = await rawRequest(port, 'GET', '/api/v1/pelaporan/own-cors', { headers: { authorization: token, origin: PORTAL } });
-    assert.equal(own.headers['access-control-allow-origin'], '*', 'the upstream\'s own CORS answer is kept, not doubled');
+    assert.equal(own.headers['access-control-allow-origin'], '*', "the upstream's own CORS answer is kept, not doubled");
   });
 
   test('the SSO cookie authenticates proxied requests; cross-site state changes need the header', async () => {
@@ -232,11 +273,17 @@ describe('proxy: CORS, access log, header bytes', () => {
     assert.equal(upstream.seen.at(-1)!.headers.authorization, `Bearer ${token.slice(3, -5)}`);
     assert.equal(upstream.seen.at(-1)!.headers.cookie, 'theme=dark');
     const before = upstream.seen.length;
-    const forged = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', { headers: { cookie, origin: 'https://evil.example.com', 'content-type': 'application/json' }, body: '{}' });
+    const forged = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', {
+      headers: { cookie, origin: 'https://evil.example.com', 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(forged.status, 403);
     assert.equal(upstream.seen.length, before, 'nothing reached the upstream');
     for (const origin of [PORTAL, `http://127.0.0.1:${port}`]) {
-      const allowed = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', { headers: { cookie, origin, 'content-type': 'application/json' }, body: '{}' });
+      const allowed = await rawRequest(port, 'POST', '/api/v1/pelaporan/laporan', {
+        headers: { cookie, origin, 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(allowed.status, 200, origin);
     }
   });
@@ -244,13 +291,16 @@ describe('proxy: CORS, access log, header bytes', () => {
   test('response header values arrive byte for byte, non-ASCII included', async () => {
     const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik', { headers: { authorization: token } });
     assert.equal(response.status, 200);
-    const raw = (name: string) => Buffer.from(response.rawHeaders[response.rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === name) + 1]!, 'latin1');
+    const raw = (name: string) =>
+      Buffer.from(response.rawHeaders[response.rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === name) + 1]!, 'latin1');
     assert.deepEqual(raw('x-latin1'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
     assert.deepEqual(raw('x-utf8'), Buffer.from('✓ ok'));
   });
 
   test('one access line per proxied request: service, method, path, parameter names (no values), status, timings', async () => {
-    const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik?tahun=2024&nik=3171234567890001', { headers: { authorization: token, 'x-request-id': 'access-line-1' } });
+    const response = await rawRequest(port, 'GET', '/api/v1/pelaporan/statistik?tahun=2024&nik=3171234567890001', {
+      headers: { authorization: token, 'x-request-id': 'access-line-1' },
+    });
     assert.equal(response.status, 200);
     await eventually(async () => assert.ok(lines.some((line) => line.includes('access-line-1'))));
     const entries = lines.map((line) => JSON.parse(line)).filter((entry) => entry.reqId === 'access-line-1');
@@ -285,7 +335,9 @@ describe('proxy during shutdown', () => {
     const token = await gw.login();
     const agent = new Agent({ keepAlive: true });
     const answer = new Promise<IncomingMessage>((resolve, reject) =>
-      httpGet({ host: '127.0.0.1', port, path: '/api/v1/tramtibum/kegiatan', agent, headers: { authorization: token } }, (res) => res.resume().on('end', () => resolve(res))).on('error', reject),
+      httpGet({ host: '127.0.0.1', port, path: '/api/v1/tramtibum/kegiatan', agent, headers: { authorization: token } }, (res) =>
+        res.resume().on('end', () => resolve(res)),
+      ).on('error', reject),
     );
     await arrival;
     const closed = gw.close();
@@ -307,9 +359,12 @@ describe('HTTPS upstreams', () => {
 
   before(async () => {
     // An upstream with a certificate from an internal CA that Node does not know.
-    server = createHttpsServer({ key: readFileSync(fixture('server-key.pem')), cert: readFileSync(fixture('server-cert.pem')) }, (req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, secure: true }));
-    });
+    server = createHttpsServer(
+      { key: readFileSync(fixture('server-key.pem')), cert: readFileSync(fixture('server-cert.pem')) },
+      (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, secure: true }));
+      },
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     address = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

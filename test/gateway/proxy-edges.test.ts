@@ -109,7 +109,7 @@ for (const dialect of DIALECTS) {
       const { received, open } = await exchange(port, request('/204-with-body') + request('/after'), (text) => text.endsWith('\r\n\r\nok'));
       const [first, second] = received.split(/(?=HTTP\/1\.1 )/);
       assert.match(first!, /^HTTP\/1\.1 204 No Content\r\n/);
-      assert.match(first!, /X-Upstream: yes/i, 'the upstream\'s headers are relayed');
+      assert.match(first!, /X-Upstream: yes/i, "the upstream's headers are relayed");
       assert.doesNotMatch(first!, /content-length/i, 'a 204 carries no Content-Length');
       assert.doesNotMatch(first!, /hello/, 'nor a body');
       assert.match(second!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/, 'the next request on the same connection is answered');
@@ -118,7 +118,8 @@ for (const dialect of DIALECTS) {
     });
 
     test('an upstream 304 that carries a body: relayed as a 304 with no body, connection kept', async () => {
-      const request = (path: string) => `GET /api/v1/file${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nIf-None-Match: "v1"\r\n\r\n`;
+      const request = (path: string) =>
+        `GET /api/v1/file${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nIf-None-Match: "v1"\r\n\r\n`;
       const { received, open } = await exchange(port, request('/304-with-body') + request('/after'), (text) => text.endsWith('\r\n\r\nok'));
       const [first, second] = received.split(/(?=HTTP\/1\.1 )/);
       assert.match(first!, /^HTTP\/1\.1 304 Not Modified\r\n/);

@@ -42,7 +42,11 @@ for (const dialect of DIALECTS) {
     });
 
     const login = async (gateway: Gateway, noPegawai: string, password: string) => {
-      const response = await gateway.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: noPegawai, kata_sandi: password } });
+      const response = await gateway.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { no_pegawai: noPegawai, kata_sandi: password },
+      });
       assert.equal(response.statusCode, 200, response.body);
       return response.json().data.token as string;
     };
@@ -60,7 +64,14 @@ for (const dialect of DIALECTS) {
     };
     const newUser = async (suffix: string) => {
       const admin = await login(a, 'admin', ADMIN_PASSWORD);
-      const fields = { no_pegawai: `1990${process.pid}${suffix}`, nama: 'Uji', email: `uji${suffix}${process.pid}@example.go.id`, kata_sandi: 'Rahasia#123', tipe_pegawai: 'pns', hak_akses_id: 'pegawai' };
+      const fields = {
+        no_pegawai: `1990${process.pid}${suffix}`,
+        nama: 'Uji',
+        email: `uji${suffix}${process.pid}@example.go.id`,
+        kata_sandi: 'Rahasia#123',
+        tipe_pegawai: 'pns',
+        hak_akses_id: 'pegawai',
+      };
       const created = await a.app.inject({ method: 'POST', url: '/api/v1/pengguna', headers: { authorization: admin }, payload: fields });
       assert.equal(created.statusCode, 201, created.body);
       return { id: created.json().data.id as string, admin, noPegawai: fields.no_pegawai };
@@ -76,11 +87,16 @@ for (const dialect of DIALECTS) {
       assert.equal(upstream.seen.length, seen);
     });
 
-    test('an administrator\'s password reset refuses the user\'s token at once', async () => {
+    test("an administrator's password reset refuses the user's token at once", async () => {
       const user = await newUser('2');
       const token = await login(a, user.noPegawai, 'Rahasia#123');
       assert.equal(await proxied(a, token), 200);
-      const reset = await a.app.inject({ method: 'POST', url: `/api/v1/pengguna/${user.id}/reset-password`, headers: { authorization: user.admin }, payload: { kata_sandi: 'Reset#12345' } });
+      const reset = await a.app.inject({
+        method: 'POST',
+        url: `/api/v1/pengguna/${user.id}/reset-password`,
+        headers: { authorization: user.admin },
+        payload: { kata_sandi: 'Reset#12345' },
+      });
       assert.ok(reset.statusCode < 300, reset.body);
       assert.equal(await proxied(a, token), 401);
     });

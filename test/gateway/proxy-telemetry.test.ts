@@ -119,7 +119,9 @@ for (const dialect of DIALECTS) {
     });
 
     test('an upstream that answers before reading the body: its answer is relayed, the gateway keeps serving', async () => {
-      const response = await rawRequest(port, 'POST', '/api/v1/kepegawaian/early', { headers: json(), body: 'x'.repeat(200_000) }).catch(() => ({ status: 0 }));
+      const response = await rawRequest(port, 'POST', '/api/v1/kepegawaian/early', { headers: json(), body: 'x'.repeat(200_000) }).catch(
+        () => ({ status: 0 }),
+      );
       // The client may see the answer or a closed connection, depending on who writes first; never a dead gateway.
       assert.ok([0, 200, 502].includes(response.status), `status ${response.status}`);
       await accessLine('/api/v1/kepegawaian/early');
@@ -127,7 +129,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('an upstream that resets before reading the body: 502, the gateway keeps serving', async () => {
-      const response = await rawRequest(port, 'PUT', '/api/v1/kepegawaian/early-reset', { headers: json(), body: 'x'.repeat(200_000) }).catch(() => ({ status: 0 }));
+      const response = await rawRequest(port, 'PUT', '/api/v1/kepegawaian/early-reset', {
+        headers: json(),
+        body: 'x'.repeat(200_000),
+      }).catch(() => ({ status: 0 }));
       assert.ok([0, 502].includes(response.status), `status ${response.status}`);
       await accessLine('/api/v1/kepegawaian/early-reset');
       await assertAlive();
@@ -157,7 +162,14 @@ for (const dialect of DIALECTS) {
     test('a client that disconnects while a proxied PUT is pending: the upstream call ends, the gateway keeps serving', async () => {
       const arrived = new Promise<void>((resolve) => (pending.arrived = resolve));
       const closed = new Promise<void>((resolve) => (pending.closed = resolve));
-      const client = httpRequest({ host: '127.0.0.1', port, method: 'PUT', path: '/api/v1/kepegawaian/pending', headers: json(), agent: false });
+      const client = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: '/api/v1/kepegawaian/pending',
+        headers: json(),
+        agent: false,
+      });
       client.on('error', () => {});
       client.end('{"nama":"z"}');
       await arrived;

@@ -186,7 +186,7 @@ for (const dialect of DIALECTS) {
       assert.equal(seen.headers.authorization, `Bearer ${jwt}`);
       assert.equal(seen.headers['x-custom'], 'kept');
       assert.equal(seen.headers['accept-language'], 'id');
-      assert.equal(seen.headers.cookie, 'theme=dark; lang=id', 'the gateway\'s session cookie stays at the gateway');
+      assert.equal(seen.headers.cookie, 'theme=dark; lang=id', "the gateway's session cookie stays at the gateway");
       assert.equal(seen.headers['x-request-id'], 'client-req-1');
       assert.equal(response.headers['x-request-id'], 'client-req-1');
       assert.match(seen.headers['x-user-id'] as string, /^[0-9a-f-]{36}$/);
@@ -212,7 +212,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('binary bodies pass byte-identical both ways', async () => {
-      const up = await rawRequest(port, 'PUT', '/api/v1/file/echo-body', { headers: { ...auth(), 'content-type': 'application/octet-stream' }, body: BINARY });
+      const up = await rawRequest(port, 'PUT', '/api/v1/file/echo-body', {
+        headers: { ...auth(), 'content-type': 'application/octet-stream' },
+        body: BINARY,
+      });
       assert.equal(up.status, 201);
       assert.ok(up.body.equals(BINARY));
       const down = await rawRequest(port, 'GET', '/api/v1/file/binary', { headers: auth() });
@@ -225,7 +228,9 @@ for (const dialect of DIALECTS) {
       const boundary = '----gerbang' + randomBytes(8).toString('hex');
       const multipart = Buffer.concat([
         Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="folder"\r\n\r\ndokumen\r\n`),
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        ),
         BINARY,
         Buffer.from(`\r\n--${boundary}--\r\n`),
       ]);
@@ -259,38 +264,48 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(digest, expected);
     });
 
-    test('bodies stream: the upstream reads the upload before it is complete, the client reads the download before it is complete', { timeout: 20_000 }, async () => {
-      // Would deadlock (and time out) if the gateway waited for a whole body before passing it on.
-      const upstreamGotData = new Promise<void>((resolve) => (probe.upstreamGotData = resolve));
-      const upload = new PassThrough();
-      const sent = rawRequest(port, 'POST', '/api/v1/file/probe-up', { headers: { ...auth(), 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }, body: upload });
-      upload.write(Buffer.alloc(65_536, 1));
-      await upstreamGotData;
-      upload.end(Buffer.alloc(65_536, 2));
-      const up = await sent;
-      assert.equal(up.status, 200);
-      assert.deepEqual(JSON.parse(up.body.toString()), { length: 131_072 });
+    test(
+      'bodies stream: the upstream reads the upload before it is complete, the client reads the download before it is complete',
+      { timeout: 20_000 },
+      async () => {
+        // Would deadlock (and time out) if the gateway waited for a whole body before passing it on.
+        const upstreamGotData = new Promise<void>((resolve) => (probe.upstreamGotData = resolve));
+        const upload = new PassThrough();
+        const sent = rawRequest(port, 'POST', '/api/v1/file/probe-up', {
+          headers: { ...auth(), 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
+          body: upload,
+        });
+        upload.write(Buffer.alloc(65_536, 1));
+        await upstreamGotData;
+        upload.end(Buffer.alloc(65_536, 2));
+        const up = await sent;
+        assert.equal(up.status, 200);
+        assert.deepEqual(JSON.parse(up.body.toString()), { length: 131_072 });
 
-      let clientGotData!: () => void;
-      probe.clientGotData = new Promise<void>((resolve) => (clientGotData = resolve));
-      const down = await rawRequest(port, 'GET', '/api/v1/file/probe-down', {
-        headers: auth(),
-        consume: async (res) => {
-          const chunks: Buffer[] = [];
-          for await (const chunk of res) {
-            chunks.push(chunk as Buffer);
-            clientGotData();
-          }
-          return Buffer.concat(chunks);
-        },
-      });
-      assert.equal(down.status, 200);
-      assert.equal(down.body.length, 131_072);
-    });
+        let clientGotData!: () => void;
+        probe.clientGotData = new Promise<void>((resolve) => (clientGotData = resolve));
+        const down = await rawRequest(port, 'GET', '/api/v1/file/probe-down', {
+          headers: auth(),
+          consume: async (res) => {
+            const chunks: Buffer[] = [];
+            for await (const chunk of res) {
+              chunks.push(chunk as Buffer);
+              clientGotData();
+            }
+            return Buffer.concat(chunks);
+          },
+        });
+        assert.equal(down.status, 200);
+        assert.equal(down.body.length, 131_072);
+      },
+    );
 
     test('a body over the service limit is refused with 413, by length or while streaming', async () => {
       const before = upstream.seen.length;
-      const byLength = await rawRequest(port, 'POST', '/api/v1/pelaporan/echo-body', { headers: { ...auth(), 'content-type': 'application/json' }, body: 'x'.repeat(1001) });
+      const byLength = await rawRequest(port, 'POST', '/api/v1/pelaporan/echo-body', {
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: 'x'.repeat(1001),
+      });
       assert.equal(byLength.status, 413);
       assert.equal(JSON.parse(byLength.body.toString()).status, false);
       assert.equal(upstream.seen.length, before, 'nothing went upstream');
@@ -299,13 +314,19 @@ for (const dialect of DIALECTS) {
         body: bigStream(100_000),
       }).catch(() => ({ status: 413, aborted: true }));
       assert.equal(chunked.status, 413);
-      const within = await rawRequest(port, 'POST', '/api/v1/pelaporan/echo-body', { headers: { ...auth(), 'content-type': 'application/json' }, body: '"ok"' });
+      const within = await rawRequest(port, 'POST', '/api/v1/pelaporan/echo-body', {
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: '"ok"',
+      });
       assert.equal(within.status, 201);
     });
 
     test('401 without a valid token, and nothing reaches the upstream', async () => {
       const before = upstream.seen.length;
-      const missing = await rawRequest(port, 'POST', '/api/v1/master-data/echo-body', { headers: { 'content-type': 'application/json' }, body: '{}' });
+      const missing = await rawRequest(port, 'POST', '/api/v1/master-data/echo-body', {
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(missing.status, 401);
       assert.equal(JSON.parse(missing.body.toString()).code, 401);
       // One signature character changed (in the middle: the last one may carry only padding bits)
@@ -333,7 +354,7 @@ for (const dialect of DIALECTS) {
       assert.equal(response.status, 503);
       const body = JSON.parse(response.body.toString());
       assert.deepEqual(body, { code: 503, status: false, message: 'The Tramtibum service is not configured' });
-      assert.equal(response.headers['x-content-type-options'], 'nosniff', 'the gateway\'s own answers keep the security headers');
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', "the gateway's own answers keep the security headers");
     });
 
     test('connection refused: 502 naming the service, no internal address', async () => {
@@ -357,7 +378,11 @@ for (const dialect of DIALECTS) {
     });
 
     test('a client that leaves before the answer ends the upstream call', async () => {
-      const errorLines = async () => (await rawRequest(port, 'GET', '/metrics')).body.toString().split('\n').filter((line) => line.startsWith('gateway_proxy_upstream_errors_total{service="master-data"'));
+      const errorLines = async () =>
+        (await rawRequest(port, 'GET', '/metrics')).body
+          .toString()
+          .split('\n')
+          .filter((line) => line.startsWith('gateway_proxy_upstream_errors_total{service="master-data"'));
       const errorsBefore = await errorLines();
       const arrived = new Promise<void>((resolve) => (hang.arrived = resolve));
       const closed = new Promise<void>((resolve) => (hang.closed = resolve));

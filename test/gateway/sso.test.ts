@@ -12,7 +12,14 @@ import { ConfigError } from '../../src/shared/config/env.js';
 import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { ADMIN_PASSWORD, newUser, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { CLIENT_ID, OTHER_CLIENT_ID, PROVIDER_KID, startTestProvider, type TestAccount, type TestProvider } from '../helpers/oidc-provider.js';
+import {
+  CLIENT_ID,
+  OTHER_CLIENT_ID,
+  PROVIDER_KID,
+  startTestProvider,
+  type TestAccount,
+  type TestProvider,
+} from '../helpers/oidc-provider.js';
 
 // The identity provider is a real oidc-provider on 127.0.0.1; tokens come from its authorization
 // code flow. Forged tokens (negative cases) are checked against its real discovery document and JWKS.
@@ -28,7 +35,12 @@ let sequence = 0;
 function providerAccount(overrides: Partial<TestAccount> = {}): { sub: string; account: TestAccount } {
   sequence += 1;
   const sub = `sub-${process.pid}-${sequence}`;
-  const account: TestAccount = { email: `sso${process.pid}x${sequence}@example.go.id`, email_verified: true, name: `Pegawai SSO ${sequence}`, ...overrides };
+  const account: TestAccount = {
+    email: `sso${process.pid}x${sequence}@example.go.id`,
+    email_verified: true,
+    name: `Pegawai SSO ${sequence}`,
+    ...overrides,
+  };
   provider.accounts.set(sub, account);
   return { sub, account };
 }
@@ -50,7 +62,15 @@ for (const dialect of DIALECTS) {
     });
     after(async () => gw.close());
 
-    const userCount = async () => Number((await gw.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const userCount = async () =>
+      Number(
+        (
+          await gw.database.db
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     /** GET /auth/sso-nonce as a browser would: the nonce for the provider and the cookie for the gateway. */
     async function freshNonce(): Promise<string> {
@@ -71,7 +91,10 @@ for (const dialect of DIALECTS) {
         url: '/auth/login-sso',
         cookies: { sso_nonce: nonce },
         headers: extra.headers ?? {},
-        payload: { ...tokens, profile: extra.profile ?? { email: provider.accounts.get(sub)!.email, name: provider.accounts.get(sub)!.name, sub } },
+        payload: {
+          ...tokens,
+          profile: extra.profile ?? { email: provider.accounts.get(sub)!.email, name: provider.accounts.get(sub)!.name, sub },
+        },
       });
       return { response, tokens, nonce };
     }
@@ -87,11 +110,20 @@ for (const dialect of DIALECTS) {
       assert.equal(envelope.status, false);
       assert.equal(envelope.data.reason, reason);
       assert.ok(envelope.message.length > 0);
-      assert.equal(response.cookies.find((c: { name: string }) => c.name === 'access_token'), undefined);
+      assert.equal(
+        response.cookies.find((c: { name: string }) => c.name === 'access_token'),
+        undefined,
+      );
       assert.equal(await userCount(), before, 'no user created');
-      assert.equal((await gw.database.db.selectFrom('sso_identities').selectAll().execute()).length, identitiesBefore, 'no identity linked');
+      assert.equal(
+        (await gw.database.db.selectFrom('sso_identities').selectAll().execute()).length,
+        identitiesBefore,
+        'no identity linked',
+      );
       const audit = await gw.audit.list(5);
-      const row = audit.find((entry) => entry.action === 'sso.login' && entry.outcome === 'failure' && entry.request_id === response.headers['x-request-id']);
+      const row = audit.find(
+        (entry) => entry.action === 'sso.login' && entry.outcome === 'failure' && entry.request_id === response.headers['x-request-id'],
+      );
       assert.ok(row, 'refusal audited');
       assert.equal(JSON.parse(row.details ?? '{}').reason, reason);
     }
@@ -100,7 +132,17 @@ for (const dialect of DIALECTS) {
     function claimsFor(sub: string, overrides: JWTPayload = {}): JWTPayload {
       const now = Math.floor(gw.clock.now() / 1000);
       const account = provider.accounts.get(sub)!;
-      return { iss: provider.issuer, aud: CLIENT_ID, sub, iat: now, exp: now + 600, email: account.email, email_verified: account.email_verified, name: account.name, ...overrides };
+      return {
+        iss: provider.issuer,
+        aud: CLIENT_ID,
+        sub,
+        iat: now,
+        exp: now + 600,
+        email: account.email,
+        email_verified: account.email_verified,
+        name: account.name,
+        ...overrides,
+      };
     }
 
     test('a first SSO login creates the user from the token claims and answers exactly spec 2.4', async () => {
@@ -141,7 +183,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(claims.attributes, { department: 'Keuangan', position: 'Analis' });
       assert.equal(claims.iss, 'gerbang');
 
-      const actions = (await gw.audit.list(10)).filter((row) => row.target_id === body.user_id).map((row) => `${row.action}:${row.outcome}`);
+      const actions = (await gw.audit.list(10))
+        .filter((row) => row.target_id === body.user_id)
+        .map((row) => `${row.action}:${row.outcome}`);
       assert.ok(actions.includes('sso.create_user:success'));
       assert.ok(actions.includes('sso.login:success'));
       // The provider's tokens are used for the exchange only: nothing in the database holds them.
@@ -189,7 +233,12 @@ for (const dialect of DIALECTS) {
       // The same values through the REST API are refused too: one rule for both ways in.
       const admin = await gw.login();
       for (const field of [{ no_pegawai: 'a\u0000b' }, { email: 'a"b@example.go.id' }]) {
-        const response = await gw.request({ method: 'POST', url: '/api/v1/pengguna', headers: { authorization: admin }, payload: { ...newUser(), ...field } });
+        const response = await gw.request({
+          method: 'POST',
+          url: '/api/v1/pengguna',
+          headers: { authorization: admin },
+          payload: { ...newUser(), ...field },
+        });
         assert.equal(response.statusCode, 400, JSON.stringify(field));
       }
     });
@@ -218,7 +267,11 @@ for (const dialect of DIALECTS) {
 
       const url = `/api/v1/pengguna/${existing.id}/sso`;
       const other = await gw.createUser();
-      const notAdmin = await gw.request({ method: 'DELETE', url, headers: { authorization: await gw.login(other.fields.no_pegawai, other.fields.kata_sandi) } });
+      const notAdmin = await gw.request({
+        method: 'DELETE',
+        url,
+        headers: { authorization: await gw.login(other.fields.no_pegawai, other.fields.kata_sandi) },
+      });
       assert.equal(notAdmin.statusCode, 403);
       const admin = await gw.login();
       const unlinked = await gw.request({ method: 'DELETE', url, headers: { authorization: admin } });
@@ -231,8 +284,20 @@ for (const dialect of DIALECTS) {
       const now = await browserLogin(holder.sub, { profile: { sub: holder.sub } });
       assert.equal(now.response.statusCode, 200, now.response.body);
       assert.equal(now.response.json().user_id, existing.id);
-      assert.deepEqual((await gw.request({ method: 'DELETE', url: `/api/v1/pengguna/${other.id}/sso`, headers: { authorization: admin } })).json().data, { unlinked: 0 });
-      assert.equal((await gw.request({ method: 'DELETE', url: '/api/v1/pengguna/00000000-0000-4000-8000-000000000000/sso', headers: { authorization: admin } })).statusCode, 404);
+      assert.deepEqual(
+        (await gw.request({ method: 'DELETE', url: `/api/v1/pengguna/${other.id}/sso`, headers: { authorization: admin } })).json().data,
+        { unlinked: 0 },
+      );
+      assert.equal(
+        (
+          await gw.request({
+            method: 'DELETE',
+            url: '/api/v1/pengguna/00000000-0000-4000-8000-000000000000/sso',
+            headers: { authorization: admin },
+          })
+        ).statusCode,
+        404,
+      );
     });
 
     test('the user is found again by (issuer, sub) after the provider changes the e-mail', async () => {
@@ -265,7 +330,12 @@ for (const dialect of DIALECTS) {
       assert.equal(refreshed.statusCode, 200);
       assert.deepEqual(decodeJwt(unwrapToken(refreshed.json().data.token)!).user_groups, decodeJwt(unwrapToken(token)!).user_groups);
 
-      const logout = await gw.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token }, cookies: { access_token: token } });
+      const logout = await gw.request({
+        method: 'POST',
+        url: '/api/v1/auth/logout',
+        headers: { authorization: token },
+        cookies: { access_token: token },
+      });
       assert.equal(logout.statusCode, 200);
       const cleared = logout.cookies.find((cookie) => cookie.name === 'access_token');
       assert.ok(cleared && cleared.value === '' && cleared.path === '/', 'logout clears the access_token cookie');
@@ -282,16 +352,30 @@ for (const dialect of DIALECTS) {
       const cookies = { access_token: token };
       const host = 'gateway.example.go.id';
 
-      for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+      for (const headers of [
+        { origin: 'https://evil.example' },
+        { origin: 'null' },
+        { 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-site': 'same-site' },
+      ]) {
         const refused = await gw.request({ method: 'POST', url: '/api/v1/auth/refresh', cookies, headers: { host, ...headers } });
         assert.equal(refused.statusCode, 403, JSON.stringify(headers));
         assert.equal(refused.json().status, false);
       }
       // Reads are not state-changing: a cross-site GET with the cookie is answered.
-      const read = await gw.request({ method: 'GET', url: '/api/v1/auth/profile', cookies, headers: { host, origin: 'https://evil.example' } });
+      const read = await gw.request({
+        method: 'GET',
+        url: '/api/v1/auth/profile',
+        cookies,
+        headers: { host, origin: 'https://evil.example' },
+      });
       assert.equal(read.statusCode, 200);
       // The header is not a browser's ambient credential: no origin check.
-      const withHeader = await gw.request({ method: 'POST', url: '/api/v1/auth/refresh', headers: { host, authorization: token, origin: 'https://evil.example' } });
+      const withHeader = await gw.request({
+        method: 'POST',
+        url: '/api/v1/auth/refresh',
+        headers: { host, authorization: token, origin: 'https://evil.example' },
+      });
       assert.equal(withHeader.statusCode, 200);
       for (const headers of [{ origin: `http://${host}` }, { 'sec-fetch-site': 'same-origin' }, {}]) {
         const allowed = await gw.request({ method: 'POST', url: '/api/v1/auth/refresh', cookies, headers: { host, ...headers } });
@@ -303,7 +387,11 @@ for (const dialect of DIALECTS) {
       const { sub } = providerAccount();
       const accessToken = 'provider-access-token-abc123';
       const idToken = await provider.forge(claimsFor(sub, { at_hash: tokenHash(accessToken, 'RS256') }));
-      const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: idToken, access_token: accessToken } });
+      const response = await gw.request({
+        method: 'POST',
+        url: '/auth/login-sso',
+        payload: { id_token: idToken, access_token: accessToken },
+      });
       assert.equal(response.statusCode, 200, response.body);
     });
 
@@ -334,8 +422,14 @@ for (const dialect of DIALECTS) {
         const tokens = await provider.login(sub, { clientId: OTHER_CLIENT_ID });
         await assertRefused(tokens, 'SSO_AUDIENCE_MISMATCH');
         // Several audiences need an azp naming one of ours.
-        await assertRefused({ id_token: await provider.forge(claimsFor(sub, { aud: [CLIENT_ID, 'someone-else'] })) }, 'SSO_AUDIENCE_MISMATCH');
-        await assertRefused({ id_token: await provider.forge(claimsFor(sub, { aud: [CLIENT_ID, 'someone-else'], azp: 'someone-else' })) }, 'SSO_AUDIENCE_MISMATCH');
+        await assertRefused(
+          { id_token: await provider.forge(claimsFor(sub, { aud: [CLIENT_ID, 'someone-else'] })) },
+          'SSO_AUDIENCE_MISMATCH',
+        );
+        await assertRefused(
+          { id_token: await provider.forge(claimsFor(sub, { aud: [CLIENT_ID, 'someone-else'], azp: 'someone-else' })) },
+          'SSO_AUDIENCE_MISMATCH',
+        );
       });
 
       test('an expired token and a token older than the allowed age (real tokens, gateway clock moved)', async () => {
@@ -363,7 +457,9 @@ for (const dialect of DIALECTS) {
         const { sub } = providerAccount();
         const pem = await exportSPKI((await importJWK(provider.publicJwk, 'RS256')) as CryptoKey);
         for (const secret of [pem, JSON.stringify(provider.publicJwk)]) {
-          const forged = await new SignJWT(claimsFor(sub)).setProtectedHeader({ alg: 'HS256', kid: PROVIDER_KID }).sign(new TextEncoder().encode(secret));
+          const forged = await new SignJWT(claimsFor(sub))
+            .setProtectedHeader({ alg: 'HS256', kid: PROVIDER_KID })
+            .sign(new TextEncoder().encode(secret));
           await assertRefused({ id_token: forged }, 'SSO_ALGORITHM_REFUSED');
         }
       });
@@ -372,7 +468,9 @@ for (const dialect of DIALECTS) {
         const { sub, account } = providerAccount();
         const nonce = await freshNonce();
         const tokens = await provider.login(sub, { nonce });
-        await assertRefused({ ...tokens, profile: { email: `victim.${account.email}`, sub } }, 'SSO_PROFILE_MISMATCH', { sso_nonce: nonce });
+        await assertRefused({ ...tokens, profile: { email: `victim.${account.email}`, sub } }, 'SSO_PROFILE_MISMATCH', {
+          sso_nonce: nonce,
+        });
         const second = await provider.login(sub, { nonce });
         await assertRefused({ ...second, profile: { sub: 'someone-else' } }, 'SSO_PROFILE_MISMATCH', { sso_nonce: nonce });
       });
@@ -419,45 +517,58 @@ for (const dialect of DIALECTS) {
   });
 }
 
-for (const dialect of DIALECTS) describe(`sso login with the provider down [${dialect}]`, () => {
-  test('answers 503 in the envelope', async () => {
-    // A port that was free a moment ago: nothing answers there.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const gw = await startTestGateway(dialect, { OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_CLIENT_ID: CLIENT_ID });
-    try {
-      const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await provider.forge({ sub: 'x' }) } });
-      assert.equal(response.statusCode, 503);
-      assert.equal(response.json().status, false);
-      assert.equal(response.json().code, 503);
-    } finally {
-      await gw.close();
-    }
-  });
-});
-
-for (const dialect of DIALECTS) describe(`sso login without configuration [${dialect}]`, () => {
-  test('answers 503 in the envelope', async () => {
-    const gw = await startTestGateway(dialect);
-    try {
-      for (const [method, url] of [['POST', '/auth/login-sso'], ['GET', '/auth/sso-nonce']] as const) {
-        const response = await gw.request({ method, url, ...(method === 'POST' ? { payload: { id_token: 'a.b.c' } } : {}) });
+for (const dialect of DIALECTS)
+  describe(`sso login with the provider down [${dialect}]`, () => {
+    test('answers 503 in the envelope', async () => {
+      // A port that was free a moment ago: nothing answers there.
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const gw = await startTestGateway(dialect, { OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_CLIENT_ID: CLIENT_ID });
+      try {
+        const response = await gw.request({
+          method: 'POST',
+          url: '/auth/login-sso',
+          payload: { id_token: await provider.forge({ sub: 'x' }) },
+        });
         assert.equal(response.statusCode, 503);
-        assert.equal(response.json().code, 503);
         assert.equal(response.json().status, false);
+        assert.equal(response.json().code, 503);
+      } finally {
+        await gw.close();
       }
-    } finally {
-      await gw.close();
-    }
+    });
   });
-});
+
+for (const dialect of DIALECTS)
+  describe(`sso login without configuration [${dialect}]`, () => {
+    test('answers 503 in the envelope', async () => {
+      const gw = await startTestGateway(dialect);
+      try {
+        for (const [method, url] of [
+          ['POST', '/auth/login-sso'],
+          ['GET', '/auth/sso-nonce'],
+        ] as const) {
+          const response = await gw.request({ method, url, ...(method === 'POST' ? { payload: { id_token: 'a.b.c' } } : {}) });
+          assert.equal(response.statusCode, 503);
+          assert.equal(response.json().code, 503);
+          assert.equal(response.json().status, false);
+        }
+      } finally {
+        await gw.close();
+      }
+    });
+  });
 
 for (const dialect of DIALECTS) {
   describe(`sso login rate limit [${dialect}]`, () => {
     test('an address that keeps sending refused tokens gets 429 with Retry-After', async () => {
-      const gw = await startTestGateway(dialect, { OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID, LOGIN_MAX_FAILURES_PER_ADDRESS: '3' });
+      const gw = await startTestGateway(dialect, {
+        OIDC_ISSUER: provider.issuer,
+        OIDC_CLIENT_ID: CLIENT_ID,
+        LOGIN_MAX_FAILURES_PER_ADDRESS: '3',
+      });
       try {
         for (let i = 0; i < 3; i++) {
           const refused = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: 'x.y.z' } });
@@ -468,7 +579,21 @@ for (const dialect of DIALECTS) {
         assert.equal(limited.statusCode, 429);
         assert.ok(Number(limited.headers['retry-after']) > 0);
         gw.clock.advance(16 * 60_000);
-        const later = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await provider.forge({ iss: provider.issuer, aud: CLIENT_ID, sub, iat: Math.floor(gw.clock.now() / 1000), exp: Math.floor(gw.clock.now() / 1000) + 60, email: provider.accounts.get(sub)!.email, email_verified: true }) } });
+        const later = await gw.request({
+          method: 'POST',
+          url: '/auth/login-sso',
+          payload: {
+            id_token: await provider.forge({
+              iss: provider.issuer,
+              aud: CLIENT_ID,
+              sub,
+              iat: Math.floor(gw.clock.now() / 1000),
+              exp: Math.floor(gw.clock.now() / 1000) + 60,
+              email: provider.accounts.get(sub)!.email,
+              email_verified: true,
+            }),
+          },
+        });
         assert.equal(later.statusCode, 200, later.body);
       } finally {
         await gw.close();
@@ -491,7 +616,11 @@ describe('sso configuration and claim mapping', () => {
     ];
     for (const env of bad) assert.throws(() => loadGatewayConfig({ ...base, ...env }), ConfigError, JSON.stringify(env));
     assert.equal(loadGatewayConfig(base).sso, undefined);
-    const config = loadGatewayConfig({ ...base, OIDC_ISSUER: 'https://idp.example.go.id/realms/pemda', OIDC_CLIENT_ID: 'web, mobile' }).sso!;
+    const config = loadGatewayConfig({
+      ...base,
+      OIDC_ISSUER: 'https://idp.example.go.id/realms/pemda',
+      OIDC_CLIENT_ID: 'web, mobile',
+    }).sso!;
     assert.deepEqual(config.clientIds, ['web', 'mobile']);
     assert.ok(!config.algorithms.some((alg) => alg.startsWith('HS')));
   });
@@ -506,7 +635,18 @@ describe('sso configuration and claim mapping', () => {
       OIDC_CLAIM_EMPLOYEE_NUMBER: 'nip',
     }).sso!;
     const identity = identityFromClaims(
-      { iss: 'https://idp.example.go.id', sub: 's1', email: 'A@Example.go.id', email_verified: 'true', name: 'Ani', nip: 198001012, employee_type: 'other', realm_access: { roles: ['pegawai', 'admin-keuangan', { bad: 1 }] }, org: { unit: 'Dinas A' }, position: ['not', 'text'] },
+      {
+        iss: 'https://idp.example.go.id',
+        sub: 's1',
+        email: 'A@Example.go.id',
+        email_verified: 'true',
+        name: 'Ani',
+        nip: 198001012,
+        employee_type: 'other',
+        realm_access: { roles: ['pegawai', 'admin-keuangan', { bad: 1 }] },
+        org: { unit: 'Dinas A' },
+        position: ['not', 'text'],
+      },
       config,
     );
     assert.equal(identity.email, 'a@example.go.id');
@@ -527,7 +667,11 @@ for (const dialect of DIALECTS) {
       const lines: string[] = [];
       stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
       const config = loadGatewayConfig({
-        GATEWAY_DATABASE_URL: database.url, GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'trace', OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID,
+        GATEWAY_DATABASE_URL: database.url,
+        GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        LOG_LEVEL: 'trace',
+        OIDC_ISSUER: provider.issuer,
+        OIDC_CLIENT_ID: CLIENT_ID,
       });
       const { app } = await buildGateway({ config, logStream: stream });
       try {
@@ -542,7 +686,10 @@ for (const dialect of DIALECTS) {
         assert.equal((await app.inject({ method: 'POST', url: '/auth/login-sso', payload: other })).statusCode, 401);
 
         const refusals = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'sso login refused');
-        assert.deepEqual(refusals.map((entry) => entry.sso.reason), ['SSO_TOKEN_REPLAYED', 'SSO_AUDIENCE_MISMATCH']);
+        assert.deepEqual(
+          refusals.map((entry) => entry.sso.reason),
+          ['SSO_TOKEN_REPLAYED', 'SSO_AUDIENCE_MISMATCH'],
+        );
         assert.equal(refusals[0].sso.subject, sub);
         const all = lines.join('\n');
         for (const secret of [tokens.id_token, tokens.access_token, other.id_token, unwrapToken(ok.json().token)!]) {

@@ -8,9 +8,21 @@ import { formatTraceparent, parseTraceparent, sampledByRatio } from '../../src/g
 describe('gateway telemetry encoding', () => {
   test('traceparent: a valid header is continued; malformed, all-zero and version ff headers start a new trace', () => {
     const parent = parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=a');
-    assert.deepEqual(parent, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', sampled: true, traceState: 'vendor=a' });
-    assert.equal(parseTraceparent(['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00', 'x'], undefined)?.sampled, false, 'first of repeated headers');
-    assert.ok(parseTraceparent('01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-later', undefined), 'a future version may append fields');
+    assert.deepEqual(parent, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      sampled: true,
+      traceState: 'vendor=a',
+    });
+    assert.equal(
+      parseTraceparent(['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00', 'x'], undefined)?.sampled,
+      false,
+      'first of repeated headers',
+    );
+    assert.ok(
+      parseTraceparent('01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-later', undefined),
+      'a future version may append fields',
+    );
     for (const bad of [
       '00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01', // upper case
       '00-00000000000000000000000000000000-b7ad6b7169203331-01',
@@ -19,9 +31,17 @@ describe('gateway telemetry encoding', () => {
       '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra', // version 00 has exactly four fields
       '00-0af7651916cd43dd-b7ad6b7169203331-01',
       '"><script>',
-    ]) assert.equal(parseTraceparent(bad, undefined), undefined, bad);
-    assert.equal(parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x'.repeat(600))?.traceState, undefined, 'an oversized tracestate is not passed on');
-    assert.equal(formatTraceparent('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', false), '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00');
+    ])
+      assert.equal(parseTraceparent(bad, undefined), undefined, bad);
+    assert.equal(
+      parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x'.repeat(600))?.traceState,
+      undefined,
+      'an oversized tracestate is not passed on',
+    );
+    assert.equal(
+      formatTraceparent('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', false),
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00',
+    );
   });
 
   test('sampling by trace id: 0 and 1 are absolute, a ratio keeps about that share, the same id always decides the same', () => {
@@ -35,7 +55,9 @@ describe('gateway telemetry encoding', () => {
   test('records are OTLP/JSON: strings escaped, integers and doubles typed, absent attributes left out', () => {
     const { head, tail } = exportEnvelope('logs', { 'service.name': 'gw' }, 'scope');
     const record = logRecordJson({
-      timeNanos: '1700000000000000001', severity: SEVERITY.WARN, body: 'GET /a"b\\c\u0000 404',
+      timeNanos: '1700000000000000001',
+      severity: SEVERITY.WARN,
+      body: 'GET /a"b\\c\u0000 404',
       attributes: { status: 404, ms: 1.5, ok: false, path: '/a"b', missing: undefined },
       trace: { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), sampled: false },
     });
@@ -44,15 +66,26 @@ describe('gateway telemetry encoding', () => {
     assert.equal(parsed.resourceLogs[0].resource.attributes[0].value.stringValue, 'gw');
     assert.equal(lr.body.stringValue, 'GET /a"b\\c\u0000 404');
     assert.deepEqual(lr.attributes, [
-      { key: 'status', value: { intValue: 404 } }, { key: 'ms', value: { doubleValue: 1.5 } },
-      { key: 'ok', value: { boolValue: false } }, { key: 'path', value: { stringValue: '/a"b' } },
+      { key: 'status', value: { intValue: 404 } },
+      { key: 'ms', value: { doubleValue: 1.5 } },
+      { key: 'ok', value: { boolValue: false } },
+      { key: 'path', value: { stringValue: '/a"b' } },
     ]);
     assert.equal(lr.timeUnixNano, '1700000000000000001');
     assert.equal(lr.flags, 0);
-    const span = JSON.parse(spanJson({
-      traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), parentSpanId: undefined, name: 'GET "x"', kind: 2,
-      startNanos: '1', endNanos: '2', attributes: {}, status: { code: 2, message: 'reset' },
-    }));
+    const span = JSON.parse(
+      spanJson({
+        traceId: 'a'.repeat(32),
+        spanId: 'b'.repeat(16),
+        parentSpanId: undefined,
+        name: 'GET "x"',
+        kind: 2,
+        startNanos: '1',
+        endNanos: '2',
+        attributes: {},
+        status: { code: 2, message: 'reset' },
+      }),
+    );
     assert.equal(span.name, 'GET "x"');
     assert.equal(span.parentSpanId, undefined);
     assert.deepEqual(span.status, { code: 2, message: 'reset' });
@@ -62,7 +95,10 @@ describe('gateway telemetry encoding', () => {
     const bodies: unknown[] = [];
     let fail = false;
     const queue = new RecordQueue({
-      maxQueue: 5, maxBatch: 2, intervalMs: 3_600_000, envelope: { head: '{"items":[', tail: ']}' },
+      maxQueue: 5,
+      maxBatch: 2,
+      intervalMs: 3_600_000,
+      envelope: { head: '{"items":[', tail: ']}' },
       send: async (body) => {
         if (fail) throw new Error('down');
         bodies.push(JSON.parse(body.toString()));
@@ -76,8 +112,18 @@ describe('gateway telemetry encoding', () => {
     fail = false;
     await queue.close();
     assert.deepEqual(bodies, [
-      { items: [{ i: 0, text: 'é\u2028' }, { i: 1, text: 'é\u2028' }] },
-      { items: [{ i: 2, text: 'é\u2028' }, { i: 3, text: 'é\u2028' }] },
+      {
+        items: [
+          { i: 0, text: 'é\u2028' },
+          { i: 1, text: 'é\u2028' },
+        ],
+      },
+      {
+        items: [
+          { i: 2, text: 'é\u2028' },
+          { i: 3, text: 'é\u2028' },
+        ],
+      },
       { items: [{ i: 4, text: 'é\u2028' }] },
     ]);
     assert.deepEqual(queue.stats(), { queued: 0, sent: 5, dropped: 2, failedBatches: 1 });
@@ -85,13 +131,22 @@ describe('gateway telemetry encoding', () => {
 
   test('a record larger than a batch buffer is sent whole in a batch of its own', async () => {
     const bodies: string[] = [];
-    const queue = new RecordQueue({ maxQueue: 10, maxBatch: 10, intervalMs: 3_600_000, envelope: { head: '[', tail: ']' }, send: async (body) => void bodies.push(body.toString()) });
+    const queue = new RecordQueue({
+      maxQueue: 10,
+      maxBatch: 10,
+      intervalMs: 3_600_000,
+      envelope: { head: '[', tail: ']' },
+      send: async (body) => void bodies.push(body.toString()),
+    });
     const big = JSON.stringify('x'.repeat(2 * 1024 * 1024));
     queue.push('1');
     queue.push(big);
     queue.push('2');
     await queue.close();
-    assert.deepEqual(bodies.map((body) => JSON.parse(body).length), [1, 1, 1]);
+    assert.deepEqual(
+      bodies.map((body) => JSON.parse(body).length),
+      [1, 1, 1],
+    );
     assert.equal(JSON.parse(bodies[1]!)[0].length, 2 * 1024 * 1024);
   });
 });

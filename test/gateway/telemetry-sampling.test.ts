@@ -16,20 +16,42 @@ describe('gateway telemetry: span sampling', () => {
     const receiver = new OtlpReceiver();
     const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
     const gw = await startTestGateway('sqlite', {
-      GATEWAY_TELEMETRY_URL: await receiver.start(), GATEWAY_TELEMETRY_INTERVAL: '20ms', GATEWAY_TELEMETRY_SAMPLE_RATIO: '0',
+      GATEWAY_TELEMETRY_URL: await receiver.start(),
+      GATEWAY_TELEMETRY_INTERVAL: '20ms',
+      GATEWAY_TELEMETRY_SAMPLE_RATIO: '0',
       SERVER_SERVICE_MASTER_DATA: upstream.url,
     });
     try {
       const token = await gw.login();
-      assert.equal((await gw.request({ method: 'GET', url: '/api/v1/master-data/unsampled', headers: { authorization: token } })).statusCode, 200);
+      assert.equal(
+        (await gw.request({ method: 'GET', url: '/api/v1/master-data/unsampled', headers: { authorization: token } })).statusCode,
+        200,
+      );
       assert.match(String(upstream.seen.at(-1)!.headers.traceparent), /-00$/, 'the upstream is told the trace is not sampled');
-      assert.equal((await gw.request({ method: 'GET', url: '/api/v1/master-data/sampled', headers: { authorization: token, traceparent: SAMPLED_PARENT } })).statusCode, 200);
+      assert.equal(
+        (
+          await gw.request({
+            method: 'GET',
+            url: '/api/v1/master-data/sampled',
+            headers: { authorization: token, traceparent: SAMPLED_PARENT },
+          })
+        ).statusCode,
+        200,
+      );
       assert.match(String(upstream.seen.at(-1)!.headers.traceparent), /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
 
-      await receiver.waitFor(() => receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/sampled 200') && receiver.spans().length >= 2);
-      assert.ok(receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/unsampled 200'), 'access lines are not sampled');
+      await receiver.waitFor(
+        () => receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/sampled 200') && receiver.spans().length >= 2,
+      );
+      assert.ok(
+        receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/unsampled 200'),
+        'access lines are not sampled',
+      );
       const spans = receiver.spans();
-      assert.ok(spans.every((s: any) => s.traceId === '4bf92f3577b34da6a3ce929d0e0e4736'), 'only the sampled trace');
+      assert.ok(
+        spans.every((s: any) => s.traceId === '4bf92f3577b34da6a3ce929d0e0e4736'),
+        'only the sampled trace',
+      );
       assert.deepEqual(spans.map((s: any) => s.kind).sort(), [2, 3], 'whole: the server span and its upstream call');
     } finally {
       await gw.close();

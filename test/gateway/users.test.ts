@@ -28,7 +28,17 @@ for (const dialect of DIALECTS) {
       const got = await call('GET', `${BASE}/${id}`);
       assert.equal(got.statusCode, 200);
       const data = got.json().data;
-      assert.deepEqual(Object.keys(data).sort(), ['created_at', 'email', 'hak_akses', 'hak_akses_id', 'id', 'nama', 'no_pegawai', 'tipe_pegawai', 'updated_at']);
+      assert.deepEqual(Object.keys(data).sort(), [
+        'created_at',
+        'email',
+        'hak_akses',
+        'hak_akses_id',
+        'id',
+        'nama',
+        'no_pegawai',
+        'tipe_pegawai',
+        'updated_at',
+      ]);
       assert.deepEqual(data.hak_akses, { id: 'pegawai', nama: 'Pegawai' });
       assert.equal(data.email, 'mixed.case@example.go.id', 'e-mail stored lower-case');
       assert.ok(!JSON.stringify(got.json()).includes(fields.kata_sandi));
@@ -73,7 +83,13 @@ for (const dialect of DIALECTS) {
 
     test('update changes only name, e-mail and type; password and access right are not mass-assigned', async () => {
       const { id, fields } = await gw.createUser();
-      const response = await call('PUT', `${BASE}/${id}`, { nama: 'Nama Baru', tipe_pegawai: 'pjlp', kata_sandi: 'Hack#Passw0rd', hak_akses_id: 'admin', id: 'x' });
+      const response = await call('PUT', `${BASE}/${id}`, {
+        nama: 'Nama Baru',
+        tipe_pegawai: 'pjlp',
+        kata_sandi: 'Hack#Passw0rd',
+        hak_akses_id: 'admin',
+        id: 'x',
+      });
       assert.equal(response.statusCode, 200);
       assert.deepEqual(response.json().data, { id, no_pegawai: fields.no_pegawai, nama: 'Nama Baru' });
       const data = (await call('GET', `${BASE}/${id}`)).json().data;
@@ -103,7 +119,7 @@ for (const dialect of DIALECTS) {
       assert.match(lastAdmin.json().message, /Administrator terakhir/);
     });
 
-    test('reset-password is for administrators: 403 otherwise; it ends the user\'s sessions', async () => {
+    test("reset-password is for administrators: 403 otherwise; it ends the user's sessions", async () => {
       const { id, fields } = await gw.createUser();
       const userToken = await gw.login(fields.no_pegawai, fields.kata_sandi);
       const forbidden = await call('POST', `${BASE}/${id}/reset-password`, { kata_sandi: 'Baru#Sandi9' }, userToken);
@@ -116,7 +132,7 @@ for (const dialect of DIALECTS) {
       await gw.login(fields.no_pegawai, 'Baru#Sandi9');
     });
 
-    test('delete: 200, then 404; the user\'s tokens die; no self-deletion', async () => {
+    test("delete: 200, then 404; the user's tokens die; no self-deletion", async () => {
       const { id, fields } = await gw.createUser();
       const userToken = await gw.login(fields.no_pegawai, fields.kata_sandi);
       const response = await call('DELETE', `${BASE}/${id}`);
@@ -143,19 +159,35 @@ for (const dialect of DIALECTS) {
       assert.equal((await gw.request({ method: 'GET', url: BASE })).statusCode, 401);
       const rights = await call('GET', '/api/v1/hak-akses', undefined, token);
       assert.equal(rights.statusCode, 200);
-      assert.deepEqual(rights.json().data.map((r: { id: string }) => r.id).sort(), ['admin', 'pegawai']);
+      assert.deepEqual(
+        rights
+          .json()
+          .data.map((r: { id: string }) => r.id)
+          .sort(),
+        ['admin', 'pegawai'],
+      );
     });
 
     test('the audit trail records changes, logins and failures, never a password', async () => {
       const { id, fields } = await gw.createUser({ kata_sandi: 'Audit#Sandi77' });
       await gw.login(fields.no_pegawai, fields.kata_sandi);
-      await gw.request({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Sandi77' } });
+      await gw.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { no_pegawai: fields.no_pegawai, kata_sandi: 'Wrong#Sandi77' },
+      });
       await call('PUT', `${BASE}/${id}`, { nama: 'Diaudit' });
       await call('DELETE', `${BASE}/${id}`);
       const rows = await gw.audit.list(50);
       const mine = rows.filter((row) => row.target_id === id || row.actor === fields.no_pegawai);
       const actions = mine.map((row) => `${row.action}:${row.outcome}`);
-      for (const expected of ['user.create:success', 'auth.login:success', 'auth.login:failure', 'user.update:success', 'user.delete:success']) {
+      for (const expected of [
+        'user.create:success',
+        'auth.login:success',
+        'auth.login:failure',
+        'user.update:success',
+        'user.delete:success',
+      ]) {
         assert.ok(actions.includes(expected), `${expected} in ${actions.join(', ')}`);
       }
       assert.ok(mine.every((row) => row.ip && row.at));
@@ -187,7 +219,10 @@ for (const dialect of DIALECTS) {
     const names = async (filter: string) => {
       const response = await list(`per_page=100&filter=${encodeURIComponent(filter)}`);
       assert.equal(response.statusCode, 200, `${filter}: ${response.body}`);
-      return response.json().data.map((u: { no_pegawai: string }) => u.no_pegawai).sort();
+      return response
+        .json()
+        .data.map((u: { no_pegawai: string }) => u.no_pegawai)
+        .sort();
     };
 
     test('pagination defaults and info (spec 2.1, 4.2, 8)', async () => {
@@ -196,7 +231,16 @@ for (const dialect of DIALECTS) {
       const body = first.json();
       assert.equal(body.data.length, 10);
       assert.deepEqual(body.info, { total: 26, per_page: 10, page: 1, pages: 3, count: 10 });
-      assert.deepEqual(Object.keys(body.data[0]).sort(), ['created_at', 'email', 'hak_akses_id', 'id', 'nama', 'no_pegawai', 'tipe_pegawai', 'updated_at']);
+      assert.deepEqual(Object.keys(body.data[0]).sort(), [
+        'created_at',
+        'email',
+        'hak_akses_id',
+        'id',
+        'nama',
+        'no_pegawai',
+        'tipe_pegawai',
+        'updated_at',
+      ]);
       const last = (await list('page=3&per_page=10')).json();
       assert.deepEqual(last.info, { total: 26, per_page: 10, page: 3, pages: 3, count: 6 });
       const beyond = (await list('page=9')).json();
@@ -204,7 +248,8 @@ for (const dialect of DIALECTS) {
       const ids = new Set<string>();
       for (let page = 1; page <= 3; page++) for (const u of (await list(`page=${page}`)).json().data) ids.add(u.id);
       assert.equal(ids.size, 26, 'pages do not overlap');
-      for (const bad of ['per_page=101', 'per_page=0', 'page=0', 'page=abc', 'per_page=-1']) assert.equal((await list(bad)).statusCode, 400, bad);
+      for (const bad of ['per_page=101', 'per_page=0', 'page=0', 'page=abc', 'per_page=-1'])
+        assert.equal((await list(bad)).statusCode, 400, bad);
     });
 
     test('every operator of spec 4.2', async () => {
@@ -238,9 +283,13 @@ for (const dialect of DIALECTS) {
     });
 
     test('sort by a documented column', async () => {
-      const asc = (await list(`per_page=4&filter=${encodeURIComponent('no_pegawai,like,A')}&sort=nama,asc`)).json().data.map((u: { nama: string }) => u.nama);
+      const asc = (await list(`per_page=4&filter=${encodeURIComponent('no_pegawai,like,A')}&sort=nama,asc`))
+        .json()
+        .data.map((u: { nama: string }) => u.nama);
       assert.equal(asc.length, 4);
-      const desc = (await list(`per_page=4&filter=${encodeURIComponent('no_pegawai,like,A')}&sort=no_pegawai,desc`)).json().data.map((u: { no_pegawai: string }) => u.no_pegawai);
+      const desc = (await list(`per_page=4&filter=${encodeURIComponent('no_pegawai,like,A')}&sort=no_pegawai,desc`))
+        .json()
+        .data.map((u: { no_pegawai: string }) => u.no_pegawai);
       assert.deepEqual(desc, ['A004', 'A003', 'A002', 'A001']);
       assert.equal((await list('sort=password_hash')).statusCode, 400);
       assert.equal((await list('sort=nama,sideways')).statusCode, 400);

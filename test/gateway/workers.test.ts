@@ -22,7 +22,15 @@ interface LogLine {
 /** `gerbang gateway` with GATEWAY_WORKERS=2, from source, on a free port; its stdout read line by line. */
 async function startWorkers(env: Record<string, string>) {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
-    env: { ...process.env, HOST: '127.0.0.1', GATEWAY_PORT: '0', GATEWAY_WORKERS: '2', LOG_LEVEL: 'info', GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      GATEWAY_PORT: '0',
+      GATEWAY_WORKERS: '2',
+      LOG_LEVEL: 'info',
+      GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: LogLine[] = [];
@@ -74,7 +82,8 @@ async function startWorkers(env: Record<string, string>) {
   };
   const login = async () => {
     const response = await rawRequest(port, 'POST', '/api/v1/auth/login', {
-      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
     });
     return JSON.parse(response.body.toString()).data.token as string;
   };
@@ -89,7 +98,11 @@ async function startWorkers(env: Record<string, string>) {
 type Workers = Awaited<ReturnType<typeof startWorkers>>;
 
 /** Two workers on a fresh database in front of an upstream that answers 200; stopped (exit 0 expected) and cleaned up after `use`. */
-async function withWorkers(dialect: DialectName, env: Record<string, string>, use: (gateway: Workers, upstream: TestUpstream) => Promise<void>) {
+async function withWorkers(
+  dialect: DialectName,
+  env: Record<string, string>,
+  use: (gateway: Workers, upstream: TestUpstream) => Promise<void>,
+) {
   const database = await createTestDatabase(dialect);
   const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
   try {
@@ -106,7 +119,8 @@ async function withWorkers(dialect: DialectName, env: Record<string, string>, us
 }
 
 /** The pids that wrote access lines for requests with this status. */
-const accessPids = (lines: LogLine[], status: number) => new Set(lines.filter((line) => line.msg === 'proxied' && line.status === status).map((line) => line.pid));
+const accessPids = (lines: LogLine[], status: number) =>
+  new Set(lines.filter((line) => line.msg === 'proxied' && line.status === status).map((line) => line.pid));
 
 const isRunning = (pid: number) => {
   try {
@@ -123,15 +137,24 @@ describe('GATEWAY_WORKERS settings', () => {
     assert.equal(loadGatewayConfig({ GATEWAY_WORKERS: '3' }).workers, 3);
     assert.equal(loadGatewayConfig({ GATEWAY_WORKERS: 'auto' }).workers, Math.min(availableParallelism(), 64));
     for (const bad of ['0', '65', '-1', '1.5', 'two', '2 workers']) {
-      assert.throws(() => loadGatewayConfig({ GATEWAY_WORKERS: bad }), (error: unknown) => error instanceof ConfigError && /GATEWAY_WORKERS/.test(error.message), bad);
+      assert.throws(
+        () => loadGatewayConfig({ GATEWAY_WORKERS: bad }),
+        (error: unknown) => error instanceof ConfigError && /GATEWAY_WORKERS/.test(error.message),
+        bad,
+      );
     }
   });
 
-  test('`gerbang all` checks both services\' settings before starting either: a bad one stops it with one line', () => {
+  test("`gerbang all` checks both services' settings before starting either: a bad one stops it with one line", () => {
     // (More than one worker is allowed under `all`: the gateway has a process of its own there.)
-    for (const [variable, value] of [['GATEWAY_WORKERS', '0'], ['LOGS_PORT', 'eighty']] as const) {
+    for (const [variable, value] of [
+      ['GATEWAY_WORKERS', '0'],
+      ['LOGS_PORT', 'eighty'],
+    ] as const) {
       const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
-        env: { ...process.env, [variable]: value, LOG_LEVEL: 'info' }, encoding: 'utf8', timeout: 60_000,
+        env: { ...process.env, [variable]: value, LOG_LEVEL: 'info' },
+        encoding: 'utf8',
+        timeout: 60_000,
       });
       assert.equal(result.status, 1);
       assert.match(result.stderr, new RegExp(`^invalid configuration: ${variable} [^\\n]*\\n$`));
@@ -141,11 +164,19 @@ describe('GATEWAY_WORKERS settings', () => {
 
   test('a worker that cannot start (database unreachable) fails the start: the primary exits 1 and says so', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
-      env: { ...process.env, HOST: '127.0.0.1', GATEWAY_PORT: '0', GATEWAY_WORKERS: '2', LOG_LEVEL: 'info', GATEWAY_DATABASE_URL: 'postgres://gerbang@127.0.0.1:1/gerbang' },
-      encoding: 'utf8', timeout: 60_000,
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        GATEWAY_PORT: '0',
+        GATEWAY_WORKERS: '2',
+        LOG_LEVEL: 'info',
+        GATEWAY_DATABASE_URL: 'postgres://gerbang@127.0.0.1:1/gerbang',
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
     });
     assert.equal(result.status, 1);
-    assert.match(result.stderr, /ECONNREFUSED/, 'the worker\'s own error');
+    assert.match(result.stderr, /ECONNREFUSED/, "the worker's own error");
     assert.match(result.stdout, /"msg":"a gateway worker failed to start"/);
   });
 
@@ -179,7 +210,11 @@ for (const dialect of DIALECTS) {
           assert.match(metrics.text, counted);
         }
         await gateway.until(() => accessPids(gateway.lines, 200).size === 2);
-        assert.deepEqual([...accessPids(gateway.lines, 200)].sort(), [...gateway.workerPids].sort(), 'both workers relayed with the token issued by one');
+        assert.deepEqual(
+          [...accessPids(gateway.lines, 200)].sort(),
+          [...gateway.workerPids].sort(),
+          'both workers relayed with the token issued by one',
+        );
         assert.equal(upstream.seen.length, 20);
         assert.deepEqual(gateway.torn, [], 'every stdout line is one whole JSON line');
       }));

@@ -60,7 +60,10 @@ export async function startLogsUnderFault(dialect: DialectName, env: Record<stri
   child.once('exit', (code, signal) => (exit = `logs process exited (code ${code}, signal ${signal})`));
 
   const call: LogsUnderFault['call'] = (method, path, options = {}) => rawRequest(port, method, path, options);
-  const login = await call('POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }) });
+  const login = await call('POST', '/api/login', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }),
+  });
   assert.equal(login.status, 200, login.body.toString());
   const admin = `Bearer ${(JSON.parse(login.body.toString()) as { token: { access_token: string } }).token.access_token}`;
 
@@ -74,7 +77,11 @@ export async function startLogsUnderFault(dialect: DialectName, env: Record<stri
     async count(query) {
       const response = await call('POST', '/api/v1/logs/list/paginate', {
         headers: { authorization: admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ query, limit: 1, timeRange: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() } }),
+        body: JSON.stringify({
+          query,
+          limit: 1,
+          timeRange: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() },
+        }),
       });
       assert.equal(response.status, 200, `search ${query}: ${response.status} ${response.body.toString()}`);
       return (JSON.parse(response.body.toString()) as { total: number }).total;

@@ -9,8 +9,14 @@ import { LOGS_ADMIN_PASSWORD } from './logs.js';
 export async function startLogsProcess(databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
     env: {
-      ...process.env, HOST: '127.0.0.1', LOGS_PORT: String(port), LOGS_DATABASE_URL: databaseUrl, LOGS_ADMIN_PASSWORD,
-      LOG_LEVEL: 'info', LOGS_RETENTION_INTERVAL: '0', LOGS_SELF_METRICS_INTERVAL: '0',
+      ...process.env,
+      HOST: '127.0.0.1',
+      LOGS_PORT: String(port),
+      LOGS_DATABASE_URL: databaseUrl,
+      LOGS_ADMIN_PASSWORD,
+      LOG_LEVEL: 'info',
+      LOGS_RETENTION_INTERVAL: '0',
+      LOGS_SELF_METRICS_INTERVAL: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,11 +15,17 @@ export interface TestLogs extends LogsService {
   url: string;
   request(options: InjectOptions): Promise<InjectResponse>;
   /** Logs in; returns the spec 2.5 token object. */
-  login(username?: string, password?: string): Promise<{ access_token: string; refresh_token: string; expires_in: number; token_type: string }>;
+  login(
+    username?: string,
+    password?: string,
+  ): Promise<{ access_token: string; refresh_token: string; expires_in: number; token_type: string }>;
   /** Authorization header of the administrator. */
   admin(): Promise<Record<string, string>>;
   /** A user in the tenant (default: the admin's) with the given permissions, through the API; returns its bearer headers. */
-  userWith(permissions: string[], options?: { tenantId?: string; username?: string }): Promise<{ headers: Record<string, string>; id: string; username: string }>;
+  userWith(
+    permissions: string[],
+    options?: { tenantId?: string; username?: string },
+  ): Promise<{ headers: Record<string, string>; id: string; username: string }>;
   close(): Promise<void>;
 }
 
@@ -55,7 +61,8 @@ export async function startTestLogs(dialect: DialectName, env: Record<string, st
   // Reused while younger than a minute of the test clock (tests move the clock past token expiry).
   let adminToken: { headers: Record<string, string>; at: number } | undefined;
   const admin = async () => {
-    if (!adminToken || clock.ms - adminToken.at > 60_000 || clock.ms < adminToken.at) adminToken = { headers: bearer((await login()).access_token), at: clock.ms };
+    if (!adminToken || clock.ms - adminToken.at > 60_000 || clock.ms < adminToken.at)
+      adminToken = { headers: bearer((await login()).access_token), at: clock.ms };
     return adminToken.headers;
   };
   return {
@@ -71,7 +78,12 @@ export async function startTestLogs(dialect: DialectName, env: Record<string, st
       const role = await request({ method: 'POST', url: '/api/roles', headers, payload: { name: roleName, permissions } });
       if (role.statusCode !== 201) throw new Error(`create role failed: ${role.statusCode} ${role.body}`);
       const username = options.username ?? uniqueName('user');
-      const user = await request({ method: 'POST', url: '/api/users', headers, payload: { username, email: `${username}@example.go.id`, password: PASSWORD, roles: [roleName] } });
+      const user = await request({
+        method: 'POST',
+        url: '/api/users',
+        headers,
+        payload: { username, email: `${username}@example.go.id`, password: PASSWORD, roles: [roleName] },
+      });
       if (user.statusCode !== 201) throw new Error(`create user failed: ${user.statusCode} ${user.body}`);
       return { headers: bearer((await login(username, PASSWORD)).access_token), id: user.json().id as string, username };
     },

@@ -75,7 +75,14 @@ export async function startTestProvider(options: { idTokenTtlSeconds?: number } 
       email: ['email', 'email_verified'],
       profile: ['name', 'employee_number', 'employee_type', 'groups', 'department', 'position'],
     },
-    ttl: { IdToken: options.idTokenTtlSeconds ?? 3600, AccessToken: 3600, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
+    ttl: {
+      IdToken: options.idTokenTtlSeconds ?? 3600,
+      AccessToken: 3600,
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 600,
+      Grant: 600,
+    },
     features: { devInteractions: { enabled: true } },
     findAccount: async (_ctx, id) => {
       const account = accounts.get(id);
@@ -87,7 +94,10 @@ export async function startTestProvider(options: { idTokenTtlSeconds?: number } 
   provider.on('server_error', (_ctx, error) => process.stderr.write(`[oidc-provider] ${String(error)}\n`));
   server.on('request', provider.callback());
 
-  async function login(accountId: string, { nonce, clientId = CLIENT_ID }: { nonce?: string; clientId?: string } = {}): Promise<ProviderTokens> {
+  async function login(
+    accountId: string,
+    { nonce, clientId = CLIENT_ID }: { nonce?: string; clientId?: string } = {},
+  ): Promise<ProviderTokens> {
     const jar = new Map<string, string>();
     const cookieHeader = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
     const remember = (response: Response) => {
@@ -113,7 +123,11 @@ export async function startTestProvider(options: { idTokenTtlSeconds?: number } 
     let next: { url: string; init?: RequestInit } = { url: authorize.toString() };
     let code: string | undefined;
     for (let step = 0; step < 12 && !code; step++) {
-      const response = await fetch(next.url, { ...next.init, redirect: 'manual', headers: { ...(next.init?.headers as Record<string, string>), cookie: cookieHeader() } });
+      const response = await fetch(next.url, {
+        ...next.init,
+        redirect: 'manual',
+        headers: { ...(next.init?.headers as Record<string, string>), cookie: cookieHeader() },
+      });
       remember(response);
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
@@ -133,7 +147,10 @@ export async function startTestProvider(options: { idTokenTtlSeconds?: number } 
       // An interaction page: the development login form (any login, any password) or consent.
       const prompt = /name="prompt" value="login"/.test(html) ? 'login' : 'consent';
       const form = new URLSearchParams({ prompt, ...(prompt === 'login' ? { login: accountId, password: 'any' } : {}) });
-      next = { url: next.url, init: { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } } };
+      next = {
+        url: next.url,
+        init: { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      };
     }
     if (!code) throw new Error('the authorization flow did not reach the redirect');
 
@@ -157,9 +174,10 @@ export async function startTestProvider(options: { idTokenTtlSeconds?: number } 
     privateKey,
     publicJwk,
     forge: (claims, header = {}) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: PROVIDER_KID, ...header }).sign(privateKey),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -42,13 +42,19 @@ export class OtlpReceiver extends EventEmitter {
   logRecords() {
     return this.received
       .filter((r) => r.path === '/v1/logs')
-      .flatMap((r) => r.body.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords.map((lr: any) => ({
-        body: lr.body?.stringValue as string,
-        severity: lr.severityText as string,
-        traceId: lr.traceId as string | undefined,
-        service: rl.resource.attributes.find((a: any) => a.key === 'service.name')?.value.stringValue as string,
-        attributes: Object.fromEntries(lr.attributes.map((a: any) => [a.key, Object.values(a.value)[0]])),
-      })))));
+      .flatMap((r) =>
+        r.body.resourceLogs.flatMap((rl: any) =>
+          rl.scopeLogs.flatMap((sl: any) =>
+            sl.logRecords.map((lr: any) => ({
+              body: lr.body?.stringValue as string,
+              severity: lr.severityText as string,
+              traceId: lr.traceId as string | undefined,
+              service: rl.resource.attributes.find((a: any) => a.key === 'service.name')?.value.stringValue as string,
+              attributes: Object.fromEntries(lr.attributes.map((a: any) => [a.key, Object.values(a.value)[0]])),
+            })),
+          ),
+        ),
+      );
   }
 
   spans() {

@@ -22,14 +22,22 @@ export function footprint(pid: number): ProcessFootprint {
  * keep-alive sockets) and its memory within `rssSlackBytes` of it; throws with both readings if
  * they do not come back within `timeoutMs`.
  */
-export async function settlesBack(pid: number, baseline: ProcessFootprint, { fdSlack = 4, rssSlackBytes = 64 * 1_048_576, timeoutMs = 15_000 } = {}): Promise<ProcessFootprint> {
-  return eventually(async () => {
-    const now = footprint(pid);
-    if (now.fds > baseline.fds + fdSlack || now.rssBytes > baseline.rssBytes + rssSlackBytes) {
-      throw new Error(`process ${pid} did not settle: fds ${baseline.fds} -> ${now.fds}, rss ${baseline.rssBytes} -> ${now.rssBytes}`);
-    }
-    return now;
-  }, timeoutMs, 100);
+export async function settlesBack(
+  pid: number,
+  baseline: ProcessFootprint,
+  { fdSlack = 4, rssSlackBytes = 64 * 1_048_576, timeoutMs = 15_000 } = {},
+): Promise<ProcessFootprint> {
+  return eventually(
+    async () => {
+      const now = footprint(pid);
+      if (now.fds > baseline.fds + fdSlack || now.rssBytes > baseline.rssBytes + rssSlackBytes) {
+        throw new Error(`process ${pid} did not settle: fds ${baseline.fds} -> ${now.fds}, rss ${baseline.rssBytes} -> ${now.rssBytes}`);
+      }
+      return now;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** The JSON lines a process printed (pino's log lines), skipping anything else. */

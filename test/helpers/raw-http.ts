@@ -41,7 +41,11 @@ export function lastJsonBody(text: string): unknown {
  * Writes `parts` one after another (each a separate write), then reads until `expectResponses` whole
  * responses arrived (then the client closes), the server closes the connection, or `timeoutMs` runs out.
  */
-export async function rawExchange(port: number, parts: (string | Buffer)[], { timeoutMs = 10_000, expectResponses = 1 } = {}): Promise<RawExchange> {
+export async function rawExchange(
+  port: number,
+  parts: (string | Buffer)[],
+  { timeoutMs = 10_000, expectResponses = 1 } = {},
+): Promise<RawExchange> {
   const socket = await connected(port);
   let text = '';
   let clientClosed = false;
@@ -122,7 +126,11 @@ export function requestHead(method: string, path: string, headers: Record<string
  * (a download cancelled in the browser). Resolves with the status and the size of that chunk; rejects
  * if the response ended before its first chunk was read (the stream was not still going).
  */
-export function readFirstChunkThenDestroy(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; firstChunkBytes: number }> {
+export function readFirstChunkThenDestroy(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders; firstChunkBytes: number }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method: 'GET', path, headers, agent: false }, (res) => {
       res.once('data', (chunk: Buffer) => {

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 
@@ -23,10 +30,18 @@ export interface TestUpstream {
  * A real HTTP server on 127.0.0.1 that records what it receives. `handle` answers; when it
  * returns false the request body has not been read and is recorded as empty.
  */
-export async function startUpstream(handle: (req: IncomingMessage, res: ServerResponse, seen: SeenRequest) => void | Promise<void>): Promise<TestUpstream> {
+export async function startUpstream(
+  handle: (req: IncomingMessage, res: ServerResponse, seen: SeenRequest) => void | Promise<void>,
+): Promise<TestUpstream> {
   const seen: SeenRequest[] = [];
   const server: Server = createServer((req, res) => {
-    const entry: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.alloc(0) };
+    const entry: SeenRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body: Buffer.alloc(0),
+    };
     seen.push(entry);
     void handle(req, res, entry);
   });
@@ -89,7 +104,11 @@ export function rawRequest(
   port: number,
   method: string,
   path: string,
-  options: { headers?: Record<string, string | string[]>; body?: Buffer | string | Readable; consume?: (res: IncomingMessage) => Promise<Buffer> } = {},
+  options: {
+    headers?: Record<string, string | string[]>;
+    body?: Buffer | string | Readable;
+    consume?: (res: IncomingMessage) => Promise<Buffer>;
+  } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: options.headers, agent: false }, (res) => {
@@ -97,8 +116,16 @@ export function rawRequest(
       res.on('aborted', () => (aborted = true));
       const consume = options.consume ?? readAll;
       consume(res).then(
-        (body) => resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body, aborted: aborted || !res.complete }),
-        () => resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.alloc(0), aborted: true }),
+        (body) =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            body,
+            aborted: aborted || !res.complete,
+          }),
+        () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.alloc(0), aborted: true }),
       );
     });
     req.on('error', reject);

@@ -13,7 +13,12 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
  * The alert evaluator against the real log store: logs ingested through the Elasticsearch bulk API,
  * the injected clock moved by hand, webhooks delivered to a real HTTP receiver on 127.0.0.1.
  */
-const ENV = { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_BACKOFF: '10ms', LOGS_WEBHOOK_ATTEMPTS: '3', LOGS_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
+const ENV = {
+  LOGS_ALERTS_EVAL_INTERVAL: '0',
+  LOGS_WEBHOOK_BACKOFF: '10ms',
+  LOGS_WEBHOOK_ATTEMPTS: '3',
+  LOGS_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+};
 const SECRET = 'webhook-signing-secret-0123456789';
 const SECOND = 1000;
 const MINUTE = 60_000;
@@ -37,10 +42,20 @@ for (const dialect of DIALECTS) {
     });
 
     const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, extra: Record<string, string> = {}) =>
-      logs.request({ method, url: `/api/v1/alerts${url}`, headers: { ...(await logs.admin()), ...extra }, ...(payload ? { payload } : {}) });
+      logs.request({
+        method,
+        url: `/api/v1/alerts${url}`,
+        headers: { ...(await logs.admin()), ...extra },
+        ...(payload ? { payload } : {}),
+      });
 
     async function ingest(docs: object[], extra: Record<string, string> = {}) {
-      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...(await logs.admin()), ...extra }, payload: ndjson(docs) });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...(await logs.admin()), ...extra },
+        payload: ndjson(docs),
+      });
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.json().errors, false, response.body);
     }
@@ -55,19 +70,44 @@ for (const dialect of DIALECTS) {
 
     test('real ingested logs open an alert that resolves by itself as the clock moves; signed webhooks on firing and resolve', async () => {
       const now = logs.clock.ms;
-      const other = (await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('noisy') } })).json().id;
+      const other = (
+        await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('noisy') } })
+      ).json().id;
       await ingest([
-        ...[50, 40, 30].map((s) => ({ '@timestamp': iso(now - s * SECOND), message: `payment failed for order ${s}`, level: 'error', service: 'checkout' })),
+        ...[50, 40, 30].map((s) => ({
+          '@timestamp': iso(now - s * SECOND),
+          message: `payment failed for order ${s}`,
+          level: 'error',
+          service: 'checkout',
+        })),
         { '@timestamp': iso(now - 20 * SECOND), message: 'payment failed for order 20', level: 'error', service: 'billing' },
-        ...[45, 35, 25, 15, 5].map((s) => ({ '@timestamp': iso(now - s * SECOND), message: `payment ok for order ${s}`, level: 'info', service: 'checkout' })),
+        ...[45, 35, 25, 15, 5].map((s) => ({
+          '@timestamp': iso(now - s * SECOND),
+          message: `payment ok for order ${s}`,
+          level: 'info',
+          service: 'checkout',
+        })),
         { '@timestamp': iso(now - 10 * MINUTE), message: 'payment failed long ago', level: 'error', service: 'checkout' },
       ]);
       // Another tenant's matching logs never count.
-      await ingest(Array.from({ length: 5 }, (_, i) => ({ '@timestamp': iso(now - (i + 1) * SECOND), message: 'payment failed elsewhere', service: 'checkout' })), { 'x-tenant-id': other });
+      await ingest(
+        Array.from({ length: 5 }, (_, i) => ({
+          '@timestamp': iso(now - (i + 1) * SECOND),
+          message: 'payment failed elsewhere',
+          service: 'checkout',
+        })),
+        { 'x-tenant-id': other },
+      );
 
       const rule = await createRule({
-        query: 'payment AND failed', filters: [{ field: 'service', value: 'checkout' }], window: '5m', condition: { type: 'above', threshold: 2 },
-        interval: '1m', severity: 'critical', labels: { team: 'payments' }, webhook: { url: receiver.url, secret: SECRET },
+        query: 'payment AND failed',
+        filters: [{ field: 'service', value: 'checkout' }],
+        window: '5m',
+        condition: { type: 'above', threshold: 2 },
+        interval: '1m',
+        severity: 'critical',
+        labels: { team: 'payments' },
+        webhook: { url: receiver.url, secret: SECRET },
       });
       const results = await logs.alerts.evaluateDue();
       const result = results.find((r) => r.ruleId === rule.id)!;
@@ -94,7 +134,10 @@ for (const dialect of DIALECTS) {
       const timestamp = fired.headers['x-gerbang-timestamp'] as string;
       const expected = `sha256=${createHmac('sha256', SECRET).update(`${timestamp}.${fired.body}`).digest('hex')}`;
       assert.equal(fired.headers['x-gerbang-signature'], expected, 'HMAC-SHA256 of timestamp.body with the rule secret');
-      assert.notEqual(fired.headers['x-gerbang-signature'], `sha256=${createHmac('sha256', 'another-secret-entirely').update(`${timestamp}.${fired.body}`).digest('hex')}`);
+      assert.notEqual(
+        fired.headers['x-gerbang-signature'],
+        `sha256=${createHmac('sha256', 'another-secret-entirely').update(`${timestamp}.${fired.body}`).digest('hex')}`,
+      );
       assert.equal(fired.json.event, 'alert.firing');
       assert.equal(fired.json.state, 'firing');
       assert.deepEqual(fired.json.tenant, { id: 'default' });
@@ -106,7 +149,13 @@ for (const dialect of DIALECTS) {
       assert.equal(fired.json.timestamps.started_at, iso(now));
       assert.match(fired.json.summary, /CRITICAL.*firing: 3 matching logs in the last 5m/);
       assert.ok(!fired.body.includes(SECRET) && !/https?:\/\//.test(fired.json.summary), 'no secret, no link');
-      assert.deepEqual((await alertOf(alertId)).webhook, { event: 'firing', status: 'delivered', attempts: 1, last_error: null, last_at: iso(now) });
+      assert.deepEqual((await alertOf(alertId)).webhook, {
+        event: 'firing',
+        status: 'delivered',
+        attempts: 1,
+        last_error: null,
+        last_at: iso(now),
+      });
 
       // A minute on the rule is due again; the logs are still in the window: same alert, no new webhook.
       logs.clock.advance(MINUTE);
@@ -117,7 +166,10 @@ for (const dialect of DIALECTS) {
 
       // Not due yet: nothing happens before the interval has passed.
       logs.clock.advance(30 * SECOND);
-      assert.equal((await logs.alerts.evaluateDue()).find((r) => r.ruleId === rule.id), undefined);
+      assert.equal(
+        (await logs.alerts.evaluateDue()).find((r) => r.ruleId === rule.id),
+        undefined,
+      );
 
       // Five minutes on, the failures have left the window: the alert resolves by itself.
       logs.clock.advance(5 * MINUTE);
@@ -128,8 +180,17 @@ for (const dialect of DIALECTS) {
       assert.equal(resolved.state, 'resolved');
       assert.equal(resolved.resolved_by, 'system');
       assert.equal(resolved.resolved_at, iso(logs.clock.ms));
-      assert.deepEqual(resolved.history.map((h: { from: string | null; to: string; actor: string }) => [h.from, h.to, h.actor]), [[null, 'firing', 'system'], ['firing', 'resolved', 'system']]);
-      assert.deepEqual((await api('GET', '/active')).json().data.filter((a: { rule_id: string }) => a.rule_id === rule.id), []);
+      assert.deepEqual(
+        resolved.history.map((h: { from: string | null; to: string; actor: string }) => [h.from, h.to, h.actor]),
+        [
+          [null, 'firing', 'system'],
+          ['firing', 'resolved', 'system'],
+        ],
+      );
+      assert.deepEqual(
+        (await api('GET', '/active')).json().data.filter((a: { rule_id: string }) => a.rule_id === rule.id),
+        [],
+      );
 
       await receiver.waitFor(2);
       await logs.alertNotifier.idle();
@@ -143,9 +204,20 @@ for (const dialect of DIALECTS) {
       assert.equal(resolvedHook.headers['x-gerbang-signature'], signature);
       assert.equal((await alertOf(alertId)).webhook.status, 'delivered');
 
-      const audit = (await logs.request({ method: 'GET', url: `/api/v1/log-audit/search?action=alert.status&actor=system`, headers: await logs.admin() })).json();
-      const trail = audit.data.filter((row: { target_id: string }) => row.target_id === alertId).map((row: { details: { from: string | null; to: string } }) => [row.details.from, row.details.to]);
-      assert.deepEqual(trail, [['firing', 'resolved'], [null, 'firing']], 'the system\'s changes are in the audit trail, newest first');
+      const audit = (
+        await logs.request({ method: 'GET', url: `/api/v1/log-audit/search?action=alert.status&actor=system`, headers: await logs.admin() })
+      ).json();
+      const trail = audit.data
+        .filter((row: { target_id: string }) => row.target_id === alertId)
+        .map((row: { details: { from: string | null; to: string } }) => [row.details.from, row.details.to]);
+      assert.deepEqual(
+        trail,
+        [
+          ['firing', 'resolved'],
+          [null, 'firing'],
+        ],
+        "the system's changes are in the audit trail, newest first",
+      );
 
       const state = (await api('GET', `/rules/${rule.id}`)).json();
       assert.equal(state.last_count, 0);
@@ -156,9 +228,17 @@ for (const dialect of DIALECTS) {
     test('below and absent conditions', async () => {
       const now = logs.clock.ms;
       const service = uniqueName('heartbeat');
-      await ingest([{ '@timestamp': iso(now - 10 * SECOND), message: 'still alive', service }, { '@timestamp': iso(now - 20 * SECOND), message: 'still alive', service }]);
+      await ingest([
+        { '@timestamp': iso(now - 10 * SECOND), message: 'still alive', service },
+        { '@timestamp': iso(now - 20 * SECOND), message: 'still alive', service },
+      ]);
       const absent = await createRule({ filters: [{ field: 'service', value: service }], window: '1m', condition: { type: 'absent' } });
-      const below = await createRule({ query: 'alive', filters: [{ field: 'service', value: service }], window: '1m', condition: { type: 'below', threshold: 3 } });
+      const below = await createRule({
+        query: 'alive',
+        filters: [{ field: 'service', value: service }],
+        window: '1m',
+        condition: { type: 'below', threshold: 3 },
+      });
       const quiet = await logs.alerts.evaluateRule(absent.id);
       assert.deepEqual([quiet.count, quiet.holds, quiet.opened], [2, false, undefined], 'logs are there: absent does not hold');
       const few = await logs.alerts.evaluateRule(below.id);
@@ -181,7 +261,12 @@ for (const dialect of DIALECTS) {
         flaky.state.respond = (index) => (index < 2 ? 500 : 204);
         broken.state.respond = () => 503;
         const ruleFlaky = await createRule({ query: 'zzzflaky', window: '1m', condition: { type: 'absent' }, webhook: { url: flaky.url } });
-        const ruleBroken = await createRule({ query: 'zzzbroken', window: '1m', condition: { type: 'absent' }, webhook: { url: broken.url } });
+        const ruleBroken = await createRule({
+          query: 'zzzbroken',
+          window: '1m',
+          condition: { type: 'absent' },
+          webhook: { url: broken.url },
+        });
         const ruleGone = await createRule({ query: 'zzzgone', window: '1m', condition: { type: 'absent' }, webhook: { url: goneUrl } });
         const a = (await logs.alerts.evaluateRule(ruleFlaky.id)).opened!;
         const b = (await logs.alerts.evaluateRule(ruleBroken.id)).opened!;
@@ -189,7 +274,10 @@ for (const dialect of DIALECTS) {
         await logs.alertNotifier.idle();
 
         assert.equal(flaky.received.length, 3, 'two failures, then delivered on the third attempt');
-        assert.deepEqual(flaky.received.map((r) => r.json.alert.id), [a, a, a]);
+        assert.deepEqual(
+          flaky.received.map((r) => r.json.alert.id),
+          [a, a, a],
+        );
         const delivered = (await alertOf(a)).webhook;
         assert.deepEqual([delivered.status, delivered.attempts, delivered.last_error], ['delivered', 3, null]);
 
@@ -231,11 +319,22 @@ for (const dialect of DIALECTS) {
     test('a notification a stopped service left unfinished is sent by the next service on the database', async () => {
       const hook = await startWebhookReceiver();
       hook.state.hold = true; // the first service's attempt never gets an answer
-      const config = loadLogsConfig({ LOGS_DATABASE_URL: logs.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', ...ENV });
+      const config = loadLogsConfig({
+        LOGS_DATABASE_URL: logs.url,
+        LOGS_ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGS_RETENTION_INTERVAL: '0',
+        ...ENV,
+      });
       const first = await buildLogsService({ config, now: logs.clock.now });
       let next: Awaited<ReturnType<typeof buildLogsService>> | undefined;
       try {
-        const rule = await createRule({ query: 'zzzresume', window: '1m', condition: { type: 'absent' }, webhook: { url: hook.url, secret: SECRET } });
+        const rule = await createRule({
+          query: 'zzzresume',
+          window: '1m',
+          condition: { type: 'absent' },
+          webhook: { url: hook.url, secret: SECRET },
+        });
         const opened = (await first.alerts.evaluateRule(rule.id)).opened!;
         await eventually(async () => assert.equal(hook.received.length, 1));
         await first.app.close(); // stops with the notification in flight
@@ -262,11 +361,19 @@ for (const dialect of DIALECTS) {
       assert.ok(first.opened, 'opened by the first service');
 
       const config = loadLogsConfig({
-        LOGS_DATABASE_URL: logs.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', ...ENV,
+        LOGS_DATABASE_URL: logs.url,
+        LOGS_ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGS_RETENTION_INTERVAL: '0',
+        ...ENV,
       });
       const second = await buildLogsService({ config, now: logs.clock.now });
       try {
-        assert.equal((await second.alerts.evaluateDue()).find((r) => r.ruleId === rule.id), undefined, 'the schedule survived: not due yet');
+        assert.equal(
+          (await second.alerts.evaluateDue()).find((r) => r.ruleId === rule.id),
+          undefined,
+          'the schedule survived: not due yet',
+        );
         const again = await second.alerts.evaluateRule(rule.id);
         assert.deepEqual([again.evaluated, again.holds, again.opened], [true, true, undefined], 'the open alert is found, none is added');
 
@@ -290,13 +397,22 @@ for (const dialect of DIALECTS) {
 
 for (const dialect of DIALECTS) {
   describe(`alert evaluation in the background [${dialect}]`, () => {
-    test('the app\'s loop evaluates due rules by itself (LOGS_ALERTS_EVAL_INTERVAL) and stops on close', async () => {
+    test("the app's loop evaluates due rules by itself (LOGS_ALERTS_EVAL_INTERVAL) and stops on close", async () => {
       const receiver = await startWebhookReceiver();
       const logs = await startTestLogs(dialect, { ...ENV, LOGS_ALERTS_EVAL_INTERVAL: '50ms' });
       try {
         const created = await logs.request({
-          method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(),
-          payload: { name: 'nothing logged', query: 'zzzbackground', window: '1m', condition: { type: 'absent' }, severity: 'info', webhook: { url: receiver.url } },
+          method: 'POST',
+          url: '/api/v1/alerts/rules',
+          headers: await logs.admin(),
+          payload: {
+            name: 'nothing logged',
+            query: 'zzzbackground',
+            window: '1m',
+            condition: { type: 'absent' },
+            severity: 'info',
+            webhook: { url: receiver.url },
+          },
         });
         assert.equal(created.statusCode, 201, created.body);
         // No evaluate call: the loop finds the new rule due and the receiver hears of the alert.
@@ -319,8 +435,17 @@ for (const dialect of DIALECTS) {
       const logs = await startTestLogs(dialect, { ...ENV, LOGS_WEBHOOK_TIMEOUT: '100ms', LOGS_WEBHOOK_ATTEMPTS: '2' });
       try {
         const created = await logs.request({
-          method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(),
-          payload: { name: 'hung receiver', query: 'zzztimeout', window: '1m', condition: { type: 'absent' }, severity: 'low', webhook: { url: receiver.url } },
+          method: 'POST',
+          url: '/api/v1/alerts/rules',
+          headers: await logs.admin(),
+          payload: {
+            name: 'hung receiver',
+            query: 'zzztimeout',
+            window: '1m',
+            condition: { type: 'absent' },
+            severity: 'low',
+            webhook: { url: receiver.url },
+          },
         });
         const opened = (await logs.alerts.evaluateRule(created.json().id)).opened!;
         await logs.alertNotifier.idle();
@@ -342,11 +467,39 @@ for (const dialect of DIALECTS) {
       const port = new URL(receiver.url).port;
       const open = await startTestLogs(dialect, { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ATTEMPTS: '1' });
       // A name is only trusted as far as its resolved address: listing `localhost` does not open 127.0.0.1.
-      const named = await startTestLogs(dialect, { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ATTEMPTS: '1', LOGS_WEBHOOK_ALLOWED_HOSTS: 'localhost' });
+      const named = await startTestLogs(dialect, {
+        LOGS_ALERTS_EVAL_INTERVAL: '0',
+        LOGS_WEBHOOK_ATTEMPTS: '1',
+        LOGS_WEBHOOK_ALLOWED_HOSTS: 'localhost',
+      });
       try {
         const rule = async (logs: TestLogs, url: string) =>
-          logs.request({ method: 'POST', url: '/api/v1/alerts/rules', headers: await logs.admin(), payload: { name: uniqueName('ssrf'), severity: 'high', query: uniqueName('never'), window: '1m', condition: { type: 'absent' }, webhook: { url } } });
-        for (const host of ['127.0.0.1', '169.254.169.254', '[::ffff:169.254.169.254]', '2852039166', '10.0.0.1', '192.168.0.10', '172.16.0.1', '100.64.0.1', '[fd12::1]', '[::1]', '0.0.0.0']) {
+          logs.request({
+            method: 'POST',
+            url: '/api/v1/alerts/rules',
+            headers: await logs.admin(),
+            payload: {
+              name: uniqueName('ssrf'),
+              severity: 'high',
+              query: uniqueName('never'),
+              window: '1m',
+              condition: { type: 'absent' },
+              webhook: { url },
+            },
+          });
+        for (const host of [
+          '127.0.0.1',
+          '169.254.169.254',
+          '[::ffff:169.254.169.254]',
+          '2852039166',
+          '10.0.0.1',
+          '192.168.0.10',
+          '172.16.0.1',
+          '100.64.0.1',
+          '[fd12::1]',
+          '[::1]',
+          '0.0.0.0',
+        ]) {
           const refused = await rule(open, `http://${host}:${port}/hook`);
           assert.equal(refused.statusCode, 400, host);
           assert.match(refused.json().detail, /address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, host);
@@ -373,8 +526,17 @@ test('alerts configuration: defaults and refusals', () => {
   const base = { LOGS_ADMIN_PASSWORD };
   const defaults = loadLogsConfig(base).alerts;
   assert.deepEqual(defaults, { evalIntervalMs: 15_000, webhook: { timeoutMs: 5000, attempts: 3, backoffMs: 1000, allowedHosts: [] } });
-  const custom = loadLogsConfig({ ...base, LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_TIMEOUT: '2s', LOGS_WEBHOOK_ATTEMPTS: '5', LOGS_WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, *.corp.example' }).alerts;
-  assert.deepEqual(custom, { evalIntervalMs: 0, webhook: { timeoutMs: 2000, attempts: 5, backoffMs: 1000, allowedHosts: ['hooks.example.com', '*.corp.example'] } });
+  const custom = loadLogsConfig({
+    ...base,
+    LOGS_ALERTS_EVAL_INTERVAL: '0',
+    LOGS_WEBHOOK_TIMEOUT: '2s',
+    LOGS_WEBHOOK_ATTEMPTS: '5',
+    LOGS_WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, *.corp.example',
+  }).alerts;
+  assert.deepEqual(custom, {
+    evalIntervalMs: 0,
+    webhook: { timeoutMs: 2000, attempts: 5, backoffMs: 1000, allowedHosts: ['hooks.example.com', '*.corp.example'] },
+  });
   assert.throws(() => loadLogsConfig({ ...base, LOGS_WEBHOOK_TIMEOUT: '10ms' }), /LOGS_WEBHOOK_TIMEOUT/);
   assert.throws(() => loadLogsConfig({ ...base, LOGS_WEBHOOK_ATTEMPTS: '0' }), /LOGS_WEBHOOK_ATTEMPTS/);
   assert.throws(() => loadLogsConfig({ ...base, LOGS_ALERTS_EVAL_INTERVAL: 'often' }), /LOGS_ALERTS_EVAL_INTERVAL/);
@@ -382,10 +544,21 @@ test('alerts configuration: defaults and refusals', () => {
 
 test('webhook URLs: http(s) only, no credentials, the allow-list with wildcards', () => {
   const allowed = ['127.0.0.1', '*.example.com', 'hooks.slack.com'];
-  for (const url of ['http://127.0.0.1:8080/x', 'https://a.example.com/hook', 'https://deep.a.example.com/', 'https://HOOKS.slack.com/services/x']) {
+  for (const url of [
+    'http://127.0.0.1:8080/x',
+    'https://a.example.com/hook',
+    'https://deep.a.example.com/',
+    'https://HOOKS.slack.com/services/x',
+  ]) {
     assert.equal(webhookUrlProblem(url, allowed), undefined, url);
   }
-  for (const url of ['https://example.com.evil.net/', 'https://evilexample.com/', 'http://169.254.169.254/latest/meta-data', 'http://localhost/', 'http://[::1]/']) {
+  for (const url of [
+    'https://example.com.evil.net/',
+    'https://evilexample.com/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://localhost/',
+    'http://[::1]/',
+  ]) {
     assert.match(webhookUrlProblem(url, allowed) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/, url);
   }
   for (const url of ['gopher://127.0.0.1/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,x']) {
@@ -398,13 +571,33 @@ test('webhook URLs: http(s) only, no credentials, the allow-list with wildcards'
 
 test('webhook URLs: internal address literals are refused by default in every encoding, and opened only by an address or CIDR entry', () => {
   const internal = [
-    'http://127.0.0.1:8080/', 'http://127.1/', 'http://0x7f.1/', 'http://017700000001/', 'http://2130706433/', 'http://[::1]/', 'http://0.0.0.0/', 'http://[::]/',
-    'http://169.254.169.254/latest/meta-data', 'http://2852039166/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fe80::1]/',
-    'http://10.0.0.1/', 'http://172.16.5.4/', 'http://172.31.255.255/', 'http://192.168.1.1/', 'http://100.64.0.1/', 'http://[fd00::1]/', 'http://[fc00::abcd]/',
-    'http://224.0.0.1/', 'http://[ff02::1]/', 'http://[::ffff:10.1.2.3]/',
+    'http://127.0.0.1:8080/',
+    'http://127.1/',
+    'http://0x7f.1/',
+    'http://017700000001/',
+    'http://2130706433/',
+    'http://[::1]/',
+    'http://0.0.0.0/',
+    'http://[::]/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://2852039166/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[fe80::1]/',
+    'http://10.0.0.1/',
+    'http://172.16.5.4/',
+    'http://172.31.255.255/',
+    'http://192.168.1.1/',
+    'http://100.64.0.1/',
+    'http://[fd00::1]/',
+    'http://[fc00::abcd]/',
+    'http://224.0.0.1/',
+    'http://[ff02::1]/',
+    'http://[::ffff:10.1.2.3]/',
   ];
   for (const url of internal) assert.match(webhookUrlProblem(url, []) ?? '', /is a .* address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, url);
-  for (const url of ['http://172.32.0.1/', 'http://100.128.0.1/', 'http://[2606:4700::1111]/', 'http://[::ffff:8.8.8.8]/']) assert.equal(webhookUrlProblem(url, []), undefined, url);
+  for (const url of ['http://172.32.0.1/', 'http://100.128.0.1/', 'http://[2606:4700::1111]/', 'http://[::ffff:8.8.8.8]/'])
+    assert.equal(webhookUrlProblem(url, []), undefined, url);
   // A listed name does not open an internal literal; an address or CIDR entry does.
   assert.match(webhookUrlProblem('http://10.1.2.3/', ['hooks.example.com']) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/);
   assert.equal(webhookUrlProblem('http://10.1.2.3/', ['10.1.0.0/16']), undefined);

@@ -17,10 +17,22 @@ for (const dialect of DIALECTS) {
 
     // Fresh admin headers per call: tests move the clock past the access token's life.
     const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, extra: Record<string, string> = {}) =>
-      logs.request({ method, url: `/api/v1/alerts${url}`, headers: { ...(await logs.admin()), ...extra }, ...(payload ? { payload } : {}) });
+      logs.request({
+        method,
+        url: `/api/v1/alerts${url}`,
+        headers: { ...(await logs.admin()), ...extra },
+        ...(payload ? { payload } : {}),
+      });
 
     /** A rule that holds at once on an empty tenant: no log matches its query. */
-    const absentRule = (overrides: object = {}) => ({ name: uniqueName('rule'), query: 'nothing-matches-this', window: '5m', condition: { type: 'absent' }, severity: 'high', ...overrides });
+    const absentRule = (overrides: object = {}) => ({
+      name: uniqueName('rule'),
+      query: 'nothing-matches-this',
+      window: '5m',
+      condition: { type: 'absent' },
+      severity: 'high',
+      ...overrides,
+    });
 
     async function createRule(payload: object, extra: Record<string, string> = {}) {
       const response = await api('POST', '/rules', payload, extra);
@@ -41,8 +53,14 @@ for (const dialect of DIALECTS) {
 
     test('rule CRUD: create, get, list, update, disable, enable, delete', async () => {
       const created = await createRule({
-        name: uniqueName('errors'), query: 'level:error AND "payment failed"', filters: [{ field: 'service', value: 'checkout' }], window: '5m',
-        condition: { type: 'above', threshold: 10 }, interval: '30s', severity: 'critical', labels: { team: 'payments' },
+        name: uniqueName('errors'),
+        query: 'level:error AND "payment failed"',
+        filters: [{ field: 'service', value: 'checkout' }],
+        window: '5m',
+        condition: { type: 'above', threshold: 10 },
+        interval: '30s',
+        severity: 'critical',
+        labels: { team: 'payments' },
         webhook: { url: 'http://127.0.0.1:9/hook', secret: 'a-very-secret-key-123' },
       });
       assert.equal(created.window, '5m');
@@ -59,9 +77,16 @@ for (const dialect of DIALECTS) {
       assert.equal(fetched.statusCode, 200);
       assert.deepEqual(fetched.json(), created);
       const list = (await api('GET', '/rules')).json();
-      assert.ok(list.data.some((rule: { id: string }) => rule.id === created.id), 'listed');
+      assert.ok(
+        list.data.some((rule: { id: string }) => rule.id === created.id),
+        'listed',
+      );
 
-      const updated = await api('PUT', `/rules/${created.id}`, { severity: 'low', condition: { type: 'below', threshold: 3 }, webhook: { url: 'https://hooks.example.com/x' } });
+      const updated = await api('PUT', `/rules/${created.id}`, {
+        severity: 'low',
+        condition: { type: 'below', threshold: 3 },
+        webhook: { url: 'https://hooks.example.com/x' },
+      });
       assert.equal(updated.statusCode, 200, updated.body);
       assert.equal(updated.json().severity, 'low');
       assert.deepEqual(updated.json().condition, { type: 'below', threshold: 3 });
@@ -86,9 +111,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await api('PUT', `/rules/${created.id}`, { severity: 'low' })).statusCode, 404);
       assert.equal((await api('POST', `/rules/${created.id}/enable`)).statusCode, 404);
 
-      const audit = (await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?q=alert_rule', headers: await logs.admin() })).json();
-      const actions = new Set(audit.data.filter((row: { target_id: string }) => row.target_id === created.id).map((row: { action: string }) => row.action));
-      assert.deepEqual([...actions].sort(), ['alert_rule.create', 'alert_rule.delete', 'alert_rule.disable', 'alert_rule.enable', 'alert_rule.update']);
+      const audit = (
+        await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?q=alert_rule', headers: await logs.admin() })
+      ).json();
+      const actions = new Set(
+        audit.data.filter((row: { target_id: string }) => row.target_id === created.id).map((row: { action: string }) => row.action),
+      );
+      assert.deepEqual([...actions].sort(), [
+        'alert_rule.create',
+        'alert_rule.delete',
+        'alert_rule.disable',
+        'alert_rule.enable',
+        'alert_rule.update',
+      ]);
     });
 
     test('invalid rules are 400 invalid json body with the reason, and change nothing', async () => {
@@ -144,10 +179,20 @@ for (const dialect of DIALECTS) {
       const { id: alertId, rule_id: ruleId } = await firingAlert();
       const reader = await logs.userWith(['alerts:read']);
       const stranger = await logs.userWith(['logs:read']);
-      const reads: [string, string][] = [['GET', '/rules'], ['GET', `/rules/${ruleId}`], ['GET', '/active'], ['GET', '/list'], ['GET', `/${alertId}`]];
+      const reads: [string, string][] = [
+        ['GET', '/rules'],
+        ['GET', `/rules/${ruleId}`],
+        ['GET', '/active'],
+        ['GET', '/list'],
+        ['GET', `/${alertId}`],
+      ];
       const writes: [string, string, object?][] = [
-        ['POST', '/rules', absentRule()], ['PUT', `/rules/${ruleId}`, { severity: 'low' }], ['DELETE', `/rules/${ruleId}`],
-        ['POST', `/rules/${ruleId}/enable`], ['POST', `/rules/${ruleId}/disable`], ['POST', `/${alertId}/status`, { status: 'acknowledged' }],
+        ['POST', '/rules', absentRule()],
+        ['PUT', `/rules/${ruleId}`, { severity: 'low' }],
+        ['DELETE', `/rules/${ruleId}`],
+        ['POST', `/rules/${ruleId}/enable`],
+        ['POST', `/rules/${ruleId}/disable`],
+        ['POST', `/${alertId}/status`, { status: 'acknowledged' }],
       ];
       for (const [method, url, payload] of [...reads, ...writes]) {
         const request = { method: method as 'GET', url: `/api/v1/alerts${url}`, ...(payload ? { payload } : {}) };
@@ -161,10 +206,19 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(denied.json(), { error: 'permission denied' });
       }
       for (const [method, url] of reads) {
-        assert.equal((await logs.request({ method: method, url: `/api/v1/alerts${url}`, headers: reader.headers })).statusCode, 200, `${method} ${url} with alerts:read`);
+        assert.equal(
+          (await logs.request({ method: method, url: `/api/v1/alerts${url}`, headers: reader.headers })).statusCode,
+          200,
+          `${method} ${url} with alerts:read`,
+        );
       }
       for (const [method, url, payload] of writes) {
-        const response = await logs.request({ method: method, url: `/api/v1/alerts${url}`, headers: reader.headers, ...(payload ? { payload } : {}) });
+        const response = await logs.request({
+          method: method,
+          url: `/api/v1/alerts${url}`,
+          headers: reader.headers,
+          ...(payload ? { payload } : {}),
+        });
         assert.equal(response.statusCode, 403, `${method} ${url} needs alerts:write`);
       }
       assert.equal((await api('GET', `/${alertId}`)).json().state, 'firing', 'refused requests changed nothing');
@@ -194,7 +248,8 @@ for (const dialect of DIALECTS) {
         for (const to of states) {
           const id = await alertIn(from);
           const before = (await api('GET', `/${id}`)).json();
-          const payload = to === 'silenced' ? { status: to, until: inAnHour(), comment: 'maintenance' } : { status: to, comment: 'by the test' };
+          const payload =
+            to === 'silenced' ? { status: to, until: inAnHour(), comment: 'maintenance' } : { status: to, comment: 'by the test' };
           const response = await setStatus(id, payload);
           if (allowed[from]!.includes(to)) {
             assert.equal(response.statusCode, 200, `${from} -> ${to}: ${response.body}`);
@@ -216,10 +271,21 @@ for (const dialect of DIALECTS) {
           }
         }
       }
-      const audit = (await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=alert.status&limit=1000', headers: await logs.admin() })).json();
-      assert.ok(audit.data.some((row: { details: { from: string; to: string } }) => row.details.from === 'silenced' && row.details.to === 'firing'), 'silenced -> firing audited');
-      assert.ok(audit.data.every((row: { target_type: string }) => row.target_type === 'alert'), 'audit rows name the alert');
-      assert.ok(audit.data.filter((row: { actor: string }) => row.actor === 'admin').length >= 9, 'each allowed change is audited with its actor');
+      const audit = (
+        await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=alert.status&limit=1000', headers: await logs.admin() })
+      ).json();
+      assert.ok(
+        audit.data.some((row: { details: { from: string; to: string } }) => row.details.from === 'silenced' && row.details.to === 'firing'),
+        'silenced -> firing audited',
+      );
+      assert.ok(
+        audit.data.every((row: { target_type: string }) => row.target_type === 'alert'),
+        'audit rows name the alert',
+      );
+      assert.ok(
+        audit.data.filter((row: { actor: string }) => row.actor === 'admin').length >= 9,
+        'each allowed change is audited with its actor',
+      );
     });
 
     test('status: unknown id 404, bad until 400, silence ends by itself', async () => {
@@ -253,7 +319,14 @@ for (const dialect of DIALECTS) {
       await logs.alerts.evaluateDue();
       const woken = (await api('GET', `/${id}`)).json();
       assert.equal(woken.state, 'firing', 'silenced -> firing when until passes');
-      assert.deepEqual(woken.history.at(-1), { at: woken.history.at(-1).at, actor: 'system', actor_id: null, from: 'silenced', to: 'firing', comment: 'silence ended' });
+      assert.deepEqual(woken.history.at(-1), {
+        at: woken.history.at(-1).at,
+        actor: 'system',
+        actor_id: null,
+        from: 'silenced',
+        to: 'firing',
+        comment: 'silence ended',
+      });
       assert.equal((await logs.alerts.evaluateRule(rule_id)).opened, undefined, 'the open alert is reused, not duplicated');
     });
 
@@ -283,11 +356,19 @@ for (const dialect of DIALECTS) {
     });
 
     test('active and list: states, filters, pagination; counts by severity', async () => {
-      const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('lists') } })).json().id;
+      const tenant = (
+        await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('lists') } })
+      ).json().id;
       const t = { 'x-tenant-id': tenant };
       const start = logs.clock.ms;
       const made: Record<string, string> = {};
-      for (const [key, severity] of [['a', 'critical'], ['b', 'critical'], ['c', 'low'], ['d', 'info'], ['e', 'medium']] as const) {
+      for (const [key, severity] of [
+        ['a', 'critical'],
+        ['b', 'critical'],
+        ['c', 'low'],
+        ['d', 'info'],
+        ['e', 'medium'],
+      ] as const) {
         const rule = await createRule(absentRule({ severity }), t);
         made[key] = (await logs.alerts.evaluateRule(rule.id)).opened!;
         logs.clock.advance(1000);
@@ -297,7 +378,11 @@ for (const dialect of DIALECTS) {
       await setStatus(made.d!, { status: 'resolved' }, t);
 
       const active = (await api('GET', '/active', undefined, t)).json().data;
-      assert.deepEqual(active.map((a: { id: string }) => a.id), [made.e, made.b, made.a], 'firing and acknowledged, newest first');
+      assert.deepEqual(
+        active.map((a: { id: string }) => a.id),
+        [made.e, made.b, made.a],
+        'firing and acknowledged, newest first',
+      );
       assert.deepEqual(await logs.alerts.activeCountsBySeverity(tenant), { critical: 2, high: 0, medium: 1, low: 0, info: 0 });
       // The dashboards overview takes its counts from the alerts module.
       const overview = await logs.request({ method: 'GET', url: '/api/v1/dashboard/overview', headers: { ...(await logs.admin()), ...t } });
@@ -308,12 +393,22 @@ for (const dialect of DIALECTS) {
       assert.equal(all.total, 5);
       assert.deepEqual(Object.keys(all).sort(), ['data', 'limit', 'page', 'pages', 'total']);
       const page2 = (await api('GET', '/list?limit=2&page=2', undefined, t)).json();
-      assert.deepEqual(page2.data.map((a: { id: string }) => a.id), [made.c, made.b]);
+      assert.deepEqual(
+        page2.data.map((a: { id: string }) => a.id),
+        [made.c, made.b],
+      );
       assert.equal(page2.pages, 3);
-      assert.deepEqual((await api('GET', '/list?state=silenced', undefined, t)).json().data.map((a: { id: string }) => a.id), [made.c]);
+      assert.deepEqual(
+        (await api('GET', '/list?state=silenced', undefined, t)).json().data.map((a: { id: string }) => a.id),
+        [made.c],
+      );
       assert.equal((await api('GET', '/list?severity=critical', undefined, t)).json().total, 2);
       const window = `from=${new Date(start + 1000).toISOString()}&to=${new Date(start + 3000).toISOString()}`;
-      assert.deepEqual((await api('GET', `/list?${window}`, undefined, t)).json().data.map((a: { id: string }) => a.id), [made.c, made.b], 'from inclusive, to exclusive');
+      assert.deepEqual(
+        (await api('GET', `/list?${window}`, undefined, t)).json().data.map((a: { id: string }) => a.id),
+        [made.c, made.b],
+        'from inclusive, to exclusive',
+      );
       assert.equal((await api('GET', '/list?state=sleeping', undefined, t)).statusCode, 400);
       assert.equal((await api('GET', '/list?limit=5000', undefined, t)).statusCode, 400);
 
@@ -324,7 +419,9 @@ for (const dialect of DIALECTS) {
     });
 
     test('tenant isolation: rules and alerts never cross tenants', async () => {
-      const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('iso') } })).json().id;
+      const tenant = (
+        await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('iso') } })
+      ).json().id;
       const theirs = await firingAlert({ 'x-tenant-id': tenant });
       const ours = await firingAlert();
       const member = await logs.userWith(['alerts:read', 'alerts:write'], { tenantId: tenant });
@@ -332,8 +429,14 @@ for (const dialect of DIALECTS) {
         logs.request({ method, url: `/api/v1/alerts${url}`, headers: member.headers, ...(payload ? { payload } : {}) });
 
       const rules = (await as('GET', '/rules')).json().data;
-      assert.deepEqual(rules.map((r: { id: string }) => r.id), [theirs.rule_id]);
-      assert.deepEqual((await as('GET', '/active')).json().data.map((a: { id: string }) => a.id), [theirs.id]);
+      assert.deepEqual(
+        rules.map((r: { id: string }) => r.id),
+        [theirs.rule_id],
+      );
+      assert.deepEqual(
+        (await as('GET', '/active')).json().data.map((a: { id: string }) => a.id),
+        [theirs.id],
+      );
       assert.equal((await as('GET', '/list')).json().total, 1);
       assert.equal((await as('GET', `/rules/${ours.rule_id}`)).statusCode, 404);
       assert.equal((await as('GET', `/${ours.id}`)).statusCode, 404);
@@ -341,7 +444,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await as('POST', `/rules/${ours.rule_id}/disable`)).statusCode, 404);
       assert.equal((await api('GET', `/${ours.id}`)).json().state, 'firing');
       // The member's X-Tenant-Id without tenants:manage does not open the default tenant.
-      const peek = await logs.request({ method: 'GET', url: '/api/v1/alerts/rules', headers: { ...member.headers, 'x-tenant-id': 'default' } });
+      const peek = await logs.request({
+        method: 'GET',
+        url: '/api/v1/alerts/rules',
+        headers: { ...member.headers, 'x-tenant-id': 'default' },
+      });
       assert.notEqual(peek.statusCode, 200);
       // Admin sees each tenant only through X-Tenant-Id.
       const adminView = (await api('GET', '/rules')).json().data.map((r: { id: string }) => r.id);
@@ -351,8 +458,16 @@ for (const dialect of DIALECTS) {
 
     test('the OpenAPI description lists the alert routes', async () => {
       const paths = Object.keys((await logs.request({ method: 'GET', url: '/openapi.json' })).json().paths);
-      for (const path of ['/api/v1/alerts/rules', '/api/v1/alerts/rules/{id}', '/api/v1/alerts/rules/{id}/enable', '/api/v1/alerts/rules/{id}/disable',
-        '/api/v1/alerts/active', '/api/v1/alerts/list', '/api/v1/alerts/{id}', '/api/v1/alerts/{id}/status']) {
+      for (const path of [
+        '/api/v1/alerts/rules',
+        '/api/v1/alerts/rules/{id}',
+        '/api/v1/alerts/rules/{id}/enable',
+        '/api/v1/alerts/rules/{id}/disable',
+        '/api/v1/alerts/active',
+        '/api/v1/alerts/list',
+        '/api/v1/alerts/{id}',
+        '/api/v1/alerts/{id}/status',
+      ]) {
         assert.ok(paths.includes(path), path);
       }
     });

@@ -22,7 +22,10 @@ for (const dialect of DIALECTS) {
       cleanup.push(() => database.drop());
       const port = await closedPort();
       const base = `http://127.0.0.1:${port}`;
-      const basic = { authorization: `Basic ${Buffer.from(`${LOGS_ADMIN}:${LOGS_ADMIN_PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
+      const basic = {
+        authorization: `Basic ${Buffer.from(`${LOGS_ADMIN}:${LOGS_ADMIN_PASSWORD}`).toString('base64')}`,
+        'content-type': 'application/json',
+      };
       const host = uniqueName('durable-').toLowerCase();
       const traceId = 'e'.repeat(32);
       const now = Date.now();
@@ -30,20 +33,47 @@ for (const dialect of DIALECTS) {
 
       const first = await startLogsProcess(database.url, port);
       cleanup.push(() => killHard(first));
-      const spans = Array.from({ length: 200 }, (_, i) => ({ traceId, spanId: (i + 1).toString(16).padStart(16, '0'), name: `op ${i}`, startTimeUnixNano: ns(now - 1000), endTimeUnixNano: ns(now) }));
-      const traces = await fetch(`${base}/v1/traces`, { method: 'POST', headers: basic, body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'durable' } }] }, scopeSpans: [{ spans }] }] }) });
+      const spans = Array.from({ length: 200 }, (_, i) => ({
+        traceId,
+        spanId: (i + 1).toString(16).padStart(16, '0'),
+        name: `op ${i}`,
+        startTimeUnixNano: ns(now - 1000),
+        endTimeUnixNano: ns(now),
+      }));
+      const traces = await fetch(`${base}/v1/traces`, {
+        method: 'POST',
+        headers: basic,
+        body: JSON.stringify({
+          resourceSpans: [
+            { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'durable' } }] }, scopeSpans: [{ spans }] },
+          ],
+        }),
+      });
       assert.equal(traces.status, 200);
       const metrics = await fetch(`${base}/v1/metrics`, {
         method: 'POST',
         headers: basic,
-        body: JSON.stringify({ resourceMetrics: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: host } }] }, scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [{ timeUnixNano: ns(now), asDouble: 4.5 }] } }] }] }] }),
+        body: JSON.stringify({
+          resourceMetrics: [
+            {
+              resource: { attributes: [{ key: 'host.name', value: { stringValue: host } }] },
+              scopeMetrics: [
+                { metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [{ timeUnixNano: ns(now), asDouble: 4.5 }] } }] },
+              ],
+            },
+          ],
+        }),
       });
       assert.equal(metrics.status, 200);
       await killHard(first);
 
       const second = await startLogsProcess(database.url, port);
       cleanup.push(() => killHard(second));
-      const login = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }) });
+      const login = await fetch(`${base}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }),
+      });
       const { token } = (await login.json()) as { token: { access_token: string } };
       const auth = { authorization: `Bearer ${token.access_token}` };
       const trace = await fetch(`${base}/api/v1/apm/traces/${traceId}`, { headers: auth });

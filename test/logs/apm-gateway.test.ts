@@ -40,9 +40,15 @@ for (const dialect of DIALECTS) {
     test('proxied requests appear as gateway -> master-data and gateway -> keuangan (failing) edges', async () => {
       const token = await gateway.login();
       for (let i = 0; i < 2; i += 1) {
-        assert.equal((await gateway.request({ method: 'GET', url: '/api/v1/master-data/provinsi', headers: { authorization: token } })).statusCode, 200);
+        assert.equal(
+          (await gateway.request({ method: 'GET', url: '/api/v1/master-data/provinsi', headers: { authorization: token } })).statusCode,
+          200,
+        );
       }
-      assert.equal((await gateway.request({ method: 'GET', url: '/api/v1/keuangan/gaji', headers: { authorization: token } })).statusCode, 502);
+      assert.equal(
+        (await gateway.request({ method: 'GET', url: '/api/v1/keuangan/gaji', headers: { authorization: token } })).statusCode,
+        502,
+      );
 
       const headers = await logs.admin();
       // The logs service's clock is frozen at its start; the gateway stamps spans with real time.
@@ -55,7 +61,10 @@ for (const dialect of DIALECTS) {
         assert.equal(body.edges.length, 2, JSON.stringify(body.edges));
         return body;
       });
-      assert.deepEqual(map.edges.map((e: { source: string; target: string }) => `${e.source}->${e.target}`), ['gerbang-gateway->keuangan', 'gerbang-gateway->master-data']);
+      assert.deepEqual(
+        map.edges.map((e: { source: string; target: string }) => `${e.source}->${e.target}`),
+        ['gerbang-gateway->keuangan', 'gerbang-gateway->master-data'],
+      );
       const edge = (target: string) => map.edges.find((e: { target: string }) => e.target === target);
       assert.equal(edge('master-data').requests, 2);
       assert.equal(edge('master-data').errorRate, 0);
@@ -64,11 +73,21 @@ for (const dialect of DIALECTS) {
       const gatewayNode = map.nodes.find((n: { name: string }) => n.name === 'gerbang-gateway');
       assert.equal(gatewayNode.instrumented, true);
       assert.ok(gatewayNode.requests >= 3);
-      assert.deepEqual(map.nodes.filter((n: { instrumented: boolean }) => !n.instrumented).map((n: { name: string }) => n.name), ['keuangan', 'master-data']);
+      assert.deepEqual(
+        map.nodes.filter((n: { instrumented: boolean }) => !n.instrumented).map((n: { name: string }) => n.name),
+        ['keuangan', 'master-data'],
+      );
 
-      const traces = await logs.request({ method: 'GET', url: `/api/v1/apm/traces?${range}&service=gerbang-gateway&errorsOnly=true`, headers });
+      const traces = await logs.request({
+        method: 'GET',
+        url: `/api/v1/apm/traces?${range}&service=gerbang-gateway&errorsOnly=true`,
+        headers,
+      });
       assert.equal(traces.statusCode, 200);
-      assert.ok(traces.json().data.some((t: { services: { service: string }[] }) => t.services.length === 1), 'the gateway alone sent the failing trace');
+      assert.ok(
+        traces.json().data.some((t: { services: { service: string }[] }) => t.services.length === 1),
+        'the gateway alone sent the failing trace',
+      );
     });
   });
 }

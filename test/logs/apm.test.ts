@@ -49,10 +49,22 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < 3; i += 1) {
         const t = base + i * 1000;
         const slow = i === 2;
-        const root = gw.startSpan('GET /api/orders', { kind: SpanKind.SERVER, startTime: at(t), attributes: { 'http.request.method': 'GET' } });
-        const proxy = gw.startSpan('proxy api', { kind: SpanKind.CLIENT, startTime: at(t + 5), attributes: { 'peer.service': 'api' } }, child(root));
+        const root = gw.startSpan('GET /api/orders', {
+          kind: SpanKind.SERVER,
+          startTime: at(t),
+          attributes: { 'http.request.method': 'GET' },
+        });
+        const proxy = gw.startSpan(
+          'proxy api',
+          { kind: SpanKind.CLIENT, startTime: at(t + 5), attributes: { 'peer.service': 'api' } },
+          child(root),
+        );
         const server = apiTracer.startSpan('GET /orders', { kind: SpanKind.SERVER, startTime: at(t + 10) }, child(proxy));
-        const db = apiTracer.startSpan('SELECT orders', { kind: SpanKind.CLIENT, startTime: at(t + 15), attributes: { 'peer.service': 'db', 'db.system': 'postgresql' } }, child(server));
+        const db = apiTracer.startSpan(
+          'SELECT orders',
+          { kind: SpanKind.CLIENT, startTime: at(t + 15), attributes: { 'peer.service': 'db', 'db.system': 'postgresql' } },
+          child(server),
+        );
         db.end(at(t + 35));
         if (slow) {
           server.setStatus({ code: SpanStatusCode.ERROR, message: 'upstream timeout' });
@@ -60,7 +72,11 @@ for (const dialect of DIALECTS) {
         }
         server.end(at(t + (slow ? 210 : 80)));
         proxy.end(at(t + (slow ? 215 : 85)));
-        const md = gw.startSpan('proxy master-data', { kind: SpanKind.CLIENT, startTime: at(t + 90), attributes: { 'peer.service': 'master-data' } }, child(root));
+        const md = gw.startSpan(
+          'proxy master-data',
+          { kind: SpanKind.CLIENT, startTime: at(t + 90), attributes: { 'peer.service': 'master-data' } },
+          child(root),
+        );
         md.end(at(t + 100));
         root.end(at(t + (slow ? 250 : 100)));
         traceIds.push(root.spanContext().traceId);
@@ -80,9 +96,21 @@ for (const dialect of DIALECTS) {
       assert.equal(response.statusCode, 200, response.body);
       const map = response.json();
       const seconds = (2 * HOUR) / 1000;
-      assert.deepEqual(map.nodes.map((n: { name: string; instrumented: boolean }) => [n.name, n.instrumented]), [['api', true], ['db', false], ['gateway', true], ['master-data', false]]);
-      assert.deepEqual(map.edges.map((e: { source: string; target: string }) => `${e.source}->${e.target}`), ['api->db', 'gateway->api', 'gateway->master-data']);
-      const edge = (source: string, target: string) => map.edges.find((e: { source: string; target: string }) => e.source === source && e.target === target);
+      assert.deepEqual(
+        map.nodes.map((n: { name: string; instrumented: boolean }) => [n.name, n.instrumented]),
+        [
+          ['api', true],
+          ['db', false],
+          ['gateway', true],
+          ['master-data', false],
+        ],
+      );
+      assert.deepEqual(
+        map.edges.map((e: { source: string; target: string }) => `${e.source}->${e.target}`),
+        ['api->db', 'gateway->api', 'gateway->master-data'],
+      );
+      const edge = (source: string, target: string) =>
+        map.edges.find((e: { source: string; target: string }) => e.source === source && e.target === target);
       const gatewayApi = edge('gateway', 'api');
       assert.equal(gatewayApi.requests, 3);
       assert.equal(gatewayApi.errors, 1);
@@ -101,7 +129,9 @@ for (const dialect of DIALECTS) {
       assert.equal(map.truncated, false);
 
       // Nothing in a range without spans.
-      const empty = await get(`/api/v1/apm/service-map?from=${new Date(base - 3 * HOUR).toISOString()}&to=${new Date(base - 2 * HOUR).toISOString()}`);
+      const empty = await get(
+        `/api/v1/apm/service-map?from=${new Date(base - 3 * HOUR).toISOString()}&to=${new Date(base - 2 * HOUR).toISOString()}`,
+      );
       assert.deepEqual({ nodes: empty.json().nodes, edges: empty.json().edges }, { nodes: [], edges: [] });
     });
 
@@ -110,22 +140,32 @@ for (const dialect of DIALECTS) {
       assert.equal(all.statusCode, 200, all.body);
       const body = all.json();
       assert.equal(body.total, 3);
-      assert.deepEqual(body.data.map((t: { traceId: string }) => t.traceId), [...traceIds].reverse());
+      assert.deepEqual(
+        body.data.map((t: { traceId: string }) => t.traceId),
+        [...traceIds].reverse(),
+      );
       const slow = body.data[0];
       assert.equal(slow.spanCount, 5);
       assert.equal(slow.error, true);
       assert.equal(slow.durationMs, 250);
       assert.deepEqual(slow.root, { service: 'gateway', name: 'GET /api/orders', kind: 'server', durationMs: 250, status: 'unset' });
-      assert.deepEqual(slow.services, [{ service: 'api', spans: 2 }, { service: 'gateway', spans: 3 }]);
+      assert.deepEqual(slow.services, [
+        { service: 'api', spans: 2 },
+        { service: 'gateway', spans: 3 },
+      ]);
 
-      const ids = async (query: string) => (await get(`/api/v1/apm/traces?${range}&${query}`)).json().data.map((t: { traceId: string }) => t.traceId);
+      const ids = async (query: string) =>
+        (await get(`/api/v1/apm/traces?${range}&${query}`)).json().data.map((t: { traceId: string }) => t.traceId);
       assert.deepEqual(await ids('errorsOnly=true'), [traceIds[2]]);
       assert.deepEqual(await ids('minDurationMs=150'), [traceIds[2]]);
       assert.deepEqual(await ids('service=api&operation=SELECT%20orders'), [...traceIds].reverse());
       assert.deepEqual(await ids('service=db'), []);
       assert.deepEqual(await ids('operation=nothing'), []);
       const page2 = (await get(`/api/v1/apm/traces?${range}&limit=2&page=2`)).json();
-      assert.deepEqual({ total: page2.total, pages: page2.pages, ids: page2.data.map((t: { traceId: string }) => t.traceId) }, { total: 3, pages: 2, ids: [traceIds[0]] });
+      assert.deepEqual(
+        { total: page2.total, pages: page2.pages, ids: page2.data.map((t: { traceId: string }) => t.traceId) },
+        { total: 3, pages: 2, ids: [traceIds[0]] },
+      );
     });
 
     test('one trace by id with every span and its parent ids', async () => {
@@ -160,7 +200,13 @@ for (const dialect of DIALECTS) {
 
     test('401 without a token and 403 without dashboard:read on every view; ingestion needs logs:write', async () => {
       const reader = await logs.userWith(['logs:read']);
-      for (const url of ['/api/v1/apm/traces', `/api/v1/apm/traces/${traceIds[0]}`, '/api/v1/apm/service-map', '/api/v1/infra/metrics', '/api/v1/infra/containers']) {
+      for (const url of [
+        '/api/v1/apm/traces',
+        `/api/v1/apm/traces/${traceIds[0]}`,
+        '/api/v1/apm/service-map',
+        '/api/v1/infra/metrics',
+        '/api/v1/infra/containers',
+      ]) {
         const anonymous = await logs.request({ method: 'GET', url });
         assert.equal(anonymous.statusCode, 401, url);
         assert.deepEqual(anonymous.json(), { error: 'missing bearer token' });
@@ -194,11 +240,21 @@ for (const dialect of DIALECTS) {
 
     test('malformed OTLP is 400 and stores nothing; bad spans are rejected one by one', async () => {
       const before = logs.stats.snapshot()['otlp-traces']!.stored;
-      const garbage = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/x-protobuf' }, payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
+      const garbage = await logs.request({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...writer.headers, 'content-type': 'application/x-protobuf' },
+        payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+      });
       assert.equal(garbage.statusCode, 400);
       const notAnObject = await logs.request({ method: 'POST', url: '/v1/traces', headers: writer.headers, payload: [1, 2] });
       assert.equal(notAnObject.statusCode, 400);
-      const badJson = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: '{"resourceSpans": [' });
+      const badJson = await logs.request({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...writer.headers, 'content-type': 'application/json' },
+        payload: '{"resourceSpans": [',
+      });
       assert.equal(badJson.statusCode, 400);
       assert.equal(logs.stats.snapshot()['otlp-traces']!.stored, before);
 
@@ -209,44 +265,103 @@ for (const dialect of DIALECTS) {
         url: '/v1/traces',
         headers: writer.headers,
         payload: {
-          resourceSpans: [{
-            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'json-svc' } }] },
-            scopeSpans: [{
-              spans: [
-                { traceId: goodTrace, spanId: '1'.repeat(16), name: 'ok', kind: 2, startTimeUnixNano: `${now}`, endTimeUnixNano: `${now + 5_000_000n}`, status: { code: 1 } },
-                { traceId: 'xyz', spanId: '2'.repeat(16), name: 'bad id', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now}` },
-                { traceId: goodTrace, spanId: '3'.repeat(16), name: 'ends before it starts', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now - 1n}` },
+          resourceSpans: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'json-svc' } }] },
+              scopeSpans: [
+                {
+                  spans: [
+                    {
+                      traceId: goodTrace,
+                      spanId: '1'.repeat(16),
+                      name: 'ok',
+                      kind: 2,
+                      startTimeUnixNano: `${now}`,
+                      endTimeUnixNano: `${now + 5_000_000n}`,
+                      status: { code: 1 },
+                    },
+                    { traceId: 'xyz', spanId: '2'.repeat(16), name: 'bad id', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now}` },
+                    {
+                      traceId: goodTrace,
+                      spanId: '3'.repeat(16),
+                      name: 'ends before it starts',
+                      startTimeUnixNano: `${now}`,
+                      endTimeUnixNano: `${now - 1n}`,
+                    },
+                  ],
+                },
               ],
-            }],
-          }],
+            },
+          ],
         },
       });
       assert.equal(partial.statusCode, 200, partial.body);
       assert.equal(partial.json().partialSuccess.rejectedSpans, 2);
       const stored = (await get(`/api/v1/apm/traces/${goodTrace}`)).json();
-      assert.deepEqual(stored.spans.map((s: { name: string; durationMs: number; status: { code: string } }) => [s.name, s.durationMs, s.status.code]), [['ok', 5, 'ok']]);
+      assert.deepEqual(
+        stored.spans.map((s: { name: string; durationMs: number; status: { code: string } }) => [s.name, s.durationMs, s.status.code]),
+        [['ok', 5, 'ok']],
+      );
     });
 
     test('gzip bodies are accepted; other encodings are 415; the body limit (after decompression) is 413', async () => {
       const now = BigInt(base) * 1_000_000n;
       const traceId = 'f'.repeat(32);
-      const body = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gz' } }] }, scopeSpans: [{ spans: [{ traceId, spanId: '5'.repeat(16), name: 'zipped', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now + 1_000_000n}` }] }] }] };
-      const gz = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: gzipSync(JSON.stringify(body)) });
+      const body = {
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gz' } }] },
+            scopeSpans: [
+              {
+                spans: [
+                  { traceId, spanId: '5'.repeat(16), name: 'zipped', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now + 1_000_000n}` },
+                ],
+              },
+            ],
+          },
+        ],
+      };
+      const gz = await logs.request({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: gzipSync(JSON.stringify(body)),
+      });
       assert.equal(gz.statusCode, 200, gz.body);
       assert.equal((await get(`/api/v1/apm/traces/${traceId}`)).json().spans[0].name, 'zipped');
-      const br = await logs.request({ method: 'POST', url: '/v1/traces', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: 'x' });
+      const br = await logs.request({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' },
+        payload: 'x',
+      });
       assert.equal(br.statusCode, 415);
       const big = JSON.stringify({ ...body, padding: 'x'.repeat(70_000) });
       for (const url of ['/v1/traces', '/v1/metrics']) {
-        const plain = await logs.request({ method: 'POST', url, headers: { ...writer.headers, 'content-type': 'application/json' }, payload: big });
+        const plain = await logs.request({
+          method: 'POST',
+          url,
+          headers: { ...writer.headers, 'content-type': 'application/json' },
+          payload: big,
+        });
         assert.equal(plain.statusCode, 413, url);
-        const bomb = await logs.request({ method: 'POST', url, headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: gzipSync(big) });
+        const bomb = await logs.request({
+          method: 'POST',
+          url,
+          headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          payload: gzipSync(big),
+        });
         assert.equal(bomb.statusCode, 413, url);
       }
     });
 
     test('tenant isolation: spans of one tenant never show in another', async () => {
-      const created = await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: `apm-${dialect}-${process.pid}` } });
+      const created = await logs.request({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: await logs.admin(),
+        payload: { name: `apm-${dialect}-${process.pid}` },
+      });
       assert.equal(created.statusCode, 201, created.body);
       const tenantId = created.json().id as string;
       const otherWriter = await logs.userWith(['logs:write', 'dashboard:read'], { tenantId });
@@ -256,13 +371,35 @@ for (const dialect of DIALECTS) {
         method: 'POST',
         url: '/v1/traces',
         headers: otherWriter.headers,
-        payload: { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'other-svc' } }] }, scopeSpans: [{ spans: [{ traceId: otherTrace, spanId: '4'.repeat(16), name: 'x', startTimeUnixNano: `${now}`, endTimeUnixNano: `${now + 1_000_000n}` }] }] }] },
+        payload: {
+          resourceSpans: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'other-svc' } }] },
+              scopeSpans: [
+                {
+                  spans: [
+                    {
+                      traceId: otherTrace,
+                      spanId: '4'.repeat(16),
+                      name: 'x',
+                      startTimeUnixNano: `${now}`,
+                      endTimeUnixNano: `${now + 1_000_000n}`,
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
       });
       assert.equal(sent.statusCode, 200, sent.body);
       assert.equal((await get(`/api/v1/apm/traces/${otherTrace}`)).statusCode, 404);
       assert.equal((await get(`/api/v1/apm/traces/${traceIds[0]}`, otherWriter.headers)).statusCode, 404);
       const theirs = (await get(`/api/v1/apm/service-map?${range}`, otherWriter.headers)).json();
-      assert.deepEqual(theirs.nodes.map((n: { name: string }) => n.name), ['other-svc']);
+      assert.deepEqual(
+        theirs.nodes.map((n: { name: string }) => n.name),
+        ['other-svc'],
+      );
       const ours = (await get(`/api/v1/apm/service-map?${range}`)).json();
       assert.ok(!ours.nodes.some((n: { name: string }) => n.name === 'other-svc'));
       assert.equal((await get(`/api/v1/apm/traces?${range}`, otherWriter.headers)).json().total, 1);
@@ -270,7 +407,15 @@ for (const dialect of DIALECTS) {
 
     test('the OpenAPI description lists the APM, infrastructure and OTLP routes', async () => {
       const paths = Object.keys((await logs.request({ method: 'GET', url: '/openapi.json' })).json().paths);
-      for (const path of ['/v1/traces', '/v1/metrics', '/api/v1/apm/traces', '/api/v1/apm/traces/{traceId}', '/api/v1/apm/service-map', '/api/v1/infra/metrics', '/api/v1/infra/containers']) {
+      for (const path of [
+        '/v1/traces',
+        '/v1/metrics',
+        '/api/v1/apm/traces',
+        '/api/v1/apm/traces/{traceId}',
+        '/api/v1/apm/service-map',
+        '/api/v1/infra/metrics',
+        '/api/v1/infra/containers',
+      ]) {
         assert.ok(paths.includes(path), path);
       }
     });

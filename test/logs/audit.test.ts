@@ -32,7 +32,11 @@ for (const dialect of DIALECTS) {
         request_id: null,
         details: i === 3 ? JSON.stringify({ note: '-2+3' }) : null,
       }));
-      for (let i = 0; i < rows.length; i += 500) await logs.database.db.insertInto('logs_audit').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await logs.database.db
+          .insertInto('logs_audit')
+          .values(rows.slice(i, i + 500))
+          .execute();
     });
     after(async () => logs.close());
 
@@ -51,7 +55,11 @@ for (const dialect of DIALECTS) {
       assert.equal(byActor.json().total, 300);
       const text = await logs.request({ method: 'GET', url: `/api/v1/log-audit/search?q=${encodeURIComponent('EVIL.example')}`, headers });
       assert.equal(text.json().total, 1);
-      const range = await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=batch.event&from=2026-03-01T00:00:10Z&to=2026-03-01T00:00:20Z', headers });
+      const range = await logs.request({
+        method: 'GET',
+        url: '/api/v1/log-audit/search?action=batch.event&from=2026-03-01T00:00:10Z&to=2026-03-01T00:00:20Z',
+        headers,
+      });
       assert.equal(range.json().total, 10);
       const wildcard = await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?q=%25', headers });
       assert.equal(wildcard.json().total, 0, 'a % in q matches a literal %');
@@ -66,13 +74,27 @@ for (const dialect of DIALECTS) {
       assert.match(String(response.headers['content-disposition']), /^attachment; filename="audit-[\w-]+\.csv"$/);
       const records = parse(response.body, { columns: true, bom: true }) as Record<string, string>[];
       assert.equal(records.length, BULK_ROWS);
-      assert.deepEqual(Object.keys(records[0]!), ['at', 'actor', 'actor_id', 'action', 'outcome', 'target_type', 'target_id', 'ip', 'user_agent', 'request_id', 'details', 'tenant_id']);
+      assert.deepEqual(Object.keys(records[0]!), [
+        'at',
+        'actor',
+        'actor_id',
+        'action',
+        'outcome',
+        'target_type',
+        'target_id',
+        'ip',
+        'user_agent',
+        'request_id',
+        'details',
+        'tenant_id',
+      ]);
       assert.equal(new Set(records.map((r) => r.at)).size, BULK_ROWS, 'no row twice across pages');
       const hostile = records.find((r) => r.actor!.includes('HYPERLINK'))!;
       assert.equal(hostile.actor, `'=HYPERLINK("http://evil.example","click")`);
       assert.ok(records.some((r) => r.ip === "'+62 21 555"));
       assert.ok(records.some((r) => r.user_agent === "'@SUM(A1:A2)"));
-      for (const record of records) for (const cell of Object.values(record)) assert.ok(!/^[=+\-@\t\r]/.test(cell), `unescaped cell ${cell}`);
+      for (const record of records)
+        for (const cell of Object.values(record)) assert.ok(!/^[=+\-@\t\r]/.test(cell), `unescaped cell ${cell}`);
 
       const audited = await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=audit.export', headers });
       assert.equal(audited.json().data[0].details.format, 'csv');

@@ -14,7 +14,11 @@ for (const dialect of DIALECTS) {
     after(async () => logs.close());
 
     test('login answers the spec 2.5 shapes with a 300 s Bearer token', async () => {
-      const response = await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/api/login',
+        payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD },
+      });
       assert.equal(response.statusCode, 200);
       const body = response.json();
       assert.deepEqual(Object.keys(body).sort(), ['token', 'user']);
@@ -40,14 +44,27 @@ for (const dialect of DIALECTS) {
       assert.equal(invalid.statusCode, 401);
       assert.equal(invalid.json().error, 'invalid token');
 
-      const wrong = await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: 'Wrong#Passw0rd' } });
+      const wrong = await logs.request({
+        method: 'POST',
+        url: '/api/login',
+        payload: { username: LOGS_ADMIN, password: 'Wrong#Passw0rd' },
+      });
       assert.equal(wrong.statusCode, 401);
       assert.deepEqual(wrong.json(), { error: 'invalid credentials' });
-      const unknown = await logs.request({ method: 'POST', url: '/api/login', payload: { username: 'nobody-here', password: 'Wrong#Passw0rd' } });
+      const unknown = await logs.request({
+        method: 'POST',
+        url: '/api/login',
+        payload: { username: 'nobody-here', password: 'Wrong#Passw0rd' },
+      });
       assert.equal(unknown.statusCode, 401);
       assert.deepEqual(unknown.json(), { error: 'invalid credentials' });
 
-      const badJson = await logs.request({ method: 'POST', url: '/api/login', headers: { 'content-type': 'application/json' }, payload: '{"username": ' });
+      const badJson = await logs.request({
+        method: 'POST',
+        url: '/api/login',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"username": ',
+      });
       assert.equal(badJson.statusCode, 400);
       assert.equal(badJson.json().error, 'invalid json body');
       const missingField = await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN } });
@@ -81,10 +98,17 @@ for (const dialect of DIALECTS) {
       const reused = await logs.request({ method: 'POST', url: '/api/refresh', payload: { refresh_token: first.refresh_token } });
       assert.equal(reused.statusCode, 401);
       assert.equal(reused.json().error, 'invalid token');
-      assert.equal((await logs.request({ method: 'POST', url: '/api/refresh', payload: { refresh_token: second.refresh_token } })).statusCode, 401);
+      assert.equal(
+        (await logs.request({ method: 'POST', url: '/api/refresh', payload: { refresh_token: second.refresh_token } })).statusCode,
+        401,
+      );
       assert.equal((await logs.request({ method: 'GET', url: '/api/me', headers: bearer(second.access_token) })).statusCode, 401);
 
-      const audit = await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=auth.refresh_reuse', headers: await logs.admin() });
+      const audit = await logs.request({
+        method: 'GET',
+        url: '/api/v1/log-audit/search?action=auth.refresh_reuse',
+        headers: await logs.admin(),
+      });
       assert.equal(audit.json().total, 1);
     });
 
@@ -98,12 +122,19 @@ for (const dialect of DIALECTS) {
       const out = await logs.request({ method: 'POST', url: '/api/logout', headers: bearer(token.access_token) });
       assert.equal(out.statusCode, 200);
       assert.equal((await logs.request({ method: 'GET', url: '/api/me', headers: bearer(token.access_token) })).statusCode, 401);
-      assert.equal((await logs.request({ method: 'POST', url: '/api/refresh', payload: { refresh_token: token.refresh_token } })).statusCode, 401);
+      assert.equal(
+        (await logs.request({ method: 'POST', url: '/api/refresh', payload: { refresh_token: token.refresh_token } })).statusCode,
+        401,
+      );
     });
 
     test('logins and failed logins go to the audit trail', async () => {
       await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: 'Wrong#Passw0rd1' } });
-      const response = await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=auth.login', headers: await logs.admin() });
+      const response = await logs.request({
+        method: 'GET',
+        url: '/api/v1/log-audit/search?action=auth.login',
+        headers: await logs.admin(),
+      });
       const outcomes = new Set(response.json().data.map((row: { outcome: string }) => row.outcome));
       assert.ok(outcomes.has('success') && outcomes.has('failure'));
       assert.ok(!JSON.stringify(response.json()).includes('Wrong#Passw0rd1'), 'no password in the audit trail');
@@ -113,9 +144,24 @@ for (const dialect of DIALECTS) {
       const response = await logs.request({ method: 'GET', url: '/openapi.json' });
       assert.equal(response.statusCode, 200);
       const paths = Object.keys(response.json().paths);
-      for (const path of ['/api/login', '/api/me', '/api/refresh', '/api/logout', '/api/tenants', '/api/users/{id}', '/api/roles', '/api/v1/logs/list/paginate',
-        '/api/v1/logs/histogram', '/api/v1/logs/fields', '/api/v1/logs/fields/{field}/distinct', '/api/v1/log-audit/search', '/api/v1/log-audit/export/csv',
-        '/api/v1/log-audit/export/excel', '/v1/logs', '/api/v1/_elastic/_bulk']) {
+      for (const path of [
+        '/api/login',
+        '/api/me',
+        '/api/refresh',
+        '/api/logout',
+        '/api/tenants',
+        '/api/users/{id}',
+        '/api/roles',
+        '/api/v1/logs/list/paginate',
+        '/api/v1/logs/histogram',
+        '/api/v1/logs/fields',
+        '/api/v1/logs/fields/{field}/distinct',
+        '/api/v1/log-audit/search',
+        '/api/v1/log-audit/export/csv',
+        '/api/v1/log-audit/export/excel',
+        '/v1/logs',
+        '/api/v1/_elastic/_bulk',
+      ]) {
         assert.ok(paths.includes(path), `${path} in ${paths.join(' ')}`);
       }
     });
@@ -133,16 +179,25 @@ for (const dialect of DIALECTS) {
   test(`two logs instances on one database count login failures together [${dialect}]`, async () => {
     const database = await createTestDatabase(dialect);
     const config = loadLogsConfig({
-      LOGS_DATABASE_URL: database.url, LOGS_ADMIN_PASSWORD: LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '4',
+      LOGS_DATABASE_URL: database.url,
+      LOGS_ADMIN_PASSWORD: LOGS_ADMIN_PASSWORD,
+      LOG_LEVEL: 'silent',
+      LOGS_RETENTION_INTERVAL: '0',
+      LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '4',
     });
     const a = await buildLogsService({ config });
     const b = await buildLogsService({ config });
     try {
-      const attempt = (service: typeof a, password: string) => service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password } });
+      const attempt = (service: typeof a, password: string) =>
+        service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password } });
       const failures = [];
       for (const service of [a, b, a, b]) failures.push((await attempt(service, 'Wrong#Passw0rd')).statusCode);
       assert.deepEqual(failures, [401, 401, 401, 401]);
-      assert.equal((await attempt(a, LOGS_ADMIN_PASSWORD)).statusCode, 429, 'locked on A with the right password: B\'s failures counted too');
+      assert.equal(
+        (await attempt(a, LOGS_ADMIN_PASSWORD)).statusCode,
+        429,
+        "locked on A with the right password: B's failures counted too",
+      );
       assert.equal((await attempt(b, LOGS_ADMIN_PASSWORD)).statusCode, 429);
     } finally {
       await a.app.close();
@@ -164,10 +219,18 @@ for (const dialect of DIALECTS) {
 
     test('failed logins per username: 429 with Retry-After, even with the right password, until the window passes', async () => {
       for (let i = 0; i < 3; i++) {
-        const response = await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: 'Wrong#Passw0rd' } });
+        const response = await logs.request({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: LOGS_ADMIN, password: 'Wrong#Passw0rd' },
+        });
         assert.equal(response.statusCode, 401);
       }
-      const locked = await logs.request({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
+      const locked = await logs.request({
+        method: 'POST',
+        url: '/api/login',
+        payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD },
+      });
       assert.equal(locked.statusCode, 429);
       assert.deepEqual(locked.json(), { error: 'rate limit exceeded' });
       assert.ok(Number(locked.headers['retry-after']) >= 1);
@@ -181,13 +244,19 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < 6; i++) statuses.push((await logs.request({ method: 'GET', url: '/api/me', headers })).statusCode);
       assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
       logs.clock.advance(60_000);
-      assert.equal((await logs.request({ method: 'GET', url: '/api/me', headers: bearer((await logs.login()).access_token) })).statusCode, 200);
+      assert.equal(
+        (await logs.request({ method: 'GET', url: '/api/me', headers: bearer((await logs.login()).access_token) })).statusCode,
+        200,
+      );
     });
 
     test('login attempts per address: 429 after the limit', async () => {
       logs.clock.advance(60_000);
       const statuses: number[] = [];
-      for (let i = 0; i < 9; i++) statuses.push((await logs.request({ method: 'POST', url: '/api/login', payload: { username: `someone${i}`, password: 'x' } })).statusCode);
+      for (let i = 0; i < 9; i++)
+        statuses.push(
+          (await logs.request({ method: 'POST', url: '/api/login', payload: { username: `someone${i}`, password: 'x' } })).statusCode,
+        );
       assert.equal(statuses.at(-1), 429);
       assert.ok(statuses.slice(0, 8).every((status) => status === 401));
     });

@@ -30,7 +30,11 @@ test('a bad logs setting names its variable', () => {
   ];
   for (const env of cases) {
     const [name] = Object.keys(env) as [string];
-    assert.throws(() => loadLogsConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === name && error.message.includes(name), name);
+    assert.throws(
+      () => loadLogsConfig(env),
+      (error: unknown) => error instanceof ConfigError && error.variable === name && error.message.includes(name),
+      name,
+    );
   }
 });
 

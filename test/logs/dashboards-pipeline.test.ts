@@ -16,7 +16,12 @@ const MINUTE = 60_000;
 const NOW = Math.floor(Date.now() / MINUTE) * MINUTE;
 
 function ndjson(count: number): string {
-  return Array.from({ length: count }, (_, i) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(NOW).toISOString(), message: `m${i}`, service: 'alpha' })}`).join('\n') + '\n';
+  return (
+    Array.from(
+      { length: count },
+      (_, i) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(NOW).toISOString(), message: `m${i}`, service: 'alpha' })}`,
+    ).join('\n') + '\n'
+  );
 }
 
 /**
@@ -49,12 +54,28 @@ for (const dialect of DIALECTS) {
       const database = await createTestDatabase(dialect);
       const clock = new TestClock(NOW);
       const { control, wrap } = controllableStore(clock);
-      const config = loadLogsConfig({ LOGS_DATABASE_URL: database.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', LOGS_PIPELINE_SLOW_INGEST: '1500ms' });
+      const config = loadLogsConfig({
+        LOGS_DATABASE_URL: database.url,
+        LOGS_ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGS_RETENTION_INTERVAL: '0',
+        LOGS_PIPELINE_SLOW_INGEST: '1500ms',
+      });
       const service = await buildLogsService({ config, now: clock.now, logStore: (db) => wrap(createLogStore(db.db, db.dialect)) });
       try {
-        const login = await service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
+        const login = await service.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD },
+        });
         const headers = bearer(login.json().token.access_token);
-        const send = (lines: number) => service.app.inject({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...headers, 'content-type': 'application/x-ndjson' }, payload: ndjson(lines) });
+        const send = (lines: number) =>
+          service.app.inject({
+            method: 'POST',
+            url: '/api/v1/_elastic/_bulk',
+            headers: { ...headers, 'content-type': 'application/x-ndjson' },
+            payload: ndjson(lines),
+          });
         const bulkStatus = async () => {
           const body = (await service.app.inject({ method: 'GET', url: '/api/v1/dashboard/pipeline/status', headers })).json();
           return { overall: body.status, bulk: body.sources.find((s: { source: string }) => s.source === 'bulk') };
@@ -85,13 +106,20 @@ for (const dialect of DIALECTS) {
         assert.match(slow.bulk.reasons.join(' '), /rejected/, 'the 2 lost entries are rejections too');
 
         const openapi = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-        for (const path of ['/api/v1/dashboard/overview', '/api/v1/dashboard/pipeline/status', '/api/v1/dashboard/dc/status', '/api/v1/dashboard/throughput']) {
+        for (const path of [
+          '/api/v1/dashboard/overview',
+          '/api/v1/dashboard/pipeline/status',
+          '/api/v1/dashboard/dc/status',
+          '/api/v1/dashboard/throughput',
+        ]) {
           const operation = openapi.paths[path]?.get;
           assert.ok(operation, path);
           assert.ok(operation.responses['200'].content['application/json'].schema.properties, `${path} documents its 200 body`);
           assert.ok(operation.responses['403'], `${path} documents 403`);
         }
-        assert.ok(openapi.paths['/api/v1/dashboard/overview'].get.responses['200'].content['application/json'].schema.properties.top_errors);
+        assert.ok(
+          openapi.paths['/api/v1/dashboard/overview'].get.responses['200'].content['application/json'].schema.properties.top_errors,
+        );
       } finally {
         await service.app.close();
         await database.drop();
@@ -110,9 +138,16 @@ describe('dashboards configuration', () => {
     assert.equal(defaults.slowIngestMs, 2000);
     assert.deepEqual(loadDashboardsConfig({ LOGS_SITE_NAME: 'jkt-1' }).sites, [{ id: 'jkt-1', name: 'jkt-1' }]);
     const two = loadDashboardsConfig({ LOGS_SITES: 'jkt-1:Jakarta DC 1,sby-1:Surabaya DR', LOGS_SITE_NAME: 'sby-1' });
-    assert.deepEqual(two.sites, [{ id: 'jkt-1', name: 'Jakarta DC 1' }, { id: 'sby-1', name: 'Surabaya DR' }]);
+    assert.deepEqual(two.sites, [
+      { id: 'jkt-1', name: 'Jakarta DC 1' },
+      { id: 'sby-1', name: 'Surabaya DR' },
+    ]);
     assert.equal(two.localSiteId, 'sby-1');
-    assert.equal(loadDashboardsConfig({ LOGS_SITES: 'jkt-1:Jakarta,sby-1' }).localSiteId, 'jkt-1', 'the first site when LOGS_SITE_NAME names none');
+    assert.equal(
+      loadDashboardsConfig({ LOGS_SITES: 'jkt-1:Jakarta,sby-1' }).localSiteId,
+      'jkt-1',
+      'the first site when LOGS_SITE_NAME names none',
+    );
     assert.deepEqual(loadLogsConfig({}).dashboards.sites, [{ id: 'local', name: 'local' }]);
   });
 
@@ -127,7 +162,11 @@ describe('dashboards configuration', () => {
       [{ LOGS_SOURCE_COUNTS_FLUSH_INTERVAL: '0' }, 'LOGS_SOURCE_COUNTS_FLUSH_INTERVAL'],
     ];
     for (const [env, variable] of cases) {
-      assert.throws(() => loadDashboardsConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === variable, JSON.stringify(env));
+      assert.throws(
+        () => loadDashboardsConfig(env),
+        (error: unknown) => error instanceof ConfigError && error.variable === variable,
+        JSON.stringify(env),
+      );
     }
   });
 });

@@ -11,7 +11,8 @@ const HOUR = 60 * MINUTE;
 /** The test clock's "now": the start of the current hour, so minute and 10-minute buckets are predictable. */
 const NOW = Math.floor(Date.now() / HOUR) * HOUR;
 const iso = (ms: number) => new Date(ms).toISOString();
-const q = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+const q = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
 
 function ndjson(docs: object[]): string {
   return `${docs.map((doc) => `{"index":{}}\n${JSON.stringify(doc)}`).join('\n')}\n`;
@@ -20,17 +21,30 @@ function ndjson(docs: object[]): string {
 /** An OTLP/JSON logs request with one resource (service.name) and records [time, severity, message]. */
 function otlp(service: string, records: [number, string, string][]) {
   return {
-    resourceLogs: [{
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
-      scopeLogs: [{
-        logRecords: records.map(([ms, severity, message]) => ({ timeUnixNano: `${BigInt(ms) * 1_000_000n}`, severityText: severity, body: { stringValue: message } })),
-      }],
-    }],
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+        scopeLogs: [
+          {
+            logRecords: records.map(([ms, severity, message]) => ({
+              timeUnixNano: `${BigInt(ms) * 1_000_000n}`,
+              severityText: severity,
+              body: { stringValue: message },
+            })),
+          },
+        ],
+      },
+    ],
   };
 }
 
 async function bulk(logs: TestLogs, headers: Record<string, string>, docs: object[] | string) {
-  const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...headers, 'content-type': 'application/x-ndjson' }, payload: typeof docs === 'string' ? docs : ndjson(docs) });
+  const response = await logs.request({
+    method: 'POST',
+    url: '/api/v1/_elastic/_bulk',
+    headers: { ...headers, 'content-type': 'application/x-ndjson' },
+    payload: typeof docs === 'string' ? docs : ndjson(docs),
+  });
   assert.equal(response.statusCode, 200, response.body);
   return response.json();
 }
@@ -41,7 +55,12 @@ async function sendOtlp(logs: TestLogs, headers: Record<string, string>, body: o
 }
 
 async function newTenant(logs: TestLogs): Promise<string> {
-  const response = await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: uniqueName('t') } });
+  const response = await logs.request({
+    method: 'POST',
+    url: '/api/tenants',
+    headers: await logs.admin(),
+    payload: { name: uniqueName('t') },
+  });
   assert.equal(response.statusCode, 201, response.body);
   return response.json().id;
 }
@@ -64,7 +83,12 @@ for (const dialect of DIALECTS) {
 
     test('every dashboard needs a token (401) and dashboard:read (403)', async () => {
       const reader = (await logs.userWith(['logs:read', 'alerts:read'])).headers;
-      for (const url of ['/api/v1/dashboard/overview', '/api/v1/dashboard/pipeline/status', '/api/v1/dashboard/dc/status', '/api/v1/dashboard/throughput']) {
+      for (const url of [
+        '/api/v1/dashboard/overview',
+        '/api/v1/dashboard/pipeline/status',
+        '/api/v1/dashboard/dc/status',
+        '/api/v1/dashboard/throughput',
+      ]) {
         const anonymous = await logs.request({ method: 'GET', url });
         assert.equal(anonymous.statusCode, 401, url);
         assert.deepEqual(anonymous.json(), { error: 'missing bearer token' });
@@ -91,26 +115,59 @@ for (const dialect of DIALECTS) {
         { '@timestamp': at(5), message: 'db timeout', level: 'error' },
       ];
       assert.equal((await bulk(logs, headers, docs)).errors, false);
-      await sendOtlp(logs, headers, otlp('checkout', [[NOW - 15 * MINUTE, 'ERROR', 'payment declined'], [NOW - 14 * MINUTE, 'INFO', 'paid']]));
+      await sendOtlp(
+        logs,
+        headers,
+        otlp('checkout', [
+          [NOW - 15 * MINUTE, 'ERROR', 'payment declined'],
+          [NOW - 14 * MINUTE, 'INFO', 'paid'],
+        ]),
+      );
       // Outside the range asked for below: not counted.
-      assert.equal((await bulk(logs, headers, [{ '@timestamp': iso(NOW - 2 * HOUR), message: 'old', level: 'error', service: 'alpha' }])).errors, false);
+      assert.equal(
+        (await bulk(logs, headers, [{ '@timestamp': iso(NOW - 2 * HOUR), message: 'old', level: 'error', service: 'alpha' }])).errors,
+        false,
+      );
 
-      const response = await get(`/api/v1/dashboard/overview?${q({ from: iso(NOW - HOUR), to: iso(NOW), interval: '10m', top: 3 })}`, headers);
+      const response = await get(
+        `/api/v1/dashboard/overview?${q({ from: iso(NOW - HOUR), to: iso(NOW), interval: '10m', top: 3 })}`,
+        headers,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assert.deepEqual(body.range, { from: iso(NOW - HOUR), to: iso(NOW) });
       assert.equal(body.interval, '10m');
       assert.equal(body.volume.total, 14);
       assert.equal(body.volume.series.length, 6);
-      assert.deepEqual(body.volume.series.map((b: { count: number }) => b.count), [0, 6, 2, 3, 2, 1]);
-      assert.deepEqual(body.volume.series.map((b: { errors: number }) => b.errors), [0, 0, 2, 1, 1, 1]);
+      assert.deepEqual(
+        body.volume.series.map((b: { count: number }) => b.count),
+        [0, 6, 2, 3, 2, 1],
+      );
+      assert.deepEqual(
+        body.volume.series.map((b: { errors: number }) => b.errors),
+        [0, 0, 2, 1, 1, 1],
+      );
       assert.equal(body.volume.series[3].ts, iso(NOW - 30 * MINUTE));
       assert.equal(body.errors.total, 5);
       assert.equal(body.errors.rate, Number((5 / 14).toFixed(6)));
       assert.deepEqual(body.errors.by_level, { error: 4, fatal: 1, critical: 0 });
-      assert.deepEqual(body.top_services.map((s: { service: string; count: number; errors: number }) => [s.service, s.count, s.errors]), [['alpha', 8, 2], ['beta', 3, 1], ['checkout', 2, 1]]);
+      assert.deepEqual(
+        body.top_services.map((s: { service: string; count: number; errors: number }) => [s.service, s.count, s.errors]),
+        [
+          ['alpha', 8, 2],
+          ['beta', 3, 1],
+          ['checkout', 2, 1],
+        ],
+      );
       assert.equal(body.top_services[0].error_rate, 0.25);
-      assert.deepEqual(body.top_errors.map((e: { message: string; count: number }) => [e.message, e.count]), [['db timeout', 3], ['disk full', 1], ['payment declined', 1]]);
+      assert.deepEqual(
+        body.top_errors.map((e: { message: string; count: number }) => [e.message, e.count]),
+        [
+          ['db timeout', 3],
+          ['disk full', 1],
+          ['payment declined', 1],
+        ],
+      );
       assert.deepEqual(body.top_errors[0].services, ['alpha']);
       assert.equal(body.top_errors[0].last_seen, at(5));
       assert.deepEqual(body.alerts, { available: true, active_total: 0, by_severity: {} });
@@ -121,7 +178,13 @@ for (const dialect of DIALECTS) {
       assert.equal(defaults.errors.total, 6);
       assert.equal(defaults.range.to, iso(NOW));
       assert.equal(defaults.top_services.length, 4);
-      assert.deepEqual(defaults.top_services[3], { service: '(none)', count: 1, share: Number((1 / 15).toFixed(6)), errors: 1, error_rate: 1 });
+      assert.deepEqual(defaults.top_services[3], {
+        service: '(none)',
+        count: 1,
+        share: Number((1 / 15).toFixed(6)),
+        errors: 1,
+        error_rate: 1,
+      });
 
       // The viewer's own tenant (default) sees none of it.
       const own = (await get(`/api/v1/dashboard/overview?${q({ from: iso(NOW - HOUR), to: iso(NOW) })}`)).json();
@@ -166,14 +229,36 @@ for (const dialect of DIALECTS) {
       assert.equal(idle.status, 'healthy');
       assert.equal(idle.store.status, 'up');
       assert.equal(idle.backlog, 0);
-      assert.deepEqual(idle.sources.map((s: { source: string }) => s.source), ['otlp', 'bulk', 'gateway']);
+      assert.deepEqual(
+        idle.sources.map((s: { source: string }) => s.source),
+        ['otlp', 'bulk', 'gateway'],
+      );
       assert.equal(idle.by.bulk.active, false);
       assert.equal(idle.by.bulk.last_ingest_at, null);
       assert.equal(idle.thresholds.down_after_ms, 300_000);
 
-      await bulk(logs, headers, Array.from({ length: 12 }, (_, i) => ({ '@timestamp': iso(NOW - i * 1000), message: `m${i}`, service: 'alpha' })));
-      await sendOtlp(logs, headers, otlp('gerbang-gateway', [[NOW, 'INFO', 'GET /api 200'], [NOW, 'INFO', 'GET /api 200'], [NOW, 'WARN', 'GET /x 404']]));
-      await sendOtlp(logs, headers, otlp('checkout', [[NOW, 'INFO', 'paid'], [NOW, 'INFO', 'paid']]));
+      await bulk(
+        logs,
+        headers,
+        Array.from({ length: 12 }, (_, i) => ({ '@timestamp': iso(NOW - i * 1000), message: `m${i}`, service: 'alpha' })),
+      );
+      await sendOtlp(
+        logs,
+        headers,
+        otlp('gerbang-gateway', [
+          [NOW, 'INFO', 'GET /api 200'],
+          [NOW, 'INFO', 'GET /api 200'],
+          [NOW, 'WARN', 'GET /x 404'],
+        ]),
+      );
+      await sendOtlp(
+        logs,
+        headers,
+        otlp('checkout', [
+          [NOW, 'INFO', 'paid'],
+          [NOW, 'INFO', 'paid'],
+        ]),
+      );
 
       const busy = await status();
       assert.equal(busy.status, 'healthy');
@@ -219,12 +304,20 @@ for (const dialect of DIALECTS) {
       logs.clock.ms = NOW;
     });
 
-    test('pipeline status: batches of the gateway\'s ingest account count as gateway whatever their service name', async () => {
+    test("pipeline status: batches of the gateway's ingest account count as gateway whatever their service name", async () => {
       const account = await logs.provisionIngestAccount('gateway');
       const basic = { authorization: `Basic ${Buffer.from(`${account.username}:${account.password}`).toString('base64')}` };
       const before = (await get('/api/v1/dashboard/pipeline/status', admin)).json();
-      const count = (body: { sources: { source: string; totals: { accepted: number } }[] }, source: string) => body.sources.find((s) => s.source === source)!.totals.accepted;
-      await sendOtlp(logs, basic, otlp('renamed-gateway', [[NOW, 'INFO', 'GET / 200'], [NOW, 'INFO', 'GET / 200']]));
+      const count = (body: { sources: { source: string; totals: { accepted: number } }[] }, source: string) =>
+        body.sources.find((s) => s.source === source)!.totals.accepted;
+      await sendOtlp(
+        logs,
+        basic,
+        otlp('renamed-gateway', [
+          [NOW, 'INFO', 'GET / 200'],
+          [NOW, 'INFO', 'GET / 200'],
+        ]),
+      );
       const after = (await get('/api/v1/dashboard/pipeline/status', admin)).json();
       assert.equal(count(after, 'gateway'), count(before, 'gateway') + 2);
       assert.equal(count(after, 'otlp'), count(before, 'otlp'));
@@ -245,7 +338,13 @@ for (const dialect of DIALECTS) {
       assert.equal(body.sites.length, 1);
       const [site] = body.sites;
       assert.deepEqual([site.id, site.local, site.store.status, site.volume, site.last_seen], ['local', true, 'up', 3, iso(NOW - MINUTE)]);
-      assert.deepEqual(site.services.map((s: { service: string; count: number; status: string }) => [s.service, s.count, s.status]), [['api', 2, 'up'], ['worker', 1, 'stale']]);
+      assert.deepEqual(
+        site.services.map((s: { service: string; count: number; status: string }) => [s.service, s.count, s.status]),
+        [
+          ['api', 2, 'up'],
+          ['worker', 1, 'stale'],
+        ],
+      );
       assert.equal(site.status, 'degraded');
       assert.deepEqual(body.unassigned, []);
     });
@@ -254,11 +353,34 @@ for (const dialect of DIALECTS) {
       const tenant = await newTenant(logs);
       const headers = { ...admin, 'x-tenant-id': tenant };
       logs.clock.ms = NOW + 10_000;
-      await bulk(logs, headers, Array.from({ length: 6 }, (_, i) => ({ '@timestamp': iso(NOW - 3 * MINUTE + i), message: 'x', service: i < 4 ? 'alpha' : 'beta' })));
-      await sendOtlp(logs, headers, otlp('checkout', [[NOW - 3 * MINUTE, 'INFO', 'a'], [NOW - 3 * MINUTE, 'INFO', 'b'], [NOW - MINUTE, 'INFO', 'c']]));
-      await sendOtlp(logs, headers, otlp('gerbang-gateway', [[NOW - MINUTE, 'INFO', 'g1'], [NOW - MINUTE, 'INFO', 'g2']]));
+      await bulk(
+        logs,
+        headers,
+        Array.from({ length: 6 }, (_, i) => ({ '@timestamp': iso(NOW - 3 * MINUTE + i), message: 'x', service: i < 4 ? 'alpha' : 'beta' })),
+      );
+      await sendOtlp(
+        logs,
+        headers,
+        otlp('checkout', [
+          [NOW - 3 * MINUTE, 'INFO', 'a'],
+          [NOW - 3 * MINUTE, 'INFO', 'b'],
+          [NOW - MINUTE, 'INFO', 'c'],
+        ]),
+      );
+      await sendOtlp(
+        logs,
+        headers,
+        otlp('gerbang-gateway', [
+          [NOW - MINUTE, 'INFO', 'g1'],
+          [NOW - MINUTE, 'INFO', 'g2'],
+        ]),
+      );
       logs.clock.advance(2 * MINUTE);
-      await bulk(logs, headers, Array.from({ length: 3 }, () => ({ '@timestamp': iso(NOW + 2 * MINUTE), message: 'y', service: 'alpha' })));
+      await bulk(
+        logs,
+        headers,
+        Array.from({ length: 3 }, () => ({ '@timestamp': iso(NOW + 2 * MINUTE), message: 'y', service: 'alpha' })),
+      );
 
       const url = `/api/v1/dashboard/throughput?${q({ from: iso(NOW - 5 * MINUTE), to: iso(NOW + 5 * MINUTE), interval: '1m' })}`;
       const response = await get(url, headers);
@@ -267,20 +389,37 @@ for (const dialect of DIALECTS) {
       assert.equal(body.interval_ms, MINUTE);
       const source = (name: string) => body.sources.find((s: { source: string }) => s.source === name);
       for (const s of body.sources) assert.equal(s.series.length, 10);
-      assert.deepEqual(source('bulk').series.map((p: { count: number }) => p.count), [0, 0, 0, 0, 0, 6, 0, 3, 0, 0]);
+      assert.deepEqual(
+        source('bulk').series.map((p: { count: number }) => p.count),
+        [0, 0, 0, 0, 0, 6, 0, 3, 0, 0],
+      );
       assert.equal(source('bulk').series[5].ts, iso(NOW));
       assert.equal(source('bulk').series[5].eps, 0.1);
       assert.equal(source('bulk').total, 9);
       assert.equal(source('otlp').total, 3);
       assert.equal(source('gateway').total, 2);
       const service = (name: string) => body.services.find((s: { service: string }) => s.service === name);
-      assert.deepEqual(service('alpha').series.map((p: { count: number }) => p.count), [0, 0, 4, 0, 0, 0, 0, 3, 0, 0]);
+      assert.deepEqual(
+        service('alpha').series.map((p: { count: number }) => p.count),
+        [0, 0, 4, 0, 0, 0, 0, 3, 0, 0],
+      );
       assert.equal(service('checkout').total, 3);
-      assert.deepEqual(body.services.map((s: { service: string }) => s.service), ['alpha', 'checkout', 'beta', 'gerbang-gateway']);
+      assert.deepEqual(
+        body.services.map((s: { service: string }) => s.service),
+        ['alpha', 'checkout', 'beta', 'gerbang-gateway'],
+      );
 
-      const top = (await get(`/api/v1/dashboard/throughput?${q({ from: iso(NOW - 5 * MINUTE), to: iso(NOW + 5 * MINUTE), services: 1 })}`, headers)).json();
+      const top = (
+        await get(`/api/v1/dashboard/throughput?${q({ from: iso(NOW - 5 * MINUTE), to: iso(NOW + 5 * MINUTE), services: 1 })}`, headers)
+      ).json();
       assert.equal(top.interval, '1m', 'auto interval is at least a minute');
-      assert.deepEqual(top.services.map((s: { service: string; total: number }) => [s.service, s.total]), [['alpha', 7], ['(other)', 7]]);
+      assert.deepEqual(
+        top.services.map((s: { service: string; total: number }) => [s.service, s.total]),
+        [
+          ['alpha', 7],
+          ['(other)', 7],
+        ],
+      );
 
       // Tenant isolation: the viewer's tenant has none of these.
       const own = (await get(url)).json();
@@ -295,12 +434,25 @@ for (const dialect of DIALECTS) {
       const database = await createTestDatabase(dialect);
       const clock = new TestClock(NOW);
       const config = loadLogsConfig({
-        LOGS_DATABASE_URL: database.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0',
-        LOGS_SITES: 'jkt-1:Jakarta DC 1, sby-1:Surabaya DR, mks-1:Makassar', LOGS_SITE_NAME: 'jkt-1',
+        LOGS_DATABASE_URL: database.url,
+        LOGS_ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGS_RETENTION_INTERVAL: '0',
+        LOGS_SITES: 'jkt-1:Jakarta DC 1, sby-1:Surabaya DR, mks-1:Makassar',
+        LOGS_SITE_NAME: 'jkt-1',
       });
       const start = async () => {
-        const service = await buildLogsService({ config, now: clock.now, activeAlertsBySeverity: async (tenantId): Promise<Record<string, number>> => (tenantId === 'default' ? { critical: 2, warning: 1, info: 0 } : { critical: 99 }) });
-        const login = await service.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
+        const service = await buildLogsService({
+          config,
+          now: clock.now,
+          activeAlertsBySeverity: async (tenantId): Promise<Record<string, number>> =>
+            tenantId === 'default' ? { critical: 2, warning: 1, info: 0 } : { critical: 99 },
+        });
+        const login = await service.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD },
+        });
         return { service, headers: bearer(login.json().token.access_token) };
       };
       let { service, headers } = await start();
@@ -318,18 +470,37 @@ for (const dialect of DIALECTS) {
         const body = (await service.app.inject({ method: 'GET', url: '/api/v1/dashboard/dc/status', headers })).json();
         assert.equal(body.local_site, 'jkt-1');
         const site = (id: string) => body.sites.find((s: { id: string }) => s.id === id);
-        assert.deepEqual(body.sites.map((s: { id: string; name: string }) => [s.id, s.name]), [['jkt-1', 'Jakarta DC 1'], ['sby-1', 'Surabaya DR'], ['mks-1', 'Makassar']]);
+        assert.deepEqual(
+          body.sites.map((s: { id: string; name: string }) => [s.id, s.name]),
+          [
+            ['jkt-1', 'Jakarta DC 1'],
+            ['sby-1', 'Surabaya DR'],
+            ['mks-1', 'Makassar'],
+          ],
+        );
         assert.equal(site('jkt-1').local, true);
         assert.equal(site('jkt-1').store.status, 'up');
         assert.equal(site('jkt-1').status, 'healthy');
-        assert.deepEqual(site('jkt-1').services.map((s: { service: string; count: number }) => [s.service, s.count]), [['api', 2], ['worker', 1]]);
+        assert.deepEqual(
+          site('jkt-1').services.map((s: { service: string; count: number }) => [s.service, s.count]),
+          [
+            ['api', 2],
+            ['worker', 1],
+          ],
+        );
         assert.equal(site('jkt-1').volume, 3);
         assert.equal(site('sby-1').store.status, 'unknown');
         assert.equal(site('sby-1').status, 'down', 'its only service is stale');
-        assert.deepEqual(site('sby-1').services.map((s: { service: string; status: string }) => [s.service, s.status]), [['billing', 'stale']]);
+        assert.deepEqual(
+          site('sby-1').services.map((s: { service: string; status: string }) => [s.service, s.status]),
+          [['billing', 'stale']],
+        );
         assert.equal(site('mks-1').status, 'unknown');
         assert.equal(site('mks-1').volume, 0);
-        assert.deepEqual(body.unassigned.map((u: { dc: string; volume: number }) => [u.dc, u.volume]), [['xyz-9', 1]]);
+        assert.deepEqual(
+          body.unassigned.map((u: { dc: string; volume: number }) => [u.dc, u.volume]),
+          [['xyz-9', 1]],
+        );
 
         const overview = (await service.app.inject({ method: 'GET', url: '/api/v1/dashboard/overview', headers })).json();
         assert.deepEqual(overview.alerts, { available: true, active_total: 3, by_severity: { critical: 2, warning: 1 } });
@@ -337,7 +508,13 @@ for (const dialect of DIALECTS) {
         // Restart on the same database: the per-source minute counts are still there.
         await service.app.close();
         ({ service, headers } = await start());
-        const throughput = (await service.app.inject({ method: 'GET', url: `/api/v1/dashboard/throughput?${q({ from: iso(NOW - 5 * MINUTE), to: iso(NOW + 5 * MINUTE) })}`, headers })).json();
+        const throughput = (
+          await service.app.inject({
+            method: 'GET',
+            url: `/api/v1/dashboard/throughput?${q({ from: iso(NOW - 5 * MINUTE), to: iso(NOW + 5 * MINUTE) })}`,
+            headers,
+          })
+        ).json();
         const bulkSource = throughput.sources.find((s: { source: string }) => s.source === 'bulk');
         assert.equal(bulkSource.total, 5);
         assert.equal(bulkSource.series[5].count, 5);

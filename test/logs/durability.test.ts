@@ -26,15 +26,26 @@ for (const dialect of DIALECTS) {
 
       const first = await startLogsProcess(database.url, port);
       cleanup.push(() => killHard(first));
-      const docs = Array.from({ length: 500 }, (_, i) => `{"index":{}}\n${JSON.stringify({ message: `acknowledged ${marker} ${i}` })}`).join('\n');
-      const response = await fetch(`${base}/api/v1/_elastic/_bulk`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-ndjson' }, body: `${docs}\n` });
+      const docs = Array.from(
+        { length: 500 },
+        (_, i) => `{"index":{}}\n${JSON.stringify({ message: `acknowledged ${marker} ${i}` })}`,
+      ).join('\n');
+      const response = await fetch(`${base}/api/v1/_elastic/_bulk`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-ndjson' },
+        body: `${docs}\n`,
+      });
       assert.equal(response.status, 200);
       assert.equal(((await response.json()) as { errors: boolean }).errors, false);
       await killHard(first);
 
       const second = await startLogsProcess(database.url, port);
       cleanup.push(() => killHard(second));
-      const login = await fetch(`${base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }) });
+      const login = await fetch(`${base}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }),
+      });
       const { token } = (await login.json()) as { token: { access_token: string } };
       const search = await fetch(`${base}/api/v1/logs/list/paginate`, {
         method: 'POST',

@@ -15,11 +15,16 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
 type Attr = { key: string; value: { stringValue: string } };
-const attrs = (record: Record<string, string>): Attr[] => Object.entries(record).map(([key, value]) => ({ key, value: { stringValue: value } }));
+const attrs = (record: Record<string, string>): Attr[] =>
+  Object.entries(record).map(([key, value]) => ({ key, value: { stringValue: value } }));
 const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
 
 /** A data point in OTLP/JSON. */
-const point = (ms: number, value: number, attributes: Record<string, string> = {}) => ({ timeUnixNano: ns(ms), asDouble: value, attributes: attrs(attributes) });
+const point = (ms: number, value: number, attributes: Record<string, string> = {}) => ({
+  timeUnixNano: ns(ms),
+  asDouble: value,
+  attributes: attrs(attributes),
+});
 
 for (const dialect of DIALECTS) {
   describe(`infrastructure metrics [${dialect}]`, () => {
@@ -40,7 +45,8 @@ for (const dialect of DIALECTS) {
     after(async () => logs.close());
 
     const get = async (url: string, headers: Record<string, string> = viewer.headers) => logs.request({ method: 'GET', url, headers });
-    const send = async (body: object, headers: Record<string, string> = writer.headers) => logs.request({ method: 'POST', url: '/v1/metrics', headers, payload: body });
+    const send = async (body: object, headers: Record<string, string> = writer.headers) =>
+      logs.request({ method: 'POST', url: '/v1/metrics', headers, payload: body });
 
     for (const [name, Exporter, compression] of [
       ['otlp-http (JSON, gzip)', OtlpHttpMetricExporter, 'gzip'],
@@ -50,7 +56,10 @@ for (const dialect of DIALECTS) {
         const host = uniqueName('web-').toLowerCase();
         const exporter = new Exporter({ url: `${baseUrl}/v1/metrics`, headers: writer.headers, compression: compression as never });
         const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: HOUR });
-        const provider = new MeterProvider({ resource: resourceFromAttributes({ 'host.name': host, 'os.type': 'linux' }), readers: [reader] });
+        const provider = new MeterProvider({
+          resource: resourceFromAttributes({ 'host.name': host, 'os.type': 'linux' }),
+          readers: [reader],
+        });
         const meter = provider.getMeter('otelcol/hostmetricsreceiver');
         meter.createObservableGauge('system.cpu.utilization', { unit: '1' }).addCallback((result) => {
           result.observe(0.25, { cpu: 'cpu0', state: 'user' });
@@ -75,14 +84,22 @@ for (const dialect of DIALECTS) {
         await provider.shutdown();
 
         const now = Date.now();
-        const response = await get(`/api/v1/infra/metrics?from=${new Date(now - HOUR).toISOString()}&to=${new Date(now + HOUR).toISOString()}&host=${host}`);
+        const response = await get(
+          `/api/v1/infra/metrics?from=${new Date(now - HOUR).toISOString()}&to=${new Date(now + HOUR).toISOString()}&host=${host}`,
+        );
         assert.equal(response.statusCode, 200, response.body);
         const body = response.json();
         assert.equal(body.interval, '5m');
         assert.equal(body.hosts.length, 1);
         const [found] = body.hosts;
         assert.equal(found.host, host);
-        assert.deepEqual(found.metrics, ['system.cpu.load_average.1m', 'system.cpu.utilization', 'system.filesystem.usage', 'system.memory.usage', 'system.network.io']);
+        assert.deepEqual(found.metrics, [
+          'system.cpu.load_average.1m',
+          'system.cpu.utilization',
+          'system.filesystem.usage',
+          'system.memory.usage',
+          'system.network.io',
+        ]);
         assert.equal(found.latest.cpuUtilization, 0.375);
         assert.equal(found.latest.load1m, 1.5);
         assert.equal(found.latest.memoryUsedBytes, 6e9);
@@ -101,23 +118,47 @@ for (const dialect of DIALECTS) {
       const t3 = base + 150_000;
       const sum = (dataPoints: object[]) => ({ sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints } });
       const response = await send({
-        resourceMetrics: [{
-          resource: { attributes: attrs({ 'host.name': host }) },
-          scopeMetrics: [{
-            metrics: [
-              { name: 'system.cpu.time', unit: 's', ...sum([
-                point(t1, 10, { cpu: 'cpu0', state: 'user' }), point(t1, 90, { cpu: 'cpu0', state: 'idle' }),
-                point(t2, 25, { cpu: 'cpu0', state: 'user' }), point(t2, 135, { cpu: 'cpu0', state: 'idle' }),
-              ]) },
-              { name: 'system.network.io', unit: 'By', ...sum([
-                point(t1, 1_000_000, { device: 'eth0', direction: 'receive' }), point(t2, 1_600_000, { device: 'eth0', direction: 'receive' }),
-                point(t3, 100, { device: 'eth0', direction: 'receive' }),
-                point(t1, 0, { device: 'eth0', direction: 'transmit' }), point(t2, 120_000, { device: 'eth0', direction: 'transmit' }),
-              ]) },
-              { name: 'system.disk.io', unit: 'By', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: [point(t2, 6000, { device: 'sda', direction: 'write' })] } },
+        resourceMetrics: [
+          {
+            resource: { attributes: attrs({ 'host.name': host }) },
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: 'system.cpu.time',
+                    unit: 's',
+                    ...sum([
+                      point(t1, 10, { cpu: 'cpu0', state: 'user' }),
+                      point(t1, 90, { cpu: 'cpu0', state: 'idle' }),
+                      point(t2, 25, { cpu: 'cpu0', state: 'user' }),
+                      point(t2, 135, { cpu: 'cpu0', state: 'idle' }),
+                    ]),
+                  },
+                  {
+                    name: 'system.network.io',
+                    unit: 'By',
+                    ...sum([
+                      point(t1, 1_000_000, { device: 'eth0', direction: 'receive' }),
+                      point(t2, 1_600_000, { device: 'eth0', direction: 'receive' }),
+                      point(t3, 100, { device: 'eth0', direction: 'receive' }),
+                      point(t1, 0, { device: 'eth0', direction: 'transmit' }),
+                      point(t2, 120_000, { device: 'eth0', direction: 'transmit' }),
+                    ]),
+                  },
+                  {
+                    name: 'system.disk.io',
+                    unit: 'By',
+                    sum: {
+                      aggregationTemporality: 1,
+                      isMonotonic: true,
+                      dataPoints: [point(t2, 6000, { device: 'sda', direction: 'write' })],
+                    },
+                  },
+                ],
+              },
             ],
-          }],
-        }],
+          },
+        ],
       });
       assert.equal(response.statusCode, 200, response.body);
       assert.deepEqual(response.json(), { partialSuccess: {} });
@@ -142,26 +183,53 @@ for (const dialect of DIALECTS) {
         resourceMetrics: [
           {
             resource: { attributes: attrs({ 'k8s.pod.name': 'api-7d9', 'k8s.namespace.name': 'prod', 'k8s.node.name': 'node-1' }) },
-            scopeMetrics: [{ metrics: [
-              { name: 'k8s.pod.cpu.usage', unit: '{cpu}', ...gauge([point(t1, 0.5)]) },
-              { name: 'k8s.pod.memory.usage', unit: 'By', ...gauge([point(t1, 2e8)]) },
-              { name: 'k8s.pod.network.io', unit: 'By', sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [point(t1, 0, { direction: 'receive', interface: 'eth0' }), point(t2, 30_000, { direction: 'receive', interface: 'eth0' })] } },
-            ] }],
+            scopeMetrics: [
+              {
+                metrics: [
+                  { name: 'k8s.pod.cpu.usage', unit: '{cpu}', ...gauge([point(t1, 0.5)]) },
+                  { name: 'k8s.pod.memory.usage', unit: 'By', ...gauge([point(t1, 2e8)]) },
+                  {
+                    name: 'k8s.pod.network.io',
+                    unit: 'By',
+                    sum: {
+                      aggregationTemporality: 2,
+                      isMonotonic: true,
+                      dataPoints: [
+                        point(t1, 0, { direction: 'receive', interface: 'eth0' }),
+                        point(t2, 30_000, { direction: 'receive', interface: 'eth0' }),
+                      ],
+                    },
+                  },
+                ],
+              },
+            ],
           },
           {
             resource: { attributes: attrs({ 'k8s.pod.name': 'api-7d9', 'k8s.namespace.name': 'prod', 'k8s.container.name': 'api' }) },
-            scopeMetrics: [{ metrics: [
-              { name: 'container.cpu.usage', unit: '{cpu}', ...gauge([point(t1, 0.4)]) },
-              { name: 'container.memory.working_set', unit: 'By', ...gauge([point(t1, 1.5e8)]) },
-            ] }],
+            scopeMetrics: [
+              {
+                metrics: [
+                  { name: 'container.cpu.usage', unit: '{cpu}', ...gauge([point(t1, 0.4)]) },
+                  { name: 'container.memory.working_set', unit: 'By', ...gauge([point(t1, 1.5e8)]) },
+                ],
+              },
+            ],
           },
           {
             resource: { attributes: attrs({ 'container.id': 'abc123', 'container.name': 'redis', 'host.name': 'docker-host' }) },
-            scopeMetrics: [{ metrics: [
-              { name: 'container.cpu.utilization', unit: '1', ...gauge([point(t1, 12.5)]) },
-              { name: 'container.memory.usage.total', unit: 'By', ...gauge([point(t1, 5e7)]) },
-              { name: 'container.network.io.usage.rx_bytes', unit: 'By', sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [point(t1, 1000), point(t2, 7000)] } },
-            ] }],
+            scopeMetrics: [
+              {
+                metrics: [
+                  { name: 'container.cpu.utilization', unit: '1', ...gauge([point(t1, 12.5)]) },
+                  { name: 'container.memory.usage.total', unit: 'By', ...gauge([point(t1, 5e7)]) },
+                  {
+                    name: 'container.network.io.usage.rx_bytes',
+                    unit: 'By',
+                    sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [point(t1, 1000), point(t2, 7000)] },
+                  },
+                ],
+              },
+            ],
           },
         ],
       });
@@ -169,7 +237,15 @@ for (const dialect of DIALECTS) {
       const result = await get(`/api/v1/infra/containers?${window}`);
       assert.equal(result.statusCode, 200, result.body);
       const containers = result.json().containers;
-      const summary = containers.map((c: { kind: string; id: string; pod: string | null; namespace: string | null; host: string | null }) => [c.kind, c.id, c.pod, c.namespace, c.host]);
+      const summary = containers.map(
+        (c: { kind: string; id: string; pod: string | null; namespace: string | null; host: string | null }) => [
+          c.kind,
+          c.id,
+          c.pod,
+          c.namespace,
+          c.host,
+        ],
+      );
       assert.deepEqual(summary, [
         ['container', 'abc123', null, null, 'docker-host'],
         ['container', 'api', 'api-7d9', 'prod', null],
@@ -189,17 +265,26 @@ for (const dialect of DIALECTS) {
       assert.ok(!hosts.includes('docker-host'));
     });
 
-    test('the self sampler reports the service\'s own host with hostmetrics names', async () => {
+    test("the self sampler reports the service's own host with hostmetrics names", async () => {
       const first = await logs.selfMetrics.sample();
       logs.clock.advance(30_000);
       await logs.selfMetrics.sample();
       assert.ok(first.some((p) => p.name === 'system.cpu.time' && p.attributes.state === 'idle'));
       const now = logs.clock.ms;
-      const response = await get(`/api/v1/infra/metrics?from=${new Date(now - HOUR).toISOString()}&to=${new Date(now + MINUTE).toISOString()}&host=${encodeURIComponent(os.hostname())}`);
+      const response = await get(
+        `/api/v1/infra/metrics?from=${new Date(now - HOUR).toISOString()}&to=${new Date(now + MINUTE).toISOString()}&host=${encodeURIComponent(os.hostname())}`,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const [self] = response.json().hosts;
       assert.equal(self.host, os.hostname());
-      for (const name of ['system.cpu.time', 'system.cpu.load_average.1m', 'system.memory.usage', 'system.memory.utilization', 'system.filesystem.usage']) assert.ok(self.metrics.includes(name), name);
+      for (const name of [
+        'system.cpu.time',
+        'system.cpu.load_average.1m',
+        'system.memory.usage',
+        'system.memory.utilization',
+        'system.filesystem.usage',
+      ])
+        assert.ok(self.metrics.includes(name), name);
       assert.ok(self.latest.memoryUsedBytes > 0);
       assert.ok(self.latest.memoryUtilization > 0 && self.latest.memoryUtilization < 1);
       assert.ok(self.latest.diskUsedBytes > 0);
@@ -208,19 +293,39 @@ for (const dialect of DIALECTS) {
 
     test('malformed OTLP metrics are 400 and store nothing; bad points are rejected one by one', async () => {
       const before = logs.stats.snapshot()['otlp-metrics']!.stored;
-      const garbage = await logs.request({ method: 'POST', url: '/v1/metrics', headers: { ...writer.headers, 'content-type': 'application/x-protobuf' }, payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
+      const garbage = await logs.request({
+        method: 'POST',
+        url: '/v1/metrics',
+        headers: { ...writer.headers, 'content-type': 'application/x-protobuf' },
+        payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+      });
       assert.equal(garbage.statusCode, 400);
       assert.equal((await send(['not', 'a', 'request'])).statusCode, 400);
       assert.equal(logs.stats.snapshot()['otlp-metrics']!.stored, before);
       const host = uniqueName('partial-').toLowerCase();
       const partial = await send({
-        resourceMetrics: [{
-          resource: { attributes: attrs({ 'host.name': host }) },
-          scopeMetrics: [{ metrics: [
-            { name: 'system.cpu.load_average.1m', gauge: { dataPoints: [point(base + 1000, 2), { timeUnixNano: 'soon', asDouble: 1 }, { timeUnixNano: ns(base), asDouble: 'NaN' }] } },
-            { name: 'no.data' },
-          ] }],
-        }],
+        resourceMetrics: [
+          {
+            resource: { attributes: attrs({ 'host.name': host }) },
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: 'system.cpu.load_average.1m',
+                    gauge: {
+                      dataPoints: [
+                        point(base + 1000, 2),
+                        { timeUnixNano: 'soon', asDouble: 1 },
+                        { timeUnixNano: ns(base), asDouble: 'NaN' },
+                      ],
+                    },
+                  },
+                  { name: 'no.data' },
+                ],
+              },
+            ],
+          },
+        ],
       });
       assert.equal(partial.statusCode, 200, partial.body);
       assert.equal(partial.json().partialSuccess.rejectedDataPoints, 3);
@@ -230,18 +335,38 @@ for (const dialect of DIALECTS) {
     });
 
     test('bad parameters are 400; tenant isolation', async () => {
-      for (const query of ['interval=soon', 'interval=1s&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z', `from=${new Date(base).toISOString()}&to=${new Date(base).toISOString()}`, 'from=notadate']) {
+      for (const query of [
+        'interval=soon',
+        'interval=1s&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z',
+        `from=${new Date(base).toISOString()}&to=${new Date(base).toISOString()}`,
+        'from=notadate',
+      ]) {
         for (const view of ['metrics', 'containers']) {
           const response = await get(`/api/v1/infra/${view}?${query}`);
           assert.equal(response.statusCode, 400, `${view} ${query}`);
           assert.equal(response.json().error, 'invalid json body');
         }
       }
-      const created = await logs.request({ method: 'POST', url: '/api/tenants', headers: await logs.admin(), payload: { name: `infra-${dialect}-${process.pid}` } });
+      const created = await logs.request({
+        method: 'POST',
+        url: '/api/tenants',
+        headers: await logs.admin(),
+        payload: { name: `infra-${dialect}-${process.pid}` },
+      });
       assert.equal(created.statusCode, 201, created.body);
       const other = await logs.userWith(['logs:write', 'dashboard:read'], { tenantId: created.json().id });
       const host = uniqueName('theirs-').toLowerCase();
-      const sent = await send({ resourceMetrics: [{ resource: { attributes: attrs({ 'host.name': host }) }, scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [point(base + 1000, 3)] } }] }] }] }, other.headers);
+      const sent = await send(
+        {
+          resourceMetrics: [
+            {
+              resource: { attributes: attrs({ 'host.name': host }) },
+              scopeMetrics: [{ metrics: [{ name: 'system.cpu.load_average.1m', gauge: { dataPoints: [point(base + 1000, 3)] } }] }],
+            },
+          ],
+        },
+        other.headers,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       const theirs = (await get(`/api/v1/infra/metrics?${window}`, other.headers)).json().hosts.map((h: { host: string }) => h.host);
       assert.deepEqual(theirs, [host]);
@@ -266,6 +391,9 @@ describe('self metrics configuration and helpers', () => {
       '    lo:  1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0          0',
       '  eth0: 52000     400    0    0    0     0          0         0    31000     300    0    0    0     0       0          0',
     ].join('\n');
-    assert.deepEqual(parseNetDev(text), [{ device: 'lo', receive: 1000, transmit: 1000 }, { device: 'eth0', receive: 52000, transmit: 31000 }]);
+    assert.deepEqual(parseNetDev(text), [
+      { device: 'lo', receive: 1000, transmit: 1000 },
+      { device: 'eth0', receive: 52000, transmit: 31000 },
+    ]);
   });
 });

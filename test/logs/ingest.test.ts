@@ -31,7 +31,12 @@ for (const dialect of DIALECTS) {
         method: 'POST',
         url: '/api/v1/logs/list/paginate',
         headers: await logs.admin(),
-        payload: { query, timeRange: { from: new Date(now - HOUR).toISOString(), to: new Date(now + HOUR).toISOString() }, limit: 100, ...extra },
+        payload: {
+          query,
+          timeRange: { from: new Date(now - HOUR).toISOString(), to: new Date(now + HOUR).toISOString() },
+          limit: 100,
+          ...extra,
+        },
       });
       assert.equal(response.statusCode, 200, response.body);
       return response.json();
@@ -49,7 +54,12 @@ for (const dialect of DIALECTS) {
           processors: [new SimpleLogRecordProcessor({ exporter })],
         });
         const logger = provider.getLogger('gerbang-test', '1.0.0');
-        logger.emit({ severityNumber: SeverityNumber.ERROR, severityText: 'ERROR', body: `payment failed ${marker}`, attributes: { 'http.status_code': 502, user: { id: 'u-1' } } });
+        logger.emit({
+          severityNumber: SeverityNumber.ERROR,
+          severityText: 'ERROR',
+          body: `payment failed ${marker}`,
+          attributes: { 'http.status_code': 502, user: { id: 'u-1' } },
+        });
         logger.emit({ severityNumber: SeverityNumber.INFO, severityText: 'INFO', body: `payment ok ${marker}` });
         await provider.forceFlush();
         await provider.shutdown();
@@ -76,15 +86,26 @@ for (const dialect of DIALECTS) {
         url: '/v1/logs',
         headers: writer.headers,
         payload: {
-          resourceLogs: [{
-            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'checkout' } }] },
-            scopeLogs: [{
-              logRecords: [
-                { timeUnixNano: nowNs, severityText: 'Warning', body: { stringValue: `slow ${marker}` }, traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', attributes: [{ key: 'n', value: { intValue: '42' } }] },
-                { timeUnixNano: 'yesterday', body: { stringValue: `bad ${marker}` } },
+          resourceLogs: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'checkout' } }] },
+              scopeLogs: [
+                {
+                  logRecords: [
+                    {
+                      timeUnixNano: nowNs,
+                      severityText: 'Warning',
+                      body: { stringValue: `slow ${marker}` },
+                      traceId: '5b8efff798038103d269b633813fc60c',
+                      spanId: 'eee19b7ec3c1b174',
+                      attributes: [{ key: 'n', value: { intValue: '42' } }],
+                    },
+                    { timeUnixNano: 'yesterday', body: { stringValue: `bad ${marker}` } },
+                  ],
+                },
               ],
-            }],
-          }],
+            },
+          ],
         },
       });
       assert.equal(response.statusCode, 200);
@@ -102,18 +123,38 @@ for (const dialect of DIALECTS) {
       const basic = `Basic ${Buffer.from(`${writer.username}:${PASSWORD}`).toString('base64')}`;
       const ok = await logs.request({ method: 'POST', url: '/v1/logs', headers: { authorization: basic }, payload: { resourceLogs: [] } });
       assert.equal(ok.statusCode, 200);
-      const wrong = await logs.request({ method: 'POST', url: '/v1/logs', headers: { authorization: `Basic ${Buffer.from(`${writer.username}:Nope#12345`).toString('base64')}` }, payload: { resourceLogs: [] } });
+      const wrong = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { authorization: `Basic ${Buffer.from(`${writer.username}:Nope#12345`).toString('base64')}` },
+        payload: { resourceLogs: [] },
+      });
       assert.equal(wrong.statusCode, 401);
       assert.deepEqual(wrong.json(), { error: 'invalid credentials' });
-      const nul = await logs.request({ method: 'POST', url: '/v1/logs', headers: { authorization: `Basic ${Buffer.from(`${writer.username}\u0000x:${PASSWORD}`).toString('base64')}` }, payload: { resourceLogs: [] } });
+      const nul = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { authorization: `Basic ${Buffer.from(`${writer.username}\u0000x:${PASSWORD}`).toString('base64')}` },
+        payload: { resourceLogs: [] },
+      });
       assert.equal(nul.statusCode, 401);
       const reader = await logs.userWith(['logs:read']);
       const denied = await logs.request({ method: 'POST', url: '/v1/logs', headers: reader.headers, payload: { resourceLogs: [] } });
       assert.equal(denied.statusCode, 403);
-      const garbage = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/x-protobuf' }, payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
+      const garbage = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/x-protobuf' },
+        payload: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+      });
       assert.equal(garbage.statusCode, 400);
       assert.equal(garbage.json().error, 'invalid json body');
-      const xml = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/xml' }, payload: '<logs/>' });
+      const xml = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/xml' },
+        payload: '<logs/>',
+      });
       assert.equal(xml.statusCode, 415);
     });
 
@@ -122,7 +163,14 @@ for (const dialect of DIALECTS) {
       const now = new Date().toISOString();
       const lines = [
         { index: { _index: 'app-logs' } },
-        { '@timestamp': now, message: `user login ${marker}`, level: 'INFO', service: { name: 'auth' }, host: { name: 'web-1' }, kubernetes: { namespace: 'prod' } },
+        {
+          '@timestamp': now,
+          message: `user login ${marker}`,
+          level: 'INFO',
+          service: { name: 'auth' },
+          host: { name: 'web-1' },
+          kubernetes: { namespace: 'prod' },
+        },
         { create: { _id: 'fixed-id' } },
         { time: Date.now() / 1000, log: `fluentbit line ${marker}`, stream: 'stdout' },
         'this is not json',
@@ -134,7 +182,12 @@ for (const dialect of DIALECTS) {
         '{"message": broken',
       ];
       const body = `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`;
-      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...writer.headers, 'content-type': 'application/x-ndjson' }, payload: body });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...writer.headers, 'content-type': 'application/x-ndjson' },
+        payload: body,
+      });
       assert.equal(response.statusCode, 200);
       const result = response.json();
       assert.equal(result.errors, true);
@@ -163,31 +216,63 @@ for (const dialect of DIALECTS) {
       const marker = uniqueName('deep').toLowerCase();
       const deep = `{"message":"too deep ${marker}","nest":${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)}}`;
       const body = `{"index":{}}\n{"message":"before ${marker}"}\n{"index":{}}\n${deep}\n{"create":{}}\n{"message":"after ${marker}"}\n`;
-      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...writer.headers, 'content-type': 'application/x-ndjson' }, payload: body });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...writer.headers, 'content-type': 'application/x-ndjson' },
+        payload: body,
+      });
       assert.equal(response.statusCode, 200, response.body.slice(0, 300));
       const result = response.json();
       assert.equal(result.errors, true);
-      assert.deepEqual(result.items.map((item: Record<string, { status: number }>) => Object.values(item)[0]!.status), [201, 400, 201]);
-      assert.deepEqual(result.items[1].index.error, { type: 'mapper_parsing_exception', reason: 'the document nests deeper than 100 levels' });
+      assert.deepEqual(
+        result.items.map((item: Record<string, { status: number }>) => Object.values(item)[0]!.status),
+        [201, 400, 201],
+      );
+      assert.deepEqual(result.items[1].index.error, {
+        type: 'mapper_parsing_exception',
+        reason: 'the document nests deeper than 100 levels',
+      });
       const found = await search(marker);
       assert.deepEqual(found.data.map((entry: { message: string }) => entry.message).sort(), [`after ${marker}`, `before ${marker}`]);
 
       // OTLP/JSON: a deeply nested body value is cut at a bounded depth, and a deep unknown field is harmless.
       let anyValue = '{"stringValue":"leaf"}';
       for (let i = 0; i < 1_000; i += 1) anyValue = `{"kvlistValue":{"values":[{"key":"k","value":${anyValue}}]}}`;
-      const record = (body: string) => `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${body}},{"body":{"stringValue":"sibling ${marker}"}}]}]}]}`;
-      const otlp = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: record(anyValue) });
+      const record = (body: string) =>
+        `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${body}},{"body":{"stringValue":"sibling ${marker}"}}]}]}]}`;
+      const otlp = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/json' },
+        payload: record(anyValue),
+      });
       assert.equal(otlp.statusCode, 200, otlp.body.slice(0, 300));
-      const padded = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: `{"pad":${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)},${record('{"stringValue":"x"}').slice(1)}` });
+      const padded = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/json' },
+        payload: `{"pad":${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)},${record('{"stringValue":"x"}').slice(1)}`,
+      });
       assert.ok(padded.statusCode < 500, `${padded.statusCode} ${padded.body.slice(0, 200)}`);
       assert.equal((await search(`sibling ${marker}`)).total >= 1, true);
     });
 
     test('Elasticsearch paths shippers use: /:index/_bulk names the default index, PUT /_bulk, the version probe', async () => {
-      const indexed = await logs.request({ method: 'POST', url: '/api/v1/_elastic/app-2026.11/_bulk', headers: writer.headers, payload: '{"create":{}}\n{"message":"indexed"}\n' });
+      const indexed = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/app-2026.11/_bulk',
+        headers: writer.headers,
+        payload: '{"create":{}}\n{"message":"indexed"}\n',
+      });
       assert.equal(indexed.statusCode, 200);
       assert.equal(indexed.json().items[0].create._index, 'app-2026.11');
-      const put = await logs.request({ method: 'PUT', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '{"index":{}}\n{"message":"put"}\n' });
+      const put = await logs.request({
+        method: 'PUT',
+        url: '/api/v1/_elastic/_bulk',
+        headers: writer.headers,
+        payload: '{"index":{}}\n{"message":"put"}\n',
+      });
       assert.equal(put.statusCode, 200);
       const probe = await logs.request({ method: 'GET', url: '/api/v1/_elastic/', headers: writer.headers });
       assert.equal(probe.statusCode, 200);
@@ -200,20 +285,45 @@ for (const dialect of DIALECTS) {
     test('gzip bodies are accepted; bodies over the limit (after decompression) are 413; bad gzip is 400', async () => {
       const marker = uniqueName('gzipped').toLowerCase();
       const body = `{"index":{}}\n${JSON.stringify({ message: `compressed ${marker}` })}\n`;
-      const ok = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...writer.headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, payload: gzipSync(body) });
+      const ok = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...writer.headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+        payload: gzipSync(body),
+      });
       assert.equal(ok.statusCode, 200, ok.body);
       assert.equal((await search(marker)).total, 1);
 
       const bomb = gzipSync(Buffer.alloc(1_000_000, 'a'));
       assert.ok(bomb.length < 65_536);
-      const tooLarge = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...writer.headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, payload: bomb });
+      const tooLarge = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...writer.headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+        payload: bomb,
+      });
       assert.equal(tooLarge.statusCode, 413);
       assert.deepEqual(tooLarge.json(), { error: 'request body too large' });
-      const plainLarge = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: `{"resourceLogs":[],"pad":"${'x'.repeat(70_000)}"}` });
+      const plainLarge = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/json' },
+        payload: `{"resourceLogs":[],"pad":"${'x'.repeat(70_000)}"}`,
+      });
       assert.equal(plainLarge.statusCode, 413);
-      const badGzip = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: Buffer.from('not gzip at all') });
+      const badGzip = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: Buffer.from('not gzip at all'),
+      });
       assert.equal(badGzip.statusCode, 400);
-      const brotli = await logs.request({ method: 'POST', url: '/v1/logs', headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' }, payload: Buffer.from('{}') });
+      const brotli = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...writer.headers, 'content-type': 'application/json', 'content-encoding': 'br' },
+        payload: Buffer.from('{}'),
+      });
       assert.equal(brotli.statusCode, 415);
       assert.deepEqual(brotli.json(), { error: 'unsupported content type' });
     });
@@ -223,14 +333,26 @@ for (const dialect of DIALECTS) {
       const bomb = gzipSync(Buffer.alloc(8_000_000, 'a'));
       const wrongPassword = { authorization: `Basic ${Buffer.from(`${writer.username}:Wrong#Passw0rd`).toString('base64')}` };
       for (const url of ['/v1/logs', '/api/v1/_elastic/_bulk', '/v1/traces', '/v1/metrics']) {
-        for (const [who, credentials] of [['none', {}], ['wrong password', wrongPassword], ['bad token', { authorization: 'Bearer not-a-token' }]] as const) {
-          const response = await fetch(`${baseUrl}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...credentials }, body: bomb });
+        for (const [who, credentials] of [
+          ['none', {}],
+          ['wrong password', wrongPassword],
+          ['bad token', { authorization: 'Bearer not-a-token' }],
+        ] as const) {
+          const response = await fetch(`${baseUrl}${url}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...credentials },
+            body: bomb,
+          });
           assert.equal(response.status, 401, `${url} with ${who}`);
           assert.match((await response.json()).error, /missing bearer token|invalid token|invalid credentials/);
         }
       }
       // Not gzip at all: still 401 (the body is never looked at), not 400.
-      const garbage = await fetch(`${baseUrl}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'not gzip' });
+      const garbage = await fetch(`${baseUrl}/v1/logs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: 'not gzip',
+      });
       assert.equal(garbage.status, 401);
     });
 
@@ -244,10 +366,19 @@ for (const dialect of DIALECTS) {
         const refused = await roomy.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: bomb });
         assert.equal(refused.statusCode, 413);
         assert.deepEqual(refused.json(), { error: 'request body too large' });
-        const otlp = await roomy.request({ method: 'POST', url: '/v1/traces', headers: { ...headers, 'content-type': 'application/json' }, payload: gzipSync(`{"resourceSpans":[],"pad":"${'a'.repeat(4_000_000)}"}`) });
+        const otlp = await roomy.request({
+          method: 'POST',
+          url: '/v1/traces',
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload: gzipSync(`{"resourceSpans":[],"pad":"${'a'.repeat(4_000_000)}"}`),
+        });
         assert.equal(otlp.statusCode, 413);
         // An ordinary batch (varied lines, a few times smaller compressed) is accepted.
-        const lines = Array.from({ length: 2_000 }, (_, i) => `{"index":{}}\n${JSON.stringify({ message: `request ${i} served in ${(i * 7919) % 1000} ms`, trace: (i * 2654435761).toString(16) })}\n`).join('');
+        const lines = Array.from(
+          { length: 2_000 },
+          (_, i) =>
+            `{"index":{}}\n${JSON.stringify({ message: `request ${i} served in ${(i * 7919) % 1000} ms`, trace: (i * 2654435761).toString(16) })}\n`,
+        ).join('');
         const ok = await roomy.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: gzipSync(lines) });
         assert.equal(ok.statusCode, 200, ok.body.slice(0, 200));
         assert.equal(ok.json().items.length, 2_000);
@@ -258,7 +389,12 @@ for (const dialect of DIALECTS) {
 
     test('a NUL character in shipped text is stored as U+FFFD, not refused (PostgreSQL text cannot hold NUL)', async () => {
       const marker = uniqueName('nul').toLowerCase();
-      const response = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: `{"index":{}}\n{"message":"with nul ${marker} a\\u0000b","k\\u0000ey":"v\\u0000"}\n` });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: writer.headers,
+        payload: `{"index":{}}\n{"message":"with nul ${marker} a\\u0000b","k\\u0000ey":"v\\u0000"}\n`,
+      });
       assert.equal(response.statusCode, 200);
       assert.equal(response.json().errors, false);
       const found = await search(marker);
@@ -269,7 +405,12 @@ for (const dialect of DIALECTS) {
 
     test('pipeline counters count received, stored and rejected per source', async () => {
       const before = logs.stats.snapshot('default');
-      await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '{"index":{}}\n{"message":"counted"}\n{"index":{}}\nnot json\n' });
+      await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: writer.headers,
+        payload: '{"index":{}}\n{"message":"counted"}\n{"index":{}}\nnot json\n',
+      });
       const after = logs.stats.snapshot('default');
       assert.equal(after.bulk!.received - (before.bulk?.received ?? 0), 2);
       assert.equal(after.bulk!.stored - (before.bulk?.stored ?? 0), 1);
@@ -283,7 +424,8 @@ for (const dialect of DIALECTS) {
       try {
         const headers = await limited.admin();
         const statuses: number[] = [];
-        for (let i = 0; i < 3; i++) statuses.push((await limited.request({ method: 'POST', url: '/v1/logs', headers, payload: { resourceLogs: [] } })).statusCode);
+        for (let i = 0; i < 3; i++)
+          statuses.push((await limited.request({ method: 'POST', url: '/v1/logs', headers, payload: { resourceLogs: [] } })).statusCode);
         assert.deepEqual(statuses, [200, 200, 429]);
         const last = await limited.request({ method: 'POST', url: '/v1/logs', headers, payload: { resourceLogs: [] } });
         assert.ok(Number(last.headers['retry-after']) >= 1);

@@ -66,15 +66,17 @@ function sendJson(res: ServerResponse, body: unknown) {
 function parseSelector(selector: string): ((labels: Record<string, string>) => boolean) | undefined {
   const terms = selector.split(',').map((term) => /^([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)$/.exec(term.trim()));
   if (terms.some((term) => term === null)) return undefined;
-  return (labels) => terms.every((term) => {
-    const [, key, op, value] = term!;
-    return op === '!=' ? labels[key!] !== value : labels[key!] === value;
-  });
+  return (labels) =>
+    terms.every((term) => {
+      const [, key, op, value] = term!;
+      return op === '!=' ? labels[key!] !== value : labels[key!] === value;
+    });
 }
 
 function listPods(res: ServerResponse, url: URL, namespace: string | undefined) {
-  let items = (FIXTURES.pods.items as { metadata: { namespace: string; labels?: Record<string, string> } }[])
-    .filter((pod) => namespace === undefined || pod.metadata.namespace === namespace);
+  let items = (FIXTURES.pods.items as { metadata: { namespace: string; labels?: Record<string, string> } }[]).filter(
+    (pod) => namespace === undefined || pod.metadata.namespace === namespace,
+  );
   const selector = url.searchParams.get('labelSelector');
   if (selector) {
     const matches = parseSelector(selector);
@@ -83,7 +85,12 @@ function listPods(res: ServerResponse, url: URL, namespace: string | undefined) 
   }
   const token = url.searchParams.get('continue');
   if (token === 'expired-token') {
-    return sendStatus(res, 410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+    return sendStatus(
+      res,
+      410,
+      'Expired',
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+    );
   }
   const offset = token ? Number(JSON.parse(Buffer.from(token, 'base64').toString()).start) : 0;
   const limit = Number(url.searchParams.get('limit') ?? items.length) || items.length;
@@ -93,7 +100,12 @@ function listPods(res: ServerResponse, url: URL, namespace: string | undefined) 
     ...FIXTURES.pods,
     metadata: {
       resourceVersion: FIXTURES.pods.metadata.resourceVersion,
-      ...(more ? { continue: Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 4821391, start: offset + limit })).toString('base64'), remainingItemCount: items.length - offset - limit } : {}),
+      ...(more
+        ? {
+            continue: Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 4821391, start: offset + limit })).toString('base64'),
+            remainingItemCount: items.length - offset - limit,
+          }
+        : {}),
     },
     items: page,
   });
@@ -110,7 +122,8 @@ async function startFakeApiServer(options: { hang?: boolean; tls?: boolean } = {
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return sendStatus(res, 401, 'Unauthorized', 'Unauthorized');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const namespaced = /^\/api\/v1\/namespaces\/([a-z0-9-]+)\/pods$/.exec(url.pathname);
-    if (req.method !== 'GET') return sendStatus(res, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    if (req.method !== 'GET')
+      return sendStatus(res, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     if (url.pathname === '/version') return sendJson(res, FIXTURES.version);
     if (url.pathname === '/api/v1/nodes') return sendJson(res, FIXTURES.nodes);
     if (url.pathname === '/api/v1/pods') return listPods(res, url, undefined);
@@ -143,28 +156,31 @@ let kubeconfigCount = 0;
 /** A kubeconfig as `kubectl config view --raw` writes it, with token auth (plain HTTP needs insecure-skip-tls-verify). */
 function writeKubeconfig(server: string, token = TOKEN, trust: 'skip-verify' | 'test-ca' | 'system' = 'skip-verify'): string {
   const path = join(dir, `kubeconfig-${++kubeconfigCount}`);
-  writeFileSync(path, [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: recorded',
-    '  cluster:',
-    `    server: ${server}`,
-    ...(trust === 'skip-verify' ? ['    insecure-skip-tls-verify: true'] : []),
-    ...(trust === 'test-ca' ? [`    certificate-authority-data: ${tlsFile('ca.crt').toString('base64')}`] : []),
-    'users:',
-    '- name: console-reader',
-    '  user:',
-    `    token: ${token}`,
-    'contexts:',
-    '- name: recorded',
-    '  context:',
-    '    cluster: recorded',
-    '    user: console-reader',
-    'current-context: recorded',
-    'preferences: {}',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: recorded',
+      '  cluster:',
+      `    server: ${server}`,
+      ...(trust === 'skip-verify' ? ['    insecure-skip-tls-verify: true'] : []),
+      ...(trust === 'test-ca' ? [`    certificate-authority-data: ${tlsFile('ca.crt').toString('base64')}`] : []),
+      'users:',
+      '- name: console-reader',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: recorded',
+      '  context:',
+      '    cluster: recorded',
+      '    user: console-reader',
+      'current-context: recorded',
+      'preferences: {}',
+      '',
+    ].join('\n'),
+  );
   return path;
 }
 
@@ -194,7 +210,9 @@ async function startConsole(env: Env, options: LoadK8sOptions = {}): Promise<Con
   const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream, renderClientError: render });
   installErrorHandling(app, render, 'LOGS_NOT_FOUND');
   await app.register(swagger, { openapi: { info: { title: 'logs (k8s views under test)', version: '1.0.0' } } });
-  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, ...options }), requirePermission }), { prefix: '/api/v1/k8s' });
+  await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, ...options }), requirePermission }), {
+    prefix: '/api/v1/k8s',
+  });
   await app.ready();
   const console: Console = {
     app,
@@ -232,20 +250,53 @@ describe('kubernetes quantities', () => {
 });
 
 describe('kubernetes view rules', () => {
-  const pod = (status: object, metadata: object = {}) => ({ metadata: { name: 'p', namespace: 'ns', ...metadata }, status } as V1Pod);
+  const pod = (status: object, metadata: object = {}) => ({ metadata: { name: 'p', namespace: 'ns', ...metadata }, status }) as V1Pod;
   const terminated = (exitCode: number, extra: object = {}) => ({ state: { terminated: { exitCode, ...extra } } });
 
   test('pod STATUS reads as kubectl prints it', () => {
     const cases: [V1Pod, string][] = [
-      [pod({ phase: 'Pending', containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] }), 'ContainerCreating'],
-      [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', ...terminated(0, { reason: 'Completed' }) }, { name: 'i2', state: { running: {} } }] }), 'Init:1/2'],
-      [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { waiting: { reason: 'CrashLoopBackOff' } } }] }), 'Init:CrashLoopBackOff'],
+      [
+        pod({
+          phase: 'Pending',
+          containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
+        }),
+        'ContainerCreating',
+      ],
+      [
+        pod({
+          phase: 'Pending',
+          initContainerStatuses: [
+            { name: 'i1', ...terminated(0, { reason: 'Completed' }) },
+            { name: 'i2', state: { running: {} } },
+          ],
+        }),
+        'Init:1/2',
+      ],
+      [
+        pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { waiting: { reason: 'CrashLoopBackOff' } } }] }),
+        'Init:CrashLoopBackOff',
+      ],
       [pod({ phase: 'Pending', initContainerStatuses: [{ name: 'i1', ...terminated(1, { reason: 'Error' }) }] }), 'Init:Error'],
       [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ...terminated(2) }] }), 'ExitCode:2'],
       [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ...terminated(137, { signal: 9 }) }] }), 'Signal:9'],
       [pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }), 'Evicted'],
-      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }, { name: 'b', ...terminated(0, { reason: 'Completed' }) }] }), 'Running'],
-      [pod({ phase: 'Running', containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] }, { deletionTimestamp: new Date() }), 'Terminating'],
+      [
+        pod({
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'a', ready: true, state: { running: {} } },
+            { name: 'b', ...terminated(0, { reason: 'Completed' }) },
+          ],
+        }),
+        'Running',
+      ],
+      [
+        pod(
+          { phase: 'Running', containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] },
+          { deletionTimestamp: new Date() },
+        ),
+        'Terminating',
+      ],
       [pod({}), 'Unknown'],
     ];
     for (const [input, expected] of cases) assert.equal(podDisplayStatus(input), expected, JSON.stringify(input.status));
@@ -253,23 +304,48 @@ describe('kubernetes view rules', () => {
 
   test('health status and the problem list', () => {
     const version = { gitVersion: 'v1.30.1', platform: 'linux/arm64' } as VersionInfo;
-    const node = (name: string, ready: string) => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready }] } } as V1Node);
-    const healthy = clusterHealth(version, [node('a', 'True')], [pod({ phase: 'Succeeded', containerStatuses: [{ name: 'x', ...terminated(0, { reason: 'Completed' }) }] })], NOW);
+    const node = (name: string, ready: string) =>
+      ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready }] } }) as V1Node;
+    const healthy = clusterHealth(
+      version,
+      [node('a', 'True')],
+      [pod({ phase: 'Succeeded', containerStatuses: [{ name: 'x', ...terminated(0, { reason: 'Completed' }) }] })],
+      NOW,
+    );
     assert.deepEqual([healthy.status, healthy.problemCount, healthy.pods.succeeded], ['healthy', 0, 1]);
     assert.equal(clusterHealth(version, [], [], NOW).status, 'unhealthy', 'no nodes at all');
     const down = clusterHealth(version, [node('a', 'Unknown'), { metadata: { name: 'b' }, status: {} }], [], NOW);
     assert.equal(down.status, 'unhealthy');
-    assert.deepEqual(down.problems.map((problem) => [problem.name, problem.reason, problem.severity]), [['a', 'NotReady', 'critical'], ['b', 'NotReady', 'critical']]);
+    assert.deepEqual(
+      down.problems.map((problem) => [problem.name, problem.reason, problem.severity]),
+      [
+        ['a', 'NotReady', 'critical'],
+        ['b', 'NotReady', 'critical'],
+      ],
+    );
     assert.equal(down.problems[1]!.message, 'the node reports no Ready condition');
-    const crashing = Array.from({ length: 150 }, (_, index) => pod({
-      phase: 'Running', containerStatuses: [{ name: 'c', restartCount: index, state: { waiting: { reason: 'ImagePullBackOff' } } }],
-    }, { name: `p${index}` }));
+    const crashing = Array.from({ length: 150 }, (_, index) =>
+      pod(
+        {
+          phase: 'Running',
+          containerStatuses: [{ name: 'c', restartCount: index, state: { waiting: { reason: 'ImagePullBackOff' } } }],
+        },
+        { name: `p${index}` },
+      ),
+    );
     const failed = pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }, { name: 'evicted' });
     const many = clusterHealth(version, [node('a', 'True'), node('z', 'False')], [...crashing, failed], NOW);
     assert.equal(many.status, 'degraded');
     assert.equal(many.problemCount, 152);
     assert.equal(many.problems.length, MAX_PROBLEMS);
-    assert.deepEqual(many.problems[0], { severity: 'critical', kind: 'Node', name: 'z', namespace: null, reason: 'NotReady', message: 'the node reports no Ready condition' });
+    assert.deepEqual(many.problems[0], {
+      severity: 'critical',
+      kind: 'Node',
+      name: 'z',
+      namespace: null,
+      reason: 'NotReady',
+      message: 'the node reports no Ready condition',
+    });
     assert.equal(many.problems[1]!.reason, 'ImagePullBackOff');
     const evicted = clusterHealth(version, [node('a', 'True')], [failed], NOW).problems[0]!;
     assert.deepEqual([evicted.reason, evicted.message], ['Failed', 'The node was low on resource: memory.']);
@@ -338,7 +414,12 @@ describe('kubernetes views against the recorded API server', () => {
   });
 
   test('the OpenAPI description documents each view with its response body and errors', () => {
-    const document = k8s.app.swagger() as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: any }> }>; parameters?: { name: string }[] } }> };
+    const document = k8s.app.swagger() as {
+      paths: Record<
+        string,
+        { get: { responses: Record<string, { content: Record<string, { schema: any }> }>; parameters?: { name: string }[] } }
+      >;
+    };
     const health = document.paths['/api/v1/k8s/cluster/health']!.get;
     assert.deepEqual(Object.keys(health.responses).sort(), ['200', '401', '403', '502', '503']);
     assert.ok(health.responses['200']!.content['application/json']!.schema.properties.problems);
@@ -358,12 +439,15 @@ describe('kubernetes views against the recorded API server', () => {
     assert.deepEqual(body.nodes, { total: 3, ready: 2, notReady: 1 });
     assert.deepEqual(body.pods, { total: 7, running: 5, pending: 1, succeeded: 1, failed: 0, unknown: 0 });
     assert.equal(body.problemCount, 4);
-    assert.deepEqual(body.problems.map((p: any) => [p.severity, p.kind, p.namespace, p.name, p.reason]), [
-      ['critical', 'Node', null, 'worker-2', 'NotReady'],
-      ['warning', 'Node', null, 'worker-2', 'MemoryPressure'],
-      ['warning', 'Pod', 'payments', 'payments-api-5f6d8c7b9-q7w2x', 'CrashLoopBackOff'],
-      ['warning', 'Pod', 'payments', 'payments-worker-6c8d9f7b5-zz9lm', 'Unschedulable'],
-    ]);
+    assert.deepEqual(
+      body.problems.map((p: any) => [p.severity, p.kind, p.namespace, p.name, p.reason]),
+      [
+        ['critical', 'Node', null, 'worker-2', 'NotReady'],
+        ['warning', 'Node', null, 'worker-2', 'MemoryPressure'],
+        ['warning', 'Pod', 'payments', 'payments-api-5f6d8c7b9-q7w2x', 'CrashLoopBackOff'],
+        ['warning', 'Pod', 'payments', 'payments-worker-6c8d9f7b5-zz9lm', 'Unschedulable'],
+      ],
+    );
     assert.match(body.problems[0].message, /PLEG is not healthy/);
     assert.equal(body.problems[2].message, 'container api: 14 restarts, last terminated: OOMKilled (exit code 137)');
     assert.match(body.problems[3].message, /Insufficient memory/);
@@ -388,16 +472,24 @@ describe('kubernetes views against the recorded API server', () => {
     const { status, body } = await k8s.get('/api/v1/k8s/nodes');
     assert.equal(status, 200);
     assert.equal(body.metricsAvailable, true);
-    assert.deepEqual(body.items.map((node: any) => [node.name, node.roles, node.status, node.ready]), [
-      ['cp-1', ['control-plane'], 'Ready', true],
-      ['worker-1', ['worker'], 'Ready', true],
-      ['worker-2', ['worker'], 'NotReady', false],
-    ]);
+    assert.deepEqual(
+      body.items.map((node: any) => [node.name, node.roles, node.status, node.ready]),
+      [
+        ['cp-1', ['control-plane'], 'Ready', true],
+        ['worker-1', ['worker'], 'Ready', true],
+        ['worker-2', ['worker'], 'NotReady', false],
+      ],
+    );
     const [cp, worker1, worker2] = body.items;
     assert.deepEqual(cp.capacity, { cpuMillicores: 4000, memoryBytes: 16370916 * 1024, pods: 110 });
     assert.deepEqual(worker1.allocatable, { cpuMillicores: 7910, memoryBytes: 31716392 * 1024, pods: 110 });
     assert.deepEqual(cp.usage, {
-      cpuMillicores: 412, memoryBytes: 3880 * 1024 * 1024, cpuPercent: 10.3, memoryPercent: 24.4, timestamp: '2024-05-14T08:20:52.000Z', window: '20.047s',
+      cpuMillicores: 412,
+      memoryBytes: 3880 * 1024 * 1024,
+      cpuPercent: 10.3,
+      memoryPercent: 24.4,
+      timestamp: '2024-05-14T08:20:52.000Z',
+      window: '20.047s',
     });
     assert.equal(worker1.usage.cpuMillicores, 2517);
     assert.equal(worker1.usage.cpuPercent, 31.8);
@@ -408,7 +500,11 @@ describe('kubernetes views against the recorded API server', () => {
     assert.equal(cp.ageSeconds, Math.floor((NOW - Date.parse('2024-02-03T09:12:44Z')) / 1000));
     const pressure = worker2.conditions.find((condition: any) => condition.type === 'MemoryPressure');
     assert.deepEqual(pressure, {
-      type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available', lastTransitionTime: '2024-05-14T08:09:52.000Z',
+      type: 'MemoryPressure',
+      status: 'True',
+      reason: 'KubeletHasInsufficientMemory',
+      message: 'kubelet has insufficient memory available',
+      lastTransitionTime: '2024-05-14T08:09:52.000Z',
     });
     assert.equal(worker2.unschedulable, false);
   });
@@ -421,7 +517,10 @@ describe('kubernetes views against the recorded API server', () => {
       assert.equal(body.metricsAvailable, false);
       assert.equal(body.items.length, 3);
       for (const node of body.items) assert.equal('usage' in node, false, node.name);
-      assert.ok(api.requests.some((request) => request.url === '/apis/metrics.k8s.io/v1beta1/nodes'), 'metrics were asked for');
+      assert.ok(
+        api.requests.some((request) => request.url === '/apis/metrics.k8s.io/v1beta1/nodes'),
+        'metrics were asked for',
+      );
     } finally {
       api.metrics = 'ok';
     }
@@ -435,23 +534,49 @@ describe('kubernetes views against the recorded API server', () => {
     const byName = new Map<string, any>(body.items.map((pod: any) => [pod.name, pod]));
     const crashing = byName.get('payments-api-5f6d8c7b9-q7w2x');
     assert.deepEqual(
-      [crashing.namespace, crashing.phase, crashing.status, crashing.readyContainers, crashing.totalContainers, crashing.restarts, crashing.node],
+      [
+        crashing.namespace,
+        crashing.phase,
+        crashing.status,
+        crashing.readyContainers,
+        crashing.totalContainers,
+        crashing.restarts,
+        crashing.node,
+      ],
       ['payments', 'Running', 'CrashLoopBackOff', 0, 1, 14, 'worker-1'],
     );
     assert.deepEqual(crashing.containers[0], {
-      name: 'api', image: 'registry.example.go.id/payments/api:2.14.3', ready: false, restarts: 14, state: 'waiting', reason: 'CrashLoopBackOff',
-      message: 'back-off 5m0s restarting failed container=api pod=payments-api-5f6d8c7b9-q7w2x_payments(1c2d3e4f-5061-4728-93a4-b5c6d7e8f90a)',
-      exitCode: null, startedAt: null, lastTermination: { reason: 'OOMKilled', exitCode: 137, finishedAt: '2024-05-14T08:17:02.000Z' },
+      name: 'api',
+      image: 'registry.example.go.id/payments/api:2.14.3',
+      ready: false,
+      restarts: 14,
+      state: 'waiting',
+      reason: 'CrashLoopBackOff',
+      message:
+        'back-off 5m0s restarting failed container=api pod=payments-api-5f6d8c7b9-q7w2x_payments(1c2d3e4f-5061-4728-93a4-b5c6d7e8f90a)',
+      exitCode: null,
+      startedAt: null,
+      lastTermination: { reason: 'OOMKilled', exitCode: 137, finishedAt: '2024-05-14T08:17:02.000Z' },
     });
     assert.equal(crashing.ageSeconds, Math.floor((NOW - Date.parse('2024-05-14T06:58:41Z')) / 1000));
     const pending = byName.get('payments-worker-6c8d9f7b5-zz9lm');
-    assert.deepEqual([pending.phase, pending.status, pending.node, pending.readyContainers, pending.totalContainers], ['Pending', 'Pending', null, 0, 1]);
+    assert.deepEqual(
+      [pending.phase, pending.status, pending.node, pending.readyContainers, pending.totalContainers],
+      ['Pending', 'Pending', null, 0, 1],
+    );
     assert.equal(pending.containers[0].state, 'unknown');
     const web = byName.get('web-7d9c6b8f5-x2k8p');
     assert.deepEqual([web.status, web.readyContainers, web.totalContainers, web.restarts], ['Running', 2, 2, 1]);
-    assert.deepEqual(web.containers.map((container: any) => container.name), ['nginx', 'log-shipper'], 'containers in spec order');
+    assert.deepEqual(
+      web.containers.map((container: any) => container.name),
+      ['nginx', 'log-shipper'],
+      'containers in spec order',
+    );
     const job = byName.get('nightly-report-28596480-7kq2d');
-    assert.deepEqual([job.phase, job.status, job.containers[0].state, job.containers[0].exitCode], ['Succeeded', 'Completed', 'terminated', 0]);
+    assert.deepEqual(
+      [job.phase, job.status, job.containers[0].state, job.containers[0].exitCode],
+      ['Succeeded', 'Completed', 'terminated', 0],
+    );
   });
 
   test('pods of one namespace, by label selector, paginated', async () => {
@@ -459,12 +584,20 @@ describe('kubernetes views against the recorded API server', () => {
     const payments = await k8s.get('/api/v1/k8s/pods?namespace=payments');
     assert.equal(payments.status, 200);
     assert.deepEqual(payments.body.items.map((pod: any) => pod.name).sort(), [
-      'payments-api-5f6d8c7b9-m3n4b', 'payments-api-5f6d8c7b9-q7w2x', 'payments-worker-6c8d9f7b5-zz9lm',
+      'payments-api-5f6d8c7b9-m3n4b',
+      'payments-api-5f6d8c7b9-q7w2x',
+      'payments-worker-6c8d9f7b5-zz9lm',
     ]);
-    assert.ok(api.requests.every((request) => request.url.startsWith('/api/v1/namespaces/payments/pods')), 'asked the namespaced path');
+    assert.ok(
+      api.requests.every((request) => request.url.startsWith('/api/v1/namespaces/payments/pods')),
+      'asked the namespaced path',
+    );
 
     const selected = await k8s.get(`/api/v1/k8s/pods?namespace=payments&labelSelector=${encodeURIComponent('app=payments-api')}`);
-    assert.deepEqual(selected.body.items.map((pod: any) => pod.name).sort(), ['payments-api-5f6d8c7b9-m3n4b', 'payments-api-5f6d8c7b9-q7w2x']);
+    assert.deepEqual(selected.body.items.map((pod: any) => pod.name).sort(), [
+      'payments-api-5f6d8c7b9-m3n4b',
+      'payments-api-5f6d8c7b9-q7w2x',
+    ]);
 
     const first = await k8s.get('/api/v1/k8s/pods?limit=4');
     assert.equal(first.body.items.length, 4);
@@ -514,7 +647,10 @@ describe('kubernetes views against the recorded API server', () => {
       assert.deepEqual([response.status, response.body], [502, { error: 'kubernetes api unreachable' }], url);
       assert.ok(!response.text.includes('127.0.0.1') && !response.text.includes(TOKEN));
     }
-    assert.ok(k8sDown.logs.some((line) => line.includes('request failed')), 'the cause is logged for the operator');
+    assert.ok(
+      k8sDown.logs.some((line) => line.includes('request failed')),
+      'the cause is logged for the operator',
+    );
   });
 
   test('API server that never answers: 502 once K8S_TIMEOUT passes', { timeout: 15_000 }, async () => {
@@ -567,7 +703,11 @@ describe('kubernetes views against the recorded API server', () => {
       assert.ok(secure.requests.every((request) => request.authorization === `Bearer ${TOKEN}`));
       const kubeconfigWins = await startConsole({ ...env, KUBECONFIG: writeKubeconfig(api.url) }, { serviceAccountDir });
       assert.equal((await kubeconfigWins.get('/api/v1/k8s/nodes')).status, 200);
-      assert.equal(secure.requests.filter((request) => request.url.startsWith('/api/v1/nodes')).length, 1, 'KUBECONFIG was used, not the pod account');
+      assert.equal(
+        secure.requests.filter((request) => request.url.startsWith('/api/v1/nodes')).length,
+        1,
+        'KUBECONFIG was used, not the pod account',
+      );
     } finally {
       await secure.close();
     }

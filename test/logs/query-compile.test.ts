@@ -19,10 +19,20 @@ import { tokenize } from '../../src/logs/modules/store/tokenize.js';
 
 // Compiling needs no database: Kysely's DummyDriver with each dialect's adapter and compiler.
 const sqliteDb = new Kysely<any>({
-  dialect: { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() },
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
 });
 const postgresDb = new Kysely<any>({
-  dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
 });
 
 const condition = (query: string): Condition => toCondition(parseQuery(query));
@@ -32,13 +42,13 @@ const onPostgres = (query: string) => compilePostgres(condition(query)).compile(
 function textOf(query: string): string {
   const compiled = condition(query);
   assert.equal(compiled.kind, 'text', query);
-  return ftsMatchExpression((compiled).expr) ?? 'null';
+  return ftsMatchExpression(compiled.expr) ?? 'null';
 }
 
 function tsqueryOf(query: string): string {
   const compiled = condition(query);
   assert.equal(compiled.kind, 'text', query);
-  return tsqueryText((compiled).expr);
+  return tsqueryText(compiled.expr);
 }
 
 describe('tokenizer', () => {
@@ -123,7 +133,12 @@ describe('query compilation', () => {
   });
 
   test('filters compile to exact matches', () => {
-    const compiled = compilePostgres(filtersToCondition([{ field: 'service', value: 'api' }, { field: 'message', value: 'a b' }])).compile(postgresDb);
+    const compiled = compilePostgres(
+      filtersToCondition([
+        { field: 'service', value: 'api' },
+        { field: 'message', value: 'a b' },
+      ]),
+    ).compile(postgresDb);
     assert.equal(compiled.sql, '("l"."service" = $1::text) AND ("l"."message" = $2::text)');
     assert.throws(() => filtersToCondition([{ field: '@timestamp', value: 'x' }]), /time range/);
     assert.throws(() => condition('@timestamp:1'), /time range/);

@@ -65,20 +65,35 @@ for (const dialect of DIALECTS) {
         const search = await logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers, payload: EXPENSIVE });
         assert.equal(search.statusCode, 503);
         assert.deepEqual(search.json(), TIMEOUT_BODY);
-        const histogram = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: RANGE, groupBy: 'user' } });
+        const histogram = await logs.request({
+          method: 'POST',
+          url: '/api/v1/logs/histogram',
+          headers,
+          payload: { timeRange: RANGE, groupBy: 'user' },
+        });
         assert.equal(histogram.statusCode, 503);
         assert.deepEqual(histogram.json(), TIMEOUT_BODY);
         const distinct = await logs.request({ method: 'GET', url: '/api/v1/logs/fields/user/distinct', headers });
         assert.equal(distinct.statusCode, 503);
         assert.deepEqual(distinct.json(), TIMEOUT_BODY);
         // The dashboards' own scans of the entries run on the read side within the same budget.
-        const sites = await logs.request({ method: 'GET', url: '/api/v1/dashboard/dc/status', query: { from: RANGE.from, to: RANGE.to }, headers });
+        const sites = await logs.request({
+          method: 'GET',
+          url: '/api/v1/dashboard/dc/status',
+          query: { from: RANGE.from, to: RANGE.to },
+          headers,
+        });
         assert.equal(sites.statusCode, 503);
         assert.deepEqual(sites.json(), TIMEOUT_BODY);
 
         const health = await logs.request({ method: 'GET', url: '/healthz' });
         assert.equal(health.statusCode, 200);
-        const ingest = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: ndjson([{ '@timestamp': iso(T0 + 1000), message: 'still ingesting' }]) });
+        const ingest = await logs.request({
+          method: 'POST',
+          url: '/api/v1/_elastic/_bulk',
+          headers,
+          payload: ndjson([{ '@timestamp': iso(T0 + 1000), message: 'still ingesting' }]),
+        });
         assert.equal(ingest.statusCode, 200);
         assert.equal(ingest.json().errors, false);
       });
@@ -99,11 +114,18 @@ for (const dialect of DIALECTS) {
         const track = <T>(label: string, work: Promise<T>) => work.then((result) => (finished.push(label), result));
         // More searches than workers: the last ones wait in the queue.
         const searches = Array.from({ length: 4 }, (_, i) =>
-          track(`search ${i}`, logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers, payload: EXPENSIVE })));
+          track(`search ${i}`, logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers, payload: EXPENSIVE })),
+        );
         const health = track('healthz', logs.request({ method: 'GET', url: '/healthz' }));
-        const ingest = track('ingest', logs.request({
-          method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: ndjson([{ '@timestamp': iso(T0 + 2000), message: 'ingested meanwhile' }]),
-        }));
+        const ingest = track(
+          'ingest',
+          logs.request({
+            method: 'POST',
+            url: '/api/v1/_elastic/_bulk',
+            headers,
+            payload: ndjson([{ '@timestamp': iso(T0 + 2000), message: 'ingested meanwhile' }]),
+          }),
+        );
 
         assert.equal((await health).statusCode, 200);
         assert.equal((await ingest).json().errors, false);
@@ -117,20 +139,36 @@ for (const dialect of DIALECTS) {
       test('a storm beyond the pool: each search gets its answer or the timeout error, none a 500', async () => {
         // A second service on the same database with a budget shorter than the expensive search.
         const config = loadLogsConfig({
-          LOGS_DATABASE_URL: logs.url, LOGS_ADMIN_PASSWORD, LOG_LEVEL: 'silent', LOGS_RETENTION_INTERVAL: '0', LOGS_ALERTS_EVAL_INTERVAL: '0',
-          LOGS_SELF_METRICS_INTERVAL: '0', LOGS_SEARCH_TIMEOUT: '50ms', LOGS_SEARCH_WORKERS: '2',
+          LOGS_DATABASE_URL: logs.url,
+          LOGS_ADMIN_PASSWORD,
+          LOG_LEVEL: 'silent',
+          LOGS_RETENTION_INTERVAL: '0',
+          LOGS_ALERTS_EVAL_INTERVAL: '0',
+          LOGS_SELF_METRICS_INTERVAL: '0',
+          LOGS_SEARCH_TIMEOUT: '50ms',
+          LOGS_SEARCH_WORKERS: '2',
         });
         const short: LogsService = await buildLogsService({ config });
         try {
-          const login = await short.app.inject({ method: 'POST', url: '/api/login', payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD } });
+          const login = await short.app.inject({
+            method: 'POST',
+            url: '/api/login',
+            payload: { username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD },
+          });
           const auth = bearer(login.json().token.access_token);
-          const storm = await Promise.all(Array.from({ length: 6 }, () =>
-            short.app.inject({ method: 'POST', url: '/api/v1/logs/list/paginate', headers: auth, payload: EXPENSIVE })));
+          const storm = await Promise.all(
+            Array.from({ length: 6 }, () =>
+              short.app.inject({ method: 'POST', url: '/api/v1/logs/list/paginate', headers: auth, payload: EXPENSIVE }),
+            ),
+          );
           for (const response of storm) {
             assert.ok(response.statusCode === 200 || response.statusCode === 503, `status ${response.statusCode}: ${response.body}`);
             if (response.statusCode === 503) assert.deepEqual(response.json(), TIMEOUT_BODY);
           }
-          assert.ok(storm.some((response) => response.statusCode === 503), 'six searches of the whole hour on two workers cannot all finish in 50ms');
+          assert.ok(
+            storm.some((response) => response.statusCode === 503),
+            'six searches of the whole hour on two workers cannot all finish in 50ms',
+          );
           assert.equal((await short.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
           // Once the stopped statements have ended, searches work again on the same service.
           await eventually(async () => {
@@ -149,7 +187,14 @@ for (const dialect of DIALECTS) {
         try {
           const hurried = createLogStore(logs.database.db, dialect, { reads: reads.db, readTimeoutMs: 20 });
           const patient = createLogStore(logs.database.db, dialect, { reads: reads.db, readTimeoutMs: 60_000 });
-          const expensive = { tenantId: 'default', from: T0, to: T0 + HOUR - 1, sort: { field: 'user', order: 'asc' as const }, page: 1, limit: 50 };
+          const expensive = {
+            tenantId: 'default',
+            from: T0,
+            to: T0 + HOUR - 1,
+            sort: { field: 'user', order: 'asc' as const },
+            page: 1,
+            limit: 50,
+          };
           const cheapRequest = { tenantId: 'default', from: T0, to: T0 + 59_999, page: 1, limit: 1 };
           if (dialect === 'sqlite') {
             await assert.rejects(hurried.search(expensive), QueryTimeoutError);

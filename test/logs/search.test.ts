@@ -36,7 +36,9 @@ for (const dialect of DIALECTS) {
       const tenant = await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('other') } });
       otherTenant = tenant.json().id;
       const secret = await logs.request({
-        method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...headers, 'x-tenant-id': otherTenant },
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...headers, 'x-tenant-id': otherTenant },
         payload: ndjson([{ '@timestamp': iso(T0 + 5 * MINUTE), message: 'secret of the other tenant', level: 'error', service: 'gamma' }]),
       });
       assert.equal(secret.json().errors, false);
@@ -57,7 +59,10 @@ for (const dialect of DIALECTS) {
       assert.equal(body.pages, 5);
       assert.equal(body.data.length, 7);
       const times = body.data.map((entry: { '@timestamp': string }) => Date.parse(entry['@timestamp']));
-      assert.deepEqual(times, [...times].sort((a, b) => b - a));
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => b - a),
+      );
       assert.equal(times[0], T0 + 22 * 2 * MINUTE + 1000);
       const entry = body.data[0];
       assert.equal(entry.tenant_id, 'default');
@@ -75,7 +80,15 @@ for (const dialect of DIALECTS) {
       assert.equal(words.total, 10);
       assert.ok(words.data.every((entry: { message: string }) => entry.message.includes('database timeout')));
 
-      const filtered = (await paginate({ timeRange: HOUR_RANGE, filters: [{ field: 'level', value: 'error' }, { field: 'service', value: 'alpha' }] })).json();
+      const filtered = (
+        await paginate({
+          timeRange: HOUR_RANGE,
+          filters: [
+            { field: 'level', value: 'error' },
+            { field: 'service', value: 'alpha' },
+          ],
+        })
+      ).json();
       assert.equal(filtered.total, 5);
       assert.ok(filtered.data.every((entry: { level: string; service: string }) => entry.level === 'error' && entry.service === 'alpha'));
 
@@ -119,10 +132,18 @@ for (const dialect of DIALECTS) {
       assert.equal(body.interval_ms, MINUTE);
       assert.equal(body.buckets.length, 60);
       assert.equal(body.buckets[0].ts, iso(T0));
-      assert.equal(body.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), 30);
+      assert.equal(
+        body.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0),
+        30,
+      );
       assert.equal(body.buckets.filter((b: { count: number }) => b.count === 0).length, 30);
 
-      const grouped = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, interval: '10m', groupBy: 'level', query: 'order' } });
+      const grouped = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/histogram',
+        headers,
+        payload: { timeRange: HOUR_RANGE, interval: '10m', groupBy: 'level', query: 'order' },
+      });
       assert.equal(grouped.statusCode, 200);
       const buckets = grouped.json().buckets;
       assert.equal(grouped.json().interval, '10m');
@@ -131,7 +152,12 @@ for (const dialect of DIALECTS) {
       const errors = buckets.reduce((sum: number, b: { groups: Record<string, number> }) => sum + (b.groups.error ?? 0), 0);
       assert.equal(errors, 10);
 
-      const tooFine = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: { from: iso(T0), to: iso(T0 + 86_400_000) }, interval: '1s' } });
+      const tooFine = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/histogram',
+        headers,
+        payload: { timeRange: { from: iso(T0), to: iso(T0 + 86_400_000) }, interval: '1s' },
+      });
       assert.equal(tooFine.statusCode, 400);
     });
 
@@ -144,11 +170,24 @@ for (const dialect of DIALECTS) {
 
       const levels = await logs.request({ method: 'GET', url: '/api/v1/logs/fields/level/distinct', headers });
       assert.equal(levels.statusCode, 200);
-      assert.deepEqual(levels.json(), { field: 'level', values: [{ value: 'info', count: 20 }, { value: 'error', count: 10 }] });
+      assert.deepEqual(levels.json(), {
+        field: 'level',
+        values: [
+          { value: 'info', count: 20 },
+          { value: 'error', count: 10 },
+        ],
+      });
       const filtered = await logs.request({ method: 'GET', url: '/api/v1/logs/fields/service/distinct?q=ALP&limit=5', headers });
       assert.deepEqual(filtered.json().values, [{ value: 'alpha', count: 15 }]);
-      const ranged = await logs.request({ method: 'GET', url: `/api/v1/logs/fields/level/distinct?from=${iso(T0)}&to=${iso(T0 + 6 * MINUTE)}`, headers });
-      assert.deepEqual(ranged.json().values, [{ value: 'info', count: 2 }, { value: 'error', count: 1 }]);
+      const ranged = await logs.request({
+        method: 'GET',
+        url: `/api/v1/logs/fields/level/distinct?from=${iso(T0)}&to=${iso(T0 + 6 * MINUTE)}`,
+        headers,
+      });
+      assert.deepEqual(ranged.json().values, [
+        { value: 'info', count: 2 },
+        { value: 'error', count: 1 },
+      ]);
       assert.equal((await logs.request({ method: 'GET', url: '/api/v1/logs/fields/level/distinct?limit=0', headers })).statusCode, 400);
     });
 
@@ -157,7 +196,11 @@ for (const dialect of DIALECTS) {
       const stamp = await get('/api/v1/logs/fields/@timestamp/distinct');
       assert.equal(stamp.statusCode, 400);
       assert.match(stamp.json().detail, /@timestamp has no distinct values/);
-      for (const url of ['/api/v1/logs/fields/a%00b/distinct', '/api/v1/logs/fields/level%00/distinct', '/api/v1/logs/fields/level/distinct?q=a%00b']) {
+      for (const url of [
+        '/api/v1/logs/fields/a%00b/distinct',
+        '/api/v1/logs/fields/level%00/distinct',
+        '/api/v1/logs/fields/level/distinct?q=a%00b',
+      ]) {
         const response = await get(url);
         assert.equal(response.statusCode, 400, url);
         assert.equal(response.json().error, 'invalid json body', url);
@@ -172,9 +215,19 @@ for (const dialect of DIALECTS) {
         assert.equal(response.statusCode, 400, JSON.stringify(payload));
         assert.equal(response.json().error, 'invalid json body');
       }
-      const grouped = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, groupBy: 'lev\u0000el' } });
+      const grouped = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/histogram',
+        headers,
+        payload: { timeRange: HOUR_RANGE, groupBy: 'lev\u0000el' },
+      });
       assert.equal(grouped.statusCode, 400);
-      for (const query of [`${'NOT '.repeat(1000)}timeout`, `${'-'.repeat(2000)}timeout`, `${'NOT -'.repeat(40)}timeout`, `${'('.repeat(20)}${'NOT '.repeat(20)}timeout${')'.repeat(20)}`]) {
+      for (const query of [
+        `${'NOT '.repeat(1000)}timeout`,
+        `${'-'.repeat(2000)}timeout`,
+        `${'NOT -'.repeat(40)}timeout`,
+        `${'('.repeat(20)}${'NOT '.repeat(20)}timeout${')'.repeat(20)}`,
+      ]) {
         const response = await paginate({ timeRange: HOUR_RANGE, query });
         assert.equal(response.statusCode, 400, query.slice(0, 40));
         assert.match(response.json().detail, /nested deeper than 32/, query.slice(0, 40));
@@ -186,7 +239,8 @@ for (const dialect of DIALECTS) {
     });
 
     test('histogram intervals and time bounds beyond what a date can hold are 400 with a clear message, not a bucket dated 1956', async () => {
-      const histogram = (payload: object) => logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, ...payload } });
+      const histogram = (payload: object) =>
+        logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, ...payload } });
       for (const interval of ['99999999999999999999d', '9007199254740993ms', '1000000000d', '3651d']) {
         const response = await histogram({ interval });
         assert.equal(response.statusCode, 400, interval);
@@ -194,55 +248,106 @@ for (const dialect of DIALECTS) {
       }
       assert.equal((await histogram({ interval: '3650d' })).statusCode, 200);
       const huge = await histogram({ interval: '3650d' });
-      assert.ok(huge.json().buckets.every((bucket: { ts: string }) => bucket.ts.startsWith(iso(T0).slice(0, 4)) || Date.parse(bucket.ts) <= T0), 'no bucket from another era');
-      for (const timeRange of [{ from: '+275760-09-13T00:00:00.000Z', to: iso(T0) }, { from: iso(T0), to: '+999999-01-01T00:00:00Z' }, { from: '-271821-04-20T00:00:00Z', to: iso(T0) }]) {
+      assert.ok(
+        huge.json().buckets.every((bucket: { ts: string }) => bucket.ts.startsWith(iso(T0).slice(0, 4)) || Date.parse(bucket.ts) <= T0),
+        'no bucket from another era',
+      );
+      for (const timeRange of [
+        { from: '+275760-09-13T00:00:00.000Z', to: iso(T0) },
+        { from: iso(T0), to: '+999999-01-01T00:00:00Z' },
+        { from: '-271821-04-20T00:00:00Z', to: iso(T0) },
+      ]) {
         const response = await histogram({ timeRange });
         assert.equal(response.statusCode, 400, JSON.stringify(timeRange));
         assert.equal((await paginate({ timeRange })).statusCode, 400, JSON.stringify(timeRange));
       }
-      const distinct = await logs.request({ method: 'GET', url: '/api/v1/logs/fields/level/distinct?from=%2B275760-09-13T00:00:00.000Z', headers });
+      const distinct = await logs.request({
+        method: 'GET',
+        url: '/api/v1/logs/fields/level/distinct?from=%2B275760-09-13T00:00:00.000Z',
+        headers,
+      });
       assert.equal(distinct.statusCode, 400);
     });
 
     test('tenant isolation: nothing crosses, except by X-Tenant-Id with tenants:manage', async () => {
       const mine = (await paginate({ timeRange: HOUR_RANGE, query: 'secret' })).json();
       assert.equal(mine.total, 0);
-      const services = (await logs.request({ method: 'GET', url: '/api/v1/logs/fields/service/distinct', headers })).json().values.map((v: { value: string }) => v.value);
+      const services = (await logs.request({ method: 'GET', url: '/api/v1/logs/fields/service/distinct', headers }))
+        .json()
+        .values.map((v: { value: string }) => v.value);
       assert.ok(!services.includes('gamma'));
-      const histogram = (await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, query: 'secret' } })).json();
-      assert.equal(histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), 0);
+      const histogram = (
+        await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE, query: 'secret' } })
+      ).json();
+      assert.equal(
+        histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0),
+        0,
+      );
 
       const theirs = (await paginate({ timeRange: HOUR_RANGE, query: 'secret' }, { 'x-tenant-id': otherTenant })).json();
       assert.equal(theirs.total, 1);
       assert.equal(theirs.data[0].tenant_id, otherTenant);
 
       const reader = await logs.userWith(['logs:read'], { tenantId: otherTenant });
-      const own = await logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers: reader.headers, payload: { timeRange: HOUR_RANGE } });
+      const own = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/list/paginate',
+        headers: reader.headers,
+        payload: { timeRange: HOUR_RANGE },
+      });
       assert.equal(own.json().total, 1);
-      const crossing = await logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers: { ...reader.headers, 'x-tenant-id': 'default' }, payload: { timeRange: HOUR_RANGE } });
+      const crossing = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/list/paginate',
+        headers: { ...reader.headers, 'x-tenant-id': 'default' },
+        payload: { timeRange: HOUR_RANGE },
+      });
       assert.equal(crossing.statusCode, 403);
     });
 
     test('time ranges are half-open: an entry at `from` counts, one at `to` does not', async () => {
       const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('edges') } })).json();
       const inTenant = { ...headers, 'x-tenant-id': tenant.id };
-      await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: inTenant, payload: ndjson([{ '@timestamp': iso(T0), message: 'at from' }, { '@timestamp': iso(T0 + 60 * MINUTE), message: 'at to' }]) });
+      await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: inTenant,
+        payload: ndjson([
+          { '@timestamp': iso(T0), message: 'at from' },
+          { '@timestamp': iso(T0 + 60 * MINUTE), message: 'at to' },
+        ]),
+      });
       const page = await paginate({ timeRange: HOUR_RANGE }, { 'x-tenant-id': tenant.id });
-      assert.deepEqual(page.json().data.map((entry: { message: string }) => entry.message), ['at from']);
-      const histogram = (await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers: inTenant, payload: { timeRange: HOUR_RANGE } })).json();
+      assert.deepEqual(
+        page.json().data.map((entry: { message: string }) => entry.message),
+        ['at from'],
+      );
+      const histogram = (
+        await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers: inTenant, payload: { timeRange: HOUR_RANGE } })
+      ).json();
       assert.equal(histogram.buckets.length, 60);
       assert.equal(histogram.buckets[0].count, 1);
-      assert.equal(histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), 1);
+      assert.equal(
+        histogram.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0),
+        1,
+      );
       const next = await paginate({ timeRange: { from: iso(T0 + 60 * MINUTE), to: iso(T0 + 120 * MINUTE) } }, { 'x-tenant-id': tenant.id });
-      assert.deepEqual(next.json().data.map((entry: { message: string }) => entry.message), ['at to']);
+      assert.deepEqual(
+        next.json().data.map((entry: { message: string }) => entry.message),
+        ['at to'],
+      );
     });
 
-    test('retention removes a tenant\'s entries older than its days, and only those', async () => {
-      const tenant = (await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('short'), retention_days: 2 } })).json();
+    test("retention removes a tenant's entries older than its days, and only those", async () => {
+      const tenant = (
+        await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('short'), retention_days: 2 } })
+      ).json();
       const now = logs.clock.now();
       const day = 86_400_000;
       await logs.request({
-        method: 'POST', url: '/api/v1/_elastic/_bulk', headers: { ...headers, 'x-tenant-id': tenant.id },
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...headers, 'x-tenant-id': tenant.id },
         payload: ndjson([
           { '@timestamp': iso(now - 10 * day), message: 'ancient entry' },
           { '@timestamp': iso(now - 5 * day), message: 'old entry' },
@@ -253,7 +358,10 @@ for (const dialect of DIALECTS) {
       assert.equal(removed[tenant.id], 2);
       assert.equal(removed.default, 0);
       const left = await paginate({ timeRange: { from: iso(now - 30 * day), to: iso(now + day) } }, { 'x-tenant-id': tenant.id });
-      assert.deepEqual(left.json().data.map((entry: { message: string }) => entry.message), ['fresh entry']);
+      assert.deepEqual(
+        left.json().data.map((entry: { message: string }) => entry.message),
+        ['fresh entry'],
+      );
       assert.equal((await paginate({ timeRange: HOUR_RANGE })).json().total, 30, 'the default tenant (30 days) keeps its entries');
     });
   });

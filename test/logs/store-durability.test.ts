@@ -17,7 +17,9 @@ for (const dialect of DIALECTS) {
     test('a batch acknowledged just before the process is killed is there after restart', async () => {
       const testDb = await createTestDatabase(dialect);
       try {
-        const proc = spawn(process.execPath, ['--import', 'tsx', child, testDb.url, 'zqxdurable'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const proc = spawn(process.execPath, ['--import', 'tsx', child, testDb.url, 'zqxdurable'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
         let output = '';
         proc.stdout.setEncoding('utf8');
         const acknowledged = new Promise<void>((resolve, reject) => {
@@ -34,7 +36,14 @@ for (const dialect of DIALECTS) {
 
         const reopened = await openTestStoreAt(testDb.url);
         try {
-          const result = await reopened.store.search({ tenantId: 'durable', query: 'zqxdurable', from: T0, to: T0 + DAY, page: 1, limit: 1 });
+          const result = await reopened.store.search({
+            tenantId: 'durable',
+            query: 'zqxdurable',
+            from: T0,
+            to: T0 + DAY,
+            page: 1,
+            limit: 1,
+          });
           assert.equal(result.total, 500);
         } finally {
           await reopened.close();

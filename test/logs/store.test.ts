@@ -5,18 +5,61 @@ import { DIALECTS } from '../helpers/databases.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
 
 const ACME: LogEntry[] = [
-  { timestamp: T0 + 1 * MINUTE, level: 'ERROR', service: 'api', host: 'h1', message: 'Disk full on /dev/sda1', attributes: { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false } },
-  { timestamp: T0 + 2 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'User alice logged in from 10.0.0.1', attributes: { 'http.status': 200, user: 'alice' } },
-  { timestamp: T0 + 3 * MINUTE, level: 'warn', service: 'worker', host: 'h2', message: 'Connection timeout after 30s', attributes: { retry: 3 } },
-  { timestamp: T0 + 4 * MINUTE, level: 'error', service: 'worker', host: 'h2', message: 'Connection refused by upstream', trace_id: 'abc123', span_id: 'def456' },
+  {
+    timestamp: T0 + 1 * MINUTE,
+    level: 'ERROR',
+    service: 'api',
+    host: 'h1',
+    message: 'Disk full on /dev/sda1',
+    attributes: { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false },
+  },
+  {
+    timestamp: T0 + 2 * MINUTE,
+    level: 'info',
+    service: 'api',
+    host: 'h1',
+    message: 'User alice logged in from 10.0.0.1',
+    attributes: { 'http.status': 200, user: 'alice' },
+  },
+  {
+    timestamp: T0 + 3 * MINUTE,
+    level: 'warn',
+    service: 'worker',
+    host: 'h2',
+    message: 'Connection timeout after 30s',
+    attributes: { retry: 3 },
+  },
+  {
+    timestamp: T0 + 4 * MINUTE,
+    level: 'error',
+    service: 'worker',
+    host: 'h2',
+    message: 'Connection refused by upstream',
+    trace_id: 'abc123',
+    span_id: 'def456',
+  },
   { timestamp: T0 + 5 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'Café crème délivré — 東京 ünïcödé' },
-  { timestamp: T0 + 6 * MINUTE, level: 'info', service: 'api', host: 'h3', message: "SQL: '; DROP TABLE log_entries; --", attributes: { 'weird"key\\x': 'v"q' } },
+  {
+    timestamp: T0 + 6 * MINUTE,
+    level: 'info',
+    service: 'api',
+    host: 'h3',
+    message: "SQL: '; DROP TABLE log_entries; --",
+    attributes: { 'weird"key\\x': 'v"q' },
+  },
   { timestamp: T0 + 7 * MINUTE, level: 'debug', service: 'api', host: 'h1', message: 'timeouts happen NEAR(a b) * ^col: x' },
   { timestamp: T0 + 61 * MINUTE, level: 'info', service: 'api', host: 'h1', message: 'later hour disk check' },
 ];
 
 const OTHER: LogEntry[] = [
-  { timestamp: T0 + 1 * MINUTE, level: 'error', service: 'billing', host: 'x9', message: 'Disk full on other tenant', attributes: { secret: 'other-only' } },
+  {
+    timestamp: T0 + 1 * MINUTE,
+    level: 'error',
+    service: 'billing',
+    host: 'x9',
+    message: 'Disk full on other tenant',
+    attributes: { secret: 'other-only' },
+  },
   { timestamp: T0 + 2 * MINUTE, level: 'fatal', service: 'billing', host: 'x9', message: 'Connection refused in other tenant' },
 ];
 
@@ -28,7 +71,14 @@ for (const dialect of DIALECTS) {
   describe(`log store [${dialect}]`, () => {
     let handle: TestStore;
     let store: LogStore;
-    const base = (extra: Partial<SearchRequest> = {}): SearchRequest => ({ tenantId: 'acme', from: T0, to: T0 + DAY - 1, page: 1, limit: 50, ...extra });
+    const base = (extra: Partial<SearchRequest> = {}): SearchRequest => ({
+      tenantId: 'acme',
+      from: T0,
+      to: T0 + DAY - 1,
+      page: 1,
+      limit: 50,
+      ...extra,
+    });
     const find = async (query: string, extra: Partial<SearchRequest> = {}): Promise<string[]> => {
       const result = await store.search(base({ query, ...extra }));
       return messagesOf(result.entries);
@@ -115,10 +165,22 @@ for (const dialect of DIALECTS) {
 
     test('filters are exact matches joined with the query', async () => {
       assert.deepEqual(await find('connection', { filters: [{ field: 'service', value: 'worker' }] }), at(4, 3));
-      assert.deepEqual(await find('', { filters: [{ field: 'service', value: 'api' }, { field: 'level', value: 'INFO' }] }), at(8, 6, 5, 2));
+      assert.deepEqual(
+        await find('', {
+          filters: [
+            { field: 'service', value: 'api' },
+            { field: 'level', value: 'INFO' },
+          ],
+        }),
+        at(8, 6, 5, 2),
+      );
       assert.deepEqual(await find('', { filters: [{ field: 'http.status', value: '200' }] }), at(2));
       assert.deepEqual(await find('', { filters: [{ field: 'message', value: 'Disk full on /dev/sda1' }] }), at(1));
-      assert.deepEqual(await find('', { filters: [{ field: 'weird"key\\x', value: 'v"q' }] }), at(6), 'attribute names with quotes and backslashes');
+      assert.deepEqual(
+        await find('', { filters: [{ field: 'weird"key\\x', value: 'v"q' }] }),
+        at(6),
+        'attribute names with quotes and backslashes',
+      );
       assert.deepEqual(await find('', { filters: [{ field: 'user', value: "alice' OR '1'='1" }] }), []);
     });
 
@@ -126,9 +188,17 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'asc' } }), at(3, 4));
       assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'desc' } }), at(4, 3));
       const byHost = await store.search(base({ query: 'level:info', sort: { field: 'host', order: 'desc' } }));
-      assert.deepEqual(byHost.entries.map((entry) => entry.host), ['h3', 'h1', 'h1', 'h1']);
-      const byStatus = await store.search(base({ query: 'http.status:*00 OR user:alice OR level:error', sort: { field: 'service', order: 'asc' } }));
-      assert.deepEqual(byStatus.entries.map((entry) => entry.service), ['api', 'api', 'worker']);
+      assert.deepEqual(
+        byHost.entries.map((entry) => entry.host),
+        ['h3', 'h1', 'h1', 'h1'],
+      );
+      const byStatus = await store.search(
+        base({ query: 'http.status:*00 OR user:alice OR level:error', sort: { field: 'service', order: 'asc' } }),
+      );
+      assert.deepEqual(
+        byStatus.entries.map((entry) => entry.service),
+        ['api', 'api', 'worker'],
+      );
       // Entries without the field come last in both orders, then by time.
       assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'asc' }, limit: 3 }), at(2, 1, 3));
       assert.deepEqual(await find('', { sort: { field: 'http.status', order: 'desc' }, limit: 3 }), at(1, 2, 8));
@@ -140,7 +210,10 @@ for (const dialect of DIALECTS) {
       const page3 = await store.search(base({ limit: 3, page: 3 }));
       const page4 = await store.search(base({ limit: 3, page: 4 }));
       assert.deepEqual([page1.total, page2.total, page3.total, page4.total], [8, 8, 8, 8]);
-      assert.deepEqual([...messagesOf(page1.entries), ...messagesOf(page2.entries), ...messagesOf(page3.entries)], at(8, 7, 6, 5, 4, 3, 2, 1));
+      assert.deepEqual(
+        [...messagesOf(page1.entries), ...messagesOf(page2.entries), ...messagesOf(page3.entries)],
+        at(8, 7, 6, 5, 4, 3, 2, 1),
+      );
       assert.deepEqual(page4.entries, []);
     });
 
@@ -181,16 +254,41 @@ for (const dialect of DIALECTS) {
         { ts: T0 + 2 * HOUR, count: 0 },
       ]);
       const minutes = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + 10 * MINUTE - 1, intervalMs: 2 * MINUTE });
-      assert.deepEqual(minutes.map((bucket) => bucket.count), [1, 2, 2, 2, 0]);
-      assert.deepEqual(minutes.map((bucket) => bucket.ts), [0, 2, 4, 6, 8].map((m) => T0 + m * MINUTE));
-      const withQuery = await store.histogram({ tenantId: 'acme', query: 'connection OR disk', from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR, groupBy: 'service' });
+      assert.deepEqual(
+        minutes.map((bucket) => bucket.count),
+        [1, 2, 2, 2, 0],
+      );
+      assert.deepEqual(
+        minutes.map((bucket) => bucket.ts),
+        [0, 2, 4, 6, 8].map((m) => T0 + m * MINUTE),
+      );
+      const withQuery = await store.histogram({
+        tenantId: 'acme',
+        query: 'connection OR disk',
+        from: T0,
+        to: T0 + 2 * HOUR - 1,
+        intervalMs: HOUR,
+        groupBy: 'service',
+      });
       assert.deepEqual(withQuery, [
         { ts: T0, count: 3, groups: { api: 1, worker: 2 } },
         { ts: T0 + HOUR, count: 1, groups: { api: 1 } },
       ]);
-      const byAttribute = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, groupBy: 'http.status' });
+      const byAttribute = await store.histogram({
+        tenantId: 'acme',
+        from: T0,
+        to: T0 + HOUR - 1,
+        intervalMs: HOUR,
+        groupBy: 'http.status',
+      });
       assert.deepEqual(byAttribute, [{ ts: T0, count: 7, groups: { '500': 1, '200': 1, '': 5 } }]);
-      const filtered = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, filters: [{ field: 'level', value: 'info' }] });
+      const filtered = await store.histogram({
+        tenantId: 'acme',
+        from: T0,
+        to: T0 + HOUR - 1,
+        intervalMs: HOUR,
+        filters: [{ field: 'level', value: 'info' }],
+      });
       assert.deepEqual(filtered, [{ ts: T0, count: 3 }]);
     });
 
@@ -201,9 +299,15 @@ for (const dialect of DIALECTS) {
       const fromRollups = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30 });
       const fromEntries = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30, query: 'NOT zzzznothing' });
       assert.deepEqual(fromRollups, fromEntries);
-      assert.deepEqual(fromRollups.map((bucket) => bucket.count), [5, 0, 1]);
+      assert.deepEqual(
+        fromRollups.map((bucket) => bucket.count),
+        [5, 0, 1],
+      );
       const precise = await store.histogram({ tenantId: 'acme', from: T0 + MINUTE + 1, to: T0 + 4 * MINUTE, intervalMs: MINUTE });
-      assert.deepEqual(precise.map((bucket) => bucket.count), [0, 1, 1, 1]);
+      assert.deepEqual(
+        precise.map((bucket) => bucket.count),
+        [0, 1, 1, 1],
+      );
     });
 
     test('fields lists fixed fields and the attribute names with their types', async () => {
@@ -238,11 +342,14 @@ for (const dialect of DIALECTS) {
         { value: 'h1', count: 1 },
         { value: 'h3', count: 1 },
       ]);
-      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'level', from: T0 + 3 * MINUTE + 1, to: T0 + 61 * MINUTE, limit: 10 }), [
-        { value: 'info', count: 3 },
-        { value: 'debug', count: 1 },
-        { value: 'error', count: 1 },
-      ]);
+      assert.deepEqual(
+        await store.distinct({ tenantId: 'acme', field: 'level', from: T0 + 3 * MINUTE + 1, to: T0 + 61 * MINUTE, limit: 10 }),
+        [
+          { value: 'info', count: 3 },
+          { value: 'debug', count: 1 },
+          { value: 'error', count: 1 },
+        ],
+      );
       assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'http.status', limit: 10 }), [
         { value: '200', count: 1 },
         { value: '500', count: 1 },
@@ -269,7 +376,15 @@ for (const dialect of DIALECTS) {
 
     test('wide ranges driven from the full-text matches give the same answers', async () => {
       const textFirst = createLogStore(handle.database.db, dialect, { textFirstAboveIds: 0 });
-      for (const query of ['disk', 'connection -refused', '(refused OR disk) AND level:error', 'time* service:api', '"full on"', 'NOT disk', 'disk OR level:warn']) {
+      for (const query of [
+        'disk',
+        'connection -refused',
+        '(refused OR disk) AND level:error',
+        'time* service:api',
+        '"full on"',
+        'NOT disk',
+        'disk OR level:warn',
+      ]) {
         for (const sort of [undefined, { field: 'host', order: 'asc' as const }]) {
           const expected = await store.search(base({ query, sort }));
           const actual = await textFirst.search(base({ query, sort }));
@@ -281,7 +396,10 @@ for (const dialect of DIALECTS) {
         );
       }
       assert.deepEqual(messagesOf((await textFirst.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
-      assert.deepEqual(await textFirst.search(base({ query: 'disk', limit: 1, page: 2 })), await store.search(base({ query: 'disk', limit: 1, page: 2 })));
+      assert.deepEqual(
+        await textFirst.search(base({ query: 'disk', limit: 1, page: 2 })),
+        await store.search(base({ query: 'disk', limit: 1, page: 2 })),
+      );
       const beyond = await textFirst.search(base({ query: 'disk', limit: 1, page: 5 }));
       assert.deepEqual(beyond, { entries: [], total: 2 });
       assert.equal((await textFirst.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
@@ -307,36 +425,59 @@ for (const dialect of DIALECTS) {
 
     test('a batch with an invalid entry is refused whole', async () => {
       const { store } = handle;
-      await assert.rejects(store.append('t1', [{ timestamp: T0, message: 'good' }, { timestamp: Number.NaN, message: 'bad' }]));
+      await assert.rejects(
+        store.append('t1', [
+          { timestamp: T0, message: 'good' },
+          { timestamp: Number.NaN, message: 'bad' },
+        ]),
+      );
       assert.equal((await store.search({ tenantId: 't1', from: 0, to: T0 + DAY, page: 1, limit: 10 })).total, 0);
     });
 
     test('NUL characters, lone surrogates and odd attribute values are stored safely', async () => {
       const { store } = handle;
       await store.append('t2', [
-        { timestamp: T0, message: 'nul\u0000here \ud800 end', attributes: { 'a\u0000b': 'x\u0000y', n: 1.5, big: 1e21, nested: { no: 1 } as never, inf: Infinity } },
+        {
+          timestamp: T0,
+          message: 'nul\u0000here \ud800 end',
+          attributes: { 'a\u0000b': 'x\u0000y', n: 1.5, big: 1e21, nested: { no: 1 } as never, inf: Infinity },
+        },
       ]);
       const result = await store.search({ tenantId: 't2', query: 'here end', from: T0, to: T0, page: 1, limit: 10 });
       assert.equal(result.total, 1);
       assert.equal(result.entries[0]!.message, 'nul\uFFFDhere \uFFFD end');
       assert.deepEqual(result.entries[0]!.attributes, { 'a\uFFFDb': 'x\uFFFDy', n: 1.5, big: 1e21 });
-      assert.deepEqual(messagesOf((await store.search({ tenantId: 't2', query: 'n:1.5', from: T0, to: T0, page: 1, limit: 10 })).entries), ['nul\uFFFDhere \uFFFD end']);
+      assert.deepEqual(messagesOf((await store.search({ tenantId: 't2', query: 'n:1.5', from: T0, to: T0, page: 1, limit: 10 })).entries), [
+        'nul\uFFFDhere \uFFFD end',
+      ]);
     });
 
     test('retention removes whole days of one tenant only', async () => {
       const { store } = handle;
       const day = (d: number, h: number): number => T0 + d * DAY + h * HOUR;
       const entries = (tenant: string): LogEntry[] =>
-        [0, 1, 2].flatMap((d) => [1, 13].map((h) => ({ timestamp: day(d, h), message: `${tenant} day ${d} hour ${h}`, level: 'info', service: 'svc' })));
+        [0, 1, 2].flatMap((d) =>
+          [1, 13].map((h) => ({ timestamp: day(d, h), message: `${tenant} day ${d} hour ${h}`, level: 'info', service: 'svc' })),
+        );
       await store.append('keep', entries('keep'));
       await store.append('drop', entries('drop'));
       // Day-aligned: a cutoff in the middle of day 1 removes day 0 only.
       assert.equal(await store.removeOlderThan('drop', day(1, 12)), 2);
-      const left = await store.search({ tenantId: 'drop', from: T0, to: day(3, 0), page: 1, limit: 10, sort: { field: '@timestamp', order: 'asc' } });
+      const left = await store.search({
+        tenantId: 'drop',
+        from: T0,
+        to: day(3, 0),
+        page: 1,
+        limit: 10,
+        sort: { field: '@timestamp', order: 'asc' },
+      });
       assert.deepEqual(messagesOf(left.entries), ['drop day 1 hour 1', 'drop day 1 hour 13', 'drop day 2 hour 1', 'drop day 2 hour 13']);
       assert.equal((await store.search({ tenantId: 'drop', query: 'day', from: T0, to: day(0, 23), page: 1, limit: 10 })).total, 0);
       const hist = await store.histogram({ tenantId: 'drop', from: T0, to: day(3, 0) - 1, intervalMs: DAY });
-      assert.deepEqual(hist.map((bucket) => bucket.count), [0, 2, 2]);
+      assert.deepEqual(
+        hist.map((bucket) => bucket.count),
+        [0, 2, 2],
+      );
       assert.deepEqual(await store.distinct({ tenantId: 'drop', field: 'level', limit: 5 }), [{ value: 'info', count: 4 }]);
       // The other tenant keeps everything.
       assert.equal((await store.search({ tenantId: 'keep', from: T0, to: day(3, 0), page: 1, limit: 10 })).total, 6);
@@ -347,14 +488,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await store.search({ tenantId: 'keep', from: T0, to: day(3, 0), page: 1, limit: 10 })).total, 2);
       // Writing into a removed day again works (PostgreSQL recreates the partition).
       await store.append('drop', [{ timestamp: day(0, 5), message: 'late arrival' }]);
-      assert.deepEqual(messagesOf((await store.search({ tenantId: 'drop', query: 'late', from: T0, to: day(3, 0), page: 1, limit: 10 })).entries), ['late arrival']);
+      assert.deepEqual(
+        messagesOf((await store.search({ tenantId: 'drop', query: 'late', from: T0, to: day(3, 0), page: 1, limit: 10 })).entries),
+        ['late arrival'],
+      );
     });
 
     test('concurrent batches are all stored', async () => {
       const { store } = handle;
       await Promise.all(
         Array.from({ length: 8 }, (_, batch) =>
-          store.append('conc', Array.from({ length: 50 }, (_, i) => ({ timestamp: T0 + batch * 1000 + i, message: `batch ${batch} item ${i}`, level: 'info', service: 's' }))),
+          store.append(
+            'conc',
+            Array.from({ length: 50 }, (_, i) => ({
+              timestamp: T0 + batch * 1000 + i,
+              message: `batch ${batch} item ${i}`,
+              level: 'info',
+              service: 's',
+            })),
+          ),
         ),
       );
       assert.equal((await store.search({ tenantId: 'conc', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
@@ -407,6 +559,8 @@ describe('log store partitions [postgres]', () => {
     assert.equal(await store.removeOlderThan('c', T0 + 6 * DAY), 1);
     assert.ok(!(await partitions()).includes('log_entries_p2026112500'));
     await otherProcess.append('c', [{ timestamp: T0 + 5 * DAY + 1, message: 'c second' }]);
-    assert.deepEqual(messagesOf((await store.search({ tenantId: 'c', from: T0, to: T0 + 6 * DAY, page: 1, limit: 10 })).entries), ['c second']);
+    assert.deepEqual(messagesOf((await store.search({ tenantId: 'c', from: T0, to: T0 + 6 * DAY, page: 1, limit: 10 })).entries), [
+      'c second',
+    ]);
   });
 });

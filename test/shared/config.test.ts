@@ -40,7 +40,11 @@ test('a bad value names its variable', () => {
   ];
   for (const env of cases) {
     const [name] = Object.keys(env) as [string];
-    assert.throws(() => loadGatewayConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === name && error.message.includes(name), name);
+    assert.throws(
+      () => loadGatewayConfig(env),
+      (error: unknown) => error instanceof ConfigError && error.variable === name && error.message.includes(name),
+      name,
+    );
   }
 });
 

@@ -31,7 +31,7 @@ describe('restart policy of `gerbang all`', () => {
 const CRASHING = ['-e', "process.send({ type: 'gerbang:service-ready', port: 1 }, () => process.exit(3))"];
 
 describe('a crash loop under the supervisor', () => {
-  test('each restart waits the policy\'s back-off (timers injected), and a stop cancels the pending restart', async () => {
+  test("each restart waits the policy's back-off (timers injected), and a stop cancels the pending restart", async () => {
     const scheduled = new EventEmitter();
     const requested: { delayMs: number; run: () => void; cancelled: boolean }[] = [];
     const schedule: Schedule = (run, delayMs) => {
@@ -42,8 +42,12 @@ describe('a crash loop under the supervisor', () => {
     };
     let now = 0;
     const child = new ServiceChild({
-      name: 'crasher', args: CRASHING, env: () => ({ ...process.env, [SUPERVISED_ENV]: '1' }), log: undefined,
-      policy: new RestartPolicy({ now: () => now }), schedule,
+      name: 'crasher',
+      args: CRASHING,
+      env: () => ({ ...process.env, [SUPERVISED_ENV]: '1' }),
+      log: undefined,
+      policy: new RestartPolicy({ now: () => now }),
+      schedule,
     });
     const pids = new Set<number>();
     assert.equal(await child.start(), 1);
@@ -54,7 +58,10 @@ describe('a crash loop under the supervisor', () => {
       now += restart.delayMs;
       restart.run(); // the timer fires: a new process
     }
-    assert.deepEqual(requested.map((r) => r.delayMs), [500, 1_000, 2_000, 4_000, 8_000]);
+    assert.deepEqual(
+      requested.map((r) => r.delayMs),
+      [500, 1_000, 2_000, 4_000, 8_000],
+    );
     assert.equal(pids.size, 5, 'a new process each time');
     if (requested.length === 5) await once(scheduled, 'scheduled');
     assert.equal(await child.stop(1_000), true);

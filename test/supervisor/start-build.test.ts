@@ -26,7 +26,14 @@ function fixture() {
     await tick();
     writeFileSync(join(outDir, 'lib.js'), source);
   };
-  return { root, cacheDir, compiles, compile, setMidway: (check: () => void) => (midway = check), cleanUp: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    root,
+    cacheDir,
+    compiles,
+    compile,
+    setMidway: (check: () => void) => (midway = check),
+    cleanUp: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 /** Every build directory in the cache holds its whole output (never one file without the other). */
@@ -38,7 +45,7 @@ function assertNoHalfBuild(cacheDir: string) {
   }
 }
 
-describe('npm start\'s build (scripts/start-build.mjs)', () => {
+describe("npm start's build (scripts/start-build.mjs)", () => {
   test('two starts at once of one tree: neither ever sees a half-written build, both run the same whole one', async () => {
     const f = fixture();
     try {
@@ -51,7 +58,11 @@ describe('npm start\'s build (scripts/start-build.mjs)', () => {
       assert.equal(f.compiles.length, 2, 'both compiled, each into its own directory');
       assert.notEqual(f.compiles[0], f.compiles[1]);
       assertNoHalfBuild(f.cacheDir);
-      assert.deepEqual(readdirSync(f.cacheDir).filter((n) => n.startsWith('.')), [], 'the loser\'s temporary directory is removed');
+      assert.deepEqual(
+        readdirSync(f.cacheDir).filter((n) => n.startsWith('.')),
+        [],
+        "the loser's temporary directory is removed",
+      );
     } finally {
       f.cleanUp();
     }
@@ -86,11 +97,18 @@ describe('npm start\'s build (scripts/start-build.mjs)', () => {
       const h1 = buildHash(f.root);
       writeFileSync(join(f.root, 'tsconfig.json'), '{"compilerOptions":{}}');
       assert.notEqual(buildHash(f.root), h1);
-      await assert.rejects(preparedBuild({ root: f.root, cacheDir: f.cacheDir, compile: async (out) => {
-        mkdirSync(out);
-        writeFileSync(join(out, 'cli.js'), '');
-        throw new Error('type errors');
-      } }), /type errors/);
+      await assert.rejects(
+        preparedBuild({
+          root: f.root,
+          cacheDir: f.cacheDir,
+          compile: async (out) => {
+            mkdirSync(out);
+            writeFileSync(join(out, 'cli.js'), '');
+            throw new Error('type errors');
+          },
+        }),
+        /type errors/,
+      );
       assert.deepEqual(readdirSync(f.cacheDir), []);
     } finally {
       f.cleanUp();

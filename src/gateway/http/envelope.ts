@@ -43,7 +43,7 @@ export function languageOf(request: WithHeaders): Language {
  * A success body; `code` mirrors the status the reply is sent with. Typed loosely: the route's
  * response schema is what shapes (and filters) the body on the wire.
  */
- 
+
 export function success<D, I>(request: FastifyRequest, reply: FastifyReply, status: number, message: Localized, data?: D, info?: I): any {
   reply.status(status);
   return {

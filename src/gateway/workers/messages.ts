@@ -17,5 +17,10 @@ export type WorkerMessage =
   | { type: 'gerbang:metrics-part'; collectId: number; metrics?: MetricsJson; error?: string };
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  return typeof message === 'object' && message !== null && typeof (message as { type?: unknown }).type === 'string' && (message as { type: string }).type.startsWith('gerbang:');
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    typeof (message as { type?: unknown }).type === 'string' &&
+    (message as { type: string }).type.startsWith('gerbang:')
+  );
 }

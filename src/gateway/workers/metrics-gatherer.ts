@@ -71,6 +71,9 @@ export class MetricsGatherer<W> {
     collection.cancelTimer();
     Promise.resolve()
       .then(() => AggregatorRegistry.aggregate(collection.parts).metrics())
-      .then((text) => collection.answer({ text }), (error: unknown) => collection.answer({ error: String(error) }));
+      .then(
+        (text) => collection.answer({ text }),
+        (error: unknown) => collection.answer({ error: String(error) }),
+      );
   }
 }

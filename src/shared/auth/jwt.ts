@@ -8,7 +8,13 @@ export interface TokenProfile {
   readonly type: string;
 }
 
-export async function signToken(key: SigningKey, profile: TokenProfile, claims: JWTPayload, ttlSeconds: number, nowMs: number): Promise<string> {
+export async function signToken(
+  key: SigningKey,
+  profile: TokenProfile,
+  claims: JWTPayload,
+  ttlSeconds: number,
+  nowMs: number,
+): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: key.kid, typ: profile.type })

@@ -39,7 +39,11 @@ export class SharedRateLimiter<DB extends CountersSchema> {
 
   /** Whether the key is over its limit, without counting an event. */
   async check(key: string): Promise<RateLimitState> {
-    const row = await this.db.selectFrom('login_failures').select(['count', 'reset_at']).where('key', '=', this.prefix + key).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('login_failures')
+      .select(['count', 'reset_at'])
+      .where('key', '=', this.prefix + key)
+      .executeTakeFirst();
     const now = this.now();
     if (!row || Number(row.reset_at) <= now) return { limited: false, retryAfterSeconds: 1 };
     return { limited: row.count >= this.rule.limit, retryAfterSeconds: Math.max(1, Math.ceil((Number(row.reset_at) - now) / 1000)) };
@@ -69,6 +73,9 @@ export class SharedRateLimiter<DB extends CountersSchema> {
   }
 
   async reset(key: string): Promise<void> {
-    await this.db.deleteFrom('login_failures').where('key', '=', this.prefix + key).execute();
+    await this.db
+      .deleteFrom('login_failures')
+      .where('key', '=', this.prefix + key)
+      .execute();
   }
 }

@@ -32,7 +32,10 @@ export async function loadSigningKey(db: Kysely<any>, table: string): Promise<Si
     const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
     const kid = randomUUID();
     const jwk = await exportJWK(privateKey);
-    await db.insertInto(table).values({ kid, algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() }).execute();
+    await db
+      .insertInto(table)
+      .values({ kid, algorithm: SIGNING_ALGORITHM, private_jwk: JSON.stringify(jwk), created_at: new Date().toISOString() })
+      .execute();
     rows = await keysByAge();
     // Lost a race with another instance: withdraw our key so every instance publishes the same set.
     if (rows[0]!.kid !== kid) await db.deleteFrom(table).where('kid', '=', kid).execute();

@@ -2,7 +2,10 @@ import { parseDuration } from './duration.js';
 
 /** A bad setting: the process prints this one line and exits non-zero. */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`invalid configuration: ${variable} ${problem}`);
     this.name = 'ConfigError';
   }
@@ -62,7 +65,10 @@ export function envReader(env: Env) {
       return value;
     },
     list(name: string): string[] {
-      return (raw(name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+      return (raw(name) ?? '')
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
     },
     oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
       const value = raw(name) ?? fallback;

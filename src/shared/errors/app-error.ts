@@ -15,7 +15,10 @@ export class AppError extends Error {
   readonly status: number;
   readonly expose: boolean;
 
-  constructor(readonly code: ErrorCode, readonly options: AppErrorOptions = {}) {
+  constructor(
+    readonly code: ErrorCode,
+    readonly options: AppErrorOptions = {},
+  ) {
     super(ERRORS[code].en, { cause: options.cause });
     this.name = 'AppError';
     this.status = ERRORS[code].status;

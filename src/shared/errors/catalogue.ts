@@ -26,19 +26,43 @@ export const ERRORS = {
   TOKEN_MISSING: { status: 401, id: 'Token otorisasi diperlukan', en: 'Authorization token required' },
   TOKEN_INVALID: { status: 401, id: 'Token tidak valid atau kedaluwarsa', en: 'Invalid or expired token' },
   INVALID_CREDENTIALS: { status: 401, id: 'Nomor pegawai atau kata sandi salah', en: 'Wrong employee number or password' },
-  PASSWORD_EXPIRED: { status: 401, id: 'Kata sandi telah kedaluwarsa, silakan ganti kata sandi', en: 'Password has expired, please change it' },
-  TOO_MANY_ATTEMPTS: { status: 429, id: 'Terlalu banyak percobaan, coba lagi dalam {seconds} detik', en: 'Too many attempts, try again in {seconds} seconds' },
+  PASSWORD_EXPIRED: {
+    status: 401,
+    id: 'Kata sandi telah kedaluwarsa, silakan ganti kata sandi',
+    en: 'Password has expired, please change it',
+  },
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    id: 'Terlalu banyak percobaan, coba lagi dalam {seconds} detik',
+    en: 'Too many attempts, try again in {seconds} seconds',
+  },
   FORBIDDEN: { status: 403, id: 'Anda tidak memiliki akses', en: 'You do not have access' },
   CSRF_REJECTED: { status: 403, id: 'Permintaan lintas situs ditolak', en: 'Cross-site request rejected' },
 
   // Passwords (gateway)
   PASSWORD_TOO_SHORT: { status: 400, id: 'Kata sandi minimal 8 karakter', en: 'Password must be at least 8 characters' },
   PASSWORD_TOO_LONG: { status: 400, id: 'Kata sandi maksimal 128 karakter', en: 'Password must be at most 128 characters' },
-  PASSWORD_NEEDS_LOWERCASE: { status: 400, id: 'Kata sandi harus memiliki minimal 1 huruf kecil', en: 'Password must contain at least 1 lowercase letter' },
-  PASSWORD_NEEDS_UPPERCASE: { status: 400, id: 'Kata sandi harus memiliki minimal 1 huruf besar', en: 'Password must contain at least 1 uppercase letter' },
+  PASSWORD_NEEDS_LOWERCASE: {
+    status: 400,
+    id: 'Kata sandi harus memiliki minimal 1 huruf kecil',
+    en: 'Password must contain at least 1 lowercase letter',
+  },
+  PASSWORD_NEEDS_UPPERCASE: {
+    status: 400,
+    id: 'Kata sandi harus memiliki minimal 1 huruf besar',
+    en: 'Password must contain at least 1 uppercase letter',
+  },
   PASSWORD_NEEDS_DIGIT: { status: 400, id: 'Kata sandi harus memiliki minimal 1 angka', en: 'Password must contain at least 1 digit' },
-  PASSWORD_NEEDS_SPECIAL: { status: 400, id: 'Kata sandi harus memiliki minimal 1 karakter khusus', en: 'Password must contain at least 1 special character' },
-  PASSWORD_REUSED: { status: 400, id: 'Kata sandi baru tidak boleh sama dengan kata sandi lama', en: 'The new password must differ from the current one' },
+  PASSWORD_NEEDS_SPECIAL: {
+    status: 400,
+    id: 'Kata sandi harus memiliki minimal 1 karakter khusus',
+    en: 'Password must contain at least 1 special character',
+  },
+  PASSWORD_REUSED: {
+    status: 400,
+    id: 'Kata sandi baru tidak boleh sama dengan kata sandi lama',
+    en: 'The new password must differ from the current one',
+  },
   PASSWORD_CONFIRMATION_MISMATCH: { status: 400, id: 'Konfirmasi kata sandi tidak cocok', en: 'Password confirmation does not match' },
   OLD_PASSWORD_WRONG: { status: 400, id: 'Kata sandi lama salah', en: 'Current password is wrong' },
 
@@ -50,26 +74,66 @@ export const ERRORS = {
   FILTER_INVALID: { status: 400, id: 'Filter tidak valid: {detail}', en: 'Invalid filter: {detail}' },
   SORT_INVALID: { status: 400, id: 'Urutan tidak valid: {detail}', en: 'Invalid sort: {detail}' },
   CANNOT_DELETE_SELF: { status: 400, id: 'Anda tidak dapat menghapus akun Anda sendiri', en: 'You cannot delete your own account' },
-  LAST_ADMIN: { status: 400, id: 'Administrator terakhir tidak dapat dihapus atau diturunkan', en: 'The last administrator cannot be removed or demoted' },
+  LAST_ADMIN: {
+    status: 400,
+    id: 'Administrator terakhir tidak dapat dihapus atau diturunkan',
+    en: 'The last administrator cannot be removed or demoted',
+  },
 
   // SSO login (gateway, area B). Every refusal is 401 and names its reason.
   SSO_NOT_CONFIGURED: { status: 503, id: 'Login SSO belum dikonfigurasi', en: 'SSO login is not configured' },
   SSO_PROVIDER_UNAVAILABLE: { status: 503, id: 'Penyedia identitas tidak dapat dihubungi', en: 'The identity provider cannot be reached' },
   SSO_TOKEN_MALFORMED: { status: 401, id: 'ID token SSO tidak berbentuk JWT yang valid', en: 'The SSO ID token is not a well-formed JWT' },
-  SSO_ALGORITHM_REFUSED: { status: 401, id: 'Algoritma tanda tangan ID token tidak diizinkan', en: 'The ID token signing algorithm is not allowed' },
-  SSO_SIGNATURE_INVALID: { status: 401, id: 'Tanda tangan ID token tidak valid untuk kunci penyedia identitas', en: 'The ID token signature does not match the identity provider keys' },
+  SSO_ALGORITHM_REFUSED: {
+    status: 401,
+    id: 'Algoritma tanda tangan ID token tidak diizinkan',
+    en: 'The ID token signing algorithm is not allowed',
+  },
+  SSO_SIGNATURE_INVALID: {
+    status: 401,
+    id: 'Tanda tangan ID token tidak valid untuk kunci penyedia identitas',
+    en: 'The ID token signature does not match the identity provider keys',
+  },
   SSO_ISSUER_MISMATCH: { status: 401, id: 'Penerbit ID token tidak dipercaya', en: 'The ID token issuer is not trusted' },
-  SSO_AUDIENCE_MISMATCH: { status: 401, id: 'ID token tidak ditujukan untuk aplikasi ini', en: 'The ID token was not issued for this application' },
+  SSO_AUDIENCE_MISMATCH: {
+    status: 401,
+    id: 'ID token tidak ditujukan untuk aplikasi ini',
+    en: 'The ID token was not issued for this application',
+  },
   SSO_TOKEN_EXPIRED: { status: 401, id: 'ID token telah kedaluwarsa', en: 'The ID token has expired' },
-  SSO_TOKEN_TOO_OLD: { status: 401, id: 'ID token terlalu lama atau waktu terbitnya tidak valid, silakan login ulang', en: 'The ID token is too old or its issue time is invalid, please sign in again' },
-  SSO_CLAIMS_INVALID: { status: 401, id: 'Klaim ID token tidak lengkap atau tidak valid', en: 'The ID token claims are missing or invalid' },
-  SSO_AT_HASH_MISMATCH: { status: 401, id: 'Access token tidak cocok dengan ID token (at_hash)', en: 'The access token does not match the ID token (at_hash)' },
-  SSO_NONCE_MISMATCH: { status: 401, id: 'Nonce ID token tidak cocok dengan nonce sesi ini', en: 'The ID token nonce does not match this session nonce' },
+  SSO_TOKEN_TOO_OLD: {
+    status: 401,
+    id: 'ID token terlalu lama atau waktu terbitnya tidak valid, silakan login ulang',
+    en: 'The ID token is too old or its issue time is invalid, please sign in again',
+  },
+  SSO_CLAIMS_INVALID: {
+    status: 401,
+    id: 'Klaim ID token tidak lengkap atau tidak valid',
+    en: 'The ID token claims are missing or invalid',
+  },
+  SSO_AT_HASH_MISMATCH: {
+    status: 401,
+    id: 'Access token tidak cocok dengan ID token (at_hash)',
+    en: 'The access token does not match the ID token (at_hash)',
+  },
+  SSO_NONCE_MISMATCH: {
+    status: 401,
+    id: 'Nonce ID token tidak cocok dengan nonce sesi ini',
+    en: 'The ID token nonce does not match this session nonce',
+  },
   SSO_TOKEN_REPLAYED: { status: 401, id: 'ID token sudah pernah digunakan', en: 'The ID token has already been used' },
   SSO_PROFILE_MISMATCH: { status: 401, id: 'Profil tidak sesuai dengan ID token', en: 'The profile does not match the ID token' },
   SSO_EMAIL_MISSING: { status: 401, id: 'ID token tidak memuat email', en: 'The ID token carries no e-mail' },
-  SSO_EMAIL_UNVERIFIED: { status: 401, id: 'Email belum diverifikasi oleh penyedia identitas', en: 'The e-mail is not verified by the identity provider' },
-  SSO_ACCOUNT_CONFLICT: { status: 401, id: 'Akun tidak dapat ditautkan: data akun bertentangan dengan identitas SSO', en: 'The account cannot be linked: existing account data conflicts with the SSO identity' },
+  SSO_EMAIL_UNVERIFIED: {
+    status: 401,
+    id: 'Email belum diverifikasi oleh penyedia identitas',
+    en: 'The e-mail is not verified by the identity provider',
+  },
+  SSO_ACCOUNT_CONFLICT: {
+    status: 401,
+    id: 'Akun tidak dapat ditautkan: data akun bertentangan dengan identitas SSO',
+    en: 'The account cannot be linked: existing account data conflicts with the SSO identity',
+  },
   // Proxied services (gateway, spec 4.4 and 7.1); messages name the service, never an address
   SERVICE_NOT_CONFIGURED: { status: 503, id: 'Layanan {service} belum dikonfigurasi', en: 'The {service} service is not configured' },
   UPSTREAM_UNREACHABLE: { status: 502, id: 'Layanan {service} tidak dapat dihubungi', en: 'The {service} service cannot be reached' },
@@ -92,7 +156,11 @@ export const ERRORS = {
   LOGS_MALFORMED_REQUEST: { status: 400, id: 'malformed http request', en: 'malformed http request' },
   LOGS_HEADERS_TOO_LARGE: { status: 431, id: 'request headers too large', en: 'request headers too large' },
   LOGS_REQUEST_TIMEOUT: { status: 408, id: 'request not received in time', en: 'request not received in time' },
-  LOGS_QUERY_TIMEOUT: { status: 503, id: 'query took too long: narrow the time range or the query', en: 'query took too long: narrow the time range or the query' },
+  LOGS_QUERY_TIMEOUT: {
+    status: 503,
+    id: 'query took too long: narrow the time range or the query',
+    en: 'query took too long: narrow the time range or the query',
+  },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },

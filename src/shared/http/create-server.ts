@@ -29,7 +29,10 @@ const MAX_PARAM_LENGTH = 500;
 
 /** A router refusal (bad percent-encoding, over-long path parameter) as a catalogue error. */
 export function frameworkError(error: { code?: string }): AppError {
-  const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `a path parameter is longer than ${MAX_PARAM_LENGTH} characters` : 'the URL is not validly percent-encoded';
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`
+      : 'the URL is not validly percent-encoded';
   return new AppError('VALIDATION_FAILED', { params: { detail } });
 }
 

@@ -23,7 +23,7 @@ export const REDACT_PATHS = [
  */
 export function blocksOfWholeLines(bytes: Buffer, limit: number): Buffer[] {
   const blocks: Buffer[] = [];
-  for (let start = 0; start < bytes.length; ) {
+  for (let start = 0; start < bytes.length;) {
     let end = bytes.length - start <= limit ? bytes.length : bytes.lastIndexOf(0x0a, start + limit - 1) + 1;
     if (end <= start) end = bytes.indexOf(0x0a, start) + 1 || bytes.length;
     blocks.push(bytes.subarray(start, end));

@@ -22,7 +22,10 @@ export type AuditListener = (row: AuditLogTable) => void;
 export class AuditRepository {
   private readonly listeners: AuditListener[] = [];
 
-  constructor(private readonly db: Kysely<GatewaySchema>, private readonly now: () => number) {}
+  constructor(
+    private readonly db: Kysely<GatewaySchema>,
+    private readonly now: () => number,
+  ) {}
 
   onRecord(listener: AuditListener): void {
     this.listeners.push(listener);

@@ -45,7 +45,14 @@ export class AuthService {
   async login(noPegawai: string, password: string, client: Client) {
     const user = await this.checkCredentials(noPegawai, password, client, 'auth.login');
     if (this.passwordExpired(user)) {
-      await this.audit.record({ action: 'auth.login', outcome: 'failure', actorId: user.id, actor: user.no_pegawai, ...client, details: { reason: 'password_expired' } });
+      await this.audit.record({
+        action: 'auth.login',
+        outcome: 'failure',
+        actorId: user.id,
+        actor: user.no_pegawai,
+        ...client,
+        details: { reason: 'password_expired' },
+      });
       throw new AppError('PASSWORD_EXPIRED', { data: { requirePasswordReset: true } });
     }
     const token = await this.startSession(user, client, {});
@@ -70,7 +77,13 @@ export class AuthService {
 
   async logout(auth: AuthContext, client: Client): Promise<void> {
     await this.sessions.revoke(auth.sessionId, new Date(this.now()).toISOString());
-    await this.audit.record({ action: 'auth.logout', outcome: 'success', actorId: auth.userId, actor: auth.claims.no_pegawai ?? null, ...client });
+    await this.audit.record({
+      action: 'auth.logout',
+      outcome: 'success',
+      actorId: auth.userId,
+      actor: auth.claims.no_pegawai ?? null,
+      ...client,
+    });
   }
 
   /** A new token for the same session, which lives on for another token lifetime. */
@@ -78,7 +91,13 @@ export class AuthService {
     const { iat: _iat, exp: _exp, jti: _jti, sub: _sub, iss: _iss, aud: _aud, ...claims } = auth.claims;
     await this.sessions.extend(auth.sessionId, this.tokens.sessionExpiry());
     const token = await this.tokens.issue(claims);
-    await this.audit.record({ action: 'auth.refresh', outcome: 'success', actorId: auth.userId, actor: auth.claims.no_pegawai ?? null, ...client });
+    await this.audit.record({
+      action: 'auth.refresh',
+      outcome: 'success',
+      actorId: auth.userId,
+      actor: auth.claims.no_pegawai ?? null,
+      ...client,
+    });
     return token;
   }
 
@@ -87,7 +106,14 @@ export class AuthService {
     const user = await this.users.findById(auth.userId);
     if (!user) throw new AppError('TOKEN_INVALID');
     if (!user.password_hash || !(await verifyPassword(user.password_hash, oldPassword))) {
-      await this.audit.record({ action: 'auth.change_password', outcome: 'failure', actorId: user.id, actor: user.no_pegawai, ...client, details: { reason: 'old_password_wrong' } });
+      await this.audit.record({
+        action: 'auth.change_password',
+        outcome: 'failure',
+        actorId: user.id,
+        actor: user.no_pegawai,
+        ...client,
+        details: { reason: 'old_password_wrong' },
+      });
       throw new AppError('OLD_PASSWORD_WRONG');
     }
     await this.setPassword(user, newPassword, client, 'auth.change_password', user.id);
@@ -97,7 +123,13 @@ export class AuthService {
    * The way out of an expired password (spec 4.1): the old password proves the caller, and the
    * attempt counts against the same lockout as a login.
    */
-  async changeExpiredPassword(noPegawai: string, oldPassword: string, newPassword: string, confirmation: string, client: Client): Promise<void> {
+  async changeExpiredPassword(
+    noPegawai: string,
+    oldPassword: string,
+    newPassword: string,
+    confirmation: string,
+    client: Client,
+  ): Promise<void> {
     if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
     const user = await this.checkCredentials(noPegawai, oldPassword, client, 'auth.change_expired_password');
     await this.setPassword(user, newPassword, client, 'auth.change_expired_password', user.id);
@@ -109,7 +141,15 @@ export class AuthService {
   }
 
   /** Checks rules, stores the new hash and ends every session of the user, in one transaction. */
-  private async setPassword(user: UsersTable, newPassword: string, client: Client, action: string, actorId: string, actor = user.no_pegawai, refuseSame = true) {
+  private async setPassword(
+    user: UsersTable,
+    newPassword: string,
+    client: Client,
+    action: string,
+    actorId: string,
+    actor = user.no_pegawai,
+    refuseSame = true,
+  ) {
     assertPasswordAcceptable(newPassword);
     if (refuseSame && user.password_hash && (await verifyPassword(user.password_hash, newPassword))) throw new AppError('PASSWORD_REUSED');
     const passwordHash = await hashPassword(newPassword);
@@ -127,11 +167,23 @@ export class AuthService {
    */
   private async checkCredentials(noPegawai: string, password: string, client: Client, action: string): Promise<UsersTable> {
     const accountKey = noPegawai.toLowerCase();
-    for (const [limiter, key] of [[this.failuresPerAccount, accountKey], [this.failuresPerAddress, client.ip]] as const) {
+    for (const [limiter, key] of [
+      [this.failuresPerAccount, accountKey],
+      [this.failuresPerAddress, client.ip],
+    ] as const) {
       const state = await limiter.check(key);
       if (state.limited) {
-        await this.audit.record({ action, outcome: 'failure', actor: noPegawai.slice(0, 64), ...client, details: { reason: 'locked_out' } });
-        throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: state.retryAfterSeconds }, headers: { 'retry-after': String(state.retryAfterSeconds) } });
+        await this.audit.record({
+          action,
+          outcome: 'failure',
+          actor: noPegawai.slice(0, 64),
+          ...client,
+          details: { reason: 'locked_out' },
+        });
+        throw new AppError('TOO_MANY_ATTEMPTS', {
+          params: { seconds: state.retryAfterSeconds },
+          headers: { 'retry-after': String(state.retryAfterSeconds) },
+        });
       }
     }
     const user = await this.users.findByNoPegawai(noPegawai);
@@ -139,7 +191,14 @@ export class AuthService {
     if (!user || !ok) {
       await this.failuresPerAccount.hit(accountKey);
       await this.failuresPerAddress.hit(client.ip);
-      await this.audit.record({ action, outcome: 'failure', actorId: user?.id ?? null, actor: noPegawai.slice(0, 64), ...client, details: { reason: 'invalid_credentials' } });
+      await this.audit.record({
+        action,
+        outcome: 'failure',
+        actorId: user?.id ?? null,
+        actor: noPegawai.slice(0, 64),
+        ...client,
+        details: { reason: 'invalid_credentials' },
+      });
       throw new AppError('INVALID_CREDENTIALS');
     }
     await this.failuresPerAccount.reset(accountKey);

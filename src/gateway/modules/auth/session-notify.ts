@@ -25,9 +25,18 @@ export async function announceEndedSessions(db: Kysely<any>, ids: readonly strin
  * Listens on its own connection and hands the announced ids to `onEnded`. If the connection
  * fails, the cache TTL remains the bound (logged as a warning); no reconnection loop here.
  */
-export async function listenForEndedSessions(url: string, onEnded: (ids: string[]) => void, log: FastifyBaseLogger): Promise<{ close(): Promise<void> }> {
+export async function listenForEndedSessions(
+  url: string,
+  onEnded: (ids: string[]) => void,
+  log: FastifyBaseLogger,
+): Promise<{ close(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url });
-  client.on('error', (error) => log.warn({ err: error }, 'session notification listener failed; other instances\' logouts now reach this one within the session cache TTL'));
+  client.on('error', (error) =>
+    log.warn(
+      { err: error },
+      "session notification listener failed; other instances' logouts now reach this one within the session cache TTL",
+    ),
+  );
   client.on('notification', (message) => {
     if (message.channel !== SESSION_CHANNEL || !message.payload) return;
     try {

@@ -94,7 +94,8 @@ export class GatewayTokens {
     const claims = await this.verifier.verify(jwt, this.now());
     if (!claims) return undefined;
     const session = await this.sessions.find(claims.sid);
-    if (!session || session.revoked_at !== null || session.expires_at <= this.nowIso() || session.user_id !== claims.user_id) return undefined;
+    if (!session || session.revoked_at !== null || session.expires_at <= this.nowIso() || session.user_id !== claims.user_id)
+      return undefined;
     return { userId: claims.user_id, sessionId: claims.sid, claims, jwt };
   }
 }

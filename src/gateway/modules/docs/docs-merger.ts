@@ -96,21 +96,38 @@ export function namespaceDocument(document: OpenApiDocument, service: ServiceDef
 }
 
 function fallbackOperation(service: ServiceDefinition, operation: ServiceOperation): Record<string, unknown> {
-  const pathParams = [...operation.path.matchAll(/:(\w+)/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
-  const queryParams = Object.entries(operation.query ?? {}).map(([name, type]) => ({ name, in: 'query', required: false, schema: { type } }));
+  const pathParams = [...operation.path.matchAll(/:(\w+)/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  const queryParams = Object.entries(operation.query ?? {}).map(([name, type]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: { type },
+  }));
   const result: Record<string, unknown> = {
     tags: [service.name],
     summary: operation.summary,
     operationId: `${schemaPrefix(service)}_${operation.method.toLowerCase()}${operation.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/_$/, '')}`,
-    description: 'Listed from the gateway\'s table (spec 4.4): the service published no description. Payloads are the service\'s own.',
+    description: "Listed from the gateway's table (spec 4.4): the service published no description. Payloads are the service's own.",
     security: SECURED,
-    responses: { default: { description: 'The service\'s response, relayed unchanged' } },
+    responses: { default: { description: "The service's response, relayed unchanged" } },
   };
   const parameters = [...pathParams, ...queryParams];
   if (parameters.length > 0) result.parameters = parameters;
   if (operation.body) {
     const properties = Object.fromEntries(
-      Object.entries(operation.body.fields).map(([name, type]) => [name, type === 'binary' ? { type: 'string', format: 'binary' } : type === 'date' ? { type: 'string', format: 'date' } : { type: 'string' }]),
+      Object.entries(operation.body.fields).map(([name, type]) => [
+        name,
+        type === 'binary'
+          ? { type: 'string', format: 'binary' }
+          : type === 'date'
+            ? { type: 'string', format: 'date' }
+            : { type: 'string' },
+      ]),
     );
     const mediaType = operation.body.type === 'multipart' ? 'multipart/form-data' : 'application/json';
     result.requestBody = { required: true, content: { [mediaType]: { schema: { type: 'object', properties } } } };
@@ -140,10 +157,11 @@ export function mergeDocuments(
   merged.tags = [...(merged.tags ?? [])];
   for (const { service, part, available } of parts) {
     for (const [path, item] of Object.entries(part.paths)) merged.paths[path] = { ...(merged.paths[path] ?? {}), ...item };
-    for (const [type, entries] of Object.entries(part.components)) merged.components[type] = { ...(merged.components[type] ?? {}), ...entries };
+    for (const [type, entries] of Object.entries(part.components))
+      merged.components[type] = { ...(merged.components[type] ?? {}), ...entries };
     merged.tags.push({
       name: service.name,
-      description: `Proxied to the ${service.name} service under ${service.basePath}/${available ? '' : ' (operations from the gateway\'s table: the service\'s own description is unavailable)'}`,
+      description: `Proxied to the ${service.name} service under ${service.basePath}/${available ? '' : " (operations from the gateway's table: the service's own description is unavailable)"}`,
     });
   }
   merged['x-unavailable-services'] = unavailable;

@@ -41,7 +41,8 @@ const INIT_JS = `window.onload = function () {
 `;
 
 /** Only our own origin; Swagger UI sets inline styles, and shows images as data: URLs. */
-const UI_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'";
+const UI_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'";
 
 export interface DocsDeps {
   docs: DocsService;

@@ -1,7 +1,14 @@
 import { convertObj } from 'swagger2openapi';
 import { SERVICES, type ServiceDefinition } from '../proxy/services.js';
 import type { Upstream } from '../proxy/upstream.js';
-import { fallbackPart, mergeDocuments, namespaceDocument, type OpenApiDocument, type ServicePart, type UnavailableService } from './docs-merger.js';
+import {
+  fallbackPart,
+  mergeDocuments,
+  namespaceDocument,
+  type OpenApiDocument,
+  type ServicePart,
+  type UnavailableService,
+} from './docs-merger.js';
 
 type Fetched = { ok: true; part: ServicePart } | { ok: false; reason: UnavailableService['reason'] };
 

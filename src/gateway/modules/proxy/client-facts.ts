@@ -61,7 +61,10 @@ export class ClientFacts implements TokenRequest {
   /** The direct peer, or the client a trusted proxy in front names. */
   get ip(): string | undefined {
     // proxy-addr reads only `headers` and `socket.remoteAddress`: given the recorded peer, never the live socket.
-    const addresses = proxyAddr.all({ headers: this.raw.headers, socket: { remoteAddress: this.peerAddress } } as unknown as IncomingMessage, this.trust);
+    const addresses = proxyAddr.all(
+      { headers: this.raw.headers, socket: { remoteAddress: this.peerAddress } } as unknown as IncomingMessage,
+      this.trust,
+    );
     return addresses[addresses.length - 1] || undefined;
   }
 

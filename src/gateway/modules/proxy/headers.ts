@@ -2,13 +2,33 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ACCESS_COOKIE } from '../sso/sso-cookies.js';
 
 /** RFC 9110 7.6.1 hop-by-hop fields (and `Proxy-*`, handled by prefix): never forwarded either way. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'http2-settings']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'trailer',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'http2-settings',
+]);
 
 /**
  * Request fields the gateway sets itself, so a client cannot forge them. `Expect` was answered by
  * our own server (100 Continue) already.
  */
-const GATEWAY_SET = new Set(['host', 'expect', 'authorization', 'x-user-id', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+const GATEWAY_SET = new Set([
+  'host',
+  'expect',
+  'authorization',
+  'x-user-id',
+  'x-request-id',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+]);
 /** Client statements about the path to us: kept only when the proxy in front is trusted. */
 const FORWARDING = new Set(['forwarded', 'x-real-ip', 'x-forwarded-port', 'x-forwarded-prefix']);
 
@@ -22,7 +42,12 @@ function withoutGatewayCookie(value: string | string[]): string | undefined {
 function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
-  return new Set(text.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 function isHopByHop(name: string, named: Set<string> | undefined): boolean {

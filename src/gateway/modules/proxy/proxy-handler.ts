@@ -157,7 +157,13 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     // A response that never completed was cut short: by the client (499), or after a broken upstream body.
     const status = res.writableFinished || res.headersSent ? res.statusCode : 499;
     const failure = res.writableFinished ? undefined : (exchange.failure ?? 'client went away');
-    deps.metrics.observe(service.key, req.method!, status, totalMs / 1000, exchange.upstreamMs === undefined ? undefined : exchange.upstreamMs / 1000);
+    deps.metrics.observe(
+      service.key,
+      req.method!,
+      status,
+      totalMs / 1000,
+      exchange.upstreamMs === undefined ? undefined : exchange.upstreamMs / 1000,
+    );
     const url = req.url!;
     const q = url.indexOf('?');
     deps.accessLog?.info(
@@ -176,7 +182,12 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     );
     if (deps.telemetry.enabled) {
       deps.telemetry.endRequest(exchange.span, exchange.facts, {
-        status, durationMs: totalMs, requestId: exchange.requestId, clientAddress: exchange.ip, userId: exchange.auth?.userId, service: service.key,
+        status,
+        durationMs: totalMs,
+        requestId: exchange.requestId,
+        clientAddress: exchange.ip,
+        userId: exchange.auth?.userId,
+        service: service.key,
       });
     }
   };
@@ -189,10 +200,14 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     const body = JSON.stringify(renderErrorEnvelope(error, exchange));
     beforeAnswer(res);
     res.writeHead(error.status, [
-      'content-type', 'application/json; charset=utf-8',
-      'content-length', String(Buffer.byteLength(body)),
-      'x-request-id', exchange.requestId,
-      'cache-control', 'no-store',
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      String(Buffer.byteLength(body)),
+      'x-request-id',
+      exchange.requestId,
+      'cache-control',
+      'no-store',
       ...Object.entries(SECURITY_HEADERS).flat(),
       ...Object.entries(error.options.headers ?? {}).flat(),
       ...corsHeaders(exchange.raw),
@@ -255,7 +270,8 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
           headers: upstreamRequestHeaders(req.headers, {
             trace,
             // A token that came in a cookie (SSO) is wrapped afresh.
-            authorization: deps.config.authorization === 'wrapped' ? (req.headers.authorization ?? wrapToken(auth.jwt)) : `Bearer ${auth.jwt}`,
+            authorization:
+              deps.config.authorization === 'wrapped' ? (req.headers.authorization ?? wrapToken(auth.jwt)) : `Bearer ${auth.jwt}`,
             requestId: exchange.requestId,
             userId: auth.userId,
             forwardedFor: trustForwarding && xff ? `${Array.isArray(xff) ? xff.join(', ') : xff}, ${peer}` : peer,

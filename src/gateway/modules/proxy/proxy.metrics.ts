@@ -60,8 +60,14 @@ class ServiceHistogram {
 export class ProxyMetrics {
   readonly registry = new Registry();
   private readonly requestCounts = new Map<string, { labels: { service: string; method: string; status: string }; count: number }>();
-  private readonly duration = new ServiceHistogram('gateway_proxy_request_duration_seconds', 'Time from the request to the end of the response, by service');
-  private readonly upstreamDuration = new ServiceHistogram('gateway_proxy_upstream_duration_seconds', 'Time until the upstream answered with its headers, by service');
+  private readonly duration = new ServiceHistogram(
+    'gateway_proxy_request_duration_seconds',
+    'Time from the request to the end of the response, by service',
+  );
+  private readonly upstreamDuration = new ServiceHistogram(
+    'gateway_proxy_upstream_duration_seconds',
+    'Time until the upstream answered with its headers, by service',
+  );
   private readonly upstreamErrors = new Counter({
     name: 'gateway_proxy_upstream_errors_total',
     help: 'Failed upstream calls by service and kind (refused, dns, reset, timeout, tls, other, circuit_open, aborted_body)',

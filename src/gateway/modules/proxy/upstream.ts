@@ -10,7 +10,10 @@ import type { UpstreamConfig } from './services.js';
 export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other' | 'circuit_open';
 
 export class UpstreamError extends Error {
-  constructor(readonly kind: UpstreamFailure, cause: unknown) {
+  constructor(
+    readonly kind: UpstreamFailure,
+    cause: unknown,
+  ) {
     super(`upstream ${kind}`, { cause });
     this.name = 'UpstreamError';
   }
@@ -18,13 +21,20 @@ export class UpstreamError extends Error {
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** OpenSSL's verification failures that carry neither a `CERT_` nor an `ERR_TLS` prefix. */
-const TLS_VERIFY_CODES = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY']);
+const TLS_VERIFY_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
 
 export function classifyUpstreamError(error: unknown): UpstreamFailure {
   const code = (error as { code?: string } | null)?.code ?? '';
   if (code === 'ECONNREFUSED') return 'refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT')
+    return 'timeout';
   if (RESET_CODES.has(code)) return 'reset';
   if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SSL') || TLS_VERIFY_CODES.has(code)) return 'tls';
   return 'other';
@@ -120,7 +130,11 @@ export class Upstream {
     }
   }
 
-  private dispatchOnce(request: UpstreamRequest, onHeaders: (status: number, rawHeaders: Buffer[]) => Writable, state: { answered: boolean }): Promise<void> {
+  private dispatchOnce(
+    request: UpstreamRequest,
+    onHeaders: (status: number, rawHeaders: Buffer[]) => Writable,
+    state: { answered: boolean },
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let target: Writable | undefined;
       let onDrain: (() => void) | undefined;

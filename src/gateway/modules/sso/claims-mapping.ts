@@ -28,7 +28,9 @@ const MAX_TEXT = 200;
  * however an account comes to exist.
  */
 const fieldRule = (name: 'no_pegawai' | 'nama' | 'email') => {
-  const check = validatorCompiler({ schema: CreateUserBody.properties[name], httpPart: 'body', method: 'POST', url: '' }) as (value: unknown) => boolean;
+  const check = validatorCompiler({ schema: CreateUserBody.properties[name], httpPart: 'body', method: 'POST', url: '' }) as (
+    value: unknown,
+  ) => boolean;
   return (value: string) => !containsNul(value) && check(value);
 };
 const ACCOUNT_RULES = { noPegawai: fieldRule('no_pegawai'), name: fieldRule('nama'), email: fieldRule('email') };
@@ -73,7 +75,13 @@ export function identityFromClaims(claims: JWTPayload & { iss: string; sub: stri
   const tipe = text(claimAt(claims, mapping.employeeType))?.toLowerCase();
   const noPegawai = accountField(claimAt(claims, mapping.employeeNumber), ACCOUNT_RULES.noPegawai);
   const name = accountField(claimAt(claims, mapping.name), ACCOUNT_RULES.name);
-  if (containsNul([claimAt(claims, mapping.employeeType), claimAt(claims, mapping.groups), ...Object.values(mapping.attributes).map((path) => claimAt(claims, path))])) {
+  if (
+    containsNul([
+      claimAt(claims, mapping.employeeType),
+      claimAt(claims, mapping.groups),
+      ...Object.values(mapping.attributes).map((path) => claimAt(claims, path)),
+    ])
+  ) {
     throw refuse('SSO_CLAIMS_INVALID');
   }
   const rawGroups = claimAt(claims, mapping.groups);

@@ -44,7 +44,8 @@ export async function verifyIdToken(
     throw refuse('SSO_TOKEN_MALFORMED', error);
   }
   // Checked before any key is looked up: `none` and HMAC never reach the verifier.
-  if (typeof header.alg !== 'string' || !(config.algorithms as readonly string[]).includes(header.alg)) throw refuse('SSO_ALGORITHM_REFUSED');
+  if (typeof header.alg !== 'string' || !(config.algorithms as readonly string[]).includes(header.alg))
+    throw refuse('SSO_ALGORITHM_REFUSED');
   if (header.typ !== undefined && !/^(application\/)?jwt$/i.test(header.typ)) throw refuse('SSO_TOKEN_MALFORMED');
 
   const resolver = await keys.resolver();
@@ -67,7 +68,8 @@ export async function verifyIdToken(
   if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw refuse('SSO_CLAIMS_INVALID');
   // With several audiences the token must say which client it was issued to (OIDC Core 3.1.3.7, 4-5).
   const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (claims.azp !== undefined && (typeof claims.azp !== 'string' || !config.clientIds.includes(claims.azp))) throw refuse('SSO_AUDIENCE_MISMATCH');
+  if (claims.azp !== undefined && (typeof claims.azp !== 'string' || !config.clientIds.includes(claims.azp)))
+    throw refuse('SSO_AUDIENCE_MISMATCH');
   if (audiences.length > 1 && claims.azp === undefined) throw refuse('SSO_AUDIENCE_MISMATCH');
 
   if (accessToken !== undefined && claims.at_hash !== undefined) {
@@ -75,9 +77,8 @@ export async function verifyIdToken(
     if (typeof claims.at_hash !== 'string' || !expected || !equalText(expected, claims.at_hash)) throw refuse('SSO_AT_HASH_MISMATCH');
   }
 
-  const replayKey = typeof claims.jti === 'string' && claims.jti.length > 0
-    ? sha256(`jti\n${claims.iss}\n${claims.jti}`)
-    : sha256(`token\n${idToken}`);
+  const replayKey =
+    typeof claims.jti === 'string' && claims.jti.length > 0 ? sha256(`jti\n${claims.iss}\n${claims.jti}`) : sha256(`token\n${idToken}`);
   return { claims, alg: header.alg, replayKey };
 }
 
@@ -113,7 +114,11 @@ function refusalFor(error: unknown): AppError {
     return refuse('SSO_CLAIMS_INVALID', error);
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return refuse('SSO_ALGORITHM_REFUSED', error);
-  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JWSSignatureVerificationFailed) {
+  if (
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JWKSMultipleMatchingKeys ||
+    error instanceof errors.JWSSignatureVerificationFailed
+  ) {
     return refuse('SSO_SIGNATURE_INVALID', error);
   }
   if (error instanceof errors.JWTInvalid || error instanceof errors.JWSInvalid) return refuse('SSO_TOKEN_MALFORMED', error);

@@ -20,7 +20,10 @@ export class ProviderKeys {
   private discovered: Discovered | undefined;
   private pending: Promise<Discovered> | undefined;
 
-  constructor(private readonly issuer: string, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly issuer: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The key resolver for jwtVerify; throws SSO_PROVIDER_UNAVAILABLE when discovery fails. */
   async resolver(): Promise<JWTVerifyGetKey> {
@@ -43,7 +46,11 @@ export class ProviderKeys {
     const url = `${this.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
     let document: { issuer?: unknown; jwks_uri?: unknown };
     try {
-      const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
+      const response = await fetch(url, {
+        headers: { accept: 'application/json' },
+        redirect: 'error',
+        signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS),
+      });
       if (!response.ok) throw new Error(`discovery answered ${response.status}`);
       document = (await response.json()) as typeof document;
     } catch (error) {
@@ -57,6 +64,9 @@ export class ProviderKeys {
     if (jwksUri.protocol !== 'https:' && new URL(this.issuer).protocol === 'https:') {
       throw new AppError('SSO_PROVIDER_UNAVAILABLE', { cause: new Error('jwks_uri must be https') });
     }
-    return { keys: createRemoteJWKSet(jwksUri, { timeoutDuration: DISCOVERY_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }), fetchedAt: this.now() };
+    return {
+      keys: createRemoteJWKSet(jwksUri, { timeoutDuration: DISCOVERY_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }),
+      fetchedAt: this.now(),
+    };
   }
 }

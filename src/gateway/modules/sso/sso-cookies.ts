@@ -25,7 +25,13 @@ export function setAccessCookie(reply: FastifyReply, wrappedToken: string, secur
 /** A fresh nonce in a short-lived HttpOnly cookie; the client passes the same value to the provider. */
 export function issueNonce(reply: FastifyReply, ttlMs: number, secure: boolean): string {
   const nonce = randomBytes(32).toString('base64url');
-  reply.setCookie(NONCE_COOKIE, nonce, { httpOnly: true, maxAge: Math.floor(ttlMs / 1000), path: NONCE_COOKIE_PATH, sameSite: 'lax', secure });
+  reply.setCookie(NONCE_COOKIE, nonce, {
+    httpOnly: true,
+    maxAge: Math.floor(ttlMs / 1000),
+    path: NONCE_COOKIE_PATH,
+    sameSite: 'lax',
+    secure,
+  });
   return nonce;
 }
 

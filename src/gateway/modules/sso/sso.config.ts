@@ -4,7 +4,19 @@ import { ConfigError, envReader, type Env } from '../../../shared/config/env.js'
  * Asymmetric JWS algorithms an ID token may be signed with. `none` and every HMAC algorithm are
  * refused outright: an HMAC "verified" with the provider's public key is the classic forgery.
  */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 export type IdTokenAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
 
 export const TIPE_PEGAWAI_VALUES = ['pns', 'pjlp', 'bpjs'] as const;
@@ -55,7 +67,10 @@ export function loadSsoConfig(env: Env): SsoConfig | undefined {
   const algorithms = read.list('OIDC_ALLOWED_ALGORITHMS');
   for (const alg of algorithms) {
     if (!(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) {
-      throw new ConfigError('OIDC_ALLOWED_ALGORITHMS', `must list asymmetric JWS algorithms only (${ASYMMETRIC_ALGORITHMS.join(', ')}), got "${alg}"`);
+      throw new ConfigError(
+        'OIDC_ALLOWED_ALGORITHMS',
+        `must list asymmetric JWS algorithms only (${ASYMMETRIC_ALGORITHMS.join(', ')}), got "${alg}"`,
+      );
     }
   }
 
@@ -86,7 +101,10 @@ export function loadSsoConfig(env: Env): SsoConfig | undefined {
 /** `department,position` or `department=org.unit,position=title`: attribute name, optionally = claim path. */
 function attributeMapping(text: string): Record<string, string> {
   const mapping: Record<string, string> = {};
-  for (const item of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const [name = '', path = name] = item.split('=').map((part) => part.trim());
     if (!/^[A-Za-z_][\w-]{0,63}$/.test(name) || !/^[^\s.]+(\.[^\s.]+)*$/.test(path)) {
       throw new ConfigError('OIDC_CLAIM_ATTRIBUTES', `must be a comma-separated list of name or name=claim.path, got "${item}"`);

@@ -27,7 +27,12 @@ export class SsoRepository {
   }
 
   touchIdentity(issuer: string, subject: string, at: string) {
-    return this.db.updateTable('sso_identities').set({ last_login_at: at }).where('issuer', '=', issuer).where('subject', '=', subject).execute();
+    return this.db
+      .updateTable('sso_identities')
+      .set({ last_login_at: at })
+      .where('issuer', '=', issuer)
+      .where('subject', '=', subject)
+      .execute();
   }
 
   /**

@@ -15,33 +15,41 @@ const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 503: ErrorEnvelope };
 /** Spec 4.3, under /auth (area B). */
 export function ssoRoutes({ sso }: SsoRoutesDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get('/sso-nonce', {
-      schema: {
-        tags: ['sso'],
-        summary: 'A nonce for the authorization request, also set in a short-lived HttpOnly cookie',
-        response: { 200: Envelope(NonceData), 503: ErrorEnvelope },
+    app.get(
+      '/sso-nonce',
+      {
+        schema: {
+          tags: ['sso'],
+          summary: 'A nonce for the authorization request, also set in a short-lived HttpOnly cookie',
+          response: { 200: Envelope(NonceData), 503: ErrorEnvelope },
+        },
       },
-    }, async (request, reply) => {
-      const config = sso.requireConfig();
-      const nonce = issueNonce(reply, config.nonceTtlMs, cookieSecure(request, config.cookieSecure));
-      return success(request, reply, 200, NONCE_ISSUED, { nonce, expires_in: Math.floor(config.nonceTtlMs / 1000) });
-    });
+      async (request, reply) => {
+        const config = sso.requireConfig();
+        const nonce = issueNonce(reply, config.nonceTtlMs, cookieSecure(request, config.cookieSecure));
+        return success(request, reply, 200, NONCE_ISSUED, { nonce, expires_in: Math.floor(config.nonceTtlMs / 1000) });
+      },
+    );
 
-    app.post('/login-sso', {
-      schema: {
-        tags: ['sso'],
-        summary: 'Exchange an OpenID Connect ID token for a gateway token (body and access_token cookie)',
-        body: LoginSsoBody,
-        response: { 200: LoginSsoResponse, ...errors },
+    app.post(
+      '/login-sso',
+      {
+        schema: {
+          tags: ['sso'],
+          summary: 'Exchange an OpenID Connect ID token for a gateway token (body and access_token cookie)',
+          body: LoginSsoBody,
+          response: { 200: LoginSsoResponse, ...errors },
+        },
       },
-    }, async (request, reply) => {
-      const config = sso.requireConfig();
-      const secure = cookieSecure(request, config.cookieSecure);
-      const nonce = takeNonce(request, reply, secure);
-      const { id_token, access_token, profile } = request.body;
-      const result = await sso.login({ idToken: id_token, accessToken: access_token, profile, nonce }, clientOf(request), request.log);
-      setAccessCookie(reply, result.token, secure);
-      return result;
-    });
+      async (request, reply) => {
+        const config = sso.requireConfig();
+        const secure = cookieSecure(request, config.cookieSecure);
+        const nonce = takeNonce(request, reply, secure);
+        const { id_token, access_token, profile } = request.body;
+        const result = await sso.login({ idToken: id_token, accessToken: access_token, profile, nonce }, clientOf(request), request.log);
+        setAccessCookie(reply, result.token, secure);
+        return result;
+      },
+    );
   };
 }

@@ -1,14 +1,19 @@
 import { Type } from 'typebox';
 
-
 /** Spec 2.4 request. Unknown fields are dropped; `profile` is only compared with the token. */
 export const LoginSsoBody = Type.Object(
   {
     id_token: Type.String({ minLength: 1, maxLength: 16_384, description: 'ID token from the identity provider' }),
-    access_token: Type.Optional(Type.String({ maxLength: 16_384, description: 'Access token from the provider; checked against at_hash, never stored or forwarded' })),
+    access_token: Type.Optional(
+      Type.String({ maxLength: 16_384, description: 'Access token from the provider; checked against at_hash, never stored or forwarded' }),
+    ),
     profile: Type.Optional(
       Type.Object(
-        { email: Type.Optional(Type.String({ maxLength: 254 })), name: Type.Optional(Type.String({ maxLength: 200 })), sub: Type.Optional(Type.String({ maxLength: 255 })) },
+        {
+          email: Type.Optional(Type.String({ maxLength: 254 })),
+          name: Type.Optional(Type.String({ maxLength: 200 })),
+          sub: Type.Optional(Type.String({ maxLength: 255 })),
+        },
         { additionalProperties: false },
       ),
     ),

@@ -77,8 +77,14 @@ export class SsoService {
       if (removed.length > 0) {
         await this.audit.record(
           {
-            action: 'sso.unlink_identity', outcome: 'success', actorId: actor.userId, actor: actor.claims.no_pegawai ?? null,
-            targetType: 'user', targetId: user.id, ...client, details: { identities: removed },
+            action: 'sso.unlink_identity',
+            outcome: 'success',
+            actorId: actor.userId,
+            actor: actor.claims.no_pegawai ?? null,
+            targetType: 'user',
+            targetId: user.id,
+            ...client,
+            details: { identities: removed },
           },
           trx,
         );
@@ -99,7 +105,10 @@ export class SsoService {
     if (limited.limited) {
       log.warn({ sso: { reason: 'locked_out' } }, 'sso login refused');
       await this.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
-      throw new AppError('TOO_MANY_ATTEMPTS', { params: { seconds: limited.retryAfterSeconds }, headers: { 'retry-after': String(limited.retryAfterSeconds) } });
+      throw new AppError('TOO_MANY_ATTEMPTS', {
+        params: { seconds: limited.retryAfterSeconds },
+        headers: { 'retry-after': String(limited.retryAfterSeconds) },
+      });
     }
     let identity: SsoIdentity | undefined;
     try {
@@ -108,13 +117,20 @@ export class SsoService {
       this.checkProfile(input.profile, identity, verified.claims.name);
       this.checkNonce(config, input.nonce, verified.claims.nonce);
       const keepUntil = new Date((verified.claims.exp + CLOCK_TOLERANCE_S) * 1000).toISOString();
-      if (!(await this.sso.markTokenUsed(verified.replayKey, keepUntil, new Date(this.now()).toISOString()))) throw refuse('SSO_TOKEN_REPLAYED');
+      if (!(await this.sso.markTokenUsed(verified.replayKey, keepUntil, new Date(this.now()).toISOString())))
+        throw refuse('SSO_TOKEN_REPLAYED');
 
       const user = await this.account(identity, config, client);
       const claims = { email: user.email, user_groups: identity.groups, attributes: identity.attributes };
       const token = await this.auth.startSession(user, client, claims);
       await this.audit.record({
-        action: 'sso.login', outcome: 'success', actorId: user.id, actor: user.no_pegawai, targetType: 'user', targetId: user.id, ...client,
+        action: 'sso.login',
+        outcome: 'success',
+        actorId: user.id,
+        actor: user.no_pegawai,
+        targetType: 'user',
+        targetId: user.id,
+        ...client,
         details: { issuer: identity.issuer, subject: identity.subject },
       });
       return { token: token.wrapped, user_id: user.id, name: user.nama, ...claims };
@@ -126,7 +142,11 @@ export class SsoService {
         const who = identity ? { issuer: identity.issuer, subject: identity.subject } : {};
         log.warn({ sso: { reason, ...who } }, 'sso login refused');
         await this.audit.record({
-          action: 'sso.login', outcome: 'failure', actor: identity?.email ? `sso:${identity.email}` : null, ...client, details: { reason, ...who },
+          action: 'sso.login',
+          outcome: 'failure',
+          actor: identity?.email ? `sso:${identity.email}` : null,
+          ...client,
+          details: { reason, ...who },
         });
       }
       throw error;
@@ -177,7 +197,16 @@ export class SsoService {
       await this.db.transaction().execute(async (trx) => {
         await this.sso.linkIdentity({ issuer: identity.issuer, subject: identity.subject, user_id: existing.id, at }, trx);
         await this.audit.record(
-          { action: 'sso.link_identity', outcome: 'success', actorId: existing.id, actor: existing.no_pegawai, targetType: 'user', targetId: existing.id, ...client, details: { issuer: identity.issuer, subject: identity.subject } },
+          {
+            action: 'sso.link_identity',
+            outcome: 'success',
+            actorId: existing.id,
+            actor: existing.no_pegawai,
+            targetType: 'user',
+            targetId: existing.id,
+            ...client,
+            details: { issuer: identity.issuer, subject: identity.subject },
+          },
           trx,
         );
       });
@@ -219,7 +248,16 @@ export class SsoService {
     await this.db.transaction().execute(async (trx) => {
       await this.users.update(user.id, { email: identity.email!, updated_at: at }, trx);
       await this.audit.record(
-        { action: 'sso.update_email', outcome: 'success', actorId: user.id, actor: user.no_pegawai, targetType: 'user', targetId: user.id, ...client, details: { from: user.email, to: identity.email } },
+        {
+          action: 'sso.update_email',
+          outcome: 'success',
+          actorId: user.id,
+          actor: user.no_pegawai,
+          targetType: 'user',
+          targetId: user.id,
+          ...client,
+          details: { from: user.email, to: identity.email },
+        },
         trx,
       );
     });

@@ -61,10 +61,12 @@ export interface LogRecordFields {
 
 export function logRecordJson(record: LogRecordFields): string {
   const { trace } = record;
-  return `{"timeUnixNano":"${record.timeNanos}","observedTimeUnixNano":"${record.timeNanos}",`
-    + `"severityNumber":${record.severity.number},"severityText":"${record.severity.text}",`
-    + `"body":{"stringValue":${JSON.stringify(record.body)}},"attributes":${attributesJson(record.attributes)}`
-    + (trace ? `,"traceId":"${trace.traceId}","spanId":"${trace.spanId}","flags":${trace.sampled ? 1 : 0}}` : '}');
+  return (
+    `{"timeUnixNano":"${record.timeNanos}","observedTimeUnixNano":"${record.timeNanos}",` +
+    `"severityNumber":${record.severity.number},"severityText":"${record.severity.text}",` +
+    `"body":{"stringValue":${JSON.stringify(record.body)}},"attributes":${attributesJson(record.attributes)}` +
+    (trace ? `,"traceId":"${trace.traceId}","spanId":"${trace.spanId}","flags":${trace.sampled ? 1 : 0}}` : '}')
+  );
 }
 
 export const SPAN_KIND = { server: 2, client: 3 } as const;
@@ -83,10 +85,15 @@ export interface SpanFields {
 }
 
 export function spanJson(span: SpanFields): string {
-  const status = span.status.message === undefined ? `{"code":${span.status.code}}` : `{"code":${span.status.code},"message":${JSON.stringify(span.status.message)}}`;
-  return `{"traceId":"${span.traceId}","spanId":"${span.spanId}"${span.parentSpanId ? `,"parentSpanId":"${span.parentSpanId}"` : ''},`
-    + `"name":${JSON.stringify(span.name)},"kind":${span.kind},"startTimeUnixNano":"${span.startNanos}","endTimeUnixNano":"${span.endNanos}",`
-    + `"attributes":${attributesJson(span.attributes)},"status":${status}}`;
+  const status =
+    span.status.message === undefined
+      ? `{"code":${span.status.code}}`
+      : `{"code":${span.status.code},"message":${JSON.stringify(span.status.message)}}`;
+  return (
+    `{"traceId":"${span.traceId}","spanId":"${span.spanId}"${span.parentSpanId ? `,"parentSpanId":"${span.parentSpanId}"` : ''},` +
+    `"name":${JSON.stringify(span.name)},"kind":${span.kind},"startTimeUnixNano":"${span.startNanos}","endTimeUnixNano":"${span.endNanos}",` +
+    `"attributes":${attributesJson(span.attributes)},"status":${status}}`
+  );
 }
 
 /** The start and end of one export request around comma-separated, already-encoded records. */

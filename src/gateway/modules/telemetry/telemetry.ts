@@ -5,8 +5,16 @@ import { Pool } from 'undici';
 import { AUDIT_ATTRIBUTES, GATEWAY_SERVICE_NAME, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { AuditLogTable } from '../../db/schema.js';
 import {
-  dateNanos, exportEnvelope, logRecordJson, nowNanos, SEVERITY, SPAN_KIND, spanJson, STATUS_ERROR,
-  type AttributeValue, type Attributes,
+  dateNanos,
+  exportEnvelope,
+  logRecordJson,
+  nowNanos,
+  SEVERITY,
+  SPAN_KIND,
+  spanJson,
+  STATUS_ERROR,
+  type AttributeValue,
+  type Attributes,
 } from './otlp-json.js';
 import { RecordQueue, type QueueStats } from './record-queue.js';
 import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, sampledByRatio } from './trace-context.js';
@@ -79,7 +87,12 @@ export interface GatewayTelemetry {
   /** Ends the span and ships the access log line. */
   endRequest(span: TelemetrySpan | undefined, request: RequestFacts, response: ResponseFacts): void;
   /** A child span for a call to an upstream; its `traceparent` (and the client's `tracestate`) go into `headers`. */
-  startUpstreamCall(parent: TelemetrySpan | undefined, method: string, service: string, headers: Record<string, string>): TelemetrySpan | undefined;
+  startUpstreamCall(
+    parent: TelemetrySpan | undefined,
+    method: string,
+    service: string,
+    headers: Record<string, string>,
+  ): TelemetrySpan | undefined;
   audit(row: AuditLogTable): void;
   stats(): TelemetryStats;
   close(): Promise<void>;
@@ -93,7 +106,12 @@ declare module 'fastify' {
 
 /** Traces and access logs of the requests Fastify serves (the proxy records its own). */
 export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTelemetry, unwatchedRoutes: ReadonlySet<string>): void {
-  const factsOf = (request: FastifyRequest): RequestFacts => ({ method: request.method, url: request.url, route: request.routeOptions.url ?? '', headers: request.headers });
+  const factsOf = (request: FastifyRequest): RequestFacts => ({
+    method: request.method,
+    url: request.url,
+    route: request.routeOptions.url ?? '',
+    headers: request.headers,
+  });
   const watched = (request: FastifyRequest) => !unwatchedRoutes.has(request.routeOptions.url ?? '');
   app.addHook('onRequest', async (request) => {
     if (watched(request)) request.telemetrySpan = telemetry.startRequest(factsOf(request));
@@ -101,7 +119,11 @@ export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTel
   app.addHook('onResponse', async (request, reply) => {
     if (!watched(request)) return;
     telemetry.endRequest(request.telemetrySpan, factsOf(request), {
-      status: reply.statusCode, durationMs: reply.elapsedTime, requestId: request.id, clientAddress: request.ip, userId: request.auth?.userId,
+      status: reply.statusCode,
+      durationMs: reply.elapsedTime,
+      requestId: request.id,
+      clientAddress: request.ip,
+      userId: request.auth?.userId,
     });
   });
   app.addHook('onClose', async () => telemetry.close());
@@ -139,10 +161,19 @@ class GatewaySpan implements TelemetrySpan {
     if (this.ended) return;
     this.ended = true;
     if (!this.sampled) return;
-    this.ship(spanJson({
-      traceId: this.traceId, spanId: this.spanId, parentSpanId: this.parentSpanId, name: this.name, kind: this.kind,
-      startNanos: this.startNanos, endNanos: nowNanos(), attributes: this.attributes, status: this.status,
-    }));
+    this.ship(
+      spanJson({
+        traceId: this.traceId,
+        spanId: this.spanId,
+        parentSpanId: this.parentSpanId,
+        name: this.name,
+        kind: this.kind,
+        startNanos: this.startNanos,
+        endNanos: nowNanos(),
+        attributes: this.attributes,
+        status: this.status,
+      }),
+    );
   }
 }
 
@@ -152,7 +183,9 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
   if (!config.url) return disabledTelemetry;
   const headers: Record<string, string> = config.key
     ? { authorization: `Bearer ${config.key}` }
-    : config.username && config.password ? { authorization: `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}` } : {};
+    : config.username && config.password
+      ? { authorization: `Basic ${Buffer.from(`${config.username}:${config.password}`).toString('base64')}` }
+      : {};
   const { origin, pathname } = new URL(config.url);
   const prefix = pathname.replace(/\/+$/, '');
   const resource: Attributes = { 'service.name': config.serviceName, 'service.namespace': 'gerbang' };
@@ -171,17 +204,24 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
   const inFlight = new AbortController();
   const post = async (path: string, body: Buffer) => {
     const response = await logsService.request({
-      method: 'POST', path: `${prefix}${path}`, headers: { ...headers, 'content-type': 'application/json' }, body,
+      method: 'POST',
+      path: `${prefix}${path}`,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
       signal: AbortSignal.any([inFlight.signal, AbortSignal.timeout(10_000)]),
     });
     await response.body.dump();
     if (response.statusCode >= 300) throw new Error(`logs service answered ${response.statusCode}`);
   };
-  const queue = (signal: 'logs' | 'spans', path: string) => new RecordQueue({
-    maxQueue: config.maxQueue, maxBatch: config.maxBatch ?? 512, intervalMs: config.intervalMs, onError: onError(signal === 'logs' ? 'logs' : 'traces'),
-    envelope: exportEnvelope(signal, resource, GATEWAY_SERVICE_NAME),
-    send: (body) => post(path, body),
-  });
+  const queue = (signal: 'logs' | 'spans', path: string) =>
+    new RecordQueue({
+      maxQueue: config.maxQueue,
+      maxBatch: config.maxBatch ?? 512,
+      intervalMs: config.intervalMs,
+      onError: onError(signal === 'logs' ? 'logs' : 'traces'),
+      envelope: exportEnvelope(signal, resource, GATEWAY_SERVICE_NAME),
+      send: (body) => post(path, body),
+    });
   const logQueue = queue('logs', '/v1/logs');
   const spanQueue = queue('spans', '/v1/traces');
   const shipSpan = (span: string) => spanQueue.push(span);
@@ -194,10 +234,19 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
       const parent = parseTraceparent(request.headers.traceparent, request.headers.tracestate);
       const traceId = parent?.traceId ?? newTraceId();
       const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
-      const attributes: Attributes = sampled ? { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route } : {};
+      const attributes: Attributes = sampled
+        ? { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route }
+        : {};
       return new GatewaySpan(
-        traceId, newSpanId(), parent?.spanId, sampled, parent?.traceState,
-        `${request.method} ${request.route || 'unmatched'}`, SPAN_KIND.server, attributes, shipSpan,
+        traceId,
+        newSpanId(),
+        parent?.spanId,
+        sampled,
+        parent?.traceState,
+        `${request.method} ${request.route || 'unmatched'}`,
+        SPAN_KIND.server,
+        attributes,
+        shipSpan,
       );
     },
     endRequest(span, request, response) {
@@ -209,32 +258,41 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
         span.end();
       }
       const path = request.url.split('?')[0]!;
-      logQueue.push(logRecordJson({
-        timeNanos: nowNanos(),
-        severity: severityOf(status),
-        body: `${request.method} ${path} ${status}`,
-        attributes: {
-          [LOG_TYPE]: LOG_TYPES.access,
-          'http.request.method': request.method,
-          'url.path': path,
-          'http.route': request.route,
-          'http.response.status_code': status,
-          'duration_ms': Math.round(response.durationMs * 1000) / 1000,
-          'request_id': response.requestId,
-          'client.address': response.clientAddress || undefined,
-          'user.id': response.userId || undefined,
-          'gerbang.service': response.service || undefined,
-        },
-        trace: span,
-      }));
+      logQueue.push(
+        logRecordJson({
+          timeNanos: nowNanos(),
+          severity: severityOf(status),
+          body: `${request.method} ${path} ${status}`,
+          attributes: {
+            [LOG_TYPE]: LOG_TYPES.access,
+            'http.request.method': request.method,
+            'url.path': path,
+            'http.route': request.route,
+            'http.response.status_code': status,
+            duration_ms: Math.round(response.durationMs * 1000) / 1000,
+            request_id: response.requestId,
+            'client.address': response.clientAddress || undefined,
+            'user.id': response.userId || undefined,
+            'gerbang.service': response.service || undefined,
+          },
+          trace: span,
+        }),
+      );
     },
     startUpstreamCall(parent, method, service, outgoing) {
       const traceId = parent?.traceId ?? newTraceId();
       const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
       const traceState = parent instanceof GatewaySpan ? parent.traceState : undefined;
       const span = new GatewaySpan(
-        traceId, newSpanId(), parent?.spanId, sampled, traceState,
-        `${method} ${service}`, SPAN_KIND.client, sampled ? { 'peer.service': service, 'http.request.method': method } : {}, shipSpan,
+        traceId,
+        newSpanId(),
+        parent?.spanId,
+        sampled,
+        traceState,
+        `${method} ${service}`,
+        SPAN_KIND.client,
+        sampled ? { 'peer.service': service, 'http.request.method': method } : {},
+        shipSpan,
       );
       outgoing.traceparent = formatTraceparent(traceId, span.spanId, sampled);
       if (traceState) outgoing.tracestate = traceState;
@@ -242,22 +300,24 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     },
     audit(row) {
       const failed = row.outcome === 'failure';
-      logQueue.push(logRecordJson({
-        timeNanos: dateNanos(new Date(row.at)),
-        severity: failed ? SEVERITY.WARN : SEVERITY.INFO,
-        body: `${row.action} ${row.outcome}`,
-        attributes: {
-          [LOG_TYPE]: LOG_TYPES.audit,
-          [AUDIT_ATTRIBUTES.action]: row.action,
-          [AUDIT_ATTRIBUTES.outcome]: row.outcome,
-          [AUDIT_ATTRIBUTES.actor]: row.actor || undefined,
-          [AUDIT_ATTRIBUTES.actorId]: row.actor_id || undefined,
-          [AUDIT_ATTRIBUTES.targetType]: row.target_type || undefined,
-          [AUDIT_ATTRIBUTES.targetId]: row.target_id || undefined,
-          [AUDIT_ATTRIBUTES.clientAddress]: row.ip || undefined,
-          [AUDIT_ATTRIBUTES.requestId]: row.request_id || undefined,
-        },
-      }));
+      logQueue.push(
+        logRecordJson({
+          timeNanos: dateNanos(new Date(row.at)),
+          severity: failed ? SEVERITY.WARN : SEVERITY.INFO,
+          body: `${row.action} ${row.outcome}`,
+          attributes: {
+            [LOG_TYPE]: LOG_TYPES.audit,
+            [AUDIT_ATTRIBUTES.action]: row.action,
+            [AUDIT_ATTRIBUTES.outcome]: row.outcome,
+            [AUDIT_ATTRIBUTES.actor]: row.actor || undefined,
+            [AUDIT_ATTRIBUTES.actorId]: row.actor_id || undefined,
+            [AUDIT_ATTRIBUTES.targetType]: row.target_type || undefined,
+            [AUDIT_ATTRIBUTES.targetId]: row.target_id || undefined,
+            [AUDIT_ATTRIBUTES.clientAddress]: row.ip || undefined,
+            [AUDIT_ATTRIBUTES.requestId]: row.request_id || undefined,
+          },
+        }),
+      );
     },
     stats: () => ({ logs: logQueue.stats(), traces: spanQueue.stats() }),
     async close() {

@@ -27,10 +27,16 @@ export function parseTraceparent(header: string | string[] | undefined, state: s
   const [, version, traceId, spanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
   if (version === 'ff' || (version === '00' && rest !== undefined) || traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   const traceState = Array.isArray(state) ? state.join(',') : state;
-  return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1, traceState: traceState && traceState.length <= 512 ? traceState : undefined };
+  return {
+    traceId,
+    spanId,
+    sampled: (parseInt(flags, 16) & 1) === 1,
+    traceState: traceState && traceState.length <= 512 ? traceState : undefined,
+  };
 }
 
-export const formatTraceparent = (traceId: string, spanId: string, sampled: boolean): string => `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
+export const formatTraceparent = (traceId: string, spanId: string, sampled: boolean): string =>
+  `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
 
 /** Random ids from a pooled buffer: one randomFillSync per 256 ids instead of one per id. */
 const pool = Buffer.alloc(4096);

@@ -39,14 +39,19 @@ export function parseFilter(text: string | undefined): FilterCondition[] {
     const second = first < 0 ? -1 : part.indexOf(',', first + 1);
     if (second < 0) throw new AppError('FILTER_INVALID', { params: { detail: 'expected column,operator,value' } });
     const column = part.slice(0, first).trim();
-    const operator = part.slice(first + 1, second).trim().toLowerCase();
+    const operator = part
+      .slice(first + 1, second)
+      .trim()
+      .toLowerCase();
     const value = part.slice(second + 1);
-    if (!isColumn(column)) throw new AppError('FILTER_INVALID', { params: { detail: `unknown column; allowed: ${USER_LIST_COLUMNS.join(', ')}` } });
+    if (!isColumn(column))
+      throw new AppError('FILTER_INVALID', { params: { detail: `unknown column; allowed: ${USER_LIST_COLUMNS.join(', ')}` } });
     if (!(FILTER_OPERATORS as readonly string[]).includes(operator)) {
       throw new AppError('FILTER_INVALID', { params: { detail: `unknown operator; allowed: ${FILTER_OPERATORS.join(' ')}` } });
     }
     const values = operator === 'in' ? value.split('|') : [value];
-    if (values.length > MAX_IN_VALUES) throw new AppError('FILTER_INVALID', { params: { detail: `at most ${MAX_IN_VALUES} values for in` } });
+    if (values.length > MAX_IN_VALUES)
+      throw new AppError('FILTER_INVALID', { params: { detail: `at most ${MAX_IN_VALUES} values for in` } });
     return { column, operator: operator as FilterOperator, values };
   });
 }
@@ -54,11 +59,17 @@ export function parseFilter(text: string | undefined): FilterCondition[] {
 /** Parses `sort=column[,asc|desc]` joined by `;`; default newest first. */
 export function parseSort(text: string | undefined): SortKey[] {
   if (text === undefined || text.trim() === '') return [{ column: 'created_at', direction: 'desc' }];
-  return text.split(';').filter((part) => part.trim() !== '').slice(0, 5).map((part) => {
-    const [column = '', direction = 'asc', ...rest] = part.split(',').map((item) => item.trim());
-    if (!isColumn(column)) throw new AppError('SORT_INVALID', { params: { detail: `unknown column; allowed: ${USER_LIST_COLUMNS.join(', ')}` } });
-    const dir = direction.toLowerCase();
-    if ((dir !== 'asc' && dir !== 'desc') || rest.length > 0) throw new AppError('SORT_INVALID', { params: { detail: 'direction must be asc or desc' } });
-    return { column, direction: dir };
-  });
+  return text
+    .split(';')
+    .filter((part) => part.trim() !== '')
+    .slice(0, 5)
+    .map((part) => {
+      const [column = '', direction = 'asc', ...rest] = part.split(',').map((item) => item.trim());
+      if (!isColumn(column))
+        throw new AppError('SORT_INVALID', { params: { detail: `unknown column; allowed: ${USER_LIST_COLUMNS.join(', ')}` } });
+      const dir = direction.toLowerCase();
+      if ((dir !== 'asc' && dir !== 'desc') || rest.length > 0)
+        throw new AppError('SORT_INVALID', { params: { detail: 'direction must be asc or desc' } });
+      return { column, direction: dir };
+    });
 }

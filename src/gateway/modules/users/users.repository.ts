@@ -4,12 +4,24 @@ import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { FilterCondition, SortKey } from './user-filter.js';
 
 /** The columns a user row shows to clients; never the password hash. */
-export const PUBLIC_USER_COLUMNS = ['users.id', 'users.no_pegawai', 'users.nama', 'users.email', 'users.tipe_pegawai', 'users.hak_akses_id', 'users.created_at', 'users.updated_at'] as const;
+export const PUBLIC_USER_COLUMNS = [
+  'users.id',
+  'users.no_pegawai',
+  'users.nama',
+  'users.email',
+  'users.tipe_pegawai',
+  'users.hak_akses_id',
+  'users.created_at',
+  'users.updated_at',
+] as const;
 
 type UsersEb = ExpressionBuilder<GatewaySchema, 'users'>;
 
 export class UsersRepository {
-  constructor(private readonly db: Kysely<GatewaySchema>, private readonly dialect: DialectName) {}
+  constructor(
+    private readonly db: Kysely<GatewaySchema>,
+    private readonly dialect: DialectName,
+  ) {}
 
   findByNoPegawai(noPegawai: string) {
     return this.db.selectFrom('users').selectAll().where('no_pegawai', '=', noPegawai).executeTakeFirst();
@@ -56,7 +68,10 @@ export class UsersRepository {
   }
 
   async countAll(): Promise<number> {
-    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
     return Number(row.count);
   }
 
@@ -70,7 +85,11 @@ export class UsersRepository {
       .executeTakeFirstOrThrow();
     let query = this.db.selectFrom('users').select(PUBLIC_USER_COLUMNS).where(where);
     for (const key of sort) query = query.orderBy(`users.${key.column}`, key.direction);
-    const rows = await query.orderBy('users.id').limit(perPage).offset((page - 1) * perPage).execute();
+    const rows = await query
+      .orderBy('users.id')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute();
     return { rows, total: Number(totalRow.count) };
   }
 

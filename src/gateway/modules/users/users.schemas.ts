@@ -47,7 +47,12 @@ export const IdParams = Type.Object({ id: Id });
 export const ListQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'At most 100' }),
-  filter: Type.Optional(Type.String({ maxLength: 2000, description: 'column,operator,value joined by ; (operators: = like ilike > < >= <= <> in; in-values joined by |)' })),
+  filter: Type.Optional(
+    Type.String({
+      maxLength: 2000,
+      description: 'column,operator,value joined by ; (operators: = like ilike > < >= <= <> in; in-values joined by |)',
+    }),
+  ),
   sort: Type.Optional(Type.String({ maxLength: 200, description: 'column[,asc|desc] joined by ; (default created_at,desc)' })),
 });
 

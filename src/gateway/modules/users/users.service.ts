@@ -58,7 +58,12 @@ export class UsersService {
    * accounts without one. Duplicates are checked first for a clear message, and again by the
    * unique indexes for concurrent creates.
    */
-  async create(input: NewUser, actor: { id: string | null; name: string | null }, client: Client, action = 'user.create'): Promise<UsersTable> {
+  async create(
+    input: NewUser,
+    actor: { id: string | null; name: string | null },
+    client: Client,
+    action = 'user.create',
+  ): Promise<UsersTable> {
     if (input.kata_sandi !== undefined) assertPasswordAcceptable(input.kata_sandi);
     const email = input.email.toLowerCase();
     await this.assertHakAksesExists(input.hak_akses_id);
@@ -81,7 +86,16 @@ export class UsersService {
       await this.db.transaction().execute(async (trx) => {
         await this.users.insert(user, trx);
         await this.audit.record(
-          { action, outcome: 'success', actorId: actor.id, actor: actor.name, targetType: 'user', targetId: user.id, ...client, details: { no_pegawai: user.no_pegawai, email } },
+          {
+            action,
+            outcome: 'success',
+            actorId: actor.id,
+            actor: actor.name,
+            targetType: 'user',
+            targetId: user.id,
+            ...client,
+            details: { no_pegawai: user.no_pegawai, email },
+          },
           trx,
         );
       });
@@ -123,8 +137,14 @@ export class UsersService {
       await this.users.delete(user.id, trx);
       await this.audit.record(
         {
-          action: 'user.delete', outcome: 'success', actorId: actor.userId, actor: actor.claims.no_pegawai ?? null,
-          targetType: 'user', targetId: user.id, ...client, details: { no_pegawai: user.no_pegawai, nama: user.nama },
+          action: 'user.delete',
+          outcome: 'success',
+          actorId: actor.userId,
+          actor: actor.claims.no_pegawai ?? null,
+          targetType: 'user',
+          targetId: user.id,
+          ...client,
+          details: { no_pegawai: user.no_pegawai, nama: user.nama },
         },
         trx,
       );
@@ -141,7 +161,16 @@ export class UsersService {
     await this.db.transaction().execute(async (trx) => {
       await this.users.update(user.id, { ...set, updated_at: new Date(this.now()).toISOString() }, trx);
       await this.audit.record(
-        { action, outcome: 'success', actorId: actor.userId, actor: actor.claims.no_pegawai ?? null, targetType: 'user', targetId: user.id, ...client, details: { changed: set } },
+        {
+          action,
+          outcome: 'success',
+          actorId: actor.userId,
+          actor: actor.claims.no_pegawai ?? null,
+          targetType: 'user',
+          targetId: user.id,
+          ...client,
+          details: { changed: set },
+        },
         trx,
       );
     });

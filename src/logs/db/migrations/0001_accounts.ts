@@ -13,7 +13,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (col) => col.notNull())
     .addColumn('updated_at', 'text', (col) => col.notNull())
     .execute();
-  await db.insertInto('logs_tenants').values({ id: 'default', name: 'default', retention_days: null, created_at: now, updated_at: now }).execute();
+  await db
+    .insertInto('logs_tenants')
+    .values({ id: 'default', name: 'default', retention_days: null, created_at: now, updated_at: now })
+    .execute();
 
   await db.schema
     .createTable('logs_roles')
@@ -30,7 +33,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .insertInto('logs_roles')
     .values([
       { id: 'admin', tenant_id: null, name: 'admin', permissions: '["*"]', builtin: 1, created_at: now, updated_at: now },
-      { id: 'viewer', tenant_id: null, name: 'viewer', permissions: '["logs:read","alerts:read","dashboard:read"]', builtin: 1, created_at: now, updated_at: now },
+      {
+        id: 'viewer',
+        tenant_id: null,
+        name: 'viewer',
+        permissions: '["logs:read","alerts:read","dashboard:read"]',
+        builtin: 1,
+        created_at: now,
+        updated_at: now,
+      },
     ])
     .execute();
 

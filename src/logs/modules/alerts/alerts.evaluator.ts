@@ -37,7 +37,12 @@ export function conditionHolds(rule: Pick<AlertRuleRow, 'condition' | 'threshold
   }
 }
 
-export function historyEntry(from: HistoryEntry['from'], to: HistoryEntry['to'], at: string, extra: Partial<HistoryEntry> = {}): HistoryEntry {
+export function historyEntry(
+  from: HistoryEntry['from'],
+  to: HistoryEntry['to'],
+  at: string,
+  extra: Partial<HistoryEntry> = {},
+): HistoryEntry {
   return { at, actor: 'system', actor_id: null, from, to, ...extra };
 }
 
@@ -95,7 +100,11 @@ export class AlertEvaluator {
       } catch (error) {
         // One rule's failure (e.g. the database busy) must not stop the others; it is due again next tick.
         this.onError(error);
-        results.push({ ruleId: rule.id, evaluated: false, error: error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed' });
+        results.push({
+          ruleId: rule.id,
+          evaluated: false,
+          error: error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed',
+        });
       }
     }
     return results;
@@ -121,7 +130,12 @@ export class AlertEvaluator {
         count = await this.count(rule, nowMs);
       } catch (error) {
         const message = error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed';
-        await this.repository.updateRule(ruleId, { last_evaluated_at: nowIso, next_evaluation_at: next, last_error: message, lease_until: null });
+        await this.repository.updateRule(ruleId, {
+          last_evaluated_at: nowIso,
+          next_evaluation_at: next,
+          last_error: message,
+          lease_until: null,
+        });
         leased = false;
         this.onError(error);
         return { ruleId, evaluated: true, error: message };
@@ -134,7 +148,13 @@ export class AlertEvaluator {
       if (!holds && open) {
         if (await this.resolve(rule, open, nowIso, { last_count: count })) result.resolved = open.id;
       }
-      await this.repository.updateRule(ruleId, { last_evaluated_at: nowIso, next_evaluation_at: next, last_count: count, last_error: null, lease_until: null });
+      await this.repository.updateRule(ruleId, {
+        last_evaluated_at: nowIso,
+        next_evaluation_at: next,
+        last_count: count,
+        last_error: null,
+        lease_until: null,
+      });
       leased = false;
       return result;
     } finally {
@@ -199,14 +219,22 @@ export class AlertEvaluator {
    * Resolves an open alert as `system` (condition no longer holds, rule disabled or deleted). False
    * when the alert changed state meanwhile (a user's change wins; the next evaluation sees it).
    */
-  async resolve(rule: AlertRuleRow, alert: AlertRow, nowIso: string, extra: { last_count?: number; comment?: string } = {}): Promise<boolean> {
+  async resolve(
+    rule: AlertRuleRow,
+    alert: AlertRow,
+    nowIso: string,
+    extra: { last_count?: number; comment?: string } = {},
+  ): Promise<boolean> {
     const changes: Partial<AlertRow> = {
       state: 'resolved',
       open_rule_id: null,
       resolved_at: nowIso,
       resolved_by: 'system',
       updated_at: nowIso,
-      history: appendHistory(alert, historyEntry(alert.state, 'resolved', nowIso, { comment: extra.comment ?? 'condition no longer holds' })),
+      history: appendHistory(
+        alert,
+        historyEntry(alert.state, 'resolved', nowIso, { comment: extra.comment ?? 'condition no longer holds' }),
+      ),
       ...(extra.last_count !== undefined ? { last_count: extra.last_count } : {}),
     };
     if (!(await this.repository.transition(alert.id, alert.state, changes))) return false;
@@ -230,10 +258,22 @@ export class AlertEvaluator {
   }
 
   /** The system's own state changes go to the audit trail too (actor `system`), like a user's `alert.status`. */
-  private async audited(alert: AlertRow, from: AlertRow['state'] | null, to: AlertRow['state'], comment: string, count: number): Promise<void> {
+  private async audited(
+    alert: AlertRow,
+    from: AlertRow['state'] | null,
+    to: AlertRow['state'],
+    comment: string,
+    count: number,
+  ): Promise<void> {
     try {
       await this.audit.record({
-        tenantId: alert.tenant_id, action: 'alert.status', outcome: 'success', actorId: null, actor: 'system', targetType: 'alert', targetId: alert.id,
+        tenantId: alert.tenant_id,
+        action: 'alert.status',
+        outcome: 'success',
+        actorId: null,
+        actor: 'system',
+        targetType: 'alert',
+        targetId: alert.id,
         details: { rule_id: alert.rule_id, rule_name: alert.rule_name, from, to, comment, count },
       });
     } catch (error) {
@@ -265,6 +305,12 @@ export class AlertEvaluator {
   /** Queues the rule's webhook, if it has one; never waits for it. */
   notify(rule: AlertRuleRow, alert: AlertRow, event: 'firing' | 'resolved'): void {
     if (!rule.webhook_url) return;
-    this.notifier.enqueue({ alertId: alert.id, event, url: rule.webhook_url, secret: rule.webhook_secret, payload: webhookPayload(rule, alert, event, this.now()) });
+    this.notifier.enqueue({
+      alertId: alert.id,
+      event,
+      url: rule.webhook_url,
+      secret: rule.webhook_secret,
+      payload: webhookPayload(rule, alert, event, this.now()),
+    });
   }
 }

@@ -55,7 +55,8 @@ export function webhookUrlProblem(url: string, allowedHosts: readonly string[]):
   if (!allowList.allowsHost(parsed.hostname)) return `webhook.url host "${parsed.hostname}" is not in LOGS_WEBHOOK_ALLOWED_HOSTS`;
   const address = literalAddress(parsed.hostname);
   const kind = address === undefined ? undefined : allowList.addressProblem(address);
-  if (kind !== undefined) return `webhook.url host "${parsed.hostname}" is a ${kind} address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS (address or CIDR) to allow it`;
+  if (kind !== undefined)
+    return `webhook.url host "${parsed.hostname}" is a ${kind} address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS (address or CIDR) to allow it`;
   return undefined;
 }
 
@@ -165,15 +166,18 @@ export class WebhookNotifier {
     }
     await this.record(job, { webhook_status: 'retrying', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
     // The retry waits outside the worker slots: a backoff never holds up other alerts' notifications.
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (this.closed) return;
-      this.running += 1;
-      void this.attempt(job, attempt + 1).finally(() => {
-        this.running -= 1;
-        this.pump();
-      });
-    }, this.settings.backoffMs * 2 ** (attempt - 1));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        if (this.closed) return;
+        this.running += 1;
+        void this.attempt(job, attempt + 1).finally(() => {
+          this.running -= 1;
+          this.pump();
+        });
+      },
+      this.settings.backoffMs * 2 ** (attempt - 1),
+    );
     this.timers.add(timer);
   }
 
@@ -204,12 +208,16 @@ export class WebhookNotifier {
     return new Promise<string | undefined>((resolve) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       // A fresh connection per attempt (no pooled socket outlives the check), through the guarded lookup.
-      const request = send(url, { method: 'POST', headers, agent: false, lookup: allowList.lookup, signal: controller.signal }, (response: IncomingMessage) => {
-        response.resume();
-        response.on('error', () => {});
-        const status = response.statusCode ?? 0;
-        resolve(status >= 200 && status < 300 ? undefined : `HTTP ${status}`);
-      });
+      const request = send(
+        url,
+        { method: 'POST', headers, agent: false, lookup: allowList.lookup, signal: controller.signal },
+        (response: IncomingMessage) => {
+          response.resume();
+          response.on('error', () => {});
+          const status = response.statusCode ?? 0;
+          resolve(status >= 200 && status < 300 ? undefined : `HTTP ${status}`);
+        },
+      );
       request.on('error', (error: Error & { code?: string }) => {
         if (controller.signal.aborted) resolve(this.closed ? 'stopped' : `timeout after ${this.settings.timeoutMs}ms`);
         else resolve(error.code === 'EWEBHOOKBLOCKED' ? error.message : `connection failed${error.code ? ` (${error.code})` : ''}`);

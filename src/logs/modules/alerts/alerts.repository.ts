@@ -88,7 +88,11 @@ export interface AlertFilter {
 /** Unique-index violation on either engine (an open alert for the rule already exists). */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | undefined;
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e?.message === 'string' && e.message.includes('UNIQUE constraint failed'));
+  return (
+    e?.code === '23505' ||
+    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    (typeof e?.message === 'string' && e.message.includes('UNIQUE constraint failed'))
+  );
 }
 
 /** Alert rules and alerts; every read and write is tenant-scoped except the evaluator's. */
@@ -131,16 +135,18 @@ export class AlertsRepository {
 
   /** Enabled rules whose next evaluation is due, oldest due first. */
   async dueRules(nowIso: string, limit: number): Promise<AlertRuleRow[]> {
-    return this.db
-      .selectFrom('logs_alert_rules')
-      .selectAll()
-      .where('enabled', '=', 1)
-      .where((eb) => eb.or([eb('next_evaluation_at', 'is', null), eb('next_evaluation_at', '<=', nowIso)]))
-      // New and re-enabled rules (null) first on both engines (PostgreSQL sorts nulls last), then the longest overdue.
-      .orderBy(sql`next_evaluation_at is null`, 'desc')
-      .orderBy('next_evaluation_at')
-      .limit(limit)
-      .execute();
+    return (
+      this.db
+        .selectFrom('logs_alert_rules')
+        .selectAll()
+        .where('enabled', '=', 1)
+        .where((eb) => eb.or([eb('next_evaluation_at', 'is', null), eb('next_evaluation_at', '<=', nowIso)]))
+        // New and re-enabled rules (null) first on both engines (PostgreSQL sorts nulls last), then the longest overdue.
+        .orderBy(sql`next_evaluation_at is null`, 'desc')
+        .orderBy('next_evaluation_at')
+        .limit(limit)
+        .execute()
+    );
   }
 
   /**
@@ -177,7 +183,12 @@ export class AlertsRepository {
 
   /** Changes an alert only if it is still in `expected` state (optimistic: a concurrent change wins, this one reports false). */
   async transition(id: string, expected: AlertState, changes: Partial<AlertRow>): Promise<boolean> {
-    const result = await this.db.updateTable('logs_alerts').set(changes).where('id', '=', id).where('state', '=', expected).executeTakeFirst();
+    const result = await this.db
+      .updateTable('logs_alerts')
+      .set(changes)
+      .where('id', '=', id)
+      .where('state', '=', expected)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -192,7 +203,13 @@ export class AlertsRepository {
 
   /** Silenced alerts whose silence has ended. */
   async expiredSilences(nowIso: string, limit: number): Promise<AlertRow[]> {
-    return this.db.selectFrom('logs_alerts').selectAll().where('state', '=', 'silenced').where('silenced_until', '<=', nowIso).limit(limit).execute();
+    return this.db
+      .selectFrom('logs_alerts')
+      .selectAll()
+      .where('state', '=', 'silenced')
+      .where('silenced_until', '<=', nowIso)
+      .limit(limit)
+      .execute();
   }
 
   private filtered(filter: AlertFilter) {
@@ -209,7 +226,13 @@ export class AlertsRepository {
   async listAlerts(filter: AlertFilter, page: number, limit: number): Promise<{ rows: AlertRow[]; total: number }> {
     const base = this.filtered(filter);
     const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
+      base
+        .selectAll()
+        .orderBy('started_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset((page - 1) * limit)
+        .execute(),
       base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };

@@ -4,22 +4,35 @@ import { ALERT_STATES, CONDITIONS, SEVERITIES } from './alerts.repository.js';
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Duration = (description: string) => Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description });
-const Severity = Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'critical, high, medium, low or info' });
+const Severity = Type.Union(
+  SEVERITIES.map((s) => Type.Literal(s)),
+  { description: 'critical, high, medium, low or info' },
+);
 const State = Type.Union(ALERT_STATES.map((s) => Type.Literal(s)));
 const Filter = Type.Object({ field: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ maxLength: 4096 }) });
-const Labels = Type.Record(Type.String(), Type.String({ maxLength: 256 }), { description: 'Free labels copied onto each alert (at most 32; names letters, digits, _ . -)' });
+const Labels = Type.Record(Type.String(), Type.String({ maxLength: 256 }), {
+  description: 'Free labels copied onto each alert (at most 32; names letters, digits, _ . -)',
+});
 
 const Condition = Type.Object({
-  type: Type.Union(CONDITIONS.map((c) => Type.Literal(c)), {
-    description: 'above: count > threshold; below: count < threshold; absent: no matching log at all in the window',
-  }),
+  type: Type.Union(
+    CONDITIONS.map((c) => Type.Literal(c)),
+    {
+      description: 'above: count > threshold; below: count < threshold; absent: no matching log at all in the window',
+    },
+  ),
   threshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Required for above and below' })),
 });
 
 const WebhookInput = Type.Union([
   Type.Object({
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'http or https; host subject to LOGS_WEBHOOK_ALLOWED_HOSTS' }),
-    secret: Type.Optional(Type.String({ maxLength: 256, description: 'HMAC-SHA256 key for X-Gerbang-Signature; on update, omitted keeps the current one, "" removes it' })),
+    secret: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'HMAC-SHA256 key for X-Gerbang-Signature; on update, omitted keeps the current one, "" removes it',
+      }),
+    ),
   }),
   Type.Null(),
 ]);
@@ -132,7 +145,9 @@ export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength:
 export const StatusBody = Type.Object({
   status: Type.Union([Type.Literal('firing'), Type.Literal('acknowledged'), Type.Literal('silenced'), Type.Literal('resolved')]),
   comment: Type.Optional(Type.String({ maxLength: 1000 })),
-  until: Type.Optional(Type.String({ format: 'date-time', description: 'Required for silenced: when the silence ends (at most 30 days ahead)' })),
+  until: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Required for silenced: when the silence ends (at most 30 days ahead)' }),
+  ),
 });
 
 export const ListQuery = Type.Object({
@@ -147,4 +162,10 @@ export const ListQuery = Type.Object({
 
 export const RulesResponse = Type.Object({ data: Type.Array(Rule) });
 export const ActiveResponse = Type.Object({ data: Type.Array(Alert) });
-export const ListResponse = Type.Object({ data: Type.Array(Alert), page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() });
+export const ListResponse = Type.Object({
+  data: Type.Array(Alert),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+});

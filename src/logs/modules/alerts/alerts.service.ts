@@ -9,7 +9,15 @@ import { parseQuery } from '../store/query/parser.js';
 import { appendHistory, type AlertEvaluator, type EvaluationResult } from './alerts.evaluator.js';
 import { webhookUrlProblem } from './alerts.notifier.js';
 import {
-  isUniqueViolation, SEVERITIES, type AlertRow, type AlertRuleRow, type AlertsRepository, type AlertState, type ConditionType, type HistoryEntry, type Severity,
+  isUniqueViolation,
+  SEVERITIES,
+  type AlertRow,
+  type AlertRuleRow,
+  type AlertsRepository,
+  type AlertState,
+  type ConditionType,
+  type HistoryEntry,
+  type Severity,
 } from './alerts.repository.js';
 import { ACTIVE_STATES, userMayChange } from './alerts.states.js';
 import { alertView, formatDuration, ruleView, type AlertView, type RuleView } from './alerts.views.js';
@@ -92,9 +100,11 @@ export class AlertsService {
     const windowMs = durationOf('window', input.window, WINDOW_RANGE);
     const intervalMs = durationOf('interval', input.interval ?? DEFAULT_INTERVAL, INTERVAL_RANGE);
     const { type, threshold } = input.condition;
-    if (type === 'absent' && threshold !== undefined) throw invalidBody('condition.threshold is not used with absent (it means no matching log at all)');
+    if (type === 'absent' && threshold !== undefined)
+      throw invalidBody('condition.threshold is not used with absent (it means no matching log at all)');
     if (type !== 'absent' && threshold === undefined) throw invalidBody(`condition.threshold is required with ${type}`);
-    if (type === 'below' && threshold === 0) throw invalidBody('condition.threshold must be at least 1 with below (a count is never below 0)');
+    if (type === 'below' && threshold === 0)
+      throw invalidBody('condition.threshold must be at least 1 with below (a count is never below 0)');
     const labels = input.labels ?? {};
     const names = Object.keys(labels);
     if (names.length > MAX_LABELS) throw invalidBody(`labels: at most ${MAX_LABELS}`);
@@ -107,8 +117,10 @@ export class AlertsService {
       if (problem) throw invalidBody(problem);
       webhookUrl = input.webhook.url;
       // On update an omitted secret keeps the current one; "" removes it.
-      const secret = input.webhook.secret === undefined ? (current?.webhook_secret ?? null) : input.webhook.secret === '' ? null : input.webhook.secret;
-      if (secret !== null && secret.length < MIN_SECRET_LENGTH) throw invalidBody(`webhook.secret must be at least ${MIN_SECRET_LENGTH} characters`);
+      const secret =
+        input.webhook.secret === undefined ? (current?.webhook_secret ?? null) : input.webhook.secret === '' ? null : input.webhook.secret;
+      if (secret !== null && secret.length < MIN_SECRET_LENGTH)
+        throw invalidBody(`webhook.secret must be at least ${MIN_SECRET_LENGTH} characters`);
       webhookSecret = secret;
     }
     return {
@@ -132,8 +144,26 @@ export class AlertsService {
     return rule;
   }
 
-  private async record(tenantId: string, actor: LogsAuthContext, client: Client, action: string, targetType: string, targetId: string, details: Record<string, unknown>) {
-    await this.audit.record({ tenantId, action, outcome: 'success', actorId: actor.userId, actor: actor.username, targetType, targetId, ...client, details });
+  private async record(
+    tenantId: string,
+    actor: LogsAuthContext,
+    client: Client,
+    action: string,
+    targetType: string,
+    targetId: string,
+    details: Record<string, unknown>,
+  ) {
+    await this.audit.record({
+      tenantId,
+      action,
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType,
+      targetId,
+      ...client,
+      details,
+    });
   }
 
   private async ensureUniqueName(tenantId: string, name: string, except?: string): Promise<void> {
@@ -151,7 +181,12 @@ export class AlertsService {
     return ruleView(await this.ruleOf(tenantId, id));
   }
 
-  async createRule(tenantId: string, input: RuleInput & Required<Pick<RuleInput, 'name' | 'window' | 'condition' | 'severity'>>, actor: LogsAuthContext, client: Client): Promise<RuleView> {
+  async createRule(
+    tenantId: string,
+    input: RuleInput & Required<Pick<RuleInput, 'name' | 'window' | 'condition' | 'severity'>>,
+    actor: LogsAuthContext,
+    client: Client,
+  ): Promise<RuleView> {
     const fields = this.validated(input);
     await this.ensureUniqueName(tenantId, fields.name);
     const at = this.nowIso();
@@ -176,7 +211,11 @@ export class AlertsService {
       if (isUniqueViolation(error)) throw invalidBody(`rule "${fields.name}" already exists`);
       throw error;
     }
-    await this.record(tenantId, actor, client, 'alert_rule.create', 'alert_rule', row.id, { name: row.name, severity: row.severity, enabled: row.enabled === 1 });
+    await this.record(tenantId, actor, client, 'alert_rule.create', 'alert_rule', row.id, {
+      name: row.name,
+      severity: row.severity,
+      enabled: row.enabled === 1,
+    });
     return ruleView(row);
   }
 
@@ -212,7 +251,11 @@ export class AlertsService {
 
   async setEnabled(tenantId: string, id: string, enabled: boolean, actor: LogsAuthContext, client: Client): Promise<RuleView> {
     const rule = await this.ruleOf(tenantId, id);
-    const changes: Partial<AlertRuleRow> = { enabled: enabled ? 1 : 0, updated_at: this.nowIso(), ...(enabled ? { next_evaluation_at: null } : {}) };
+    const changes: Partial<AlertRuleRow> = {
+      enabled: enabled ? 1 : 0,
+      updated_at: this.nowIso(),
+      ...(enabled ? { next_evaluation_at: null } : {}),
+    };
     await this.repository.updateRule(id, changes);
     const updated = { ...rule, ...changes };
     if (!enabled) await this.closeOpenAlert(updated, 'rule disabled');
@@ -262,17 +305,33 @@ export class AlertsService {
     } else if (input.until !== undefined) {
       throw invalidBody('until is only used with silenced');
     }
-    const entry: HistoryEntry = { at, actor: actor.username, actor_id: actor.userId, from, to, ...(input.comment ? { comment: input.comment } : {}), ...(until ? { until } : {}) };
+    const entry: HistoryEntry = {
+      at,
+      actor: actor.username,
+      actor_id: actor.userId,
+      from,
+      to,
+      ...(input.comment ? { comment: input.comment } : {}),
+      ...(until ? { until } : {}),
+    };
     const changes: Partial<AlertRow> = { state: to, updated_at: at, history: appendHistory(alert, entry) };
     if (to === 'acknowledged') Object.assign(changes, { acknowledged_at: at, acknowledged_by: actor.username });
     if (to === 'silenced') changes.silenced_until = until!;
     if (to === 'firing') changes.silenced_until = null;
-    if (to === 'resolved') Object.assign(changes, { resolved_at: at, resolved_by: actor.username, open_rule_id: null, silenced_until: null });
+    if (to === 'resolved')
+      Object.assign(changes, { resolved_at: at, resolved_by: actor.username, open_rule_id: null, silenced_until: null });
     // Conditional on the state we checked: a concurrent change (the evaluator resolving it) wins and this one is 409.
     if (!(await this.repository.transition(id, from, changes))) {
       throw new AppError('LOGS_ALERT_INVALID_TRANSITION', { data: { detail: 'the alert changed meanwhile; reload it' } });
     }
-    await this.record(tenantId, actor, client, 'alert.status', 'alert', id, { rule_id: alert.rule_id, rule_name: alert.rule_name, from, to, comment: input.comment, until });
+    await this.record(tenantId, actor, client, 'alert.status', 'alert', id, {
+      rule_id: alert.rule_id,
+      rule_name: alert.rule_name,
+      from,
+      to,
+      comment: input.comment,
+      until,
+    });
     const updated = { ...alert, ...changes };
     if (to === 'resolved') {
       const rule = await this.repository.findRuleById(alert.rule_id);
@@ -289,7 +348,14 @@ export class AlertsService {
   async list(tenantId: string, filter: AlertListFilter, page: number, limit: number): Promise<{ data: AlertView[]; total: number }> {
     const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
     const { rows, total } = await this.repository.listAlerts(
-      { tenantId, states: filter.state ? [filter.state] : undefined, severity: filter.severity, ruleId: filter.rule_id, from: iso(filter.from), to: iso(filter.to) },
+      {
+        tenantId,
+        states: filter.state ? [filter.state] : undefined,
+        severity: filter.severity,
+        ruleId: filter.rule_id,
+        from: iso(filter.from),
+        to: iso(filter.to),
+      },
       page,
       limit,
     );

@@ -1,6 +1,11 @@
 import type { AlertRow, AlertRuleRow, HistoryEntry } from './alerts.repository.js';
 
-const UNITS: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+const UNITS: [string, number][] = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+];
 
 /** 300000 -> "5m": the largest unit that divides the duration. */
 export function formatDuration(ms: number): string {
@@ -56,7 +61,13 @@ export function alertView(row: AlertRow) {
     last_count: row.last_count,
     history: JSON.parse(row.history) as HistoryEntry[],
     webhook: row.webhook_status
-      ? { event: row.webhook_event, status: row.webhook_status, attempts: row.webhook_attempts ?? 0, last_error: row.webhook_last_error, last_at: row.webhook_last_at }
+      ? {
+          event: row.webhook_event,
+          status: row.webhook_status,
+          attempts: row.webhook_attempts ?? 0,
+          last_error: row.webhook_last_error,
+          last_at: row.webhook_last_at,
+        }
       : null,
   };
 }
@@ -66,8 +77,7 @@ export type AlertView = ReturnType<typeof alertView>;
 /** A sentence about the alert for chat or e-mail; no link, no query results (they may hold personal data). */
 export function alertSummary(rule: AlertRuleRow, alert: AlertRow, event: 'firing' | 'resolved'): string {
   const window = formatDuration(rule.window_ms);
-  const condition =
-    rule.condition === 'absent' ? 'no matching logs' : `${rule.condition} threshold ${rule.threshold}`;
+  const condition = rule.condition === 'absent' ? 'no matching logs' : `${rule.condition} threshold ${rule.threshold}`;
   const head = `[${alert.severity.toUpperCase()}] ${rule.name}`;
   return event === 'firing'
     ? `${head} is firing: ${alert.last_count} matching logs in the last ${window} (${condition}).`

@@ -66,7 +66,13 @@ export class WebhookAllowList {
       if (address !== undefined) {
         const family = familyOf(address);
         const bits = prefix === undefined ? (family === 'ipv4' ? 32 : 128) : Number(prefix);
-        if (extra !== undefined || !Number.isInteger(bits) || bits < 0 || bits > (family === 'ipv4' ? 32 : 128) || (prefix !== undefined && !/^\d+$/.test(prefix))) {
+        if (
+          extra !== undefined ||
+          !Number.isInteger(bits) ||
+          bits < 0 ||
+          bits > (family === 'ipv4' ? 32 : 128) ||
+          (prefix !== undefined && !/^\d+$/.test(prefix))
+        ) {
           throw new Error(`"${raw}" is not an address or CIDR`);
         }
         this.addresses.addSubnet(address, bits, family);
@@ -100,7 +106,10 @@ export class WebhookAllowList {
       if (error) return callback(error, '', 4);
       const refused = addresses.find((entry) => this.addressProblem(entry.address) !== undefined);
       if (refused || addresses.length === 0) {
-        const blocked = Object.assign(new Error(`refused: ${hostname} resolves to a ${refused ? this.addressProblem(refused.address) : 'no'} address`), { code: 'EWEBHOOKBLOCKED' });
+        const blocked = Object.assign(
+          new Error(`refused: ${hostname} resolves to a ${refused ? this.addressProblem(refused.address) : 'no'} address`),
+          { code: 'EWEBHOOKBLOCKED' },
+        );
         return callback(blocked, '', 4);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);

@@ -16,11 +16,18 @@ export function spanView(span: StoredSpan) {
     status: { code: STATUS_CODES[span.statusCode] ?? 'unset', message: span.statusMessage },
     peerService: span.peerService,
     attributes: span.attributes,
-    events: span.events.map((event) => ({ name: event.name, time: new Date(Math.floor(event.timeUs / 1000)).toISOString(), attributes: event.attributes })),
+    events: span.events.map((event) => ({
+      name: event.name,
+      time: new Date(Math.floor(event.timeUs / 1000)).toISOString(),
+      attributes: event.attributes,
+    })),
   };
 }
 
-export function traceSummaryView(row: TraceSummaryRow, described: { root: StoredSpan | null; services: { service: string; spans: number }[] } | undefined) {
+export function traceSummaryView(
+  row: TraceSummaryRow,
+  described: { root: StoredSpan | null; services: { service: string; spans: number }[] } | undefined,
+) {
   const root = described?.root ?? null;
   return {
     traceId: row.trace_id,
@@ -29,7 +36,15 @@ export function traceSummaryView(row: TraceSummaryRow, described: { root: Stored
     spanCount: row.span_count,
     errorCount: row.error_count,
     error: row.error_count > 0,
-    root: root ? { service: root.service, name: root.name, kind: SPAN_KINDS[root.kind] ?? 'unspecified', durationMs: root.durationUs / 1000, status: STATUS_CODES[root.statusCode] ?? 'unset' } : null,
+    root: root
+      ? {
+          service: root.service,
+          name: root.name,
+          kind: SPAN_KINDS[root.kind] ?? 'unspecified',
+          durationMs: root.durationUs / 1000,
+          status: STATUS_CODES[root.statusCode] ?? 'unset',
+        }
+      : null,
     services: described?.services ?? [],
   };
 }
@@ -105,7 +120,11 @@ export function buildServiceMap(rows: MapSpanRow[], instrumented: Set<string>, r
     }
   }
   return {
-    nodes: [...nodes].map(([name, acc]) => ({ id: name, name, instrumented: instrumented.has(name), ...statsOf(acc, rangeSeconds) })).sort((a, b) => a.name.localeCompare(b.name)),
-    edges: [...edges.values()].map(({ source, target, acc }) => ({ source, target, ...statsOf(acc, rangeSeconds) })).sort((a, b) => a.source.localeCompare(b.source) || a.target.localeCompare(b.target)),
+    nodes: [...nodes]
+      .map(([name, acc]) => ({ id: name, name, instrumented: instrumented.has(name), ...statsOf(acc, rangeSeconds) }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    edges: [...edges.values()]
+      .map(({ source, target, acc }) => ({ source, target, ...statsOf(acc, rangeSeconds) }))
+      .sort((a, b) => a.source.localeCompare(b.source) || a.target.localeCompare(b.target)),
   };
 }

@@ -56,7 +56,8 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
   for (const resourceSpans of list(request.resourceSpans)) {
     if (!isPlainObject(resourceSpans)) continue;
     const resource = attributesOf((resourceSpans.resource as PlainObject | undefined)?.attributes);
-    const service = typeof resource['service.name'] === 'string' && resource['service.name'] !== '' ? resource['service.name'] : 'unknown_service';
+    const service =
+      typeof resource['service.name'] === 'string' && resource['service.name'] !== '' ? resource['service.name'] : 'unknown_service';
     delete resource['service.name'];
     for (const scopeSpans of list(resourceSpans.scopeSpans)) {
       if (!isPlainObject(scopeSpans)) continue;
@@ -90,11 +91,22 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
         }
         const attributes = storableAttributes({ ...resource, ...scopeAttributes, ...attributesOf(span.attributes) });
         const peer = attributes['peer.service'];
-        const events = list(span.events).slice(0, MAX_EVENTS).flatMap((event) => {
-          if (!isPlainObject(event)) return [];
-          const time = nanos(event.timeUnixNano);
-          return [{ name: storableText(typeof event.name === 'string' || typeof event.name === 'number' ? String(event.name) : '').slice(0, MAX_NAME), timeUs: time ? usOf(time) : usOf(start), attributes: storableAttributes(attributesOf(event.attributes)) }];
-        });
+        const events = list(span.events)
+          .slice(0, MAX_EVENTS)
+          .flatMap((event) => {
+            if (!isPlainObject(event)) return [];
+            const time = nanos(event.timeUnixNano);
+            return [
+              {
+                name: storableText(typeof event.name === 'string' || typeof event.name === 'number' ? String(event.name) : '').slice(
+                  0,
+                  MAX_NAME,
+                ),
+                timeUs: time ? usOf(time) : usOf(start),
+                attributes: storableAttributes(attributesOf(event.attributes)),
+              },
+            ];
+          });
         const startUs = usOf(start);
         const endUs = usOf(end);
         result.items.push({

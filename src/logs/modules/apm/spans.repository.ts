@@ -94,7 +94,11 @@ export class SpansRepository {
     }));
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
-        await trx.insertInto('apm_spans').values(rows.slice(i, i + CHUNK)).onConflict((oc) => oc.columns(['tenant_id', 'trace_id', 'span_id']).doNothing()).execute();
+        await trx
+          .insertInto('apm_spans')
+          .values(rows.slice(i, i + CHUNK))
+          .onConflict((oc) => oc.columns(['tenant_id', 'trace_id', 'span_id']).doNothing())
+          .execute();
       }
     });
   }
@@ -123,13 +127,28 @@ export class SpansRepository {
   /** One page of traces, newest first, and the total. */
   async listTraces(filter: TraceFilter): Promise<{ rows: TraceSummaryRow[]; total: number }> {
     const groups = this.traceGroups(filter);
-    const page = await sql<TraceSummaryRow>`SELECT * FROM (${groups}) g ORDER BY g.start_us DESC, g.trace_id LIMIT ${filter.limit} OFFSET ${filter.offset}`.execute(this.db);
+    const page =
+      await sql<TraceSummaryRow>`SELECT * FROM (${groups}) g ORDER BY g.start_us DESC, g.trace_id LIMIT ${filter.limit} OFFSET ${filter.offset}`.execute(
+        this.db,
+      );
     const total = await sql<{ total: number }>`SELECT count(*) AS total FROM (${groups}) g`.execute(this.db);
-    return { rows: page.rows.map((row) => ({ ...row, start_us: Number(row.start_us), end_us: Number(row.end_us), span_count: Number(row.span_count), error_count: Number(row.error_count) })), total: Number(total.rows[0]?.total ?? 0) };
+    return {
+      rows: page.rows.map((row) => ({
+        ...row,
+        start_us: Number(row.start_us),
+        end_us: Number(row.end_us),
+        span_count: Number(row.span_count),
+        error_count: Number(row.error_count),
+      })),
+      total: Number(total.rows[0]?.total ?? 0),
+    };
   }
 
   /** Per trace: its root (the earliest span whose parent is not in the trace) and its services with span counts. */
-  async describeTraces(tenantId: string, traceIds: string[]): Promise<Map<string, { root: StoredSpan | null; services: { service: string; spans: number }[] }>> {
+  async describeTraces(
+    tenantId: string,
+    traceIds: string[],
+  ): Promise<Map<string, { root: StoredSpan | null; services: { service: string; spans: number }[] }>> {
     const result = new Map<string, { root: StoredSpan | null; services: { service: string; spans: number }[] }>();
     if (traceIds.length === 0) return result;
     for (const id of traceIds) result.set(id, { root: null, services: [] });
@@ -156,13 +175,28 @@ export class SpansRepository {
 
   /** Every span of a trace (at most MAX_TRACE_SPANS), by start time. */
   async trace(tenantId: string, traceId: string): Promise<StoredSpan[]> {
-    const rows = await this.db.selectFrom('apm_spans').selectAll().where('tenant_id', '=', tenantId).where('trace_id', '=', traceId).orderBy('start_us').orderBy('span_id').limit(MAX_TRACE_SPANS).execute();
+    const rows = await this.db
+      .selectFrom('apm_spans')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('trace_id', '=', traceId)
+      .orderBy('start_us')
+      .orderBy('span_id')
+      .limit(MAX_TRACE_SPANS)
+      .execute();
     return rows.map(spanOf);
   }
 
   /** Services that sent at least one span starting in [fromUs, toUs). */
   async services(tenantId: string, fromUs: number, toUs: number): Promise<string[]> {
-    const rows = await this.db.selectFrom('apm_spans').select('service').distinct().where('tenant_id', '=', tenantId).where('start_us', '>=', fromUs).where('start_us', '<', toUs).execute();
+    const rows = await this.db
+      .selectFrom('apm_spans')
+      .select('service')
+      .distinct()
+      .where('tenant_id', '=', tenantId)
+      .where('start_us', '>=', fromUs)
+      .where('start_us', '<', toUs)
+      .execute();
     return rows.map((row) => row.service);
   }
 
@@ -172,19 +206,29 @@ export class SpansRepository {
    * At most `limit` rows.
    */
   async mapSpans(tenantId: string, fromUs: number, toUs: number, limit: number): Promise<MapSpanRow[]> {
-    const result = await sql<MapSpanRow>`SELECT c.service AS service, c.kind AS kind, c.duration_us AS duration_us, c.status_code AS status_code,
+    const result =
+      await sql<MapSpanRow>`SELECT c.service AS service, c.kind AS kind, c.duration_us AS duration_us, c.status_code AS status_code,
         c.peer_service AS peer_service, p.service AS parent_service
       FROM apm_spans c
       LEFT JOIN apm_spans p ON p.tenant_id = c.tenant_id AND p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
       WHERE c.tenant_id = ${tenantId} AND c.start_us >= ${fromUs} AND c.start_us < ${toUs}
         AND (p.span_id IS NULL OR p.service <> c.service OR (c.kind = 3 AND c.peer_service IS NOT NULL))
       LIMIT ${limit}`.execute(this.db);
-    return result.rows.map((row) => ({ ...row, kind: Number(row.kind), duration_us: Number(row.duration_us), status_code: Number(row.status_code) }));
+    return result.rows.map((row) => ({
+      ...row,
+      kind: Number(row.kind),
+      duration_us: Number(row.duration_us),
+      status_code: Number(row.status_code),
+    }));
   }
 
   /** Retention: removes the tenant's spans that started before the cutoff (epoch ms). */
   async removeOlderThan(tenantId: string, cutoffMs: number): Promise<number> {
-    const result = await this.db.deleteFrom('apm_spans').where('tenant_id', '=', tenantId).where('start_us', '<', cutoffMs * 1000).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('apm_spans')
+      .where('tenant_id', '=', tenantId)
+      .where('start_us', '<', cutoffMs * 1000)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -6,7 +6,20 @@ import ExcelJS from 'exceljs';
 import type { LogsAuditTable } from '../../db/schema.js';
 import type { AuditFilter, LogsAuditRepository } from './audit.repository.js';
 
-export const EXPORT_COLUMNS = ['at', 'actor', 'actor_id', 'action', 'outcome', 'target_type', 'target_id', 'ip', 'user_agent', 'request_id', 'details', 'tenant_id'] as const;
+export const EXPORT_COLUMNS = [
+  'at',
+  'actor',
+  'actor_id',
+  'action',
+  'outcome',
+  'target_type',
+  'target_id',
+  'ip',
+  'user_agent',
+  'request_id',
+  'details',
+  'tenant_id',
+] as const;
 
 function cells(row: LogsAuditTable): string[] {
   return EXPORT_COLUMNS.map((column) => row[column] ?? '');

@@ -42,7 +42,10 @@ function likePattern(text: string): string {
 export class LogsAuditRepository {
   private readonly listeners: AuditListener[] = [];
 
-  constructor(private readonly db: Kysely<LogsSchema>, private readonly now: () => number) {}
+  constructor(
+    private readonly db: Kysely<LogsSchema>,
+    private readonly now: () => number,
+  ) {}
 
   onRecord(listener: AuditListener): void {
     this.listeners.push(listener);
@@ -91,7 +94,13 @@ export class LogsAuditRepository {
   async search(filter: AuditFilter, page: number, limit: number): Promise<{ rows: LogsAuditTable[]; total: number }> {
     const base = this.filtered(filter);
     const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).offset((page - 1) * limit).execute(),
+      base
+        .selectAll()
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset((page - 1) * limit)
+        .execute(),
       base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };

@@ -33,7 +33,16 @@ const SECURED = [{ bearer: [] }];
 const tags = ['audit'];
 const errors = errorResponses(400, 401, 403, 429);
 
-function filterOf(tenantId: string, query: { q?: string | undefined; actor?: string | undefined; action?: string | undefined; from?: string | undefined; to?: string | undefined }): AuditFilter {
+function filterOf(
+  tenantId: string,
+  query: {
+    q?: string | undefined;
+    actor?: string | undefined;
+    action?: string | undefined;
+    from?: string | undefined;
+    to?: string | undefined;
+  },
+): AuditFilter {
   // Stored times are ISO strings from toISOString(): normalise the bounds to the same form.
   const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
   return { tenantId, q: query.q, actor: query.actor, action: query.action, from: iso(query.from), to: iso(query.to) };
@@ -44,20 +53,53 @@ function stamp(now: number): string {
 }
 
 /** Spec 4.5 audit search (audit:read) and exports (audit:export), over the caller's tenant. */
-export function auditRoutes({ audit, guards, now }: { audit: LogsAuditRepository; guards: LogsGuards; now: () => number }): FastifyPluginAsyncTypebox {
+export function auditRoutes({
+  audit,
+  guards,
+  now,
+}: {
+  audit: LogsAuditRepository;
+  guards: LogsGuards;
+  now: () => number;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get('/search', {
-      schema: {
-        tags, summary: 'Search the audit trail, newest first', security: SECURED,
-        querystring: Type.Object({ ...FilterQuery, page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }) }),
-        response: { 200: Type.Object({ data: Type.Array(AuditRow), page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }), ...errors },
+    app.get(
+      '/search',
+      {
+        schema: {
+          tags,
+          summary: 'Search the audit trail, newest first',
+          security: SECURED,
+          querystring: Type.Object({
+            ...FilterQuery,
+            page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+          }),
+          response: {
+            200: Type.Object({
+              data: Type.Array(AuditRow),
+              page: Type.Integer(),
+              limit: Type.Integer(),
+              total: Type.Integer(),
+              pages: Type.Integer(),
+            }),
+            ...errors,
+          },
+        },
+        preHandler: guards.requirePermission('audit:read'),
       },
-      preHandler: guards.requirePermission('audit:read'),
-    }, async (request) => {
-      const { page, limit } = request.query;
-      const { rows, total } = await audit.search(filterOf(request.tenantId, request.query), page, limit);
-      return { data: rows.map((row) => ({ ...row, details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null })), page, limit, total, pages: Math.ceil(total / limit) };
-    });
+      async (request) => {
+        const { page, limit } = request.query;
+        const { rows, total } = await audit.search(filterOf(request.tenantId, request.query), page, limit);
+        return {
+          data: rows.map((row) => ({ ...row, details: row.details ? (JSON.parse(row.details) as Record<string, unknown>) : null })),
+          page,
+          limit,
+          total,
+          pages: Math.ceil(total / limit),
+        };
+      },
+    );
 
     const exportOptions = (summary: string) => ({
       schema: { tags, summary, security: SECURED, querystring: Type.Object(FilterQuery), response: errors },
@@ -68,7 +110,15 @@ export function auditRoutes({ audit, guards, now }: { audit: LogsAuditRepository
     const recordExport = async (request: FastifyRequest, format: string, filter: AuditFilter) => {
       const auth = request.logsAuth!;
       const { q, actor, action, from, to } = filter;
-      await audit.record({ tenantId: request.tenantId, action: 'audit.export', outcome: 'success', actorId: auth.userId, actor: auth.username, ...clientOf(request), details: { format, q, actor, action, from, to } });
+      await audit.record({
+        tenantId: request.tenantId,
+        action: 'audit.export',
+        outcome: 'success',
+        actorId: auth.userId,
+        actor: auth.username,
+        ...clientOf(request),
+        details: { format, q, actor, action, from, to },
+      });
     };
 
     app.get('/export/csv', exportOptions('The audit trail as CSV (streamed)'), async (request, reply) => {

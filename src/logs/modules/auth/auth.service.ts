@@ -44,10 +44,26 @@ export class LogsAuthService {
     const sessionId = randomUUID();
     const at = new Date(this.now());
     const token = await this.db.transaction().execute(async (trx) => {
-      await this.sessions.create({ id: sessionId, user_id: user.id, created_at: at.toISOString(), expires_at: new Date(at.getTime() + this.config.token.refreshTtlMs).toISOString(), revoked_at: null }, trx);
+      await this.sessions.create(
+        {
+          id: sessionId,
+          user_id: user.id,
+          created_at: at.toISOString(),
+          expires_at: new Date(at.getTime() + this.config.token.refreshTtlMs).toISOString(),
+          revoked_at: null,
+        },
+        trx,
+      );
       return this.issuePair(user, sessionId, trx);
     });
-    await this.audit.record({ tenantId: user.tenant_id, action: 'auth.login', outcome: 'success', actorId: user.id, actor: user.username, ...client });
+    await this.audit.record({
+      tenantId: user.tenant_id,
+      action: 'auth.login',
+      outcome: 'success',
+      actorId: user.id,
+      actor: user.username,
+      ...client,
+    });
     const roles = ((await this.users.rolesOf([user.id])).get(user.id) ?? []).map((role) => role.name);
     return { token, user: { username: user.username, roles, email: user.email } };
   }
@@ -56,7 +72,8 @@ export class LogsAuthService {
     const tokenHash = hashRefreshToken(refreshToken);
     const found = refreshToken.length <= 512 ? await this.sessions.findRefreshToken(tokenHash) : undefined;
     const nowIso = new Date(this.now()).toISOString();
-    if (!found || found.revoked_at !== null || found.expires_at <= nowIso || found.session_expires_at <= nowIso) throw new AppError('LOGS_INVALID_TOKEN');
+    if (!found || found.revoked_at !== null || found.expires_at <= nowIso || found.session_expires_at <= nowIso)
+      throw new AppError('LOGS_INVALID_TOKEN');
     const user = await this.users.findById(found.user_id);
     if (!user) throw new AppError('LOGS_INVALID_TOKEN');
     const pair = await this.db.transaction().execute(async (trx) => {
@@ -66,23 +83,50 @@ export class LogsAuthService {
     if (!pair) {
       // Reuse: someone holds a copy. End the session so neither copy (nor its access tokens) works.
       await this.sessions.revoke(found.session_id, nowIso);
-      await this.audit.record({ tenantId: user.tenant_id, action: 'auth.refresh_reuse', outcome: 'failure', actorId: user.id, actor: user.username, ...client, details: { session: found.session_id } });
+      await this.audit.record({
+        tenantId: user.tenant_id,
+        action: 'auth.refresh_reuse',
+        outcome: 'failure',
+        actorId: user.id,
+        actor: user.username,
+        ...client,
+        details: { session: found.session_id },
+      });
       throw new AppError('LOGS_INVALID_TOKEN');
     }
-    await this.audit.record({ tenantId: user.tenant_id, action: 'auth.refresh', outcome: 'success', actorId: user.id, actor: user.username, ...client });
+    await this.audit.record({
+      tenantId: user.tenant_id,
+      action: 'auth.refresh',
+      outcome: 'success',
+      actorId: user.id,
+      actor: user.username,
+      ...client,
+    });
     return pair;
   }
 
   async logout(auth: LogsAuthContext, client: Client): Promise<void> {
     if (auth.sessionId) await this.sessions.revoke(auth.sessionId, new Date(this.now()).toISOString());
-    await this.audit.record({ tenantId: auth.homeTenantId, action: 'auth.logout', outcome: 'success', actorId: auth.userId, actor: auth.username, ...client });
+    await this.audit.record({
+      tenantId: auth.homeTenantId,
+      action: 'auth.logout',
+      outcome: 'success',
+      actorId: auth.userId,
+      actor: auth.username,
+      ...client,
+    });
   }
 
   private async issuePair(user: LogsUsersTable, sessionId: string, trx: Kysely<LogsSchema>): Promise<TokenPair> {
     const refreshToken = randomBytes(32).toString('base64url');
     const at = this.now();
     await this.sessions.addRefreshToken(
-      { token_hash: hashRefreshToken(refreshToken), session_id: sessionId, created_at: new Date(at).toISOString(), expires_at: new Date(at + this.config.token.refreshTtlMs).toISOString() },
+      {
+        token_hash: hashRefreshToken(refreshToken),
+        session_id: sessionId,
+        created_at: new Date(at).toISOString(),
+        expires_at: new Date(at + this.config.token.refreshTtlMs).toISOString(),
+      },
       trx,
     );
     const accessToken = await this.tokens.issue({ sub: user.id, sid: sessionId, tid: user.tenant_id, username: user.username });

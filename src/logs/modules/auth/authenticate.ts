@@ -75,7 +75,15 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     if (!user) return undefined;
     const roles = (await users.rolesOf([user.id])).get(user.id) ?? [];
     const permissions = new Set<Permission>(roles.flatMap((role) => permissionsOfRole(role)));
-    return { userId: user.id, username: user.username, email: user.email, homeTenantId: user.tenant_id, sessionId, roles: roles.map((r) => r.name), permissions };
+    return {
+      userId: user.id,
+      username: user.username,
+      email: user.email,
+      homeTenantId: user.tenant_id,
+      sessionId,
+      roles: roles.map((r) => r.name),
+      permissions,
+    };
   }
 
   async function fromBearer(token: string): Promise<LogsAuthContext> {
@@ -83,7 +91,8 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     if (!claims) throw new AppError('LOGS_INVALID_TOKEN');
     const session = await sessions.find(claims.sid);
     const nowIso = new Date(now()).toISOString();
-    if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub) throw new AppError('LOGS_INVALID_TOKEN');
+    if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub)
+      throw new AppError('LOGS_INVALID_TOKEN');
     const context = await contextOf(await users.findById(claims.sub), claims.sid);
     if (!context) throw new AppError('LOGS_INVALID_TOKEN');
     return context;
@@ -99,7 +108,8 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     const key = username.toLowerCase();
     const digest = sha256(`${username}\u0000${password}`);
     const cached = basicCache.get(key);
-    const fresh = cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
+    const fresh =
+      cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
     let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
     if (!user) {
       user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth');

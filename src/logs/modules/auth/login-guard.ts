@@ -37,7 +37,14 @@ export class LoginGuard {
     const usernameState = await this.failuresPerUsername.check(usernameKey);
     const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
     if (refused) {
-      await this.audit.record({ tenantId: DEFAULT_TENANT_ID, action, outcome: 'failure', actor: username.slice(0, 128), ...client, details: { reason: 'rate_limited' } });
+      await this.audit.record({
+        tenantId: DEFAULT_TENANT_ID,
+        action,
+        outcome: 'failure',
+        actor: username.slice(0, 128),
+        ...client,
+        details: { reason: 'rate_limited' },
+      });
       throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(refused.retryAfterSeconds) } });
     }
     const user = await this.users.findByUsername(username);

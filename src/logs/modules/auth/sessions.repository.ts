@@ -22,8 +22,14 @@ export class LogsSessionsRepository {
     return db.updateTable('logs_sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
   }
 
-  addRefreshToken(row: { token_hash: string; session_id: string; created_at: string; expires_at: string }, db: Kysely<LogsSchema> = this.db) {
-    return db.insertInto('logs_refresh_tokens').values({ ...row, used_at: null }).execute();
+  addRefreshToken(
+    row: { token_hash: string; session_id: string; created_at: string; expires_at: string },
+    db: Kysely<LogsSchema> = this.db,
+  ) {
+    return db
+      .insertInto('logs_refresh_tokens')
+      .values({ ...row, used_at: null })
+      .execute();
   }
 
   findRefreshToken(tokenHash: string) {
@@ -45,7 +51,12 @@ export class LogsSessionsRepository {
 
   /** Marks a refresh token used; false when it already was (a concurrent or replayed use). */
   async markUsed(tokenHash: string, at: string, db: Kysely<LogsSchema> = this.db): Promise<boolean> {
-    const result = await db.updateTable('logs_refresh_tokens').set({ used_at: at }).where('token_hash', '=', tokenHash).where('used_at', 'is', null).executeTakeFirst();
+    const result = await db
+      .updateTable('logs_refresh_tokens')
+      .set({ used_at: at })
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 }

@@ -41,5 +41,4 @@ export class LogsTokens {
   verify(jwt: string): Promise<AccessClaims | undefined> {
     return this.verifier.verify(jwt, this.now());
   }
-
 }

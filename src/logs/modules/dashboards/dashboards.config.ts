@@ -35,7 +35,8 @@ export function loadDashboardsConfig(env: Env): DashboardsConfig {
     const id = (colon < 0 ? item : item.slice(0, colon)).trim();
     const name = (colon < 0 ? id : item.slice(colon + 1)).trim() || id;
     if (!SITE_ID.test(id)) throw new ConfigError('LOGS_SITES', `has an invalid site id "${id}": letters, digits, . _ - (at most 64)`);
-    if (sites.some((site) => site.id.toLowerCase() === id.toLowerCase())) throw new ConfigError('LOGS_SITES', `lists the site "${id}" twice`);
+    if (sites.some((site) => site.id.toLowerCase() === id.toLowerCase()))
+      throw new ConfigError('LOGS_SITES', `lists the site "${id}" twice`);
     sites.push({ id, name: name.slice(0, 200) });
   }
   if (sites.length === 0) sites.push({ id: siteName, name: siteName });

@@ -13,7 +13,6 @@ export const KNOWN_SOURCES = ['otlp', 'bulk', 'gateway'] as const;
 export const NO_SERVICE = '(none)';
 export const OTHER_SERVICES = '(other)';
 
-
 export type Health = 'healthy' | 'degraded' | 'down';
 
 export interface StoreHealth {
@@ -70,7 +69,18 @@ export class DashboardsService {
     const [byLevel, services, errorsByService, topErrors, alerts] = await Promise.all([
       store.histogram({ tenantId, from, to: last, intervalMs: interval.ms, groupBy: 'level' }),
       store.distinct({ tenantId, field: 'service', from, to: last, limit: 10_000 }),
-      Promise.all(ERROR_LEVELS.map((level) => store.histogram({ tenantId, from, to: last, intervalMs: interval.ms, groupBy: 'service', filters: [{ field: 'level', value: level }] }))),
+      Promise.all(
+        ERROR_LEVELS.map((level) =>
+          store.histogram({
+            tenantId,
+            from,
+            to: last,
+            intervalMs: interval.ms,
+            groupBy: 'service',
+            filters: [{ field: 'level', value: level }],
+          }),
+        ),
+      ),
       this.topErrors(tenantId, from, to, input.top),
       this.alerts(tenantId),
     ]);
@@ -90,7 +100,8 @@ export class DashboardsService {
     const serviceErrors = new Map<string, number>();
     for (const buckets of errorsByService) {
       for (const bucket of buckets) {
-        for (const [service, count] of Object.entries(bucket.groups ?? {})) serviceErrors.set(service, (serviceErrors.get(service) ?? 0) + count);
+        for (const [service, count] of Object.entries(bucket.groups ?? {}))
+          serviceErrors.set(service, (serviceErrors.get(service) ?? 0) + count);
       }
     }
     // distinct() leaves out entries without a service: they are the rest of the total.
@@ -121,14 +132,20 @@ export class DashboardsService {
   /** The most frequent error messages of the range, grouped by exact message. */
   private async topErrors(tenantId: string, from: number, to: number, limit: number) {
     const top = await this.deps.store.topMessages({ tenantId, from, to, levels: ERROR_LEVELS, limit });
-    return top.map((row) => ({ message: row.message.slice(0, 1000), count: row.count, last_seen: iso(row.lastSeen), services: row.services }));
+    return top.map((row) => ({
+      message: row.message.slice(0, 1000),
+      count: row.count,
+      last_seen: iso(row.lastSeen),
+      services: row.services,
+    }));
   }
 
   private async alerts(tenantId: string) {
     try {
       const bySeverity = await this.deps.activeAlertsBySeverity(tenantId);
       const clean: Record<string, number> = {};
-      for (const [severity, count] of Object.entries(bySeverity)) if (Number.isFinite(count) && count > 0) clean[severity] = Math.floor(count);
+      for (const [severity, count] of Object.entries(bySeverity))
+        if (Number.isFinite(count) && count > 0) clean[severity] = Math.floor(count);
       return { available: true, active_total: Object.values(clean).reduce((a, b) => a + b, 0), by_severity: clean };
     } catch (error) {
       this.deps.logError?.(error, 'active alerts provider failed');
@@ -165,7 +182,11 @@ export class DashboardsService {
       since: iso(stats.since),
       store,
       backlog,
-      thresholds: { down_after_ms: config.downAfterMs, degraded_rejected_percent: config.degradedRejectedPercent, slow_ingest_ms: config.slowIngestMs },
+      thresholds: {
+        down_after_ms: config.downAfterMs,
+        degraded_rejected_percent: config.degradedRejectedPercent,
+        slow_ingest_ms: config.slowIngestMs,
+      },
       sources,
     };
   }
@@ -197,7 +218,12 @@ export class DashboardsService {
       }
       return [...merged.entries()]
         .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
-        .map(([service, item]) => ({ service, count: item.count, last_seen: iso(item.last), status: (now - item.last > config.downAfterMs ? 'stale' : 'up') as 'up' | 'stale' }));
+        .map(([service, item]) => ({
+          service,
+          count: item.count,
+          last_seen: iso(item.last),
+          status: (now - item.last > config.downAfterMs ? 'stale' : 'up') as 'up' | 'stale',
+        }));
     };
     const sites = config.sites.map((site) => {
       const local = site.id === config.localSiteId;
@@ -239,17 +265,29 @@ export class DashboardsService {
       checked_at: iso(now),
       local_site: config.localSiteId,
       sites,
-      unassigned: [...unassigned.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([dc, list]) => {
-        const services = servicesOf(list);
-        return { dc, volume: services.reduce((sum, service) => sum + service.count, 0), last_seen: iso(Math.max(...list.map((row) => row.last))), services };
-      }),
+      unassigned: [...unassigned.entries()]
+        .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+        .map(([dc, list]) => {
+          const services = servicesOf(list);
+          return {
+            dc,
+            volume: services.reduce((sum, service) => sum + service.count, 0),
+            last_seen: iso(Math.max(...list.map((row) => row.last))),
+            services,
+          };
+        }),
     };
   }
 
   /** Entries of the range per `dc` (else `cloud.region`) attribute value and service. */
   private async siteRows(tenantId: string, from: number, to: number) {
     const rows = await this.deps.store.groupCounts({ tenantId, from, to, groups: [['dc', 'cloud.region'], ['service']], limit: 10_000 });
-    return rows.map(({ keys: [dc, service], count, lastSeen }) => ({ dc: dc === '' ? null : (dc ?? null), service: service ?? null, count, last: lastSeen }));
+    return rows.map(({ keys: [dc, service], count, lastSeen }) => ({
+      dc: dc === '' ? null : (dc ?? null),
+      service: service ?? null,
+      count,
+      last: lastSeen,
+    }));
   }
 
   async throughput(tenantId: string, input: RangeInput & { interval?: string | undefined; services: number }) {
@@ -280,12 +318,14 @@ export class DashboardsService {
     });
 
     const totals = new Map<string, number>();
-    for (const bucket of byService) for (const [service, count] of Object.entries(bucket.groups ?? {})) totals.set(service, (totals.get(service) ?? 0) + count);
+    for (const bucket of byService)
+      for (const [service, count] of Object.entries(bucket.groups ?? {})) totals.set(service, (totals.get(service) ?? 0) + count);
     const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const top = ranked.slice(0, input.services).map(([service]) => service);
     const rest = new Set(ranked.slice(input.services).map(([service]) => service));
     const bucketsByTs = new Map(byService.map((bucket) => [bucket.ts, bucket.groups ?? {}]));
-    const serviceSeries = (pick: (groups: Record<string, number>) => number) => starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? {})));
+    const serviceSeries = (pick: (groups: Record<string, number>) => number) =>
+      starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? {})));
     const services = top.map((service) => {
       const series = serviceSeries((groups) => groups[service] ?? 0);
       return { service: service === '' ? NO_SERVICE : service, total: totals.get(service) ?? 0, series };
@@ -310,14 +350,21 @@ export function throughputInterval(requested: string | undefined, from: number, 
   return auto.ms < MINUTE ? { label: '1m', ms: MINUTE } : auto;
 }
 
-
 const SEVERITY: Record<Health, number> = { healthy: 0, degraded: 1, down: 2 };
 
 export function worst(statuses: readonly Health[]): Health {
   return statuses.reduce<Health>((acc, status) => (SEVERITY[status] > SEVERITY[acc] ? status : acc), 'healthy');
 }
 
-const EMPTY_WINDOW: WindowCounters = { batches: 0, received: 0, stored: 0, rejected: 0, storeFailures: 0, latencyMsTotal: 0, latencyMsMax: 0 };
+const EMPTY_WINDOW: WindowCounters = {
+  batches: 0,
+  received: 0,
+  stored: 0,
+  rejected: 0,
+  storeFailures: 0,
+  latencyMsTotal: 0,
+  latencyMsMax: 0,
+};
 
 /**
  * One source's status (docs/dashboards.md, "Thresholds"):
@@ -347,7 +394,8 @@ export function sourceStatus(
     degraded.push(`${round(rejectedRatio * 100, 1)}% of entries rejected in 5 minutes (threshold ${config.degradedRejectedPercent}%)`);
   }
   const avgLatency = last5m.batches > 0 ? round(last5m.latencyMsTotal / last5m.batches, 1) : null;
-  if (avgLatency !== null && avgLatency >= config.slowIngestMs) degraded.push(`average store write ${avgLatency} ms in 5 minutes (threshold ${config.slowIngestMs} ms)`);
+  if (avgLatency !== null && avgLatency >= config.slowIngestMs)
+    degraded.push(`average store write ${avgLatency} ms in 5 minutes (threshold ${config.slowIngestMs} ms)`);
   const status: Health = down.length > 0 ? 'down' : degraded.length > 0 ? 'degraded' : 'healthy';
   return {
     source,

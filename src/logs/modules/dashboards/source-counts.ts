@@ -48,7 +48,14 @@ export class SourceCounts {
       row.stored += batch.stored;
       row.rejected += batch.rejected;
     } else {
-      this.#pending.set(key, { tenantId: batch.tenantId, minute, source: batch.source, received: batch.received, stored: batch.stored, rejected: batch.rejected });
+      this.#pending.set(key, {
+        tenantId: batch.tenantId,
+        minute,
+        source: batch.source,
+        received: batch.received,
+        stored: batch.stored,
+        rejected: batch.rejected,
+      });
     }
   }
 
@@ -74,7 +81,15 @@ export class SourceCounts {
         }
       });
     } catch (error) {
-      for (const row of rows) this.add({ tenantId: row.tenantId, source: row.source, received: row.received, stored: row.stored, rejected: row.rejected, at: row.minute });
+      for (const row of rows)
+        this.add({
+          tenantId: row.tenantId,
+          source: row.source,
+          received: row.received,
+          stored: row.stored,
+          rejected: row.rejected,
+          at: row.minute,
+        });
       this.onError(error);
     }
   }
@@ -83,12 +98,24 @@ export class SourceCounts {
   async buckets(tenantId: string, from: number, to: number, intervalMs: number): Promise<SourceBucket[]> {
     await this.flush();
     const first = from - (((from % MINUTE) + MINUTE) % MINUTE);
-    const { rows } = await sql<{ bucket: number | string; source: string; received: number | string; stored: number | string; rejected: number | string }>`
+    const { rows } = await sql<{
+      bucket: number | string;
+      source: string;
+      received: number | string;
+      stored: number | string;
+      rejected: number | string;
+    }>`
       SELECT minute - (minute % ${this.#big(intervalMs)}) AS bucket, source, sum(received) AS received, sum(stored) AS stored, sum(rejected) AS rejected
       FROM logs_ingest_source_minutes
       WHERE tenant_id = ${tenantId} AND minute >= ${this.#big(first)} AND minute < ${this.#big(to)}
       GROUP BY 1, 2`.execute(this.db);
-    return rows.map((row) => ({ bucket: Number(row.bucket), source: row.source, received: Number(row.received), stored: Number(row.stored), rejected: Number(row.rejected) }));
+    return rows.map((row) => ({
+      bucket: Number(row.bucket),
+      source: row.source,
+      received: Number(row.received),
+      stored: Number(row.stored),
+      rejected: Number(row.rejected),
+    }));
   }
 
   /** Removes the minutes before `before` (every tenant); returns rows removed. */

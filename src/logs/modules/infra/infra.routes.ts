@@ -45,56 +45,115 @@ const ContainerPoint = Type.Object({
 });
 const Nullable = Type.Union([Type.String(), Type.Null()]);
 
-
 /** Infrastructure views under /api/v1/infra (dashboard:read), over the caller's tenant. */
 export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const preHandler = deps.guards.requirePermission('dashboard:read');
     const errors = errorResponses(400, 401, 403, 429);
 
-    app.get('/metrics', {
-      schema: {
-        tags, security: SECURED,
-        summary: 'Per host: CPU, memory, disk and network over [from, to) in buckets, from OTLP host metrics (hostmetrics receiver names)',
-        querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
-        response: {
-          200: Type.Object({
-            from: Type.String(), to: Type.String(), interval: Type.String(),
-            hosts: Type.Array(Type.Object({ host: Type.String(), lastSeen: Type.String(), metrics: Type.Array(Type.String()), latest: Type.Record(Type.String(), Value), series: Type.Array(HostPoint) })),
-          }),
-          ...errors,
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags,
+          security: SECURED,
+          summary:
+            'Per host: CPU, memory, disk and network over [from, to) in buckets, from OTLP host metrics (hostmetrics receiver names)',
+          querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+          response: {
+            200: Type.Object({
+              from: Type.String(),
+              to: Type.String(),
+              interval: Type.String(),
+              hosts: Type.Array(
+                Type.Object({
+                  host: Type.String(),
+                  lastSeen: Type.String(),
+                  metrics: Type.Array(Type.String()),
+                  latest: Type.Record(Type.String(), Value),
+                  series: Type.Array(HostPoint),
+                }),
+              ),
+            }),
+            ...errors,
+          },
         },
+        preHandler,
       },
-      preHandler,
-    }, async (request) => {
-      const { from, to } = rangeQuery(request.query, deps.now());
-      const interval = intervalOf(request.query.interval, from, to);
-      const rows = await deps.metrics.buckets({ tenantId: request.tenantId, names: HOST_METRICS, from, to, intervalMs: interval.ms, entity: 'host', host: request.query.host });
-      return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), interval: interval.label, hosts: hostsView(rows, from, to, interval.ms) };
-    });
+      async (request) => {
+        const { from, to } = rangeQuery(request.query, deps.now());
+        const interval = intervalOf(request.query.interval, from, to);
+        const rows = await deps.metrics.buckets({
+          tenantId: request.tenantId,
+          names: HOST_METRICS,
+          from,
+          to,
+          intervalMs: interval.ms,
+          entity: 'host',
+          host: request.query.host,
+        });
+        return {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          interval: interval.label,
+          hosts: hostsView(rows, from, to, interval.ms),
+        };
+      },
+    );
 
-    app.get('/containers', {
-      schema: {
-        tags, security: SECURED,
-        summary: 'Per container (container.id) or pod (k8s.pod.name): CPU, memory and network over [from, to), from kubeletstats / docker_stats metrics',
-        querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
-        response: {
-          200: Type.Object({
-            from: Type.String(), to: Type.String(), interval: Type.String(),
-            containers: Type.Array(Type.Object({
-              kind: Type.String(), id: Type.String(), container: Nullable, pod: Nullable, namespace: Nullable, host: Nullable, lastSeen: Type.String(),
-              metrics: Type.Array(Type.String()), latest: Type.Record(Type.String(), Value), series: Type.Array(ContainerPoint),
-            })),
-          }),
-          ...errors,
+    app.get(
+      '/containers',
+      {
+        schema: {
+          tags,
+          security: SECURED,
+          summary:
+            'Per container (container.id) or pod (k8s.pod.name): CPU, memory and network over [from, to), from kubeletstats / docker_stats metrics',
+          querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+          response: {
+            200: Type.Object({
+              from: Type.String(),
+              to: Type.String(),
+              interval: Type.String(),
+              containers: Type.Array(
+                Type.Object({
+                  kind: Type.String(),
+                  id: Type.String(),
+                  container: Nullable,
+                  pod: Nullable,
+                  namespace: Nullable,
+                  host: Nullable,
+                  lastSeen: Type.String(),
+                  metrics: Type.Array(Type.String()),
+                  latest: Type.Record(Type.String(), Value),
+                  series: Type.Array(ContainerPoint),
+                }),
+              ),
+            }),
+            ...errors,
+          },
         },
+        preHandler,
       },
-      preHandler,
-    }, async (request) => {
-      const { from, to } = rangeQuery(request.query, deps.now());
-      const interval = intervalOf(request.query.interval, from, to);
-      const rows = await deps.metrics.buckets({ tenantId: request.tenantId, names: CONTAINER_METRICS, from, to, intervalMs: interval.ms, entity: 'container', host: request.query.host });
-      return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), interval: interval.label, containers: containersView(rows, from, to, interval.ms) };
-    });
+      async (request) => {
+        const { from, to } = rangeQuery(request.query, deps.now());
+        const interval = intervalOf(request.query.interval, from, to);
+        const rows = await deps.metrics.buckets({
+          tenantId: request.tenantId,
+          names: CONTAINER_METRICS,
+          from,
+          to,
+          intervalMs: interval.ms,
+          entity: 'container',
+          host: request.query.host,
+        });
+        return {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          interval: interval.label,
+          containers: containersView(rows, from, to, interval.ms),
+        };
+      },
+    );
   };
 }

@@ -16,8 +16,14 @@ type Metrics = Map<string, Series[]>;
 type Pred = (attributes: Record<string, unknown>) => boolean;
 
 const all: Pred = () => true;
-const attrIs = (key: string, value: string): Pred => (attributes) => attributes[key] === value;
-const attrIsNot = (key: string, value: string): Pred => (attributes) => attributes[key] !== value;
+const attrIs =
+  (key: string, value: string): Pred =>
+  (attributes) =>
+    attributes[key] === value;
+const attrIsNot =
+  (key: string, value: string): Pred =>
+  (attributes) =>
+    attributes[key] !== value;
 
 /** Metric names read by the host view (hostmetrics receiver). */
 export const HOST_METRICS = [
@@ -88,7 +94,10 @@ function gauge(metrics: Metrics, name: string, bucket: number, pred: Pred = all)
 
 /** Average over the matching series of their average in the bucket. */
 function gaugeMean(metrics: Metrics, name: string, bucket: number, pred: Pred = all): number | null {
-  const values = (metrics.get(name) ?? []).filter((s) => pred(s.attributes)).map((s) => s.buckets.get(bucket)?.avg).filter((v): v is number => v !== undefined);
+  const values = (metrics.get(name) ?? [])
+    .filter((s) => pred(s.attributes))
+    .map((s) => s.buckets.get(bucket)?.avg)
+    .filter((v): v is number => v !== undefined);
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
@@ -124,7 +133,10 @@ function cpuUtilization(metrics: Metrics, bucket: number, intervalMs: number): n
     const busy = gauge(metrics, 'system.cpu.utilization', bucket, attrIsNot('state', 'idle'));
     return busy === null ? null : busy / cpus;
   }
-  return ratio(rate(metrics, 'system.cpu.time', bucket, intervalMs, attrIsNot('state', 'idle')), rate(metrics, 'system.cpu.time', bucket, intervalMs));
+  return ratio(
+    rate(metrics, 'system.cpu.time', bucket, intervalMs, attrIsNot('state', 'idle')),
+    rate(metrics, 'system.cpu.time', bucket, intervalMs),
+  );
 }
 
 function usedOf(metrics: Metrics, name: string, bucket: number): number | null {
@@ -165,7 +177,9 @@ function hostPoint(metrics: Metrics, bucket: number, ts: string, intervalMs: num
     memoryUsedBytes: memoryUsed,
     memoryUtilization: has(metrics, 'system.memory.utilization')
       ? usedOf(metrics, 'system.memory.utilization', bucket)
-      : hasState(metrics, 'system.memory.usage') ? ratio(memoryUsed, gauge(metrics, 'system.memory.usage', bucket)) : null,
+      : hasState(metrics, 'system.memory.usage')
+        ? ratio(memoryUsed, gauge(metrics, 'system.memory.usage', bucket))
+        : null,
     diskUsedBytes: diskUsed,
     diskUtilization: hasState(metrics, 'system.filesystem.usage')
       ? ratio(diskUsed, gauge(metrics, 'system.filesystem.usage', bucket))
@@ -199,13 +213,19 @@ function containerPoint(metrics: Metrics, bucket: number, ts: string, intervalMs
         return ns === null ? null : ns / 1e9;
       },
     ),
-    cpuUtilization: firstOf(() => gauge(metrics, 'container.cpu.utilization', bucket), () => gauge(metrics, 'k8s.pod.cpu.utilization', bucket)),
+    cpuUtilization: firstOf(
+      () => gauge(metrics, 'container.cpu.utilization', bucket),
+      () => gauge(metrics, 'k8s.pod.cpu.utilization', bucket),
+    ),
     memoryUsageBytes: firstOf(
       () => gauge(metrics, 'container.memory.usage', bucket),
       () => gauge(metrics, 'container.memory.usage.total', bucket),
       () => gauge(metrics, 'k8s.pod.memory.usage', bucket),
     ),
-    memoryWorkingSetBytes: firstOf(() => gauge(metrics, 'container.memory.working_set', bucket), () => gauge(metrics, 'k8s.pod.memory.working_set', bucket)),
+    memoryWorkingSetBytes: firstOf(
+      () => gauge(metrics, 'container.memory.working_set', bucket),
+      () => gauge(metrics, 'k8s.pod.memory.working_set', bucket),
+    ),
     networkReceiveBytesPerSec: firstOf(
       () => rate(metrics, 'k8s.pod.network.io', bucket, intervalMs, attrIs('direction', 'receive')),
       () => docker('container.network.io.usage.rx_bytes'),
@@ -231,7 +251,8 @@ function latestOf<T extends { ts: string }>(points: T[]): Omit<T, 'ts'> {
 
 function bucketTimes(from: number, to: number, intervalMs: number): { bucket: number; ts: string }[] {
   const out: { bucket: number; ts: string }[] = [];
-  for (let bucket = 0; from + bucket * intervalMs < to; bucket += 1) out.push({ bucket, ts: new Date(from + bucket * intervalMs).toISOString() });
+  for (let bucket = 0; from + bucket * intervalMs < to; bucket += 1)
+    out.push({ bucket, ts: new Date(from + bucket * intervalMs).toISOString() });
   return out;
 }
 

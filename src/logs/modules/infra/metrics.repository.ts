@@ -85,7 +85,11 @@ export class MetricsRepository {
       count: point.count,
     }));
     await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('infra_metric_points').values(rows.slice(i, i + CHUNK)).execute();
+      for (let i = 0; i < rows.length; i += CHUNK)
+        await trx
+          .insertInto('infra_metric_points')
+          .values(rows.slice(i, i + CHUNK))
+          .execute();
     });
   }
 
@@ -95,7 +99,10 @@ export class MetricsRepository {
    */
   async buckets(query: BucketQuery): Promise<BucketRow[]> {
     if (query.names.length === 0) return [];
-    const entity = query.entity === 'host' ? sql`host IS NOT NULL AND container IS NULL AND pod IS NULL` : sql`(container IS NOT NULL OR pod IS NOT NULL)`;
+    const entity =
+      query.entity === 'host'
+        ? sql`host IS NOT NULL AND container IS NULL AND pod IS NULL`
+        : sql`(container IS NOT NULL OR pod IS NOT NULL)`;
     const result = await sql<BucketRow>`SELECT host, container, pod, namespace, name, attributes, temporality,
         (ts - CAST(${query.from} AS bigint)) / CAST(${query.intervalMs} AS bigint) AS bucket,
         avg(value) AS avg, min(value) AS min, max(value) AS max, sum(value) AS sum, count(*) AS n, min(ts) AS first_ts, max(ts) AS last_ts
@@ -120,7 +127,11 @@ export class MetricsRepository {
 
   /** Retention: removes the tenant's points older than the cutoff (epoch ms). */
   async removeOlderThan(tenantId: string, cutoffMs: number): Promise<number> {
-    const result = await this.db.deleteFrom('infra_metric_points').where('tenant_id', '=', tenantId).where('ts', '<', cutoffMs).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('infra_metric_points')
+      .where('tenant_id', '=', tenantId)
+      .where('ts', '<', cutoffMs)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -89,7 +89,8 @@ export function mapOtlpMetrics(request: unknown, now: number): Mapping<MetricPoi
           continue;
         }
         const temporalityRaw = Number(data.aggregationTemporality ?? 0);
-        const temporality = type === 'sum' || type === 'histogram' ? (temporalityRaw === 1 || temporalityRaw === 2 ? temporalityRaw : 2) : null;
+        const temporality =
+          type === 'sum' || type === 'histogram' ? (temporalityRaw === 1 || temporalityRaw === 2 ? temporalityRaw : 2) : null;
         for (const point of list(data.dataPoints)) {
           if (!isPlainObject(point)) {
             reject('a data point is not an object');

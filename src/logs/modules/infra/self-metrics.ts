@@ -28,13 +28,16 @@ const CPU_STATES: [keyof os.CpuInfo['times'], string][] = [
 
 /** /proc/net/dev -> bytes received and transmitted per device. */
 export function parseNetDev(text: string): { device: string; receive: number; transmit: number }[] {
-  return text.split('\n').slice(2).flatMap((line) => {
-    const match = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
-    if (!match) return [];
-    const fields = match[2]!.trim().split(/\s+/).map(Number);
-    if (fields.length < 9 || fields.some((n) => !Number.isFinite(n))) return [];
-    return [{ device: match[1]!, receive: fields[0]!, transmit: fields[8]! }];
-  });
+  return text
+    .split('\n')
+    .slice(2)
+    .flatMap((line) => {
+      const match = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
+      if (!match) return [];
+      const fields = match[2]!.trim().split(/\s+/).map(Number);
+      if (fields.length < 9 || fields.some((n) => !Number.isFinite(n))) return [];
+      return [{ device: match[1]!, receive: fields[0]!, transmit: fields[8]! }];
+    });
 }
 
 export class SelfMetricsSampler {
@@ -50,15 +53,39 @@ export class SelfMetricsSampler {
   async sample(): Promise<MetricPoint[]> {
     const ts = this.options.now();
     const host = this.hostName;
-    const point = (name: string, type: 'gauge' | 'sum', unit: string, value: number, attributes: Record<string, string | number> = {}, temporality: number | null = null): MetricPoint => ({
-      ts, name, type, temporality, unit, host, container: null, pod: null, namespace: null, resource: { 'os.type': os.platform() }, attributes, value, count: null,
+    const point = (
+      name: string,
+      type: 'gauge' | 'sum',
+      unit: string,
+      value: number,
+      attributes: Record<string, string | number> = {},
+      temporality: number | null = null,
+    ): MetricPoint => ({
+      ts,
+      name,
+      type,
+      temporality,
+      unit,
+      host,
+      container: null,
+      pod: null,
+      namespace: null,
+      resource: { 'os.type': os.platform() },
+      attributes,
+      value,
+      count: null,
     });
     const points: MetricPoint[] = [];
     os.cpus().forEach((cpu, index) => {
-      for (const [key, state] of CPU_STATES) points.push(point('system.cpu.time', 'sum', 's', cpu.times[key] / 1000, { cpu: `cpu${index}`, state }, 2));
+      for (const [key, state] of CPU_STATES)
+        points.push(point('system.cpu.time', 'sum', 's', cpu.times[key] / 1000, { cpu: `cpu${index}`, state }, 2));
     });
     const [load1, load5, load15] = os.loadavg();
-    points.push(point('system.cpu.load_average.1m', 'gauge', '{thread}', load1!), point('system.cpu.load_average.5m', 'gauge', '{thread}', load5!), point('system.cpu.load_average.15m', 'gauge', '{thread}', load15!));
+    points.push(
+      point('system.cpu.load_average.1m', 'gauge', '{thread}', load1!),
+      point('system.cpu.load_average.5m', 'gauge', '{thread}', load5!),
+      point('system.cpu.load_average.15m', 'gauge', '{thread}', load15!),
+    );
     const total = os.totalmem();
     const free = os.freemem();
     points.push(
@@ -91,7 +118,10 @@ export class SelfMetricsSampler {
       // Not Linux, or no procfs: no network counters.
     }
     const memory = process.memoryUsage();
-    points.push({ ...point('process.memory.usage', 'sum', 'By', memory.rss, {}, 2), resource: { 'os.type': os.platform(), 'process.pid': process.pid, 'service.name': 'gerbang-logs' } });
+    points.push({
+      ...point('process.memory.usage', 'sum', 'By', memory.rss, {}, 2),
+      resource: { 'os.type': os.platform(), 'process.pid': process.pid, 'service.name': 'gerbang-logs' },
+    });
     await this.options.write(this.options.tenantId, points);
     return points;
   }
@@ -101,7 +131,9 @@ export class SelfMetricsSampler {
     if (intervalMs <= 0 || this.timer) return;
     const run = () => {
       if (this.running) return; // one sample at a time, even on a slow database
-      this.running = this.sample().catch(onError).finally(() => (this.running = undefined));
+      this.running = this.sample()
+        .catch(onError)
+        .finally(() => (this.running = undefined));
     };
     run();
     this.timer = setInterval(run, intervalMs);

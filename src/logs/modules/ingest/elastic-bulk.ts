@@ -21,7 +21,6 @@ export interface BulkParse {
   entries: LogEntry[];
 }
 
-
 /** Field names shippers use for the core fields, in order of preference (Fluent Bit, Vector, Filebeat, Logstash, ECS). */
 const TIMESTAMP = ['@timestamp', 'timestamp', 'time', '@t'];
 const MESSAGE = ['message', 'msg', 'log', '@m'];
@@ -54,7 +53,8 @@ function timestampOf(value: AttributeValue | undefined, now: number): number | u
   return undefined;
 }
 
-const asText = (value: AttributeValue | undefined, max: number): string | undefined => (value === undefined ? undefined : String(value).slice(0, max));
+const asText = (value: AttributeValue | undefined, max: number): string | undefined =>
+  value === undefined ? undefined : String(value).slice(0, max);
 
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
@@ -83,7 +83,10 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
  * `delete` are refused per item (logs are append-only).
  */
 export function parseBulk(body: string, defaultIndex: string, now: number): BulkParse {
-  const lines = body.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = body
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const items: BulkItem[] = [];
   const entries: LogEntry[] = [];
   let i = 0;
@@ -96,35 +99,60 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       // reported below
     }
     const kind = action ? Object.keys(action)[0] : undefined;
-    const meta = action && kind && isPlainObject(action[kind]) ? (action[kind]) : {};
+    const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
     const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
     const id = typeof meta._id === 'string' && meta._id !== '' ? meta._id : randomUUID();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
       // The line is no action: assume the usual pairing and skip its document line too.
-      items.push({ action: 'index', index, id, error: { type: 'action_request_validation_exception', reason: `line ${i + 1}: expected an action (index or create)` } });
+      items.push({
+        action: 'index',
+        index,
+        id,
+        error: { type: 'action_request_validation_exception', reason: `line ${i + 1}: expected an action (index or create)` },
+      });
       i += 2;
       continue;
     }
     if (kind === 'delete') {
-      items.push({ action: kind, index, id, error: { type: 'illegal_argument_exception', reason: 'logs are append-only: delete is not supported' } });
+      items.push({
+        action: kind,
+        index,
+        id,
+        error: { type: 'illegal_argument_exception', reason: 'logs are append-only: delete is not supported' },
+      });
       i += 1;
       continue;
     }
     const source = lines[i + 1];
     i += 2;
     if (kind === 'update') {
-      items.push({ action: kind, index, id, error: { type: 'illegal_argument_exception', reason: 'logs are append-only: update is not supported' } });
+      items.push({
+        action: kind,
+        index,
+        id,
+        error: { type: 'illegal_argument_exception', reason: 'logs are append-only: update is not supported' },
+      });
       continue;
     }
     if (source === undefined) {
-      items.push({ action: kind, index, id, error: { type: 'action_request_validation_exception', reason: 'the action has no document line' } });
+      items.push({
+        action: kind,
+        index,
+        id,
+        error: { type: 'action_request_validation_exception', reason: 'the action has no document line' },
+      });
       continue;
     }
     let doc: unknown;
     try {
       doc = JSON.parse(source);
     } catch {
-      items.push({ action: kind, index, id, error: { type: 'mapper_parsing_exception', reason: 'failed to parse the document: not JSON' } });
+      items.push({
+        action: kind,
+        index,
+        id,
+        error: { type: 'mapper_parsing_exception', reason: 'failed to parse the document: not JSON' },
+      });
       continue;
     }
     const entry = documentToEntry(doc, now);

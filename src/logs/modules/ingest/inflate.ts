@@ -20,7 +20,11 @@ export type BoundedGunzip = NodeJS.ReadableStream & {
  */
 class InflationBound extends Transform {
   private inflated = 0;
-  constructor(private readonly compressed: () => number, private readonly maxRatio: number, private readonly stopInflating: () => void) {
+  constructor(
+    private readonly compressed: () => number,
+    private readonly maxRatio: number,
+    private readonly stopInflating: () => void,
+  ) {
     super();
   }
 

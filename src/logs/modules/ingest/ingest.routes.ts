@@ -15,7 +15,11 @@ export interface IngestDeps extends Accounting {
   maxInflateRatio?: number;
 }
 
-const BulkResponse = Type.Object({ took: Type.Integer(), errors: Type.Boolean(), items: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
+const BulkResponse = Type.Object({
+  took: Type.Integer(),
+  errors: Type.Boolean(),
+  items: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+});
 
 export const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
 
@@ -25,33 +29,39 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
     acceptGzip(app, deps.maxInflateRatio);
     acceptProtobuf(app, deps.bodyLimit);
     for (const signal of signals) {
-      app.post(signal.path, {
-        bodyLimit: deps.bodyLimit,
-        schema: { tags: ['ingest'], summary: signal.summary, security: SECURED, response: errorResponses(400, 401, 403, 413, 415, 429) },
-        // Credentials before the body is inflated or parsed.
-        onRequest: deps.guards.requireIngest,
-      }, async (request, reply: FastifyReply) => {
-        const protobuf = Buffer.isBuffer(request.body);
-        let decoded: unknown;
-        try {
-          decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
-        } catch {
-          throw invalidBody(`not an OTLP ${signal.message}`);
-        }
-        let mapping: Mapping<unknown>;
-        try {
-          mapping = signal.map(decoded, deps.now());
-        } catch (error) {
-          throw invalidBody((error as Error).message);
-        }
-        await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
-        const errorMessage = mapping.errors.join('; ');
-        if (protobuf) {
-          reply.header('content-type', 'application/x-protobuf');
-          return reply.send(Buffer.from(signal.encodeResponse(mapping.rejected, errorMessage)));
-        }
-        return reply.send(mapping.rejected > 0 ? { partialSuccess: { [signal.rejectedField]: mapping.rejected, errorMessage } } : { partialSuccess: {} });
-      });
+      app.post(
+        signal.path,
+        {
+          bodyLimit: deps.bodyLimit,
+          schema: { tags: ['ingest'], summary: signal.summary, security: SECURED, response: errorResponses(400, 401, 403, 413, 415, 429) },
+          // Credentials before the body is inflated or parsed.
+          onRequest: deps.guards.requireIngest,
+        },
+        async (request, reply: FastifyReply) => {
+          const protobuf = Buffer.isBuffer(request.body);
+          let decoded: unknown;
+          try {
+            decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
+          } catch {
+            throw invalidBody(`not an OTLP ${signal.message}`);
+          }
+          let mapping: Mapping<unknown>;
+          try {
+            mapping = signal.map(decoded, deps.now());
+          } catch (error) {
+            throw invalidBody((error as Error).message);
+          }
+          await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
+          const errorMessage = mapping.errors.join('; ');
+          if (protobuf) {
+            reply.header('content-type', 'application/x-protobuf');
+            return reply.send(Buffer.from(signal.encodeResponse(mapping.rejected, errorMessage)));
+          }
+          return reply.send(
+            mapping.rejected > 0 ? { partialSuccess: { [signal.rejectedField]: mapping.rejected, errorMessage } } : { partialSuccess: {} },
+          );
+        },
+      );
     }
   };
 }
@@ -85,10 +95,29 @@ export function elasticRoutes(deps: IngestDeps & { store: LogStore }): FastifyPl
     };
     app.post('/_bulk', options, bulk);
     app.put('/_bulk', options, bulk);
-    app.post('/:index/_bulk', { ...options, schema: { ...options.schema, params: Type.Object({ index: Type.String({ maxLength: 255 }) }) } }, bulk);
+    app.post(
+      '/:index/_bulk',
+      { ...options, schema: { ...options.schema, params: Type.Object({ index: Type.String({ maxLength: 255 }) }) } },
+      bulk,
+    );
 
     // Shippers probe the cluster root for its version before sending.
-    app.get('/', { schema: { tags: ['ingest'], summary: 'Elasticsearch-compatible cluster info, for shippers that check the version', security: SECURED }, onRequest: deps.guards.requireIngest },
-      async () => ({ name: 'gerbang-logs', cluster_name: 'gerbang', version: { number: '8.11.0', build_flavor: 'default', lucene_version: '9.8.0' }, tagline: 'You Know, for Search' }));
+    app.get(
+      '/',
+      {
+        schema: {
+          tags: ['ingest'],
+          summary: 'Elasticsearch-compatible cluster info, for shippers that check the version',
+          security: SECURED,
+        },
+        onRequest: deps.guards.requireIngest,
+      },
+      async () => ({
+        name: 'gerbang-logs',
+        cluster_name: 'gerbang',
+        version: { number: '8.11.0', build_flavor: 'default', lucene_version: '9.8.0' },
+        tagline: 'You Know, for Search',
+      }),
+    );
   };
 }

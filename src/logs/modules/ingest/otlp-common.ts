@@ -16,7 +16,8 @@ export function plainValue(any: unknown, depth = 0): unknown {
     return Number.isSafeInteger(n) ? n : String(any.intValue);
   }
   if ('doubleValue' in any) return Number(any.doubleValue);
-  if ('bytesValue' in any) return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');
+  if ('bytesValue' in any)
+    return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');
   if ('arrayValue' in any) return list((any.arrayValue as PlainObject | undefined)?.values).map((v) => plainValue(v, depth + 1));
   if ('kvlistValue' in any) return keyValues((any.kvlistValue as PlainObject | undefined)?.values, depth + 1);
   return undefined;
@@ -47,7 +48,12 @@ export function storableAttributes(attributes: Record<string, AttributeValue>): 
 /** Nanoseconds since the epoch (decimal string or number) -> BigInt; undefined when absent or zero; null when unreadable. */
 export function nanos(value: unknown): bigint | undefined | null {
   if (value === undefined || value === null || value === '' || value === 0 || value === '0') return undefined;
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? BigInt(value) : Number.isFinite(value) && value > 0 ? BigInt(Math.floor(value)) : null;
+  if (typeof value === 'number')
+    return Number.isSafeInteger(value) && value > 0
+      ? BigInt(value)
+      : Number.isFinite(value) && value > 0
+        ? BigInt(Math.floor(value))
+        : null;
   if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return BigInt(value);
   return null;
 }

@@ -65,16 +65,18 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         const body = plainValue(record.body);
         const attributes: Record<string, AttributeValue> = { ...resource, ...scopeAttributes, ...attributesOf(record.attributes) };
         if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
-        result.items.push(storableEntry({
-          timestamp: time,
-          message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
-          level: levelOf(record.severityNumber, record.severityText),
-          service,
-          host,
-          trace_id: idOf(record.traceId),
-          span_id: idOf(record.spanId),
-          attributes,
-        }));
+        result.items.push(
+          storableEntry({
+            timestamp: time,
+            message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+            level: levelOf(record.severityNumber, record.severityText),
+            service,
+            host,
+            trace_id: idOf(record.traceId),
+            span_id: idOf(record.spanId),
+            attributes,
+          }),
+        );
       }
     }
   }

@@ -125,7 +125,8 @@ export class PipelineStats {
   }
 
   leave(tenantId: string, source: IngestSource, entries: number): void {
-    for (const counters of [entry(this.bySource, source), entry(this.tenantMap(tenantId), source)]) counters.inFlight = Math.max(0, counters.inFlight - entries);
+    for (const counters of [entry(this.bySource, source), entry(this.tenantMap(tenantId), source)])
+      counters.inFlight = Math.max(0, counters.inFlight - entries);
   }
 
   /** Called synchronously for every recorded batch; a listener must not throw. */
@@ -199,6 +200,20 @@ function emptyWindow(): WindowCounters {
 
 function entry(map: Map<string, SourceCounters>, source: string): SourceCounters {
   let counters = map.get(source);
-  if (!counters) map.set(source, (counters = { batches: 0, received: 0, stored: 0, rejected: 0, lastIngestAt: null, storeFailures: 0, lastFailureAt: null, lastWriteFailed: false, inFlight: 0 }));
+  if (!counters)
+    map.set(
+      source,
+      (counters = {
+        batches: 0,
+        received: 0,
+        stored: 0,
+        rejected: 0,
+        lastIngestAt: null,
+        storeFailures: 0,
+        lastFailureAt: null,
+        lastWriteFailed: false,
+        inFlight: 0,
+      }),
+    );
   return counters;
 }

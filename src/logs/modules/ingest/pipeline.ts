@@ -93,5 +93,7 @@ export function acceptGzip(app: FastifyInstance, maxInflateRatio: number = DEFAU
 
 /** Protobuf bodies as buffers, in the plugin that registers the OTLP routes. */
 export function acceptProtobuf(app: FastifyInstance, bodyLimit: number): void {
-  app.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit }, (_request, body, done) =>
+    done(null, body),
+  );
 }

@@ -44,7 +44,8 @@ export function logsSignal(deps: {
     decode: decodeLogsRequest,
     encodeResponse: encodeLogsResponse,
     map: mapOtlpLogs,
-    source: (request, entries) => otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
+    source: (request, entries) =>
+      otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
     store: async (request, entries) => {
       await deps.store.append(request.tenantId, entries);
       await deps.onStored?.(request, entries);

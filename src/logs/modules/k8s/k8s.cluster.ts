@@ -2,8 +2,17 @@ import { existsSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import {
-  ApiException, CoreV1Api, createConfiguration, CustomObjectsApi, KubeConfig, ServerConfiguration, VersionApi,
-  type Middleware, type V1Node, type V1Pod, type VersionInfo,
+  ApiException,
+  CoreV1Api,
+  createConfiguration,
+  CustomObjectsApi,
+  KubeConfig,
+  ServerConfiguration,
+  VersionApi,
+  type Middleware,
+  type V1Node,
+  type V1Pod,
+  type VersionInfo,
 } from '@kubernetes/client-node';
 import { ConfigError, envReader, type Env } from '../../../shared/config/env.js';
 import { AppError } from '../../../shared/errors/app-error.js';
@@ -95,9 +104,10 @@ export class K8sCluster {
   async listPods(request: PodListRequest): Promise<{ items: V1Pod[]; continueToken: string | undefined }> {
     const params = { labelSelector: request.labelSelector, limit: request.limit, _continue: request.continueToken };
     const page = await call(
-      () => request.namespace
-        ? this.core.listNamespacedPod({ namespace: request.namespace, ...params })
-        : this.core.listPodForAllNamespaces(params),
+      () =>
+        request.namespace
+          ? this.core.listNamespacedPod({ namespace: request.namespace, ...params })
+          : this.core.listPodForAllNamespaces(params),
       (status) => {
         // The API server validates selectors and continue tokens; these statuses are the caller's mistake.
         if (status === 400 && request.labelSelector !== undefined) return 'LOGS_K8S_INVALID_SELECTOR';
@@ -125,7 +135,7 @@ export class K8sCluster {
    */
   async nodeMetrics(): Promise<Map<string, NodeUsage> | undefined> {
     try {
-      const list = await this.custom.listClusterCustomObject({ group: 'metrics.k8s.io', version: 'v1beta1', plural: 'nodes' }) as {
+      const list = (await this.custom.listClusterCustomObject({ group: 'metrics.k8s.io', version: 'v1beta1', plural: 'nodes' })) as {
         items?: { metadata?: { name?: string }; usage?: { cpu?: string; memory?: string }; timestamp?: string; window?: string }[];
       };
       const usage = new Map<string, NodeUsage>();
@@ -174,7 +184,10 @@ export interface LoadK8sOptions {
   serviceAccountDir?: string;
 }
 
-export function loadK8sCluster(env: Env, { serviceAccountDir = SERVICE_ACCOUNT_DIR, ...options }: LoadK8sOptions = {}): K8sCluster | undefined {
+export function loadK8sCluster(
+  env: Env,
+  { serviceAccountDir = SERVICE_ACCOUNT_DIR, ...options }: LoadK8sOptions = {},
+): K8sCluster | undefined {
   const read = envReader(env);
   const enabled = read.raw('K8S_ENABLED') === undefined ? undefined : read.bool('K8S_ENABLED', true);
   if (enabled === false) return undefined;
@@ -192,10 +205,12 @@ export function loadK8sCluster(env: Env, { serviceAccountDir = SERVICE_ACCOUNT_D
       throw new ConfigError('KUBECONFIG', 'must name a readable kubeconfig file');
     }
     if (context !== undefined) {
-      if (!kubeConfig.getContextObject(context)) throw new ConfigError('K8S_CONTEXT', `names no context of the kubeconfig file, got "${context}"`);
+      if (!kubeConfig.getContextObject(context))
+        throw new ConfigError('K8S_CONTEXT', `names no context of the kubeconfig file, got "${context}"`);
       kubeConfig.setCurrentContext(context);
     }
-    if (!kubeConfig.getCurrentCluster()) throw new ConfigError('KUBECONFIG', 'has no current context with a cluster (set current-context or K8S_CONTEXT)');
+    if (!kubeConfig.getCurrentCluster())
+      throw new ConfigError('KUBECONFIG', 'has no current context with a cluster (set current-context or K8S_CONTEXT)');
     return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'kubeconfig' });
   }
 
@@ -207,7 +222,12 @@ export function loadK8sCluster(env: Env, { serviceAccountDir = SERVICE_ACCOUNT_D
     const port = read.port('KUBERNETES_SERVICE_PORT', 443);
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromClusterAndUser(
-      { name: 'in-cluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(serviceAccountDir, 'ca.crt'), skipTLSVerify: false },
+      {
+        name: 'in-cluster',
+        server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+        caFile: join(serviceAccountDir, 'ca.crt'),
+        skipTLSVerify: false,
+      },
       { name: 'in-cluster', authProvider: { name: 'tokenFile', config: { tokenFile } } },
     );
     return new K8sCluster(kubeConfig, { ...options, timeoutMs, source: 'in-cluster' });

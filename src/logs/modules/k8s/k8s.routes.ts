@@ -25,37 +25,62 @@ export function k8sRoutes({ cluster, requirePermission }: K8sRoutesDeps): Fastif
       return cluster;
     };
 
-    app.get('/cluster/health', {
-      schema: { tags, summary: 'Cluster health: API server version, node and pod counts, problems', response: { 200: ClusterHealthResponse, ...errors } },
-      preHandler,
-    }, async () => {
-      const k8s = configured();
-      const [version, nodes, pods] = await Promise.all([k8s.serverVersion(), k8s.listNodes(), k8s.listAllPods()]);
-      return clusterHealth(version, nodes, pods, k8s.now());
-    });
-
-    app.get('/nodes', {
-      schema: { tags, summary: 'Nodes with conditions, capacity, and usage when metrics-server answers', response: { 200: NodesResponse, ...errors } },
-      preHandler,
-    }, async () => {
-      const k8s = configured();
-      const [nodes, usage] = await Promise.all([k8s.listNodes(), k8s.nodeMetrics()]);
-      const now = k8s.now();
-      return { metricsAvailable: usage !== undefined, items: nodes.map((node) => nodeView(node, now, usage?.get(node.metadata?.name ?? ''))) };
-    });
-
-    app.get('/pods', {
-      schema: {
-        tags, summary: 'Pods with phase, readiness, restarts and container states; one namespace or all, paginated',
-        querystring: PodsQuery, response: { 200: PodsResponse, 400: ErrorBody, 410: ErrorBody, ...errors },
+    app.get(
+      '/cluster/health',
+      {
+        schema: {
+          tags,
+          summary: 'Cluster health: API server version, node and pod counts, problems',
+          response: { 200: ClusterHealthResponse, ...errors },
+        },
+        preHandler,
       },
-      preHandler,
-    }, async (request) => {
-      const k8s = configured();
-      const { namespace, labelSelector, limit } = request.query;
-      const page = await k8s.listPods({ namespace, labelSelector, limit, continueToken: request.query.continue });
-      const now = k8s.now();
-      return { items: page.items.map((pod) => podView(pod, now)), continue: page.continueToken ?? null };
-    });
+      async () => {
+        const k8s = configured();
+        const [version, nodes, pods] = await Promise.all([k8s.serverVersion(), k8s.listNodes(), k8s.listAllPods()]);
+        return clusterHealth(version, nodes, pods, k8s.now());
+      },
+    );
+
+    app.get(
+      '/nodes',
+      {
+        schema: {
+          tags,
+          summary: 'Nodes with conditions, capacity, and usage when metrics-server answers',
+          response: { 200: NodesResponse, ...errors },
+        },
+        preHandler,
+      },
+      async () => {
+        const k8s = configured();
+        const [nodes, usage] = await Promise.all([k8s.listNodes(), k8s.nodeMetrics()]);
+        const now = k8s.now();
+        return {
+          metricsAvailable: usage !== undefined,
+          items: nodes.map((node) => nodeView(node, now, usage?.get(node.metadata?.name ?? ''))),
+        };
+      },
+    );
+
+    app.get(
+      '/pods',
+      {
+        schema: {
+          tags,
+          summary: 'Pods with phase, readiness, restarts and container states; one namespace or all, paginated',
+          querystring: PodsQuery,
+          response: { 200: PodsResponse, 400: ErrorBody, 410: ErrorBody, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const k8s = configured();
+        const { namespace, labelSelector, limit } = request.query;
+        const page = await k8s.listPods({ namespace, labelSelector, limit, continueToken: request.query.continue });
+        const now = k8s.now();
+        return { items: page.items.map((pod) => podView(pod, now)), continue: page.continueToken ?? null };
+      },
+    );
   };
 }

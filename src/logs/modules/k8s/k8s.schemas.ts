@@ -16,26 +16,35 @@ const Resources = Type.Object({
 export const NodeItem = Type.Object({
   name: Type.String(),
   roles: Type.Array(Type.String(), { description: 'From node-role.kubernetes.io/<role> labels; empty for a plain worker' }),
-  status: Type.Union([Type.Literal('Ready'), Type.Literal('NotReady'), Type.Literal('Unknown')], { description: 'From the Ready condition (Unknown: the kubelet stopped reporting)' }),
+  status: Type.Union([Type.Literal('Ready'), Type.Literal('NotReady'), Type.Literal('Unknown')], {
+    description: 'From the Ready condition (Unknown: the kubelet stopped reporting)',
+  }),
   ready: Type.Boolean(),
   unschedulable: Type.Boolean({ description: 'Cordoned' }),
-  conditions: Type.Array(Type.Object({
-    type: Type.String(),
-    status: Type.String({ description: 'True, False or Unknown' }),
-    reason: Nullable(Type.String()),
-    message: Nullable(Type.String()),
-    lastTransitionTime: Nullable(Timestamp),
-  })),
+  conditions: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      status: Type.String({ description: 'True, False or Unknown' }),
+      reason: Nullable(Type.String()),
+      message: Nullable(Type.String()),
+      lastTransitionTime: Nullable(Timestamp),
+    }),
+  ),
   capacity: Resources,
   allocatable: Resources,
-  usage: Type.Optional(Type.Object({
-    cpuMillicores: Type.Integer(),
-    memoryBytes: Type.Integer(),
-    cpuPercent: Nullable(Type.Number({ description: 'Of allocatable CPU' })),
-    memoryPercent: Nullable(Type.Number({ description: 'Of allocatable memory' })),
-    timestamp: Nullable(Timestamp),
-    window: Nullable(Type.String({ description: 'Sampling window, e.g. 20.0s' })),
-  }, { description: 'From metrics-server; absent when it does not answer' })),
+  usage: Type.Optional(
+    Type.Object(
+      {
+        cpuMillicores: Type.Integer(),
+        memoryBytes: Type.Integer(),
+        cpuPercent: Nullable(Type.Number({ description: 'Of allocatable CPU' })),
+        memoryPercent: Nullable(Type.Number({ description: 'Of allocatable memory' })),
+        timestamp: Nullable(Timestamp),
+        window: Nullable(Type.String({ description: 'Sampling window, e.g. 20.0s' })),
+      },
+      { description: 'From metrics-server; absent when it does not answer' },
+    ),
+  ),
   kubeletVersion: Nullable(Type.String()),
   osImage: Nullable(Type.String()),
   kernelVersion: Nullable(Type.String()),
@@ -60,11 +69,16 @@ const ContainerItem = Type.Object({
   message: Nullable(Type.String()),
   exitCode: Nullable(Type.Integer()),
   startedAt: Nullable(Timestamp),
-  lastTermination: Nullable(Type.Object({
-    reason: Nullable(Type.String()),
-    exitCode: Nullable(Type.Integer()),
-    finishedAt: Nullable(Timestamp),
-  }, { description: 'Why the previous run of the container ended (after a restart)' })),
+  lastTermination: Nullable(
+    Type.Object(
+      {
+        reason: Nullable(Type.String()),
+        exitCode: Nullable(Type.Integer()),
+        finishedAt: Nullable(Timestamp),
+      },
+      { description: 'Why the previous run of the container ended (after a restart)' },
+    ),
+  ),
 });
 
 export const PodItem = Type.Object({
@@ -83,8 +97,17 @@ export const PodItem = Type.Object({
 });
 
 export const PodsQuery = Type.Object({
-  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', description: 'Only this namespace (all when absent)' })),
-  labelSelector: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Kubernetes label selector, e.g. app=web,tier!=cache' })),
+  namespace: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description: 'Only this namespace (all when absent)',
+    }),
+  ),
+  labelSelector: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1024, description: 'Kubernetes label selector, e.g. app=web,tier!=cache' }),
+  ),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 500, description: 'Page size' }),
   continue: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'The `continue` of the previous page' })),
 });
@@ -99,7 +122,10 @@ const Problem = Type.Object({
   kind: Type.Union([Type.Literal('Node'), Type.Literal('Pod')]),
   name: Type.String(),
   namespace: Nullable(Type.String()),
-  reason: Type.String({ description: 'NotReady, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable, CrashLoopBackOff, ImagePullBackOff, Unschedulable, Failed…' }),
+  reason: Type.String({
+    description:
+      'NotReady, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable, CrashLoopBackOff, ImagePullBackOff, Unschedulable, Failed…',
+  }),
   message: Type.String(),
 });
 
@@ -108,10 +134,19 @@ export const ClusterHealthResponse = Type.Object({
     description: 'unhealthy: no node is Ready; degraded: at least one problem; healthy: none',
   }),
   checkedAt: Timestamp,
-  apiServer: Type.Object({ reachable: Type.Literal(true), version: Type.String({ description: 'e.g. v1.29.4' }), platform: Nullable(Type.String()) }),
+  apiServer: Type.Object({
+    reachable: Type.Literal(true),
+    version: Type.String({ description: 'e.g. v1.29.4' }),
+    platform: Nullable(Type.String()),
+  }),
   nodes: Type.Object({ total: Type.Integer(), ready: Type.Integer(), notReady: Type.Integer() }),
   pods: Type.Object({
-    total: Type.Integer(), running: Type.Integer(), pending: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer(), unknown: Type.Integer(),
+    total: Type.Integer(),
+    running: Type.Integer(),
+    pending: Type.Integer(),
+    succeeded: Type.Integer(),
+    failed: Type.Integer(),
+    unknown: Type.Integer(),
   }),
   problemCount: Type.Integer({ description: 'All problems found; `problems` lists at most 100, critical first' }),
   problems: Type.Array(Problem),

@@ -22,7 +22,14 @@ export interface NodeView {
   conditions: { type: string; status: string; reason: string | null; message: string | null; lastTransitionTime: string | null }[];
   capacity: Resources;
   allocatable: Resources;
-  usage?: { cpuMillicores: number; memoryBytes: number; cpuPercent: number | null; memoryPercent: number | null; timestamp: string | null; window: string | null };
+  usage?: {
+    cpuMillicores: number;
+    memoryBytes: number;
+    cpuPercent: number | null;
+    memoryPercent: number | null;
+    timestamp: string | null;
+    window: string | null;
+  };
   kubeletVersion: string | null;
   osImage: string | null;
   kernelVersion: string | null;
@@ -85,7 +92,13 @@ export const MAX_PROBLEMS = 100;
 const PRESSURE_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
 /** Container waiting reasons that will not clear by themselves. */
 const BAD_WAITING_REASONS = new Set([
-  'CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError',
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
 ]);
 
 function iso(value: Date | string | undefined): string | null {
@@ -100,14 +113,19 @@ function ageSeconds(created: Date | string | undefined, now: number): number | n
 }
 
 function resources(list: Record<string, string> | undefined): Resources {
-  return { cpuMillicores: cpuMillicores(list?.cpu) ?? null, memoryBytes: wholeUnits(list?.memory) ?? null, pods: wholeUnits(list?.pods) ?? null };
+  return {
+    cpuMillicores: cpuMillicores(list?.cpu) ?? null,
+    memoryBytes: wholeUnits(list?.memory) ?? null,
+    pods: wholeUnits(list?.pods) ?? null,
+  };
 }
 
 /** `node-role.kubernetes.io/<role>` labels, or the older `kubernetes.io/role` value, as kubectl shows them. */
 function nodeRoles(labels: Record<string, string> | undefined): string[] {
   const roles = new Set<string>();
   for (const [key, value] of Object.entries(labels ?? {})) {
-    if (key.startsWith('node-role.kubernetes.io/') && key.length > 'node-role.kubernetes.io/'.length) roles.add(key.slice('node-role.kubernetes.io/'.length));
+    if (key.startsWith('node-role.kubernetes.io/') && key.length > 'node-role.kubernetes.io/'.length)
+      roles.add(key.slice('node-role.kubernetes.io/'.length));
     else if (key === 'kubernetes.io/role' && value) roles.add(value);
   }
   return [...roles].sort();
@@ -177,11 +195,27 @@ function containerView(name: string, image: string | undefined, status: V1Contai
     restarts: status?.restartCount ?? 0,
     lastTermination: last ? { reason: last.reason ?? null, exitCode: last.exitCode ?? null, finishedAt: iso(last.finishedAt) } : null,
   };
-  if (state?.running) return { ...base, state: 'running', reason: null, message: null, exitCode: null, startedAt: iso(state.running.startedAt) };
-  if (state?.waiting) return { ...base, state: 'waiting', reason: state.waiting.reason ?? null, message: state.waiting.message ?? null, exitCode: null, startedAt: null };
+  if (state?.running)
+    return { ...base, state: 'running', reason: null, message: null, exitCode: null, startedAt: iso(state.running.startedAt) };
+  if (state?.waiting)
+    return {
+      ...base,
+      state: 'waiting',
+      reason: state.waiting.reason ?? null,
+      message: state.waiting.message ?? null,
+      exitCode: null,
+      startedAt: null,
+    };
   if (state?.terminated) {
     const t = state.terminated;
-    return { ...base, state: 'terminated', reason: t.reason ?? null, message: t.message ?? null, exitCode: t.exitCode ?? null, startedAt: iso(t.startedAt) };
+    return {
+      ...base,
+      state: 'terminated',
+      reason: t.reason ?? null,
+      message: t.message ?? null,
+      exitCode: t.exitCode ?? null,
+      startedAt: iso(t.startedAt),
+    };
   }
   return { ...base, state: 'unknown', reason: null, message: null, exitCode: null, startedAt: null };
 }
@@ -197,7 +231,8 @@ export function podDisplayStatus(pod: V1Pod): string {
     const waiting = init.state?.waiting;
     if (terminated && terminated.exitCode === 0) continue;
     initializing = true;
-    if (terminated) reason = `Init:${terminated.reason || (terminated.signal ? `Signal:${terminated.signal}` : `ExitCode:${terminated.exitCode}`)}`;
+    if (terminated)
+      reason = `Init:${terminated.reason || (terminated.signal ? `Signal:${terminated.signal}` : `ExitCode:${terminated.exitCode}`)}`;
     else if (waiting?.reason && waiting.reason !== 'PodInitializing') reason = `Init:${waiting.reason}`;
     else reason = `Init:${index}/${inits.length}`;
     break;
@@ -221,9 +256,16 @@ export function podView(pod: V1Pod, now: number): PodView {
   const statuses = pod.status?.containerStatuses ?? [];
   const specContainers = pod.spec?.containers ?? [];
   // Spec order, which is what the user wrote; statuses can be missing while a pod is scheduled.
-  const containers = specContainers.length > 0
-    ? specContainers.map((container) => containerView(container.name, container.image, statuses.find((status) => status.name === container.name)))
-    : statuses.map((status) => containerView(status.name, status.image, status));
+  const containers =
+    specContainers.length > 0
+      ? specContainers.map((container) =>
+          containerView(
+            container.name,
+            container.image,
+            statuses.find((status) => status.name === container.name),
+          ),
+        )
+      : statuses.map((status) => containerView(status.name, status.image, status));
   return {
     name: pod.metadata?.name ?? '',
     namespace: pod.metadata?.namespace ?? '',
@@ -246,13 +288,24 @@ function nodeProblems(node: V1Node): Problem[] {
   const ready = node.status?.conditions?.find((condition) => condition.type === 'Ready');
   if (ready?.status !== 'True') {
     problems.push({
-      severity: 'critical', kind: 'Node', name, namespace: null, reason: 'NotReady',
+      severity: 'critical',
+      kind: 'Node',
+      name,
+      namespace: null,
+      reason: 'NotReady',
       message: ready?.message || ready?.reason || 'the node reports no Ready condition',
     });
   }
   for (const condition of node.status?.conditions ?? []) {
     if (PRESSURE_CONDITIONS.includes(condition.type) && condition.status === 'True') {
-      problems.push({ severity: 'warning', kind: 'Node', name, namespace: null, reason: condition.type, message: condition.message || condition.reason || condition.type });
+      problems.push({
+        severity: 'warning',
+        kind: 'Node',
+        name,
+        namespace: null,
+        reason: condition.type,
+        message: condition.message || condition.reason || condition.type,
+      });
     }
   }
   return problems;
@@ -277,7 +330,8 @@ function podProblems(pod: V1Pod): Problem[] {
   if (phase === 'Unknown') problems.push(problem('Unknown', 'the pod state cannot be obtained (its node may be unreachable)'));
   if (phase === 'Pending') {
     const scheduled = pod.status?.conditions?.find((condition) => condition.type === 'PodScheduled');
-    if (scheduled?.status === 'False') problems.push(problem(scheduled.reason || 'Unschedulable', scheduled.message || 'the pod cannot be scheduled'));
+    if (scheduled?.status === 'False')
+      problems.push(problem(scheduled.reason || 'Unschedulable', scheduled.message || 'the pod cannot be scheduled'));
   }
   return problems;
 }

@@ -25,29 +25,76 @@ const errors = errorResponses(400, 401, 403, 404, 429);
 export function rolesRoutes({ roles, guards }: { roles: RolesService; guards: LogsGuards }): FastifyPluginAsyncTypebox {
   const preHandler = guards.requirePermission('roles:manage');
   return async (app) => {
-    app.get('/', { schema: { tags, summary: 'Roles of the tenant and the built-in ones', security: SECURED, response: { 200: Type.Object({ roles: Type.Array(Role) }), ...errors } }, preHandler },
-      async (request) => ({ roles: await roles.list(request.tenantId) }));
+    app.get(
+      '/',
+      {
+        schema: {
+          tags,
+          summary: 'Roles of the tenant and the built-in ones',
+          security: SECURED,
+          response: { 200: Type.Object({ roles: Type.Array(Role) }), ...errors },
+        },
+        preHandler,
+      },
+      async (request) => ({ roles: await roles.list(request.tenantId) }),
+    );
 
-    app.post('/', {
-      schema: { tags, summary: 'Create a role', security: SECURED, body: Type.Object({ name: Name, permissions: PermissionList }), response: { 201: Role, ...errors } },
-      preHandler,
-    }, async (request, reply) => {
-      reply.status(201);
-      return roles.create(request.tenantId, request.body, request.logsAuth!, clientOf(request));
-    });
+    app.post(
+      '/',
+      {
+        schema: {
+          tags,
+          summary: 'Create a role',
+          security: SECURED,
+          body: Type.Object({ name: Name, permissions: PermissionList }),
+          response: { 201: Role, ...errors },
+        },
+        preHandler,
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return roles.create(request.tenantId, request.body, request.logsAuth!, clientOf(request));
+      },
+    );
 
-    app.get('/:id', { schema: { tags, summary: 'One role', security: SECURED, params: IdParams, response: { 200: Role, ...errors } }, preHandler },
-      async (request) => roles.get(request.tenantId, request.params.id));
+    app.get(
+      '/:id',
+      { schema: { tags, summary: 'One role', security: SECURED, params: IdParams, response: { 200: Role, ...errors } }, preHandler },
+      async (request) => roles.get(request.tenantId, request.params.id),
+    );
 
-    app.put('/:id', {
-      schema: { tags, summary: 'Rename a role or replace its permissions', security: SECURED, params: IdParams, body: Type.Object({ name: Type.Optional(Name), permissions: Type.Optional(PermissionList) }), response: { 200: Role, ...errors } },
-      preHandler,
-    }, async (request) => roles.update(request.tenantId, request.params.id, request.body, request.logsAuth!, clientOf(request)));
+    app.put(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Rename a role or replace its permissions',
+          security: SECURED,
+          params: IdParams,
+          body: Type.Object({ name: Type.Optional(Name), permissions: Type.Optional(PermissionList) }),
+          response: { 200: Role, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => roles.update(request.tenantId, request.params.id, request.body, request.logsAuth!, clientOf(request)),
+    );
 
-    app.delete('/:id', { schema: { tags, summary: 'Delete a role (users holding it lose it)', security: SECURED, params: IdParams, response: { 204: Type.Null(), ...errors } }, preHandler },
+    app.delete(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a role (users holding it lose it)',
+          security: SECURED,
+          params: IdParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+        preHandler,
+      },
       async (request, reply) => {
         await roles.delete(request.tenantId, request.params.id, request.logsAuth!, clientOf(request));
         return reply.status(204).send(null);
-      });
+      },
+    );
   };
 }

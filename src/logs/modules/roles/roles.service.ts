@@ -19,12 +19,24 @@ export interface RoleView {
 }
 
 export function roleView(role: LogsRolesTable): RoleView {
-  return { id: role.id, name: role.name, permissions: permissionsOfRole(role), builtin: role.builtin === 1, tenant_id: role.tenant_id, created_at: role.created_at, updated_at: role.updated_at };
+  return {
+    id: role.id,
+    name: role.name,
+    permissions: permissionsOfRole(role),
+    builtin: role.builtin === 1,
+    tenant_id: role.tenant_id,
+    created_at: role.created_at,
+    updated_at: role.updated_at,
+  };
 }
 
 /** Roles: the built-in `admin` and `viewer`, and each tenant's own. */
 export class RolesService {
-  constructor(private readonly roles: RolesRepository, private readonly audit: LogsAuditRepository, private readonly now: () => number) {}
+  constructor(
+    private readonly roles: RolesRepository,
+    private readonly audit: LogsAuditRepository,
+    private readonly now: () => number,
+  ) {}
 
   async list(tenantId: string): Promise<RoleView[]> {
     return (await this.roles.listVisible(tenantId)).map(roleView);
@@ -36,18 +48,47 @@ export class RolesService {
     return roleView(role);
   }
 
-  async create(tenantId: string, input: { name: string; permissions: string[] }, actor: LogsAuthContext, client: Client): Promise<RoleView> {
+  async create(
+    tenantId: string,
+    input: { name: string; permissions: string[] },
+    actor: LogsAuthContext,
+    client: Client,
+  ): Promise<RoleView> {
     const permissions = checkedPermissions(input.permissions);
     assertWithinActor(actor, permissions);
     await this.assertNameFree(tenantId, input.name);
     const at = new Date(this.now()).toISOString();
-    const row: LogsRolesTable = { id: randomUUID(), tenant_id: tenantId, name: input.name, permissions: JSON.stringify(permissions), builtin: 0, created_at: at, updated_at: at };
+    const row: LogsRolesTable = {
+      id: randomUUID(),
+      tenant_id: tenantId,
+      name: input.name,
+      permissions: JSON.stringify(permissions),
+      builtin: 0,
+      created_at: at,
+      updated_at: at,
+    };
     await this.roles.insert(row);
-    await this.audit.record({ tenantId, action: 'role.create', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'role', targetId: row.id, ...client, details: { name: row.name, permissions } });
+    await this.audit.record({
+      tenantId,
+      action: 'role.create',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'role',
+      targetId: row.id,
+      ...client,
+      details: { name: row.name, permissions },
+    });
     return roleView(row);
   }
 
-  async update(tenantId: string, id: string, input: { name?: string | undefined; permissions?: string[] | undefined }, actor: LogsAuthContext, client: Client): Promise<RoleView> {
+  async update(
+    tenantId: string,
+    id: string,
+    input: { name?: string | undefined; permissions?: string[] | undefined },
+    actor: LogsAuthContext,
+    client: Client,
+  ): Promise<RoleView> {
     const role = await this.editable(tenantId, id, actor);
     const changes: { name?: string; permissions?: string; updated_at: string } = { updated_at: new Date(this.now()).toISOString() };
     if (input.permissions !== undefined) {
@@ -60,7 +101,17 @@ export class RolesService {
       changes.name = input.name;
     }
     await this.roles.update(id, changes);
-    await this.audit.record({ tenantId, action: 'role.update', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'role', targetId: id, ...client, details: { name: changes.name, permissions: input.permissions } });
+    await this.audit.record({
+      tenantId,
+      action: 'role.update',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'role',
+      targetId: id,
+      ...client,
+      details: { name: changes.name, permissions: input.permissions },
+    });
     return roleView({ ...role, ...changes });
   }
 
@@ -68,7 +119,17 @@ export class RolesService {
   async delete(tenantId: string, id: string, actor: LogsAuthContext, client: Client): Promise<void> {
     const role = await this.editable(tenantId, id, actor);
     await this.roles.delete(id);
-    await this.audit.record({ tenantId, action: 'role.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'role', targetId: id, ...client, details: { name: role.name } });
+    await this.audit.record({
+      tenantId,
+      action: 'role.delete',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'role',
+      targetId: id,
+      ...client,
+      details: { name: role.name },
+    });
   }
 
   /**
@@ -80,7 +141,10 @@ export class RolesService {
     if (!role) throw new AppError('LOGS_NOT_FOUND');
     if (role.builtin === 1) throw invalidBody('built-in roles cannot be changed');
     assertWithinActor(actor, permissionsOfRole(role));
-    assertWithinActor(actor, (await this.roles.rolesOfHolders(id)).flatMap((held) => permissionsOfRole(held)));
+    assertWithinActor(
+      actor,
+      (await this.roles.rolesOfHolders(id)).flatMap((held) => permissionsOfRole(held)),
+    );
     return role;
   }
 

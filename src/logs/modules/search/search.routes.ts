@@ -3,7 +3,14 @@ import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { QuerySyntaxError, type LogStore, type StoredLogEntry } from '../store/log-store.js';
 import {
-  DistinctParams, DistinctQuery, DistinctResponse, FieldsResponse, HistogramBody, HistogramResponse, PageResponse, SearchBody,
+  DistinctParams,
+  DistinctQuery,
+  DistinctResponse,
+  FieldsResponse,
+  HistogramBody,
+  HistogramResponse,
+  PageResponse,
+  SearchBody,
 } from './search.schemas.js';
 import { intervalOf, rangeOf, storeRange } from './time-range.js';
 
@@ -33,63 +40,123 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Spec 4.5 log search (logs:read), over the caller's tenant. */
-export function searchRoutes({ store, guards, now }: { store: LogStore; guards: LogsGuards; now: () => number }): FastifyPluginAsyncTypebox {
+export function searchRoutes({
+  store,
+  guards,
+  now,
+}: {
+  store: LogStore;
+  guards: LogsGuards;
+  now: () => number;
+}): FastifyPluginAsyncTypebox {
   const preHandler = guards.requirePermission('logs:read');
   return async (app) => {
-    app.post('/list/paginate', {
-      schema: { tags, summary: 'Search logs, one page at a time (spec 2.6)', security: SECURED, body: SearchBody, response: { 200: PageResponse, ...errors } },
-      preHandler,
-    }, async (request) => {
-      const body = request.body;
-      const { from, to } = storeRange(rangeOf(body.timeRange, now()));
-      const page = body.page ?? 1;
-      const limit = body.limit ?? 50;
-      const result = await translated(() =>
-        store.search({
-          tenantId: request.tenantId,
-          query: body.query,
-          from,
-          to,
-          filters: body.filters,
-          sort: body.sort ? { field: body.sort.field, order: body.sort.order ?? 'desc' } : undefined,
-          page,
-          limit,
-        }),
-      );
-      return { data: result.entries.map(entryView), page, limit, total: result.total, pages: Math.ceil(result.total / limit) };
-    });
+    app.post(
+      '/list/paginate',
+      {
+        schema: {
+          tags,
+          summary: 'Search logs, one page at a time (spec 2.6)',
+          security: SECURED,
+          body: SearchBody,
+          response: { 200: PageResponse, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const body = request.body;
+        const { from, to } = storeRange(rangeOf(body.timeRange, now()));
+        const page = body.page ?? 1;
+        const limit = body.limit ?? 50;
+        const result = await translated(() =>
+          store.search({
+            tenantId: request.tenantId,
+            query: body.query,
+            from,
+            to,
+            filters: body.filters,
+            sort: body.sort ? { field: body.sort.field, order: body.sort.order ?? 'desc' } : undefined,
+            page,
+            limit,
+          }),
+        );
+        return { data: result.entries.map(entryView), page, limit, total: result.total, pages: Math.ceil(result.total / limit) };
+      },
+    );
 
-    app.post('/histogram', {
-      schema: { tags, summary: 'Counts over time, every bucket of the range included', security: SECURED, body: HistogramBody, response: { 200: HistogramResponse, ...errors } },
-      preHandler,
-    }, async (request) => {
-      const body = request.body;
-      const range = rangeOf(body.timeRange, now());
-      const interval = intervalOf(body.interval, range.from, range.to);
-      const { from, to } = storeRange(range);
-      const buckets = await translated(() =>
-        store.histogram({ tenantId: request.tenantId, query: body.query, from, to, filters: body.filters, intervalMs: interval.ms, groupBy: body.groupBy }),
-      );
-      return {
-        interval: interval.label,
-        interval_ms: interval.ms,
-        buckets: buckets.map((bucket) => ({ ts: new Date(bucket.ts).toISOString(), count: bucket.count, ...(bucket.groups ? { groups: bucket.groups } : {}) })),
-      };
-    });
+    app.post(
+      '/histogram',
+      {
+        schema: {
+          tags,
+          summary: 'Counts over time, every bucket of the range included',
+          security: SECURED,
+          body: HistogramBody,
+          response: { 200: HistogramResponse, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const body = request.body;
+        const range = rangeOf(body.timeRange, now());
+        const interval = intervalOf(body.interval, range.from, range.to);
+        const { from, to } = storeRange(range);
+        const buckets = await translated(() =>
+          store.histogram({
+            tenantId: request.tenantId,
+            query: body.query,
+            from,
+            to,
+            filters: body.filters,
+            intervalMs: interval.ms,
+            groupBy: body.groupBy,
+          }),
+        );
+        return {
+          interval: interval.label,
+          interval_ms: interval.ms,
+          buckets: buckets.map((bucket) => ({
+            ts: new Date(bucket.ts).toISOString(),
+            count: bucket.count,
+            ...(bucket.groups ? { groups: bucket.groups } : {}),
+          })),
+        };
+      },
+    );
 
-    app.get('/fields', {
-      schema: { tags, summary: 'Fields present in the tenant\'s logs', security: SECURED, response: { 200: FieldsResponse, ...errors } },
-      preHandler,
-    }, async (request) => ({ fields: await store.fields(request.tenantId) }));
+    app.get(
+      '/fields',
+      {
+        schema: { tags, summary: "Fields present in the tenant's logs", security: SECURED, response: { 200: FieldsResponse, ...errors } },
+        preHandler,
+      },
+      async (request) => ({ fields: await store.fields(request.tenantId) }),
+    );
 
-    app.get('/fields/:field/distinct', {
-      schema: { tags, summary: 'Most frequent values of a field', security: SECURED, params: DistinctParams, querystring: DistinctQuery, response: { 200: DistinctResponse, ...errors } },
-      preHandler,
-    }, async (request) => {
-      const { q, limit, from, to } = request.query;
-      const range = from !== undefined || to !== undefined ? storeRange(rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now())) : undefined;
-      const values = await translated(() => store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to }));
-      return { field: request.params.field, values };
-    });
+    app.get(
+      '/fields/:field/distinct',
+      {
+        schema: {
+          tags,
+          summary: 'Most frequent values of a field',
+          security: SECURED,
+          params: DistinctParams,
+          querystring: DistinctQuery,
+          response: { 200: DistinctResponse, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const { q, limit, from, to } = request.query;
+        const range =
+          from !== undefined || to !== undefined
+            ? storeRange(rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now()))
+            : undefined;
+        const values = await translated(() =>
+          store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to }),
+        );
+        return { field: request.params.field, values };
+      },
+    );
   };
 }

@@ -11,9 +11,17 @@ const FieldName = Type.String({ minLength: 1, maxLength: 256, pattern: FIELD_NAM
 
 /** Spec 2.6, shared by paginate and histogram. */
 export const SearchFields = {
-  query: Type.Optional(Type.String({ maxLength: 4096, pattern: NO_NUL, description: 'Query language: words, "phrases", field:value, prefix*, NOT/-, AND/OR, parentheses (docs/logs-api.md)' })),
+  query: Type.Optional(
+    Type.String({
+      maxLength: 4096,
+      pattern: NO_NUL,
+      description: 'Query language: words, "phrases", field:value, prefix*, NOT/-, AND/OR, parentheses (docs/logs-api.md)',
+    }),
+  ),
   timeRange: Type.Optional(Type.Object({ from: Iso, to: Iso }, { description: 'Default: the last 24 hours' })),
-  filters: Type.Optional(Type.Array(Type.Object({ field: FieldName, value: Type.String({ maxLength: 4096, pattern: NO_NUL }) }), { maxItems: 50 })),
+  filters: Type.Optional(
+    Type.Array(Type.Object({ field: FieldName, value: Type.String({ maxLength: 4096, pattern: NO_NUL }) }), { maxItems: 50 }),
+  ),
 };
 
 export const SearchBody = Type.Object({
@@ -25,8 +33,12 @@ export const SearchBody = Type.Object({
 
 export const HistogramBody = Type.Object({
   ...SearchFields,
-  interval: Type.Optional(Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'Bucket width (e.g. 30s, 5m, 1h); chosen for about 60 buckets when absent' })),
-  groupBy: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: FIELD_NAME, description: 'Split each bucket by this field (e.g. level)' })),
+  interval: Type.Optional(
+    Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'Bucket width (e.g. 30s, 5m, 1h); chosen for about 60 buckets when absent' }),
+  ),
+  groupBy: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 256, pattern: FIELD_NAME, description: 'Split each bucket by this field (e.g. level)' }),
+  ),
 });
 
 export const LogEntryView = Type.Object({
@@ -53,7 +65,9 @@ export const PageResponse = Type.Object({
 export const HistogramResponse = Type.Object({
   interval: Type.String({ description: 'Bucket width, e.g. 1m' }),
   interval_ms: Type.Integer(),
-  buckets: Type.Array(Type.Object({ ts: Type.String(), count: Type.Integer(), groups: Type.Optional(Type.Record(Type.String(), Type.Integer())) })),
+  buckets: Type.Array(
+    Type.Object({ ts: Type.String(), count: Type.Integer(), groups: Type.Optional(Type.Record(Type.String(), Type.Integer())) }),
+  ),
 });
 
 export const FieldsResponse = Type.Object({

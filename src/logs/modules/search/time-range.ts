@@ -57,7 +57,11 @@ export function intervalOf(requested: string | undefined, from: number, to: numb
 }
 
 /** [from, to) in epoch ms from ISO strings; the last hour when absent; 400 when from is not before to. */
-export function rangeQuery(query: { from?: string | undefined; to?: string | undefined }, now: number, defaultMs = HOUR_MS): { from: number; to: number } {
+export function rangeQuery(
+  query: { from?: string | undefined; to?: string | undefined },
+  now: number,
+  defaultMs = HOUR_MS,
+): { from: number; to: number } {
   const to = query.to === undefined ? now : Date.parse(query.to);
   const from = query.from === undefined ? to - defaultMs : Date.parse(query.from);
   if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('from and to must be ISO 8601 timestamps');

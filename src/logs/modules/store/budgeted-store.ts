@@ -1,5 +1,15 @@
 import type {
-  DistinctRequest, FieldInfo, GroupCount, GroupCountsRequest, HistogramBucket, HistogramRequest, LogEntry, LogStore, SearchRequest, SearchResult, TopMessage,
+  DistinctRequest,
+  FieldInfo,
+  GroupCount,
+  GroupCountsRequest,
+  HistogramBucket,
+  HistogramRequest,
+  LogEntry,
+  LogStore,
+  SearchRequest,
+  SearchResult,
+  TopMessage,
   TopMessagesRequest,
 } from './log-store.js';
 import { withBudget } from './read-budget.js';
@@ -10,7 +20,10 @@ import { withBudget } from './read-budget.js';
  * (503 LOGS_QUERY_TIMEOUT). Writes are not bounded here: a batch is committed whole or not at all.
  */
 export class BudgetedLogStore implements LogStore {
-  constructor(private readonly inner: LogStore, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly inner: LogStore,
+    private readonly timeoutMs: number,
+  ) {}
 
   append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
     return this.inner.append(tenantId, entries);

@@ -5,10 +5,7 @@ export const KEYWORD_COLUMNS = ['level', 'service', 'host', 'trace_id', 'span_id
 export type KeywordColumn = (typeof KEYWORD_COLUMNS)[number];
 
 export type FieldRef =
-  | { kind: 'message' }
-  | { kind: 'column'; column: KeywordColumn }
-  | { kind: 'attribute'; name: string }
-  | { kind: 'timestamp' };
+  { kind: 'message' } | { kind: 'column'; column: KeywordColumn } | { kind: 'attribute'; name: string } | { kind: 'timestamp' };
 
 const TIMESTAMP_NAMES = new Set(['@timestamp', 'timestamp']);
 

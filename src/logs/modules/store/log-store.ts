@@ -136,7 +136,10 @@ export interface LogStore {
 
 /** A syntax error in a search query; the HTTP layer answers 400 with the position. */
 export class QuerySyntaxError extends Error {
-  constructor(message: string, readonly position: number) {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
     super(message);
     this.name = 'QuerySyntaxError';
   }

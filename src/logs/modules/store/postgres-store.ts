@@ -57,7 +57,10 @@ export class PostgresLogStore extends LogStoreCore {
   readonly #partitions = new Set<number>();
 
   /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
-  constructor(private readonly db: Kysely<any>, reads: Kysely<any> = db) {
+  constructor(
+    private readonly db: Kysely<any>,
+    reads: Kysely<any> = db,
+  ) {
     super(db, reads, postgresReads);
   }
 
@@ -162,6 +165,9 @@ export class PostgresLogStore extends LogStoreCore {
   }
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan> {
-    return { where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`, textFirst: false };
+    return {
+      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`,
+      textFirst: false,
+    };
   }
 }

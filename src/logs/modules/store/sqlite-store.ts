@@ -43,7 +43,16 @@ export class SqliteLogStore extends LogStoreCore {
     if (entries.length === 0) return;
     const prepared = prepareEntries(entries);
     const rows = JSON.stringify(
-      prepared.map((entry) => [entry.ts, entry.level, entry.service, entry.host, entry.trace_id, entry.span_id, entry.message, entry.attributes]),
+      prepared.map((entry) => [
+        entry.ts,
+        entry.level,
+        entry.service,
+        entry.host,
+        entry.trace_id,
+        entry.span_id,
+        entry.message,
+        entry.attributes,
+      ]),
     );
     const bodies = JSON.stringify(prepared.map((entry) => ftsBody(entry.message)));
     const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
@@ -64,7 +73,9 @@ export class SqliteLogStore extends LogStoreCore {
         await sql`INSERT INTO log_entries_fts (rowid, body) SELECT ${base} + key, value FROM json_each(${bodies})`.execute(connection);
         await sql`INSERT INTO log_id_ranges (tenant_id, minute, min_id, max_id)
           SELECT ${tenantId}, value ->> 0, ${base} + (value ->> 1), ${base} + (value ->> 2) FROM json_each(${ranges}) WHERE true
-          ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(connection);
+          ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(
+          connection,
+        );
         await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
           SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
           ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
@@ -89,7 +100,9 @@ export class SqliteLogStore extends LogStoreCore {
       const batch = await this.db.connection().execute(async (connection) => {
         await sql`BEGIN IMMEDIATE`.execute(connection);
         try {
-          const { rows } = await sql<{ id: number }>`SELECT id FROM log_entries WHERE tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
+          const { rows } = await sql<{
+            id: number;
+          }>`SELECT id FROM log_entries WHERE tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
           if (rows.length > 0) {
             const ids = JSON.stringify(rows.map((row) => row.id));
             await sql`DELETE FROM log_entries_fts WHERE rowid IN (SELECT value FROM json_each(${ids}))`.execute(connection);

@@ -130,7 +130,8 @@ export abstract class LogStoreCore implements LogStore {
           SELECT minute - (minute % ${interval}) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, ${sumOfCounts} AS n
           FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])}${sql.join(filterSql, sql``)}
           GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
-        for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
+        for (const row of rows)
+          counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
       }
     } else {
       await rawCounts(request.from, request.to + 1);
@@ -139,7 +140,10 @@ export abstract class LogStoreCore implements LogStore {
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
-    const { rows } = await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY ${this.dialect.fieldNameOrder}`.execute(this.reads);
+    const { rows } =
+      await sql<FieldInfo>`SELECT name, type FROM log_fields WHERE tenant_id = ${tenantId} ORDER BY ${this.dialect.fieldNameOrder}`.execute(
+        this.reads,
+      );
     const fixed = new Set<string>(FIXED_FIELDS.map((field) => field.name));
     return [...FIXED_FIELDS.map((field) => ({ ...field })), ...rows.filter((row) => !fixed.has(row.name))];
   }
@@ -168,7 +172,9 @@ export abstract class LogStoreCore implements LogStore {
       }
       if (minutes) {
         const { rows } = await sql<{ value: string; n: number }>`SELECT ${sql.ref(column)} AS value, ${sumOfCounts} AS n FROM log_rollups
-          WHERE tenant_id = ${request.tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])} GROUP BY 1`.execute(this.reads);
+          WHERE tenant_id = ${request.tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])} GROUP BY 1`.execute(
+          this.reads,
+        );
         for (const row of rows) add(row.value, Number(row.n));
       }
       return sortDistinct(values, request.q, request.limit);
@@ -199,7 +205,10 @@ export abstract class LogStoreCore implements LogStore {
       message: row.message,
       count: Number(row.n),
       lastSeen: Number(row.last_seen),
-      services: pairs.filter((pair) => pair.message === row.message).slice(0, 5).map((pair) => pair.service),
+      services: pairs
+        .filter((pair) => pair.message === row.message)
+        .slice(0, 5)
+        .map((pair) => pair.service),
     }));
   }
 
@@ -212,7 +221,9 @@ export abstract class LogStoreCore implements LogStore {
     const { rows } = await sql<Record<string, string | number | null>>`
       SELECT ${sql.join(keys.map((key, index) => sql`${key} AS ${sql.ref(`k${index}`)}`))}, count(*) AS n, max(l.ts) AS last_seen
       FROM log_entries l WHERE l.tenant_id = ${tenantId} AND l.ts >= ${int(from)} AND l.ts < ${int(to)}
-      GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))} ORDER BY ${sql.lit(keys.length + 1)} DESC LIMIT ${limit}`.execute(this.reads);
+      GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))} ORDER BY ${sql.lit(keys.length + 1)} DESC LIMIT ${limit}`.execute(
+      this.reads,
+    );
     return rows.map((row) => ({
       keys: keys.map((_, index) => (row[`k${index}`] === null || row[`k${index}`] === undefined ? null : String(row[`k${index}`]))),
       count: Number(row.n),

@@ -24,7 +24,11 @@ const MARKS = /\p{M}+/gu;
  * is handed over as is and FTS5 tokenizes it in C; anything else gets our tokens, space-joined.
  */
 export function ftsBody(message: string): string {
-  if (message.length < 2 * MAX_INDEXED_TOKENS && ASCII.test(message) && (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))) {
+  if (
+    message.length < 2 * MAX_INDEXED_TOKENS &&
+    ASCII.test(message) &&
+    (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))
+  ) {
     return message;
   }
   return tokenize(message).join(' ');

@@ -104,4 +104,3 @@ export class FieldCatalogueCache {
     for (const field of fields) known?.set(field.name, field.type);
   }
 }
-

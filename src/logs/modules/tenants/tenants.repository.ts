@@ -29,7 +29,11 @@ export class TenantsRepository {
   }
 
   async countUsers(id: string): Promise<number> {
-    const row = await this.db.selectFrom('logs_users').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', id).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('logs_users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', id)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 }

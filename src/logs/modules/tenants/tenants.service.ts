@@ -36,7 +36,13 @@ export class TenantsService {
   ) {}
 
   private view(row: LogsTenantsTable): TenantView {
-    return { id: row.id, name: row.name, retention_days: row.retention_days ?? this.defaultRetentionDays, created_at: row.created_at, updated_at: row.updated_at };
+    return {
+      id: row.id,
+      name: row.name,
+      retention_days: row.retention_days ?? this.defaultRetentionDays,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
   }
 
   async list(): Promise<TenantView[]> {
@@ -52,13 +58,34 @@ export class TenantsService {
   async create(input: { name: string; retention_days?: number | undefined }, actor: LogsAuthContext, client: Client): Promise<TenantView> {
     if (await this.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
     const at = new Date(this.now()).toISOString();
-    const row: LogsTenantsTable = { id: randomUUID(), name: input.name, retention_days: input.retention_days ?? null, created_at: at, updated_at: at };
+    const row: LogsTenantsTable = {
+      id: randomUUID(),
+      name: input.name,
+      retention_days: input.retention_days ?? null,
+      created_at: at,
+      updated_at: at,
+    };
     await this.tenants.insert(row);
-    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.create', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: row.id, ...client, details: { name: row.name, retention_days: input.retention_days } });
+    await this.audit.record({
+      tenantId: actor.homeTenantId,
+      action: 'tenant.create',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'tenant',
+      targetId: row.id,
+      ...client,
+      details: { name: row.name, retention_days: input.retention_days },
+    });
     return this.view(row);
   }
 
-  async update(id: string, input: { name?: string | undefined; retention_days?: number | null | undefined }, actor: LogsAuthContext, client: Client): Promise<TenantView> {
+  async update(
+    id: string,
+    input: { name?: string | undefined; retention_days?: number | null | undefined },
+    actor: LogsAuthContext,
+    client: Client,
+  ): Promise<TenantView> {
     const row = await this.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
     const changes: Partial<LogsTenantsTable> = { updated_at: new Date(this.now()).toISOString() };
@@ -68,7 +95,17 @@ export class TenantsService {
     }
     if (input.retention_days !== undefined) changes.retention_days = input.retention_days;
     await this.tenants.update(id, changes);
-    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.update', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: id, ...client, details: { name: input.name, retention_days: input.retention_days } });
+    await this.audit.record({
+      tenantId: actor.homeTenantId,
+      action: 'tenant.update',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'tenant',
+      targetId: id,
+      ...client,
+      details: { name: input.name, retention_days: input.retention_days },
+    });
     return this.view({ ...row, ...changes });
   }
 
@@ -76,11 +113,22 @@ export class TenantsService {
   async delete(id: string, actor: LogsAuthContext, client: Client): Promise<void> {
     const row = await this.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
-    if (id === DEFAULT_TENANT_ID || id === actor.homeTenantId) throw invalidBody('the default tenant and your own tenant cannot be deleted');
+    if (id === DEFAULT_TENANT_ID || id === actor.homeTenantId)
+      throw invalidBody('the default tenant and your own tenant cannot be deleted');
     if ((await this.tenants.countUsers(id)) > 0) throw invalidBody('the tenant still has users');
     for (const data of this.data) await data.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
     await this.tenants.delete(id);
-    await this.audit.record({ tenantId: actor.homeTenantId, action: 'tenant.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'tenant', targetId: id, ...client, details: { name: row.name } });
+    await this.audit.record({
+      tenantId: actor.homeTenantId,
+      action: 'tenant.delete',
+      outcome: 'success',
+      actorId: actor.userId,
+      actor: actor.username,
+      targetType: 'tenant',
+      targetId: id,
+      ...client,
+      details: { name: row.name },
+    });
   }
 
   /**

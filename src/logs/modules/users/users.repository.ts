@@ -5,7 +5,11 @@ export class LogsUsersRepository {
   constructor(private readonly db: Kysely<LogsSchema>) {}
 
   countAll() {
-    return this.db.selectFrom('logs_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((row) => Number(row.n));
+    return this.db
+      .selectFrom('logs_users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+      .then((row) => Number(row.n));
   }
 
   findById(id: string) {
@@ -50,7 +54,11 @@ export class LogsUsersRepository {
 
   async setRoles(userId: string, roleIds: readonly string[], db: Kysely<LogsSchema> = this.db): Promise<void> {
     await db.deleteFrom('logs_user_roles').where('user_id', '=', userId).execute();
-    if (roleIds.length > 0) await db.insertInto('logs_user_roles').values(roleIds.map((role_id) => ({ user_id: userId, role_id }))).execute();
+    if (roleIds.length > 0)
+      await db
+        .insertInto('logs_user_roles')
+        .values(roleIds.map((role_id) => ({ user_id: userId, role_id })))
+        .execute();
   }
 
   delete(id: string, db: Kysely<LogsSchema> = this.db) {

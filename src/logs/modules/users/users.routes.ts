@@ -27,37 +27,70 @@ const errors = errorResponses(400, 401, 403, 404, 429);
 export function logsUsersRoutes({ users, guards }: { users: LogsUsersService; guards: LogsGuards }): FastifyPluginAsyncTypebox {
   const preHandler = guards.requirePermission('users:manage');
   return async (app) => {
-    app.get('/', { schema: { tags, summary: 'Users of the tenant', security: SECURED, response: { 200: Type.Object({ users: Type.Array(User) }), ...errors } }, preHandler },
-      async (request) => ({ users: await users.list(request.tenantId) }));
-
-    app.post('/', {
-      schema: {
-        tags, summary: 'Create a user in the tenant', security: SECURED,
-        body: Type.Object({ username: Username, email: Email, password: Password, roles: RoleNames }),
-        response: { 201: User, ...errors },
+    app.get(
+      '/',
+      {
+        schema: {
+          tags,
+          summary: 'Users of the tenant',
+          security: SECURED,
+          response: { 200: Type.Object({ users: Type.Array(User) }), ...errors },
+        },
+        preHandler,
       },
-      preHandler,
-    }, async (request, reply) => {
-      reply.status(201);
-      return users.create(request.tenantId, request.body, request.logsAuth, clientOf(request));
-    });
+      async (request) => ({ users: await users.list(request.tenantId) }),
+    );
 
-    app.get('/:id', { schema: { tags, summary: 'One user', security: SECURED, params: IdParams, response: { 200: User, ...errors } }, preHandler },
-      async (request) => users.get(request.tenantId, request.params.id));
-
-    app.put('/:id', {
-      schema: {
-        tags, summary: 'Change e-mail, password (ends the user\'s sessions) or roles', security: SECURED, params: IdParams,
-        body: Type.Object({ email: Type.Optional(Email), password: Type.Optional(Password), roles: Type.Optional(RoleNames) }),
-        response: { 200: User, ...errors },
+    app.post(
+      '/',
+      {
+        schema: {
+          tags,
+          summary: 'Create a user in the tenant',
+          security: SECURED,
+          body: Type.Object({ username: Username, email: Email, password: Password, roles: RoleNames }),
+          response: { 201: User, ...errors },
+        },
+        preHandler,
       },
-      preHandler,
-    }, async (request) => users.update(request.tenantId, request.params.id, request.body, request.logsAuth!, clientOf(request)));
+      async (request, reply) => {
+        reply.status(201);
+        return users.create(request.tenantId, request.body, request.logsAuth, clientOf(request));
+      },
+    );
 
-    app.delete('/:id', { schema: { tags, summary: 'Delete a user', security: SECURED, params: IdParams, response: { 204: Type.Null(), ...errors } }, preHandler },
+    app.get(
+      '/:id',
+      { schema: { tags, summary: 'One user', security: SECURED, params: IdParams, response: { 200: User, ...errors } }, preHandler },
+      async (request) => users.get(request.tenantId, request.params.id),
+    );
+
+    app.put(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: "Change e-mail, password (ends the user's sessions) or roles",
+          security: SECURED,
+          params: IdParams,
+          body: Type.Object({ email: Type.Optional(Email), password: Type.Optional(Password), roles: Type.Optional(RoleNames) }),
+          response: { 200: User, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => users.update(request.tenantId, request.params.id, request.body, request.logsAuth!, clientOf(request)),
+    );
+
+    app.delete(
+      '/:id',
+      {
+        schema: { tags, summary: 'Delete a user', security: SECURED, params: IdParams, response: { 204: Type.Null(), ...errors } },
+        preHandler,
+      },
       async (request, reply) => {
         await users.delete(request.tenantId, request.params.id, request.logsAuth!, clientOf(request));
         return reply.status(204).send(null);
-      });
+      },
+    );
   };
 }

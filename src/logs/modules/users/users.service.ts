@@ -32,7 +32,15 @@ export interface NewLogsUser {
 }
 
 function view(user: LogsUsersTable, roles: LogsRolesTable[]): UserView {
-  return { id: user.id, username: user.username, email: user.email, tenant_id: user.tenant_id, roles: roles.map((r) => r.name), created_at: user.created_at, updated_at: user.updated_at };
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    tenant_id: user.tenant_id,
+    roles: roles.map((r) => r.name),
+    created_at: user.created_at,
+    updated_at: user.updated_at,
+  };
 }
 
 function assertPassword(password: string): void {
@@ -79,16 +87,36 @@ export class LogsUsersService {
     };
     await this.db.transaction().execute(async (trx) => {
       await this.users.insert(user, trx);
-      await this.users.setRoles(user.id, roles.map((r) => r.id), trx);
-      await this.audit.record({
-        tenantId, action: 'user.create', outcome: 'success', actorId: actor?.userId ?? null, actor: actor?.username ?? 'system',
-        targetType: 'user', targetId: user.id, ...client, details: { username: user.username, roles: input.roles },
-      }, trx);
+      await this.users.setRoles(
+        user.id,
+        roles.map((r) => r.id),
+        trx,
+      );
+      await this.audit.record(
+        {
+          tenantId,
+          action: 'user.create',
+          outcome: 'success',
+          actorId: actor?.userId ?? null,
+          actor: actor?.username ?? 'system',
+          targetType: 'user',
+          targetId: user.id,
+          ...client,
+          details: { username: user.username, roles: input.roles },
+        },
+        trx,
+      );
     });
     return view(user, roles);
   }
 
-  async update(tenantId: string, id: string, input: { email?: string | undefined; password?: string | undefined; roles?: string[] | undefined }, actor: LogsAuthContext, client: Client): Promise<UserView> {
+  async update(
+    tenantId: string,
+    id: string,
+    input: { email?: string | undefined; password?: string | undefined; roles?: string[] | undefined },
+    actor: LogsAuthContext,
+    client: Client,
+  ): Promise<UserView> {
     const user = await this.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
     await this.assertCanActOn(actor, id);
@@ -103,13 +131,28 @@ export class LogsUsersService {
     if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
     await this.db.transaction().execute(async (trx) => {
       await this.users.update(id, changes, trx);
-      if (roles) await this.users.setRoles(id, roles.map((r) => r.id), trx);
+      if (roles)
+        await this.users.setRoles(
+          id,
+          roles.map((r) => r.id),
+          trx,
+        );
       // A new password ends the user's sessions, as after a suspected compromise.
       if (input.password !== undefined) await this.sessions.revokeAllOfUser(id, at, trx);
-      await this.audit.record({
-        tenantId, action: 'user.update', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'user', targetId: id, ...client,
-        details: { email: input.email, roles: input.roles, password_changed: input.password !== undefined },
-      }, trx);
+      await this.audit.record(
+        {
+          tenantId,
+          action: 'user.update',
+          outcome: 'success',
+          actorId: actor.userId,
+          actor: actor.username,
+          targetType: 'user',
+          targetId: id,
+          ...client,
+          details: { email: input.email, roles: input.roles, password_changed: input.password !== undefined },
+        },
+        trx,
+      );
     });
     return this.get(tenantId, id);
   }
@@ -121,7 +164,20 @@ export class LogsUsersService {
     await this.assertCanActOn(actor, id);
     await this.db.transaction().execute(async (trx) => {
       await this.users.delete(id, trx);
-      await this.audit.record({ tenantId, action: 'user.delete', outcome: 'success', actorId: actor.userId, actor: actor.username, targetType: 'user', targetId: id, ...client, details: { username: user.username } }, trx);
+      await this.audit.record(
+        {
+          tenantId,
+          action: 'user.delete',
+          outcome: 'success',
+          actorId: actor.userId,
+          actor: actor.username,
+          targetType: 'user',
+          targetId: id,
+          ...client,
+          details: { username: user.username },
+        },
+        trx,
+      );
     });
   }
 
@@ -131,13 +187,20 @@ export class LogsUsersService {
     const roles = await this.roles.findVisibleByNames(tenantId, names);
     const missing = names.find((name) => !roles.some((role) => role.name === name));
     if (missing !== undefined) throw invalidBody(`unknown role "${missing}"`);
-    if (actor) assertWithinActor(actor, roles.flatMap((role) => permissionsOfRole(role)));
+    if (actor)
+      assertWithinActor(
+        actor,
+        roles.flatMap((role) => permissionsOfRole(role)),
+      );
     return roles;
   }
 
   /** 403 unless every permission the target user holds is also the actor's (no acting on a more powerful user). */
   private async assertCanActOn(actor: LogsAuthContext, targetId: string): Promise<void> {
     const roles = (await this.users.rolesOf([targetId])).get(targetId) ?? [];
-    assertWithinActor(actor, roles.flatMap((role) => permissionsOfRole(role)));
+    assertWithinActor(
+      actor,
+      roles.flatMap((role) => permissionsOfRole(role)),
+    );
   }
 }

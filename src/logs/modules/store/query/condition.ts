@@ -9,9 +9,7 @@ import type { QueryNode } from './ast.js';
  * merged so that one index lookup answers e.g. `timeout OR refused`.
  */
 export type TextExpr =
-  | { kind: 'phrase'; tokens: string[]; prefix: boolean }
-  | { kind: 'and' | 'or'; children: TextExpr[] }
-  | { kind: 'not'; child: TextExpr };
+  { kind: 'phrase'; tokens: string[]; prefix: boolean } | { kind: 'and' | 'or'; children: TextExpr[] } | { kind: 'not'; child: TextExpr };
 
 export type Condition =
   | { kind: 'all' }

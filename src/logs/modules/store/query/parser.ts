@@ -19,9 +19,7 @@ export const MAX_DEPTH = 32;
 
 const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
 
-type Token =
-  | { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number }
-  | { type: 'term'; term: TermNode; position: number };
+type Token = { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number } | { type: 'term'; term: TermNode; position: number };
 
 function isSpace(char: string | undefined): boolean {
   return char !== undefined && /\s/u.test(char);
@@ -101,7 +99,10 @@ function lex(input: string): Token[] {
     let valueStart = start;
     const colon = chars.findIndex((part) => part.c === ':' && !part.escaped);
     if (colon > 0) {
-      const name = chars.slice(0, colon).map((part) => part.c).join('');
+      const name = chars
+        .slice(0, colon)
+        .map((part) => part.c)
+        .join('');
       if (FIELD_NAME.test(name) && chars.slice(0, colon).every((part) => !part.escaped)) {
         field = name;
         valueChars = chars.slice(colon + 1);
@@ -177,7 +178,8 @@ export function parseQuery(input: string): QueryNode {
     const token = peek();
     if (token && (token.type === 'NOT' || token.type === '-')) {
       // Each NOT nests the SQL one level deeper, like a parenthesis: both count toward MAX_DEPTH.
-      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
+      if (depth >= MAX_DEPTH)
+        throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
       index += 1;
       if (!startsOperand(peek())) throw new QuerySyntaxError(`expected a term after ${token.type}`, peek()?.position ?? end);
       return { kind: 'not', child: parseUnary(depth + 1) };
@@ -193,7 +195,8 @@ export function parseQuery(input: string): QueryNode {
       return token.term;
     }
     if (token.type === '(') {
-      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
+      if (depth >= MAX_DEPTH)
+        throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
       index += 1;
       if (peek()?.type === ')') throw new QuerySyntaxError('empty parentheses', token.position);
       if (peek() === undefined) throw new QuerySyntaxError('unclosed parenthesis', token.position);

@@ -1,6 +1,14 @@
 import {
-  Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
-  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type KyselyPlugin, type QueryResult,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type KyselyPlugin,
+  type QueryResult,
 } from 'kysely';
 import { checkDeadline, currentDeadline } from '../read-budget.js';
 import type { SqliteReadPool } from './read-pool.js';

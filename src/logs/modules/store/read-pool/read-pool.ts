@@ -136,7 +136,13 @@ export class SqliteReadPool {
     // The worker could not start (file gone, bad path) or died: its statement fails, a new one takes its place.
     worker.on('error', (thrown: unknown) => {
       // Errors thrown while the worker loads may arrive as plain objects ({ code: 'SQLITE_CANTOPEN' }).
-      const error = thrown instanceof Error ? thrown : Object.assign(new Error(`read worker failed: ${(thrown as { code?: string } | null)?.code ?? String(thrown)}`), thrown as object);
+      const error =
+        thrown instanceof Error
+          ? thrown
+          : Object.assign(
+              new Error(`read worker failed: ${(thrown as { code?: string } | null)?.code ?? String(thrown)}`),
+              thrown as object,
+            );
       if (slot.job) this.#settle(slot.job, error);
       slot.job = undefined;
       // A worker that cannot even open the database: the waiting reads fail now rather than respawn it in a loop.
