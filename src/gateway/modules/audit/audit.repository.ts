@@ -2,6 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AuditLogTable, GatewaySchema } from '../../db/schema.js';
 
+/** Who did it, as an audit entry names them: a signed-in user (token claims) or a user row. */
+export function auditActor(actor: { userId: string; claims: { no_pegawai?: string | undefined } } | { id: string; no_pegawai: string }): {
+  actorId: string;
+  actor: string | null;
+} {
+  return 'userId' in actor
+    ? { actorId: actor.userId, actor: actor.claims.no_pegawai ?? null }
+    : { actorId: actor.id, actor: actor.no_pegawai };
+}
+
 export interface AuditEntry {
   action: string;
   outcome: 'success' | 'failure';

@@ -6,7 +6,7 @@ import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewayConfig } from '../../config.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
-import type { AuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type AuditRepository } from '../audit/audit.repository.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { SessionsRepository } from './sessions.repository.js';
 import { type AuthContext, type GatewayTokens, type IssuedToken, type SessionClaims } from './tokens.js';
@@ -48,15 +48,14 @@ export class AuthService {
       await this.audit.record({
         action: 'auth.login',
         outcome: 'failure',
-        actorId: user.id,
-        actor: user.no_pegawai,
+        ...auditActor(user),
         ...client,
         details: { reason: 'password_expired' },
       });
       throw new AppError('PASSWORD_EXPIRED', { data: { requirePasswordReset: true } });
     }
     const token = await this.startSession(user, client, {});
-    await this.audit.record({ action: 'auth.login', outcome: 'success', actorId: user.id, actor: user.no_pegawai, ...client });
+    await this.audit.record({ action: 'auth.login', outcome: 'success', ...auditActor(user), ...client });
     return { token, user };
   }
 
@@ -80,8 +79,7 @@ export class AuthService {
     await this.audit.record({
       action: 'auth.logout',
       outcome: 'success',
-      actorId: auth.userId,
-      actor: auth.claims.no_pegawai ?? null,
+      ...auditActor(auth),
       ...client,
     });
   }
@@ -94,8 +92,7 @@ export class AuthService {
     await this.audit.record({
       action: 'auth.refresh',
       outcome: 'success',
-      actorId: auth.userId,
-      actor: auth.claims.no_pegawai ?? null,
+      ...auditActor(auth),
       ...client,
     });
     return token;
@@ -109,8 +106,7 @@ export class AuthService {
       await this.audit.record({
         action: 'auth.change_password',
         outcome: 'failure',
-        actorId: user.id,
-        actor: user.no_pegawai,
+        ...auditActor(user),
         ...client,
         details: { reason: 'old_password_wrong' },
       });

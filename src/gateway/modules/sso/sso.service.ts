@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
-import type { AuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type AuditRepository } from '../audit/audit.repository.js';
 import type { AuthService, Client } from '../auth/auth.service.js';
 import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import type { AuthContext } from '../auth/tokens.js';
@@ -79,8 +79,7 @@ export class SsoService {
           {
             action: 'sso.unlink_identity',
             outcome: 'success',
-            actorId: actor.userId,
-            actor: actor.claims.no_pegawai ?? null,
+            ...auditActor(actor),
             targetType: 'user',
             targetId: user.id,
             ...client,
@@ -126,8 +125,7 @@ export class SsoService {
       await this.audit.record({
         action: 'sso.login',
         outcome: 'success',
-        actorId: user.id,
-        actor: user.no_pegawai,
+        ...auditActor(user),
         targetType: 'user',
         targetId: user.id,
         ...client,
@@ -200,8 +198,7 @@ export class SsoService {
           {
             action: 'sso.link_identity',
             outcome: 'success',
-            actorId: existing.id,
-            actor: existing.no_pegawai,
+            ...auditActor(existing),
             targetType: 'user',
             targetId: existing.id,
             ...client,
@@ -251,8 +248,7 @@ export class SsoService {
         {
           action: 'sso.update_email',
           outcome: 'success',
-          actorId: user.id,
-          actor: user.no_pegawai,
+          ...auditActor(user),
           targetType: 'user',
           targetId: user.id,
           ...client,

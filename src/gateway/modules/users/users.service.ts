@@ -4,7 +4,7 @@ import { hashPassword } from '../../../shared/auth/passwords.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
 import type { HakAksesRepository } from '../access-rights/hak-akses.repository.js';
-import type { AuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type AuditRepository } from '../audit/audit.repository.js';
 import { assertPasswordAcceptable, type AuthService, type Client } from '../auth/auth.service.js';
 import type { SessionsRepository } from '../auth/sessions.repository.js';
 import type { AuthContext } from '../auth/tokens.js';
@@ -139,8 +139,7 @@ export class UsersService {
         {
           action: 'user.delete',
           outcome: 'success',
-          actorId: actor.userId,
-          actor: actor.claims.no_pegawai ?? null,
+          ...auditActor(actor),
           targetType: 'user',
           targetId: user.id,
           ...client,
@@ -164,8 +163,7 @@ export class UsersService {
         {
           action,
           outcome: 'success',
-          actorId: actor.userId,
-          actor: actor.claims.no_pegawai ?? null,
+          ...auditActor(actor),
           targetType: 'user',
           targetId: user.id,
           ...client,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseDuration } from '../../../shared/config/duration.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { invalidBody } from '../../http/errors.js';
-import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { QuerySyntaxError } from '../store/log-store.js';
 import { parseQuery } from '../store/query/parser.js';
@@ -157,8 +157,7 @@ export class AlertsService {
       tenantId,
       action,
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType,
       targetId,
       ...client,

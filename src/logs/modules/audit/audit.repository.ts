@@ -2,6 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { LogsAuditTable, LogsSchema } from '../../db/schema.js';
 
+/** Who did it, as an audit entry names them: a signed-in user (`userId`) or a user row (`id`). */
+export function auditActor(actor: { userId: string; username: string } | { id: string; username: string }): {
+  actorId: string;
+  actor: string;
+} {
+  return { actorId: 'userId' in actor ? actor.userId : actor.id, actor: actor.username };
+}
+
 export interface AuditEntry {
   tenantId: string;
   /** ISO 8601; default now. Set for events recorded elsewhere first (the gateway's). */

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
 import { auditCsv, auditXlsx } from './audit-export.js';
-import type { AuditFilter, LogsAuditRepository } from './audit.repository.js';
+import { auditActor, type AuditFilter, type LogsAuditRepository } from './audit.repository.js';
 
 const Iso = Type.String({ format: 'date-time' });
 const FilterQuery = {
@@ -114,8 +114,7 @@ export function auditRoutes({
         tenantId: request.tenantId,
         action: 'audit.export',
         outcome: 'success',
-        actorId: auth.userId,
-        actor: auth.username,
+        ...auditActor(auth),
         ...clientOf(request),
         details: { format, q, actor, action, from, to },
       });

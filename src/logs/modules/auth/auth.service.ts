@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
 import type { LogsSchema, LogsUsersTable } from '../../db/schema.js';
-import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
 import type { Client, LogsAuthContext } from './authenticate.js';
 import type { LoginGuard } from './login-guard.js';
@@ -60,8 +60,7 @@ export class LogsAuthService {
       tenantId: user.tenant_id,
       action: 'auth.login',
       outcome: 'success',
-      actorId: user.id,
-      actor: user.username,
+      ...auditActor(user),
       ...client,
     });
     const roles = ((await this.users.rolesOf([user.id])).get(user.id) ?? []).map((role) => role.name);
@@ -87,8 +86,7 @@ export class LogsAuthService {
         tenantId: user.tenant_id,
         action: 'auth.refresh_reuse',
         outcome: 'failure',
-        actorId: user.id,
-        actor: user.username,
+        ...auditActor(user),
         ...client,
         details: { session: found.session_id },
       });
@@ -98,8 +96,7 @@ export class LogsAuthService {
       tenantId: user.tenant_id,
       action: 'auth.refresh',
       outcome: 'success',
-      actorId: user.id,
-      actor: user.username,
+      ...auditActor(user),
       ...client,
     });
     return pair;
@@ -111,8 +108,7 @@ export class LogsAuthService {
       tenantId: auth.homeTenantId,
       action: 'auth.logout',
       outcome: 'success',
-      actorId: auth.userId,
-      actor: auth.username,
+      ...auditActor(auth),
       ...client,
     });
   }

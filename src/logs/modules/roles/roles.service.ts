@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsRolesTable } from '../../db/schema.js';
 import { invalidBody } from '../../http/errors.js';
-import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { isPermission, permissionsOfRole, type Permission } from '../rbac/permissions.js';
 import { assertWithinActor } from '../rbac/privilege.js';
@@ -72,8 +72,7 @@ export class RolesService {
       tenantId,
       action: 'role.create',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'role',
       targetId: row.id,
       ...client,
@@ -105,8 +104,7 @@ export class RolesService {
       tenantId,
       action: 'role.update',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'role',
       targetId: id,
       ...client,
@@ -123,8 +121,7 @@ export class RolesService {
       tenantId,
       action: 'role.delete',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'role',
       targetId: id,
       ...client,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsTenantsTable } from '../../db/schema.js';
 import { invalidBody } from '../../http/errors.js';
-import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
 import type { TenantsRepository } from './tenants.repository.js';
@@ -70,8 +70,7 @@ export class TenantsService {
       tenantId: actor.homeTenantId,
       action: 'tenant.create',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'tenant',
       targetId: row.id,
       ...client,
@@ -99,8 +98,7 @@ export class TenantsService {
       tenantId: actor.homeTenantId,
       action: 'tenant.update',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'tenant',
       targetId: id,
       ...client,
@@ -122,8 +120,7 @@ export class TenantsService {
       tenantId: actor.homeTenantId,
       action: 'tenant.delete',
       outcome: 'success',
-      actorId: actor.userId,
-      actor: actor.username,
+      ...auditActor(actor),
       targetType: 'tenant',
       targetId: id,
       ...client,

@@ -6,7 +6,7 @@ import { AppError } from '../../../shared/errors/app-error.js';
 import { ERRORS } from '../../../shared/errors/catalogue.js';
 import type { LogsRolesTable, LogsSchema, LogsUsersTable } from '../../db/schema.js';
 import { invalidBody } from '../../http/errors.js';
-import type { LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import type { LogsSessionsRepository } from '../auth/sessions.repository.js';
 import { permissionsOfRole } from '../rbac/permissions.js';
@@ -144,8 +144,7 @@ export class LogsUsersService {
           tenantId,
           action: 'user.update',
           outcome: 'success',
-          actorId: actor.userId,
-          actor: actor.username,
+          ...auditActor(actor),
           targetType: 'user',
           targetId: id,
           ...client,
@@ -169,8 +168,7 @@ export class LogsUsersService {
           tenantId,
           action: 'user.delete',
           outcome: 'success',
-          actorId: actor.userId,
-          actor: actor.username,
+          ...auditActor(actor),
           targetType: 'user',
           targetId: id,
           ...client,
