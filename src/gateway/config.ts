@@ -4,7 +4,7 @@ import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/
 import { GATEWAY_SERVICE_NAME } from '../shared/telemetry/gateway-records.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
-import { loadProxyConfig, type ProxyConfig } from './modules/proxy/services.js';
+import { loadProxyConfig, type ProxyConfig } from './modules/proxy/proxy-config.js';
 
 export interface GatewayConfig {
   readonly host: string;

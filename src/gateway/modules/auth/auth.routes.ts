@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
-import { ACCESS_COOKIE } from '../sso/sso-cookies.js';
+import { ACCESS_COOKIE } from './access-cookie.js';
 import { Envelope, ErrorEnvelope, success } from '../../http/envelope.js';
 import { MESSAGES } from '../../messages.js';
 import type { UsersRepository } from '../users/users.repository.js';

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ACCESS_COOKIE } from '../sso/sso-cookies.js';
+import { ACCESS_COOKIE } from '../auth/access-cookie.js';
 
 /** RFC 9110 7.6.1 hop-by-hop fields (and `Proxy-*`, handled by prefix): never forwarded either way. */
 const HOP_BY_HOP = new Set([

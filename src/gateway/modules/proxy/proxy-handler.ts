@@ -15,7 +15,8 @@ import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
 import { clientResponseHeaders, upstreamRequestHeaders, withoutBodyFraming } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
 import type { ProxyMetrics } from './proxy.metrics.js';
-import { serviceOf, type ProxyConfig, type ServiceDefinition } from './services.js';
+import type { ProxyConfig } from './proxy-config.js';
+import { serviceOf, type ServiceDefinition } from './services.js';
 import { classifyUpstreamError, UpstreamError, type Upstream } from './upstream.js';
 
 export interface ProxyDeps {

@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import { CircuitBreaker } from './circuit-breaker.js';
-import type { UpstreamConfig } from './services.js';
+import type { UpstreamConfig } from './proxy-config.js';
 
 /** How an upstream call failed, for the status code and the metrics. */
 export type UpstreamFailure = 'refused' | 'dns' | 'reset' | 'timeout' | 'tls' | 'other' | 'circuit_open';

@@ -1,11 +1,10 @@
+import { ACCESS_COOKIE } from '../auth/access-cookie.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { TokenRequest, TokenSource } from '../auth/authenticate.js';
 import type { SsoConfig } from './sso.config.js';
 
-/** Spec 4.3: the application token, also in a cookie of this name. */
-export const ACCESS_COOKIE = 'access_token';
 /** Spec 4.3 / 8: the cookie lives 30 days (the token inside it 24 h). */
 export const ACCESS_COOKIE_MAX_AGE_S = 30 * 24 * 60 * 60;
 export const NONCE_COOKIE = 'sso_nonce';

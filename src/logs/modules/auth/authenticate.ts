@@ -7,6 +7,7 @@ import type { LogsUsersTable } from '../../db/schema.js';
 import { permissionsOfRole, type Permission } from '../rbac/permissions.js';
 import type { TenantsRepository } from '../tenants/tenants.repository.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
+import type { Client } from './client.js';
 import type { LoginGuard } from './login-guard.js';
 import type { LogsSessionsRepository } from './sessions.repository.js';
 import type { LogsTokens } from './tokens.js';
@@ -34,11 +35,8 @@ declare module 'fastify' {
 }
 
 /** The caller as the audit trail sees them. */
-export interface Client {
-  ip: string;
-  userAgent?: string | undefined;
-  requestId?: string | undefined;
-}
+
+export type { Client };
 
 export function clientOf(request: FastifyRequest): Client {
   return { ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id };

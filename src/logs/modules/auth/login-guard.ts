@@ -7,7 +7,7 @@ import type { LogsSchema, LogsUsersTable } from '../../db/schema.js';
 import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
-import type { Client } from './authenticate.js';
+import type { Client } from './client.js';
 
 /**
  * Password checks for login and HTTP Basic ingestion: the same 401 and the same argon2 work whether
