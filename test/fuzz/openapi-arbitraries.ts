@@ -473,13 +473,11 @@ const MUTATORS: Record<string, Mutator> = {
   },
   'body: a body where none is documented': (op, parts) => {
     if (op.body || op.method === 'GET' || op.method === 'HEAD') return undefined;
-    return fc
-      .constantFrom('{"a":1}', '{', 'x'.repeat(1000))
-      .map((payload) => ({
-        ...toRequest(op, parts, `undocumented body ${preview(payload)}`),
-        headers: { ...parts.headers, 'content-type': 'application/json' },
-        payload,
-      }));
+    return fc.constantFrom('{"a":1}', '{', 'x'.repeat(1000)).map((payload) => ({
+      ...toRequest(op, parts, `undocumented body ${preview(payload)}`),
+      headers: { ...parts.headers, 'content-type': 'application/json' },
+      payload,
+    }));
   },
   'query: a parameter of the wrong type or out of its rules': (op, parts) => {
     const query = op.parameters.filter((p) => p.in === 'query');
