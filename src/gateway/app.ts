@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
+import { Lifecycle } from '../shared/lifecycle.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { createServer, frontThenFastify } from '../shared/http/create-server.js';
 import { pino } from 'pino';
@@ -212,20 +213,24 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // The proxied services' merged documentation and the proxy's metrics
   registerTelemetryMetrics(proxyMetrics.registry, telemetry);
   app.addHook('preClose', async () => void (closing = true));
+  // What closes with the app, in this order (shared/lifecycle.ts): the last telemetry goes out
+  // first, the database closes last.
+  const lifecycle = new Lifecycle(app, app.log);
+  lifecycle.add('telemetry', () => telemetry.close());
+  if (siblings) lifecycle.add('worker metrics', () => siblings.close());
+  lifecycle.add('upstream pools', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
   await app.register(
     metricsRoutes(siblings ? () => siblings.clusterMetrics() : () => proxyMetrics.registry.metrics(), config.proxy.metricsToken),
   );
-  if (siblings) app.addHook('onClose', async () => siblings.close());
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
-  app.addHook('onClose', async () => void (await Promise.all([...upstreams.values()].map((upstream) => upstream.close()))));
 
   if (database.dialect === 'postgres' && config.sessionCacheMs > 0) {
     // Other instances' logouts reach this instance's session cache at once (docs/proxy.md).
     const listener = await listenForEndedSessions(config.databaseUrl, (ids) => sessions.endedElsewhere(ids), app.log);
-    app.addHook('onClose', async () => listener.close());
+    lifecycle.add('ended-session listener', () => listener.close());
   }
-  app.addHook('onClose', async () => database.close());
+  lifecycle.add('database', () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
   return { app, database, audit, telemetry, sessions, handle: frontThenFastify(proxy, (req, res) => app.routing(req, res)) };
 }

@@ -5,6 +5,7 @@ import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
+import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import type { LogsConfig } from './config.js';
@@ -220,46 +221,37 @@ export async function buildLogsService({
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Background work, and the order it stops in when the app closes (shared/lifecycle.ts): the jobs
+  // first (the last evaluation, the last source counts), then the read pool, then the database.
+  const lifecycle = new Lifecycle(app, app.log);
   // The service's own host, so one machine shows infrastructure data without a collector.
   if (config.selfMetricsIntervalMs > 0) {
     selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
   }
-  // preClose: onClose hooks run in reverse order, and the database's would close before the sample ends.
-  app.addHook('preClose', async () => selfMetrics.stop());
-
-  // Retention: each tenant's old logs, spans and metric points are removed, in the background.
-  if (config.retentionIntervalMs > 0) {
-    const timer = setInterval(() => {
-      tenants.applyRetention().catch((error: unknown) => app.log.error({ err: error }, 'retention sweep failed'));
-    }, config.retentionIntervalMs);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
-  }
-
-  // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
-  let prunedAt = 0;
-  const countsTimer = setInterval(() => {
-    const pruneBefore = now() - config.retentionDays * 86_400_000;
-    const prune = now() - prunedAt >= 3_600_000;
-    if (prune) prunedAt = now();
-    (prune ? sourceCounts.removeOlderThan(pruneBefore) : sourceCounts.flush()).catch((error: unknown) =>
-      app.log.error({ err: error }, 'source counts upkeep failed'),
-    );
-  }, config.dashboards.sourceCountsFlushMs);
-  countsTimer.unref();
-  app.addHook('onClose', async () => database.close());
-  app.addHook('onClose', async () => storeReads?.close());
-  // onClose hooks run last-added first: the final flush runs before the database closes.
-  app.addHook('onClose', async () => {
-    clearInterval(countsTimer);
-    await sourceCounts.flush();
-  });
-  // Alerts: due rules are evaluated in the background. Added after the database's onClose hook, so
-  // the loop stops and webhooks are abandoned before the database closes.
-  app.addHook('onClose', async () => {
+  lifecycle.add('self metrics', () => selfMetrics.stop());
+  // Alerts: due rules are evaluated in the background; webhooks in flight are abandoned (and resumed at the next start).
+  lifecycle.add('alert evaluation', async () => {
     await alertEvaluator.stop();
     alertNotifier.close();
   });
+  // Retention: each tenant's old logs, spans and metric points are removed, in the background.
+  if (config.retentionIntervalMs > 0) lifecycle.every('retention sweep', config.retentionIntervalMs, () => tenants.applyRetention());
+  // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
+  let prunedAt = 0;
+  lifecycle.every(
+    'source counts upkeep',
+    config.dashboards.sourceCountsFlushMs,
+    () => {
+      const prune = now() - prunedAt >= 3_600_000;
+      if (!prune) return sourceCounts.flush();
+      prunedAt = now();
+      return sourceCounts.removeOlderThan(now() - config.retentionDays * 86_400_000);
+    },
+    () => sourceCounts.flush(),
+  );
+  lifecycle.add('store reads', async () => storeReads?.close());
+  lifecycle.add('database', () => database.close());
+
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   // The account the shipper key acts as; its password is renewed and discarded (the key is its only way in).
   if (config.gatewayShipperKey !== undefined) await ensureIngestAccount(usersRepository, config.gatewayShipperUsername, now);

@@ -126,7 +126,6 @@ export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTel
       userId: request.auth?.userId,
     });
   });
-  app.addHook('onClose', async () => telemetry.close());
 }
 
 class GatewaySpan implements TelemetrySpan {
