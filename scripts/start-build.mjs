@@ -13,7 +13,10 @@ function filesUnder(root, dir) {
 }
 
 /** SHA-256 over the sources, the compiler settings and the locked dependencies (paths and contents). */
-export function buildHash(root, inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json']) {
+export function buildHash(
+  root,
+  inputs = ['src', 'web', 'scripts/build-console.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
+) {
   const hash = createHash('sha256');
   for (const input of inputs) {
     if (!existsSync(join(root, input))) continue;
@@ -40,6 +43,8 @@ export async function preparedBuild({ root, cacheDir, compile, hash = buildHash(
     const temporary = join(cacheDir, `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       await compile(temporary);
+      // The web console (docs/console.md), beside the compiled service as its routes expect.
+      if (existsSync(join(root, 'web', 'src'))) await (await import('./build-console.mjs')).buildConsole(join(temporary, 'console'));
       // The build lives outside the package's directory tree as Node sees it (under node_modules):
       // it says itself that its files are ES modules.
       writeFileSync(join(temporary, 'package.json'), '{ "type": "module" }\n');

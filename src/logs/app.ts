@@ -54,6 +54,7 @@ import { LogsUsersRepository } from './modules/users/users.repository.js';
 import { logsUsersRoutes } from './modules/users/users.routes.js';
 import { LogsUsersService } from './modules/users/users.service.js';
 import { ensureFirstLogsAdmin } from './seed.js';
+import { consoleRoutes } from './modules/console/console.routes.js';
 
 export interface LogsServiceOptions {
   config: LogsConfig;
@@ -220,6 +221,7 @@ export async function buildLogsService({
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(consoleRoutes());
 
   // Background work, and the order it stops in when the app closes (shared/lifecycle.ts): the jobs
   // first (the last evaluation, the last source counts), then the read pool, then the database.
