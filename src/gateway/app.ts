@@ -98,20 +98,20 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, sessionAnnouncers);
   siblings?.whenSessionsEnd((ids) => sessions.endedElsewhere(ids));
   const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
-  const auth = new AuthService(db, config, usersRepository, sessions, tokens, audit, now);
-  const users = new UsersService(db, usersRepository, hakAkses, sessions, auth, audit, now);
-  const sso = new SsoService(
-    config.sso,
-    config.sso && new ProviderKeys(config.sso.issuer, now),
+  const auth = new AuthService({ db, config, users: usersRepository, sessions, tokens, audit, now });
+  const users = new UsersService({ db, users: usersRepository, hakAkses, sessions, auth, audit, now });
+  const sso = new SsoService({
+    config: config.sso,
+    keys: config.sso && new ProviderKeys(config.sso.issuer, now),
     db,
-    new SsoRepository(db),
-    usersRepository,
-    users,
+    sso: new SsoRepository(db),
+    users: usersRepository,
+    usersService: users,
     auth,
     audit,
     now,
-    config.loginLimits,
-  );
+    limits: config.loginLimits,
+  });
   // The Authorization header wins; the SSO cookie counts only without one (CSRF-checked).
   const guards = authGuards(tokens, usersRepository, [authorizationHeaderSource, cookieTokenSource(config.corsOrigins)]);
 

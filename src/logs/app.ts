@@ -125,9 +125,9 @@ export async function buildLogsService({
   const usersRepository = new LogsUsersRepository(db);
   const sessions = new LogsSessionsRepository(db);
   const tokens = new LogsTokens(await loadSigningKey(db, 'logs_signing_keys'), config.token, now);
-  const loginGuard = new LoginGuard(db, config, usersRepository, audit, now);
-  const auth = new LogsAuthService(db, config, usersRepository, sessions, tokens, loginGuard, audit, now);
-  const users = new LogsUsersService(db, usersRepository, rolesRepository, sessions, audit, now);
+  const loginGuard = new LoginGuard({ db, config, users: usersRepository, audit, now });
+  const auth = new LogsAuthService({ db, config, users: usersRepository, sessions, tokens, loginGuard, audit, now });
+  const users = new LogsUsersService({ db, users: usersRepository, roles: rolesRepository, sessions, audit, now });
   const roles = new RolesService(rolesRepository, audit, now);
   const spans = new SpansRepository(db);
   const metrics = new MetricsRepository(db);

@@ -23,29 +23,31 @@ export function assertPasswordAcceptable(password: string): void {
   if (broken) throw new AppError(broken);
 }
 
+export interface AuthServiceDeps {
+  db: Kysely<GatewaySchema>;
+  config: GatewayConfig;
+  users: UsersRepository;
+  sessions: SessionsRepository;
+  tokens: GatewayTokens;
+  audit: AuditRepository;
+  now: () => number;
+}
+
 export class AuthService {
   private readonly failuresPerAccount: SharedRateLimiter<GatewaySchema>;
   private readonly failuresPerAddress: SharedRateLimiter<GatewaySchema>;
 
-  constructor(
-    private readonly db: Kysely<GatewaySchema>,
-    private readonly config: GatewayConfig,
-    private readonly users: UsersRepository,
-    private readonly sessions: SessionsRepository,
-    private readonly tokens: GatewayTokens,
-    private readonly audit: AuditRepository,
-    private readonly now: () => number,
-  ) {
-    const { perAccount, perAddress, windowMs } = config.loginLimits;
+  constructor(private readonly deps: AuthServiceDeps) {
+    const { perAccount, perAddress, windowMs } = deps.config.loginLimits;
     // In the database: every instance on it counts the same failures.
-    this.failuresPerAccount = new SharedRateLimiter(db, 'account:', { limit: perAccount, windowMs }, now);
-    this.failuresPerAddress = new SharedRateLimiter(db, 'address:', { limit: perAddress, windowMs }, now);
+    this.failuresPerAccount = new SharedRateLimiter(deps.db, 'account:', { limit: perAccount, windowMs }, deps.now);
+    this.failuresPerAddress = new SharedRateLimiter(deps.db, 'address:', { limit: perAddress, windowMs }, deps.now);
   }
 
   async login(noPegawai: string, password: string, client: Client) {
     const user = await this.checkCredentials(noPegawai, password, client, 'auth.login');
     if (this.passwordExpired(user)) {
-      await this.audit.record({
+      await this.deps.audit.record({
         action: 'auth.login',
         outcome: 'failure',
         ...auditActor(user),
@@ -55,28 +57,28 @@ export class AuthService {
       throw new AppError('PASSWORD_EXPIRED', { data: { requirePasswordReset: true } });
     }
     const token = await this.startSession(user, client, {});
-    await this.audit.record({ action: 'auth.login', outcome: 'success', ...auditActor(user), ...client });
+    await this.deps.audit.record({ action: 'auth.login', outcome: 'success', ...auditActor(user), ...client });
     return { token, user };
   }
 
   /** Opens a session and issues its first token; used by password login and SSO. */
   async startSession(user: UsersTable, client: Client, extraClaims: Partial<SessionClaims>): Promise<IssuedToken> {
     const sessionId = randomUUID();
-    await this.sessions.create({
+    await this.deps.sessions.create({
       id: sessionId,
       user_id: user.id,
-      created_at: new Date(this.now()).toISOString(),
-      expires_at: this.tokens.sessionExpiry(),
+      created_at: new Date(this.deps.now()).toISOString(),
+      expires_at: this.deps.tokens.sessionExpiry(),
       revoked_at: null,
       ip: client.ip,
       user_agent: client.userAgent?.slice(0, 512) ?? null,
     });
-    return this.tokens.issue({ ...extraClaims, user_id: user.id, sid: sessionId, no_pegawai: user.no_pegawai, email: user.email });
+    return this.deps.tokens.issue({ ...extraClaims, user_id: user.id, sid: sessionId, no_pegawai: user.no_pegawai, email: user.email });
   }
 
   async logout(auth: AuthContext, client: Client): Promise<void> {
-    await this.sessions.revoke(auth.sessionId, new Date(this.now()).toISOString());
-    await this.audit.record({
+    await this.deps.sessions.revoke(auth.sessionId, new Date(this.deps.now()).toISOString());
+    await this.deps.audit.record({
       action: 'auth.logout',
       outcome: 'success',
       ...auditActor(auth),
@@ -87,9 +89,9 @@ export class AuthService {
   /** A new token for the same session, which lives on for another token lifetime. */
   async refresh(auth: AuthContext, client: Client): Promise<IssuedToken> {
     const { iat: _iat, exp: _exp, jti: _jti, sub: _sub, iss: _iss, aud: _aud, ...claims } = auth.claims;
-    await this.sessions.extend(auth.sessionId, this.tokens.sessionExpiry());
-    const token = await this.tokens.issue(claims);
-    await this.audit.record({
+    await this.deps.sessions.extend(auth.sessionId, this.deps.tokens.sessionExpiry());
+    const token = await this.deps.tokens.issue(claims);
+    await this.deps.audit.record({
       action: 'auth.refresh',
       outcome: 'success',
       ...auditActor(auth),
@@ -100,10 +102,10 @@ export class AuthService {
 
   async changePassword(auth: AuthContext, oldPassword: string, newPassword: string, confirmation: string, client: Client): Promise<void> {
     if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
-    const user = await this.users.findById(auth.userId);
+    const user = await this.deps.users.findById(auth.userId);
     if (!user) throw new AppError('TOKEN_INVALID');
     if (!user.password_hash || !(await verifyPassword(user.password_hash, oldPassword))) {
-      await this.audit.record({
+      await this.deps.audit.record({
         action: 'auth.change_password',
         outcome: 'failure',
         ...auditActor(user),
@@ -149,11 +151,11 @@ export class AuthService {
     assertPasswordAcceptable(newPassword);
     if (refuseSame && user.password_hash && (await verifyPassword(user.password_hash, newPassword))) throw new AppError('PASSWORD_REUSED');
     const passwordHash = await hashPassword(newPassword);
-    const at = new Date(this.now()).toISOString();
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.update(user.id, { password_hash: passwordHash, password_changed_at: at, updated_at: at }, trx);
-      await this.sessions.revokeAllOfUser(user.id, at, trx);
-      await this.audit.record({ action, outcome: 'success', actorId, actor, targetType: 'user', targetId: user.id, ...client }, trx);
+    const at = new Date(this.deps.now()).toISOString();
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.update(user.id, { password_hash: passwordHash, password_changed_at: at, updated_at: at }, trx);
+      await this.deps.sessions.revokeAllOfUser(user.id, at, trx);
+      await this.deps.audit.record({ action, outcome: 'success', actorId, actor, targetType: 'user', targetId: user.id, ...client }, trx);
     });
   }
 
@@ -169,7 +171,7 @@ export class AuthService {
     ] as const) {
       const state = await limiter.check(key);
       if (state.limited) {
-        await this.audit.record({
+        await this.deps.audit.record({
           action,
           outcome: 'failure',
           actor: noPegawai.slice(0, 64),
@@ -182,12 +184,12 @@ export class AuthService {
         });
       }
     }
-    const user = await this.users.findByNoPegawai(noPegawai);
+    const user = await this.deps.users.findByNoPegawai(noPegawai);
     const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
     if (!user || !ok) {
       await this.failuresPerAccount.hit(accountKey);
       await this.failuresPerAddress.hit(client.ip);
-      await this.audit.record({
+      await this.deps.audit.record({
         action,
         outcome: 'failure',
         actorId: user?.id ?? null,
@@ -202,7 +204,7 @@ export class AuthService {
   }
 
   private passwordExpired(user: UsersTable): boolean {
-    if (this.config.passwordMaxAgeMs === 0 || !user.password_changed_at) return false;
-    return Date.parse(user.password_changed_at) + this.config.passwordMaxAgeMs <= this.now();
+    if (this.deps.config.passwordMaxAgeMs === 0 || !user.password_changed_at) return false;
+    return Date.parse(user.password_changed_at) + this.deps.config.passwordMaxAgeMs <= this.deps.now();
   }
 }

@@ -36,6 +36,19 @@ export interface SsoLoginResult {
   attributes: Record<string, string>;
 }
 
+export interface SsoServiceDeps {
+  config: SsoConfig | undefined;
+  keys: ProviderKeys | undefined;
+  db: Kysely<GatewaySchema>;
+  sso: SsoRepository;
+  users: UsersRepository;
+  usersService: UsersService;
+  auth: AuthService;
+  audit: AuditRepository;
+  now: () => number;
+  limits: { perAddress: number; windowMs: number };
+}
+
 /**
  * Exchanges a verified OIDC identity for a gateway session (spec 4.3). Everything about the user
  * comes from the verified ID token; the request's `profile` can only be refused, never believed.
@@ -48,19 +61,13 @@ export class SsoService {
    */
   private readonly refusalsPerAddress: SharedRateLimiter<GatewaySchema>;
 
-  constructor(
-    private readonly config: SsoConfig | undefined,
-    private readonly keys: ProviderKeys | undefined,
-    private readonly db: Kysely<GatewaySchema>,
-    private readonly sso: SsoRepository,
-    private readonly users: UsersRepository,
-    private readonly usersService: UsersService,
-    private readonly auth: AuthService,
-    private readonly audit: AuditRepository,
-    private readonly now: () => number,
-    limits: { perAddress: number; windowMs: number },
-  ) {
-    this.refusalsPerAddress = new SharedRateLimiter(db, 'sso-address:', { limit: limits.perAddress, windowMs: limits.windowMs }, now);
+  constructor(private readonly deps: SsoServiceDeps) {
+    this.refusalsPerAddress = new SharedRateLimiter(
+      deps.db,
+      'sso-address:',
+      { limit: deps.limits.perAddress, windowMs: deps.limits.windowMs },
+      deps.now,
+    );
   }
 
   /**
@@ -70,12 +77,12 @@ export class SsoService {
    * configured now. Returns how many identities were removed.
    */
   async unlinkIdentities(userId: string, actor: AuthContext, client: Client): Promise<number> {
-    const user = await this.users.findById(userId);
+    const user = await this.deps.users.findById(userId);
     if (!user) throw new AppError('USER_NOT_FOUND');
-    return this.db.transaction().execute(async (trx) => {
-      const removed = await this.sso.unlinkAll(user.id, trx);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const removed = await this.deps.sso.unlinkAll(user.id, trx);
       if (removed.length > 0) {
-        await this.audit.record(
+        await this.deps.audit.record(
           {
             action: 'sso.unlink_identity',
             outcome: 'success',
@@ -94,8 +101,8 @@ export class SsoService {
 
   /** The configuration, or 503 when SSO is not set up. */
   requireConfig(): SsoConfig {
-    if (!this.config || !this.keys) throw new AppError('SSO_NOT_CONFIGURED');
-    return this.config;
+    if (!this.deps.config || !this.deps.keys) throw new AppError('SSO_NOT_CONFIGURED');
+    return this.deps.config;
   }
 
   async login(input: SsoLoginInput, client: Client, log: FastifyBaseLogger): Promise<SsoLoginResult> {
@@ -103,7 +110,7 @@ export class SsoService {
     const limited = await this.refusalsPerAddress.check(client.ip);
     if (limited.limited) {
       log.warn({ sso: { reason: 'locked_out' } }, 'sso login refused');
-      await this.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
+      await this.deps.audit.record({ action: 'sso.login', outcome: 'failure', ...client, details: { reason: 'locked_out' } });
       throw new AppError('TOO_MANY_ATTEMPTS', {
         params: { seconds: limited.retryAfterSeconds },
         headers: { 'retry-after': String(limited.retryAfterSeconds) },
@@ -111,18 +118,18 @@ export class SsoService {
     }
     let identity: SsoIdentity | undefined;
     try {
-      const verified = await verifyIdToken(input.idToken, input.accessToken, config, this.keys!, this.now());
+      const verified = await verifyIdToken(input.idToken, input.accessToken, config, this.deps.keys!, this.deps.now());
       identity = identityFromClaims(verified.claims, config);
       this.checkProfile(input.profile, identity, verified.claims.name);
       this.checkNonce(config, input.nonce, verified.claims.nonce);
       const keepUntil = new Date((verified.claims.exp + CLOCK_TOLERANCE_S) * 1000).toISOString();
-      if (!(await this.sso.markTokenUsed(verified.replayKey, keepUntil, new Date(this.now()).toISOString())))
+      if (!(await this.deps.sso.markTokenUsed(verified.replayKey, keepUntil, new Date(this.deps.now()).toISOString())))
         throw refuse('SSO_TOKEN_REPLAYED');
 
       const user = await this.account(identity, config, client);
       const claims = { email: user.email, user_groups: identity.groups, attributes: identity.attributes };
-      const token = await this.auth.startSession(user, client, claims);
-      await this.audit.record({
+      const token = await this.deps.auth.startSession(user, client, claims);
+      await this.deps.audit.record({
         action: 'sso.login',
         outcome: 'success',
         ...auditActor(user),
@@ -139,7 +146,7 @@ export class SsoService {
         // Never the tokens: only what the refusal was and, once verified, whose identity it was.
         const who = identity ? { issuer: identity.issuer, subject: identity.subject } : {};
         log.warn({ sso: { reason, ...who } }, 'sso login refused');
-        await this.audit.record({
+        await this.deps.audit.record({
           action: 'sso.login',
           outcome: 'failure',
           actor: identity?.email ? `sso:${identity.email}` : null,
@@ -176,25 +183,25 @@ export class SsoService {
    * account at the provider could otherwise claim someone else's address.
    */
   private async account(identity: SsoIdentity, config: SsoConfig, client: Client, retried = false): Promise<UsersTable> {
-    const at = new Date(this.now()).toISOString();
-    const linked = await this.sso.findIdentity(identity.issuer, identity.subject);
+    const at = new Date(this.deps.now()).toISOString();
+    const linked = await this.deps.sso.findIdentity(identity.issuer, identity.subject);
     if (linked) {
-      const user = await this.users.findById(linked.user_id);
+      const user = await this.deps.users.findById(linked.user_id);
       if (user) {
-        await this.sso.touchIdentity(identity.issuer, identity.subject, at);
+        await this.deps.sso.touchIdentity(identity.issuer, identity.subject, at);
         return this.followEmailChange(user, identity, client);
       }
     }
     if (!identity.email) throw refuse('SSO_EMAIL_MISSING');
     if (!identity.emailVerified) throw refuse('SSO_EMAIL_UNVERIFIED');
 
-    const existing = await this.users.findByEmail(identity.email);
+    const existing = await this.deps.users.findByEmail(identity.email);
     if (existing) {
       // The account already belongs to another person at this provider (an address handed on).
-      if ((await this.sso.identitiesOfUser(existing.id, identity.issuer)).length > 0) throw refuse('SSO_ACCOUNT_CONFLICT');
-      await this.db.transaction().execute(async (trx) => {
-        await this.sso.linkIdentity({ issuer: identity.issuer, subject: identity.subject, user_id: existing.id, at }, trx);
-        await this.audit.record(
+      if ((await this.deps.sso.identitiesOfUser(existing.id, identity.issuer)).length > 0) throw refuse('SSO_ACCOUNT_CONFLICT');
+      await this.deps.db.transaction().execute(async (trx) => {
+        await this.deps.sso.linkIdentity({ issuer: identity.issuer, subject: identity.subject, user_id: existing.id, at }, trx);
+        await this.deps.audit.record(
           {
             action: 'sso.link_identity',
             outcome: 'success',
@@ -210,10 +217,11 @@ export class SsoService {
       return existing;
     }
 
-    if (identity.noPegawai !== undefined && (await this.users.findByNoPegawai(identity.noPegawai))) throw refuse('SSO_ACCOUNT_CONFLICT');
+    if (identity.noPegawai !== undefined && (await this.deps.users.findByNoPegawai(identity.noPegawai)))
+      throw refuse('SSO_ACCOUNT_CONFLICT');
     let user: UsersTable;
     try {
-      user = await this.usersService.create(
+      user = await this.deps.usersService.create(
         {
           no_pegawai: identity.noPegawai ?? generatedNoPegawai(),
           nama: identity.name ?? identity.email,
@@ -233,18 +241,18 @@ export class SsoService {
       }
       throw error;
     }
-    await this.sso.linkIdentity({ issuer: identity.issuer, subject: identity.subject, user_id: user.id, at });
+    await this.deps.sso.linkIdentity({ issuer: identity.issuer, subject: identity.subject, user_id: user.id, at });
     return user;
   }
 
   /** The provider's verified new address replaces the stored one, unless another account has it. */
   private async followEmailChange(user: UsersTable, identity: SsoIdentity, client: Client): Promise<UsersTable> {
     if (!identity.email || !identity.emailVerified || identity.email === user.email) return user;
-    if (await this.users.findByEmail(identity.email)) return user;
-    const at = new Date(this.now()).toISOString();
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.update(user.id, { email: identity.email!, updated_at: at }, trx);
-      await this.audit.record(
+    if (await this.deps.users.findByEmail(identity.email)) return user;
+    const at = new Date(this.deps.now()).toISOString();
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.update(user.id, { email: identity.email!, updated_at: at }, trx);
+      await this.deps.audit.record(
         {
           action: 'sso.update_email',
           outcome: 'success',

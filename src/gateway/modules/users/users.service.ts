@@ -26,20 +26,22 @@ export interface UserChanges {
   tipe_pegawai?: string | undefined;
 }
 
+export interface UsersServiceDeps {
+  db: Kysely<GatewaySchema>;
+  users: UsersRepository;
+  hakAkses: HakAksesRepository;
+  sessions: SessionsRepository;
+  auth: AuthService;
+  audit: AuditRepository;
+  now: () => number;
+}
+
 /** Rules of user management (spec 4.2). Deletion is hard: the audit trail keeps who the user was. */
 export class UsersService {
-  constructor(
-    private readonly db: Kysely<GatewaySchema>,
-    private readonly users: UsersRepository,
-    private readonly hakAkses: HakAksesRepository,
-    private readonly sessions: SessionsRepository,
-    private readonly auth: AuthService,
-    private readonly audit: AuditRepository,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly deps: UsersServiceDeps) {}
 
   async list(query: { page: number; per_page: number; filter?: string | undefined; sort?: string | undefined }) {
-    const { rows, total } = await this.users.list(parseFilter(query.filter), parseSort(query.sort), query.page, query.per_page);
+    const { rows, total } = await this.deps.users.list(parseFilter(query.filter), parseSort(query.sort), query.page, query.per_page);
     return {
       rows,
       info: { total, per_page: query.per_page, page: query.page, pages: Math.ceil(total / query.per_page), count: rows.length },
@@ -47,7 +49,7 @@ export class UsersService {
   }
 
   async get(id: string) {
-    const user = await this.users.findWithHakAkses(id);
+    const user = await this.deps.users.findWithHakAkses(id);
     if (!user) throw new AppError('USER_NOT_FOUND');
     const { hak_akses_nama, is_admin: _isAdmin, ...fields } = user;
     return { ...fields, hak_akses: { id: user.hak_akses_id, nama: hak_akses_nama } };
@@ -67,9 +69,9 @@ export class UsersService {
     if (input.kata_sandi !== undefined) assertPasswordAcceptable(input.kata_sandi);
     const email = input.email.toLowerCase();
     await this.assertHakAksesExists(input.hak_akses_id);
-    if (await this.users.findByNoPegawai(input.no_pegawai)) throw new AppError('NO_PEGAWAI_TAKEN');
-    if (await this.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
-    const at = new Date(this.now()).toISOString();
+    if (await this.deps.users.findByNoPegawai(input.no_pegawai)) throw new AppError('NO_PEGAWAI_TAKEN');
+    if (await this.deps.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
+    const at = new Date(this.deps.now()).toISOString();
     const user: UsersTable = {
       id: randomUUID(),
       no_pegawai: input.no_pegawai,
@@ -83,9 +85,9 @@ export class UsersService {
       updated_at: at,
     };
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await this.users.insert(user, trx);
-        await this.audit.record(
+      await this.deps.db.transaction().execute(async (trx) => {
+        await this.deps.users.insert(user, trx);
+        await this.deps.audit.record(
           {
             action,
             outcome: 'success',
@@ -100,8 +102,8 @@ export class UsersService {
         );
       });
     } catch (error) {
-      if (await this.users.findByNoPegawai(input.no_pegawai)) throw new AppError('NO_PEGAWAI_TAKEN');
-      if (await this.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
+      if (await this.deps.users.findByNoPegawai(input.no_pegawai)) throw new AppError('NO_PEGAWAI_TAKEN');
+      if (await this.deps.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
       throw error;
     }
     return user;
@@ -114,7 +116,7 @@ export class UsersService {
     if (changes.tipe_pegawai !== undefined) set.tipe_pegawai = changes.tipe_pegawai;
     if (changes.email !== undefined && changes.email.toLowerCase() !== user.email) {
       const email = changes.email.toLowerCase();
-      if (await this.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
+      if (await this.deps.users.findByEmail(email)) throw new AppError('EMAIL_TAKEN');
       set.email = email;
     }
     await this.write(user, set, actor, client, 'user.update');
@@ -131,11 +133,11 @@ export class UsersService {
   async delete(id: string, actor: AuthContext, client: Client): Promise<void> {
     const user = await this.mustFind(id);
     if (user.id === actor.userId) throw new AppError('CANNOT_DELETE_SELF');
-    if ((await this.isAdminRight(user.hak_akses_id)) && (await this.users.countAdmins()) <= 1) throw new AppError('LAST_ADMIN');
-    await this.db.transaction().execute(async (trx) => {
-      await this.sessions.revokeAllOfUser(user.id, new Date(this.now()).toISOString(), trx);
-      await this.users.delete(user.id, trx);
-      await this.audit.record(
+    if ((await this.isAdminRight(user.hak_akses_id)) && (await this.deps.users.countAdmins()) <= 1) throw new AppError('LAST_ADMIN');
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.sessions.revokeAllOfUser(user.id, new Date(this.deps.now()).toISOString(), trx);
+      await this.deps.users.delete(user.id, trx);
+      await this.deps.audit.record(
         {
           action: 'user.delete',
           outcome: 'success',
@@ -151,15 +153,15 @@ export class UsersService {
   }
 
   async resetPassword(id: string, password: string, actor: AuthContext, client: Client): Promise<void> {
-    await this.auth.resetPassword(await this.mustFind(id), password, actor, client);
+    await this.deps.auth.resetPassword(await this.mustFind(id), password, actor, client);
   }
 
   private async write(user: UsersTable, set: Partial<UsersTable>, actor: AuthContext, client: Client, action: string) {
     const changed = Object.keys(set);
     if (changed.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.update(user.id, { ...set, updated_at: new Date(this.now()).toISOString() }, trx);
-      await this.audit.record(
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.update(user.id, { ...set, updated_at: new Date(this.deps.now()).toISOString() }, trx);
+      await this.deps.audit.record(
         {
           action,
           outcome: 'success',
@@ -175,23 +177,23 @@ export class UsersService {
   }
 
   private async mustFind(id: string): Promise<UsersTable> {
-    const user = await this.users.findById(id);
+    const user = await this.deps.users.findById(id);
     if (!user) throw new AppError('USER_NOT_FOUND');
     return user;
   }
 
   private async assertHakAksesExists(id: string): Promise<void> {
-    if (!(await this.hakAkses.find(id))) throw new AppError('HAK_AKSES_UNKNOWN');
+    if (!(await this.deps.hakAkses.find(id))) throw new AppError('HAK_AKSES_UNKNOWN');
   }
 
   private async isAdminRight(id: string): Promise<boolean> {
-    return (await this.hakAkses.find(id))?.is_admin === 1;
+    return (await this.deps.hakAkses.find(id))?.is_admin === 1;
   }
 
   /** The new right must exist, and the last administrator may not be demoted. */
   private async assertCanChangeHakAkses(user: UsersTable, hakAksesId: string): Promise<void> {
     await this.assertHakAksesExists(hakAksesId);
     const demoting = (await this.isAdminRight(user.hak_akses_id)) && !(await this.isAdminRight(hakAksesId));
-    if (demoting && (await this.users.countAdmins()) <= 1) throw new AppError('LAST_ADMIN');
+    if (demoting && (await this.deps.users.countAdmins()) <= 1) throw new AppError('LAST_ADMIN');
   }
 }

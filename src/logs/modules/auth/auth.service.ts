@@ -22,67 +22,69 @@ function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+export interface LogsAuthServiceDeps {
+  db: Kysely<LogsSchema>;
+  config: LogsConfig;
+  users: LogsUsersRepository;
+  sessions: LogsSessionsRepository;
+  tokens: LogsTokens;
+  loginGuard: LoginGuard;
+  audit: LogsAuditRepository;
+  now: () => number;
+}
+
 /**
  * Login, refresh and logout. A login opens a session; each refresh token is single-use and is
  * exchanged for a new pair in the same session. Presenting a used refresh token again means it was
  * copied: the whole session (every token of the family) is revoked.
  */
 export class LogsAuthService {
-  constructor(
-    private readonly db: Kysely<LogsSchema>,
-    private readonly config: LogsConfig,
-    private readonly users: LogsUsersRepository,
-    private readonly sessions: LogsSessionsRepository,
-    private readonly tokens: LogsTokens,
-    private readonly loginGuard: LoginGuard,
-    private readonly audit: LogsAuditRepository,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly deps: LogsAuthServiceDeps) {}
 
   async login(username: string, password: string, client: Client) {
-    const user = await this.loginGuard.verify(username, password, client, 'auth.login');
+    const user = await this.deps.loginGuard.verify(username, password, client, 'auth.login');
     const sessionId = randomUUID();
-    const at = new Date(this.now());
-    const token = await this.db.transaction().execute(async (trx) => {
-      await this.sessions.create(
+    const at = new Date(this.deps.now());
+    const token = await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.sessions.create(
         {
           id: sessionId,
           user_id: user.id,
           created_at: at.toISOString(),
-          expires_at: new Date(at.getTime() + this.config.token.refreshTtlMs).toISOString(),
+          expires_at: new Date(at.getTime() + this.deps.config.token.refreshTtlMs).toISOString(),
           revoked_at: null,
         },
         trx,
       );
       return this.issuePair(user, sessionId, trx);
     });
-    await this.audit.record({
+    await this.deps.audit.record({
       tenantId: user.tenant_id,
       action: 'auth.login',
       outcome: 'success',
       ...auditActor(user),
       ...client,
     });
-    const roles = ((await this.users.rolesOf([user.id])).get(user.id) ?? []).map((role) => role.name);
+    const roles = ((await this.deps.users.rolesOf([user.id])).get(user.id) ?? []).map((role) => role.name);
     return { token, user: { username: user.username, roles, email: user.email } };
   }
 
   async refresh(refreshToken: string, client: Client): Promise<TokenPair> {
     const tokenHash = hashRefreshToken(refreshToken);
-    const found = refreshToken.length <= 512 ? await this.sessions.findRefreshToken(tokenHash) : undefined;
-    const nowIso = new Date(this.now()).toISOString();
+    const found = refreshToken.length <= 512 ? await this.deps.sessions.findRefreshToken(tokenHash) : undefined;
+    const nowIso = new Date(this.deps.now()).toISOString();
     if (!found || found.revoked_at !== null || found.expires_at <= nowIso || found.session_expires_at <= nowIso)
       throw new AppError('LOGS_INVALID_TOKEN');
-    const user = await this.users.findById(found.user_id);
+    const user = await this.deps.users.findById(found.user_id);
     if (!user) throw new AppError('LOGS_INVALID_TOKEN');
-    const pair = await this.db.transaction().execute(async (trx) => {
-      if (!(await this.sessions.markUsed(tokenHash, nowIso, trx))) return undefined;
+    const pair = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await this.deps.sessions.markUsed(tokenHash, nowIso, trx))) return undefined;
       return this.issuePair(user, found.session_id, trx);
     });
     if (!pair) {
       // Reuse: someone holds a copy. End the session so neither copy (nor its access tokens) works.
-      await this.sessions.revoke(found.session_id, nowIso);
-      await this.audit.record({
+      await this.deps.sessions.revoke(found.session_id, nowIso);
+      await this.deps.audit.record({
         tenantId: user.tenant_id,
         action: 'auth.refresh_reuse',
         outcome: 'failure',
@@ -92,7 +94,7 @@ export class LogsAuthService {
       });
       throw new AppError('LOGS_INVALID_TOKEN');
     }
-    await this.audit.record({
+    await this.deps.audit.record({
       tenantId: user.tenant_id,
       action: 'auth.refresh',
       outcome: 'success',
@@ -103,8 +105,8 @@ export class LogsAuthService {
   }
 
   async logout(auth: LogsAuthContext, client: Client): Promise<void> {
-    if (auth.sessionId) await this.sessions.revoke(auth.sessionId, new Date(this.now()).toISOString());
-    await this.audit.record({
+    if (auth.sessionId) await this.deps.sessions.revoke(auth.sessionId, new Date(this.deps.now()).toISOString());
+    await this.deps.audit.record({
       tenantId: auth.homeTenantId,
       action: 'auth.logout',
       outcome: 'success',
@@ -115,17 +117,17 @@ export class LogsAuthService {
 
   private async issuePair(user: LogsUsersTable, sessionId: string, trx: Kysely<LogsSchema>): Promise<TokenPair> {
     const refreshToken = randomBytes(32).toString('base64url');
-    const at = this.now();
-    await this.sessions.addRefreshToken(
+    const at = this.deps.now();
+    await this.deps.sessions.addRefreshToken(
       {
         token_hash: hashRefreshToken(refreshToken),
         session_id: sessionId,
         created_at: new Date(at).toISOString(),
-        expires_at: new Date(at + this.config.token.refreshTtlMs).toISOString(),
+        expires_at: new Date(at + this.deps.config.token.refreshTtlMs).toISOString(),
       },
       trx,
     );
-    const accessToken = await this.tokens.issue({ sub: user.id, sid: sessionId, tid: user.tenant_id, username: user.username });
-    return { access_token: accessToken, expires_in: this.tokens.ttlSeconds, refresh_token: refreshToken, token_type: 'Bearer' };
+    const accessToken = await this.deps.tokens.issue({ sub: user.id, sid: sessionId, tid: user.tenant_id, username: user.username });
+    return { access_token: accessToken, expires_in: this.deps.tokens.ttlSeconds, refresh_token: refreshToken, token_type: 'Bearer' };
   }
 }

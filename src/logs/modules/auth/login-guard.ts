@@ -9,6 +9,14 @@ import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
 import type { Client } from './client.js';
 
+export interface LoginGuardDeps {
+  users: LogsUsersRepository;
+  audit: LogsAuditRepository;
+  db: Kysely<LogsSchema>;
+  config: LogsConfig;
+  now: () => number;
+}
+
 /**
  * Password checks for login and HTTP Basic ingestion: the same 401 and the same argon2 work whether
  * or not the account exists; 429 once an address has tried too often or a username has failed too
@@ -20,15 +28,9 @@ export class LoginGuard {
   private readonly attemptsPerAddress: SharedRateLimiter<LogsSchema>;
   private readonly failuresPerUsername: SharedRateLimiter<LogsSchema>;
 
-  constructor(
-    db: Kysely<LogsSchema>,
-    config: LogsConfig,
-    private readonly users: LogsUsersRepository,
-    private readonly audit: LogsAuditRepository,
-    now: () => number,
-  ) {
-    this.attemptsPerAddress = new SharedRateLimiter(db, 'address:', config.rateLimits.loginPerAddress, now);
-    this.failuresPerUsername = new SharedRateLimiter(db, 'username:', config.rateLimits.loginFailuresPerUsername, now);
+  constructor(private readonly deps: LoginGuardDeps) {
+    this.attemptsPerAddress = new SharedRateLimiter(deps.db, 'address:', deps.config.rateLimits.loginPerAddress, deps.now);
+    this.failuresPerUsername = new SharedRateLimiter(deps.db, 'username:', deps.config.rateLimits.loginFailuresPerUsername, deps.now);
   }
 
   async verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
@@ -37,7 +39,7 @@ export class LoginGuard {
     const usernameState = await this.failuresPerUsername.check(usernameKey);
     const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
     if (refused) {
-      await this.audit.record({
+      await this.deps.audit.record({
         tenantId: DEFAULT_TENANT_ID,
         action,
         outcome: 'failure',
@@ -47,11 +49,11 @@ export class LoginGuard {
       });
       throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(refused.retryAfterSeconds) } });
     }
-    const user = await this.users.findByUsername(username);
+    const user = await this.deps.users.findByUsername(username);
     const ok = user ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
     if (!user || !ok) {
       await this.failuresPerUsername.hit(usernameKey);
-      await this.audit.record({
+      await this.deps.audit.record({
         tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
         action,
         outcome: 'failure',

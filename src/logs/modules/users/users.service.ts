@@ -48,34 +48,36 @@ function assertPassword(password: string): void {
   if (broken) throw invalidBody(`password: ${ERRORS[broken].en}`);
 }
 
+export interface LogsUsersServiceDeps {
+  db: Kysely<LogsSchema>;
+  users: LogsUsersRepository;
+  roles: RolesRepository;
+  sessions: LogsSessionsRepository;
+  audit: LogsAuditRepository;
+  now: () => number;
+}
+
 /** Users of a tenant. The actor is null for the seed (no caller to check grants against). */
 export class LogsUsersService {
-  constructor(
-    private readonly db: Kysely<LogsSchema>,
-    private readonly users: LogsUsersRepository,
-    private readonly roles: RolesRepository,
-    private readonly sessions: LogsSessionsRepository,
-    private readonly audit: LogsAuditRepository,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly deps: LogsUsersServiceDeps) {}
 
   async list(tenantId: string): Promise<UserView[]> {
-    const users = await this.users.listInTenant(tenantId);
-    const roles = await this.users.rolesOf(users.map((u) => u.id));
+    const users = await this.deps.users.listInTenant(tenantId);
+    const roles = await this.deps.users.rolesOf(users.map((u) => u.id));
     return users.map((user) => view(user, roles.get(user.id) ?? []));
   }
 
   async get(tenantId: string, id: string): Promise<UserView> {
-    const user = await this.users.findInTenant(tenantId, id);
+    const user = await this.deps.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
-    return view(user, (await this.users.rolesOf([id])).get(id) ?? []);
+    return view(user, (await this.deps.users.rolesOf([id])).get(id) ?? []);
   }
 
   async create(tenantId: string, input: NewLogsUser, actor: LogsAuthContext | null, client: Client): Promise<UserView> {
     assertPassword(input.password);
     const roles = await this.resolveRoles(tenantId, input.roles, actor);
-    if (await this.users.findByUsername(input.username)) throw invalidBody(`username "${input.username}" already exists`);
-    const at = new Date(this.now()).toISOString();
+    if (await this.deps.users.findByUsername(input.username)) throw invalidBody(`username "${input.username}" already exists`);
+    const at = new Date(this.deps.now()).toISOString();
     const user: LogsUsersTable = {
       id: randomUUID(),
       tenant_id: tenantId,
@@ -85,14 +87,14 @@ export class LogsUsersService {
       created_at: at,
       updated_at: at,
     };
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.insert(user, trx);
-      await this.users.setRoles(
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.insert(user, trx);
+      await this.deps.users.setRoles(
         user.id,
         roles.map((r) => r.id),
         trx,
       );
-      await this.audit.record(
+      await this.deps.audit.record(
         {
           tenantId,
           action: 'user.create',
@@ -117,7 +119,7 @@ export class LogsUsersService {
     actor: LogsAuthContext,
     client: Client,
   ): Promise<UserView> {
-    const user = await this.users.findInTenant(tenantId, id);
+    const user = await this.deps.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
     await this.assertCanActOn(actor, id);
     if (input.password !== undefined) assertPassword(input.password);
@@ -125,21 +127,21 @@ export class LogsUsersService {
     if (roles && id === actor.userId && !roles.some((r) => permissionsOfRole(r).includes('users:manage'))) {
       throw invalidBody('you cannot remove your own users:manage permission');
     }
-    const at = new Date(this.now()).toISOString();
+    const at = new Date(this.deps.now()).toISOString();
     const changes: Partial<LogsUsersTable> = { updated_at: at };
     if (input.email !== undefined) changes.email = input.email.toLowerCase();
     if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.update(id, changes, trx);
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.update(id, changes, trx);
       if (roles)
-        await this.users.setRoles(
+        await this.deps.users.setRoles(
           id,
           roles.map((r) => r.id),
           trx,
         );
       // A new password ends the user's sessions, as after a suspected compromise.
-      if (input.password !== undefined) await this.sessions.revokeAllOfUser(id, at, trx);
-      await this.audit.record(
+      if (input.password !== undefined) await this.deps.sessions.revokeAllOfUser(id, at, trx);
+      await this.deps.audit.record(
         {
           tenantId,
           action: 'user.update',
@@ -157,13 +159,13 @@ export class LogsUsersService {
   }
 
   async delete(tenantId: string, id: string, actor: LogsAuthContext, client: Client): Promise<void> {
-    const user = await this.users.findInTenant(tenantId, id);
+    const user = await this.deps.users.findInTenant(tenantId, id);
     if (!user) throw new AppError('LOGS_NOT_FOUND');
     if (id === actor.userId) throw invalidBody('you cannot delete your own account');
     await this.assertCanActOn(actor, id);
-    await this.db.transaction().execute(async (trx) => {
-      await this.users.delete(id, trx);
-      await this.audit.record(
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.users.delete(id, trx);
+      await this.deps.audit.record(
         {
           tenantId,
           action: 'user.delete',
@@ -182,7 +184,7 @@ export class LogsUsersService {
   /** Role names -> roles visible to the tenant; 400 for unknown or repeated names, 403 for grants beyond the actor's own. */
   private async resolveRoles(tenantId: string, names: readonly string[], actor: LogsAuthContext | null): Promise<LogsRolesTable[]> {
     if (new Set(names).size !== names.length) throw invalidBody('duplicate role');
-    const roles = await this.roles.findVisibleByNames(tenantId, names);
+    const roles = await this.deps.roles.findVisibleByNames(tenantId, names);
     const missing = names.find((name) => !roles.some((role) => role.name === name));
     if (missing !== undefined) throw invalidBody(`unknown role "${missing}"`);
     if (actor)
@@ -195,7 +197,7 @@ export class LogsUsersService {
 
   /** 403 unless every permission the target user holds is also the actor's (no acting on a more powerful user). */
   private async assertCanActOn(actor: LogsAuthContext, targetId: string): Promise<void> {
-    const roles = (await this.users.rolesOf([targetId])).get(targetId) ?? [];
+    const roles = (await this.deps.users.rolesOf([targetId])).get(targetId) ?? [];
     assertWithinActor(
       actor,
       roles.flatMap((role) => permissionsOfRole(role)),
