@@ -63,7 +63,7 @@ if (!process.env.TEST_POSTGRES_URL) {
   process.env.TEST_POSTGRES_URL = postgres.url;
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
   stdio: 'inherit',
   env: process.env,
 });
