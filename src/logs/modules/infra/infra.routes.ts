@@ -4,7 +4,7 @@ import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { intervalOf, rangeQuery } from '../search/time-range.js';
 import { CONTAINER_METRICS, containersView, HOST_METRICS, hostsView } from './infra.views.js';
-import type { MetricsRepository } from './metrics.repository.js';
+import type { BucketQuery, MetricsRepository } from './metrics.repository.js';
 
 export interface InfraDeps {
   metrics: MetricsRepository;
@@ -50,6 +50,19 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const preHandler = deps.guards.requirePermission('dashboard:read');
     const errors = errorResponses(400, 401, 403, 429);
+    /** The range and bucket width of a series request, and the metric buckets of one kind of entity in it. */
+    const series = async (
+      tenantId: string,
+      query: { from?: string | undefined; to?: string | undefined; interval?: string | undefined; host?: string | undefined },
+      entity: BucketQuery['entity'],
+      names: readonly string[],
+    ) => {
+      const { from, to } = rangeQuery(query, deps.now());
+      const interval = intervalOf(query.interval, from, to);
+      const rows = await deps.metrics.buckets({ tenantId, names, from, to, intervalMs: interval.ms, entity, host: query.host });
+      const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), interval: interval.label };
+      return { range, rows, from, to, intervalMs: interval.ms };
+    };
 
     app.get(
       '/metrics',
@@ -81,23 +94,8 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
         preHandler,
       },
       async (request) => {
-        const { from, to } = rangeQuery(request.query, deps.now());
-        const interval = intervalOf(request.query.interval, from, to);
-        const rows = await deps.metrics.buckets({
-          tenantId: request.tenantId,
-          names: HOST_METRICS,
-          from,
-          to,
-          intervalMs: interval.ms,
-          entity: 'host',
-          host: request.query.host,
-        });
-        return {
-          from: new Date(from).toISOString(),
-          to: new Date(to).toISOString(),
-          interval: interval.label,
-          hosts: hostsView(rows, from, to, interval.ms),
-        };
+        const { range, rows, from, to, intervalMs } = await series(request.tenantId, request.query, 'host', HOST_METRICS);
+        return { ...range, hosts: hostsView(rows, from, to, intervalMs) };
       },
     );
 
@@ -136,23 +134,8 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
         preHandler,
       },
       async (request) => {
-        const { from, to } = rangeQuery(request.query, deps.now());
-        const interval = intervalOf(request.query.interval, from, to);
-        const rows = await deps.metrics.buckets({
-          tenantId: request.tenantId,
-          names: CONTAINER_METRICS,
-          from,
-          to,
-          intervalMs: interval.ms,
-          entity: 'container',
-          host: request.query.host,
-        });
-        return {
-          from: new Date(from).toISOString(),
-          to: new Date(to).toISOString(),
-          interval: interval.label,
-          containers: containersView(rows, from, to, interval.ms),
-        };
+        const { range, rows, from, to, intervalMs } = await series(request.tenantId, request.query, 'container', CONTAINER_METRICS);
+        return { ...range, containers: containersView(rows, from, to, intervalMs) };
       },
     );
   };
