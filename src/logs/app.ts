@@ -131,21 +131,38 @@ export async function buildLogsService({
   const roles = new RolesService(rolesRepository, audit, now);
   const spans = new SpansRepository(db);
   const metrics = new MetricsRepository(db);
-  const tenants = new TenantsService(tenantsRepository, [store, spans, metrics], audit, config.retentionDays, now);
+  const tenants = new TenantsService({
+    tenants: tenantsRepository,
+    data: [store, spans, metrics],
+    audit,
+    defaultRetentionDays: config.retentionDays,
+    now,
+  });
   const stats = new PipelineStats(now);
   const alertsRepository = new AlertsRepository(db);
   // Background work reports to the server log (created below; only called once running).
-  const alertNotifier = new WebhookNotifier(
-    config.alerts.webhook,
-    alertsRepository,
+  const alertNotifier = new WebhookNotifier({
+    settings: config.alerts.webhook,
+    alerts: alertsRepository,
     now,
-    (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'),
-    (details) => app.log.warn(details, 'alert webhook delivery failed'),
-  );
-  const alertEvaluator = new AlertEvaluator(alertsRepository, store, alertNotifier, audit, now, (error) =>
-    app.log.error({ err: error }, 'alert evaluation failed'),
-  );
-  const alerts = new AlertsService(alertsRepository, alertEvaluator, audit, config.alerts.webhook.allowedHosts, now);
+    onError: (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'),
+    onDeliveryFailure: (details) => app.log.warn(details, 'alert webhook delivery failed'),
+  });
+  const alertEvaluator = new AlertEvaluator({
+    repository: alertsRepository,
+    store,
+    notifier: alertNotifier,
+    audit,
+    now,
+    onError: (error) => app.log.error({ err: error }, 'alert evaluation failed'),
+  });
+  const alerts = new AlertsService({
+    repository: alertsRepository,
+    evaluator: alertEvaluator,
+    audit,
+    allowedWebhookHosts: config.alerts.webhook.allowedHosts,
+    now,
+  });
   // Per-minute counts by ingestion source, persisted for the throughput dashboard.
   const sourceCounts = new SourceCounts(db, database.dialect, (error) =>
     app.log.error({ err: error }, 'writing ingestion source counts failed'),

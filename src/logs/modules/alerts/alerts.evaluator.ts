@@ -50,6 +50,16 @@ export function appendHistory(row: AlertRow, entry: HistoryEntry): string {
   return JSON.stringify([...(JSON.parse(row.history) as HistoryEntry[]), entry]);
 }
 
+export interface AlertEvaluatorDeps {
+  repository: AlertsRepository;
+  store: LogStore;
+  notifier: WebhookNotifier;
+  audit: LogsAuditRepository;
+  now: () => number;
+  /** A failed evaluation, for the service's log. */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
 /**
  * Runs alert rules against the log store. Each rule runs on its own interval (next_evaluation_at
  * in the database, so the schedule survives restarts). One evaluation at a time per rule: an
@@ -61,14 +71,7 @@ export class AlertEvaluator {
   private timer: NodeJS.Timeout | undefined;
   private tick: Promise<unknown> | undefined;
 
-  constructor(
-    private readonly repository: AlertsRepository,
-    private readonly store: LogStore,
-    private readonly notifier: WebhookNotifier,
-    private readonly audit: LogsAuditRepository,
-    private readonly now: () => number,
-    private readonly onError: (error: unknown) => void = () => {},
-  ) {}
+  constructor(private readonly deps: AlertEvaluatorDeps) {}
 
   /** Starts the background loop (every `intervalMs`, unref'd); 0 = never. */
   start(intervalMs: number): void {
@@ -76,7 +79,7 @@ export class AlertEvaluator {
     this.timer = setInterval(() => {
       if (this.tick) return; // the previous pass is still running
       this.tick = this.evaluateDue()
-        .catch((error: unknown) => this.onError(error))
+        .catch((error: unknown) => this.deps.onError?.(error))
         .finally(() => (this.tick = undefined));
     }, intervalMs);
     this.timer.unref();
@@ -92,14 +95,14 @@ export class AlertEvaluator {
   /** Ends expired silences, then evaluates every enabled rule that is due, one after another. */
   async evaluateDue(): Promise<EvaluationResult[]> {
     await this.endExpiredSilences();
-    const due = await this.repository.dueRules(new Date(this.now()).toISOString(), DUE_BATCH);
+    const due = await this.deps.repository.dueRules(new Date(this.deps.now()).toISOString(), DUE_BATCH);
     const results: EvaluationResult[] = [];
     for (const rule of due) {
       try {
         results.push(await this.evaluateRule(rule.id));
       } catch (error) {
         // One rule's failure (e.g. the database busy) must not stop the others; it is due again next tick.
-        this.onError(error);
+        this.deps.onError?.(error);
         results.push({
           ruleId: rule.id,
           evaluated: false,
@@ -116,11 +119,12 @@ export class AlertEvaluator {
     this.running.add(ruleId);
     let leased = false;
     try {
-      const nowMs = this.now();
+      const nowMs = this.deps.now();
       const nowIso = new Date(nowMs).toISOString();
-      if (!(await this.repository.lease(ruleId, nowIso, new Date(nowMs + LEASE_MS).toISOString()))) return { ruleId, evaluated: false };
+      if (!(await this.deps.repository.lease(ruleId, nowIso, new Date(nowMs + LEASE_MS).toISOString())))
+        return { ruleId, evaluated: false };
       leased = true;
-      const rule = await this.repository.findRuleById(ruleId);
+      const rule = await this.deps.repository.findRuleById(ruleId);
       if (!rule || rule.enabled !== 1) {
         return { ruleId, evaluated: false };
       }
@@ -130,25 +134,25 @@ export class AlertEvaluator {
         count = await this.count(rule, nowMs);
       } catch (error) {
         const message = error instanceof Error ? error.message.slice(0, 500) : 'evaluation failed';
-        await this.repository.updateRule(ruleId, {
+        await this.deps.repository.updateRule(ruleId, {
           last_evaluated_at: nowIso,
           next_evaluation_at: next,
           last_error: message,
           lease_until: null,
         });
         leased = false;
-        this.onError(error);
+        this.deps.onError?.(error);
         return { ruleId, evaluated: true, error: message };
       }
       const holds = conditionHolds(rule, count);
       const result: EvaluationResult = { ruleId, evaluated: true, count, holds };
-      const open = await this.repository.openAlertOf(ruleId);
+      const open = await this.deps.repository.openAlertOf(ruleId);
       if (holds && !open) result.opened = await this.open(rule, count, nowIso);
-      if (holds && open) await this.repository.updateAlert(open.id, { last_count: count });
+      if (holds && open) await this.deps.repository.updateAlert(open.id, { last_count: count });
       if (!holds && open) {
         if (await this.resolve(rule, open, nowIso, { last_count: count })) result.resolved = open.id;
       }
-      await this.repository.updateRule(ruleId, {
+      await this.deps.repository.updateRule(ruleId, {
         last_evaluated_at: nowIso,
         next_evaluation_at: next,
         last_count: count,
@@ -159,14 +163,14 @@ export class AlertEvaluator {
       return result;
     } finally {
       // On an unexpected error the lease is given back at once rather than after LEASE_MS.
-      if (leased) await this.repository.updateRule(ruleId, { lease_until: null }).catch(() => {});
+      if (leased) await this.deps.repository.updateRule(ruleId, { lease_until: null }).catch(() => {});
       this.running.delete(ruleId);
     }
   }
 
   /** Matching logs of the rule's tenant in [now - window, now). The store's `to` is inclusive. */
   private async count(rule: AlertRuleRow, nowMs: number): Promise<number> {
-    const result = await this.store.search({
+    const result = await this.deps.store.search({
       tenantId: rule.tenant_id,
       query: rule.query || undefined,
       filters: JSON.parse(rule.filters) as { field: string; value: string }[],
@@ -204,7 +208,7 @@ export class AlertEvaluator {
       webhook_last_at: null,
     };
     try {
-      await this.repository.insertAlert(row);
+      await this.deps.repository.insertAlert(row);
     } catch (error) {
       // Another evaluator opened it first: the database keeps one open alert per rule.
       if (isUniqueViolation(error)) return undefined;
@@ -237,7 +241,7 @@ export class AlertEvaluator {
       ),
       ...(extra.last_count !== undefined ? { last_count: extra.last_count } : {}),
     };
-    if (!(await this.repository.transition(alert.id, alert.state, changes))) return false;
+    if (!(await this.deps.repository.transition(alert.id, alert.state, changes))) return false;
     await this.audited(alert, alert.state, 'resolved', extra.comment ?? 'condition no longer holds', extra.last_count ?? alert.last_count);
     this.notify(rule, { ...alert, ...changes }, 'resolved');
     return true;
@@ -245,9 +249,9 @@ export class AlertEvaluator {
 
   /** Silenced alerts whose `until` has passed fire again (they are still open: their condition held last time). */
   private async endExpiredSilences(): Promise<void> {
-    const nowIso = new Date(this.now()).toISOString();
-    for (const alert of await this.repository.expiredSilences(nowIso, DUE_BATCH)) {
-      const changed = await this.repository.transition(alert.id, 'silenced', {
+    const nowIso = new Date(this.deps.now()).toISOString();
+    for (const alert of await this.deps.repository.expiredSilences(nowIso, DUE_BATCH)) {
+      const changed = await this.deps.repository.transition(alert.id, 'silenced', {
         state: 'firing',
         silenced_until: null,
         updated_at: nowIso,
@@ -266,7 +270,7 @@ export class AlertEvaluator {
     count: number,
   ): Promise<void> {
     try {
-      await this.audit.record({
+      await this.deps.audit.record({
         tenantId: alert.tenant_id,
         action: 'alert.status',
         outcome: 'success',
@@ -278,7 +282,7 @@ export class AlertEvaluator {
       });
     } catch (error) {
       // The alert's own history already holds the change; a failed audit write must not undo it.
-      this.onError(error);
+      this.deps.onError?.(error);
     }
   }
 
@@ -289,11 +293,14 @@ export class AlertEvaluator {
    */
   async resumeWebhooks(): Promise<number> {
     let resumed = 0;
-    for (const alert of await this.repository.unfinishedWebhooks(RESUME_LIMIT)) {
-      const rule = await this.repository.findRuleById(alert.rule_id);
+    for (const alert of await this.deps.repository.unfinishedWebhooks(RESUME_LIMIT)) {
+      const rule = await this.deps.repository.findRuleById(alert.rule_id);
       const event = alert.webhook_event === 'resolved' ? 'resolved' : 'firing';
       if (!rule?.webhook_url) {
-        await this.repository.updateAlert(alert.id, { webhook_status: 'failed', webhook_last_error: 'the rule has no webhook any more' });
+        await this.deps.repository.updateAlert(alert.id, {
+          webhook_status: 'failed',
+          webhook_last_error: 'the rule has no webhook any more',
+        });
         continue;
       }
       this.notify(rule, alert, event);
@@ -305,12 +312,12 @@ export class AlertEvaluator {
   /** Queues the rule's webhook, if it has one; never waits for it. */
   notify(rule: AlertRuleRow, alert: AlertRow, event: 'firing' | 'resolved'): void {
     if (!rule.webhook_url) return;
-    this.notifier.enqueue({
+    this.deps.notifier.enqueue({
       alertId: alert.id,
       event,
       url: rule.webhook_url,
       secret: rule.webhook_secret,
-      payload: webhookPayload(rule, alert, event, this.now()),
+      payload: webhookPayload(rule, alert, event, this.deps.now()),
     });
   }
 }

@@ -65,6 +65,16 @@ export function webhookSignature(secret: string, timestamp: string, body: string
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
+export interface WebhookNotifierDeps {
+  settings: WebhookSettings;
+  alerts: AlertsRepository;
+  now: () => number;
+  /** A failed bookkeeping step, for the service's log. */
+  onError?: ((error: unknown) => void) | undefined;
+  /** The real reason of a failed attempt, for the service's own log (users only see `failed`). */
+  onDeliveryFailure?: ((details: { alertId: string; attempt: number; reason: string }) => void) | undefined;
+}
+
 /**
  * Delivers alert webhooks in the background: the evaluator only enqueues, so a slow or dead
  * receiver never delays an evaluation. Each job is POSTed with a timeout and retried with
@@ -83,14 +93,7 @@ export class WebhookNotifier {
   /** Jobs queued, running or waiting for a retry. */
   private outstanding = 0;
 
-  constructor(
-    private readonly settings: WebhookSettings,
-    private readonly alerts: AlertsRepository,
-    private readonly now: () => number,
-    private readonly onError: (error: unknown) => void = () => {},
-    /** The real reason of a failed attempt, for the service's own log (users only see `failed`). */
-    private readonly onDeliveryFailure: (details: { alertId: string; attempt: number; reason: string }) => void = () => {},
-  ) {}
+  constructor(private readonly deps: WebhookNotifierDeps) {}
 
   /** Queues a notification; never waits for delivery. */
   enqueue(job: WebhookJob): void {
@@ -147,19 +150,19 @@ export class WebhookNotifier {
 
   private async attempt(job: WebhookJob, attempt: number): Promise<void> {
     // Checked again at delivery (the allow-list may have changed since the rule was saved); a refusal is final, not retried.
-    const refused = webhookUrlProblem(job.url, this.settings.allowedHosts);
+    const refused = webhookUrlProblem(job.url, this.deps.settings.allowedHosts);
     const reason = refused ?? (await this.post(job));
     if (this.closed) return;
-    if (reason !== undefined && refused === undefined) this.onDeliveryFailure({ alertId: job.alertId, attempt, reason });
+    if (reason !== undefined && refused === undefined) this.deps.onDeliveryFailure?.({ alertId: job.alertId, attempt, reason });
     // A policy refusal speaks of the rule's own URL; anything the network or receiver did is just `failed`.
     const error = refused ?? (reason === undefined ? undefined : DELIVERY_FAILED);
-    const at = new Date(this.now()).toISOString();
+    const at = new Date(this.deps.now()).toISOString();
     if (error === undefined) {
       await this.record(job, { webhook_status: 'delivered', webhook_attempts: attempt, webhook_last_error: null, webhook_last_at: at });
       this.done();
       return;
     }
-    if (refused !== undefined || attempt >= this.settings.attempts) {
+    if (refused !== undefined || attempt >= this.deps.settings.attempts) {
       await this.record(job, { webhook_status: 'failed', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
       this.done();
       return;
@@ -176,7 +179,7 @@ export class WebhookNotifier {
           this.pump();
         });
       },
-      this.settings.backoffMs * 2 ** (attempt - 1),
+      this.deps.settings.backoffMs * 2 ** (attempt - 1),
     );
     this.timers.add(timer);
   }
@@ -188,7 +191,7 @@ export class WebhookNotifier {
    */
   private post(job: WebhookJob): Promise<string | undefined> {
     const body = JSON.stringify(job.payload);
-    const timestamp = String(Math.floor(this.now() / 1000));
+    const timestamp = String(Math.floor(this.deps.now() / 1000));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'content-length': String(Buffer.byteLength(body)),
@@ -198,13 +201,13 @@ export class WebhookNotifier {
     };
     if (job.secret) headers['x-gerbang-signature'] = webhookSignature(job.secret, timestamp, body);
     const url = new URL(job.url);
-    const allowList = allowListOf(this.settings.allowedHosts);
+    const allowList = allowListOf(this.deps.settings.allowedHosts);
     const literal = literalAddress(url.hostname);
     const blocked = literal === undefined ? undefined : allowList.addressProblem(literal);
     if (blocked !== undefined) return Promise.resolve(`refused: a ${blocked} address`);
     const controller = new AbortController();
     this.controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), this.deps.settings.timeoutMs);
     return new Promise<string | undefined>((resolve) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       // A fresh connection per attempt (no pooled socket outlives the check), through the guarded lookup.
@@ -219,7 +222,7 @@ export class WebhookNotifier {
         },
       );
       request.on('error', (error: Error & { code?: string }) => {
-        if (controller.signal.aborted) resolve(this.closed ? 'stopped' : `timeout after ${this.settings.timeoutMs}ms`);
+        if (controller.signal.aborted) resolve(this.closed ? 'stopped' : `timeout after ${this.deps.settings.timeoutMs}ms`);
         else resolve(error.code === 'EWEBHOOKBLOCKED' ? error.message : `connection failed${error.code ? ` (${error.code})` : ''}`);
       });
       request.end(body);
@@ -234,9 +237,9 @@ export class WebhookNotifier {
     const previous = this.writes.get(job) ?? Promise.resolve();
     const next = previous.then(async () => {
       try {
-        await this.alerts.updateAlert(job.alertId, { webhook_event: job.event, ...changes });
+        await this.deps.alerts.updateAlert(job.alertId, { webhook_event: job.event, ...changes });
       } catch (error) {
-        this.onError(error);
+        this.deps.onError?.(error);
       }
     });
     this.writes.set(job, next);

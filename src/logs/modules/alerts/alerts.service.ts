@@ -67,21 +67,24 @@ function durationOf(field: string, text: string, range: { min: number; max: numb
   return ms;
 }
 
+export interface AlertsServiceDeps {
+  repository: AlertsRepository;
+  evaluator: AlertEvaluator;
+  audit: LogsAuditRepository;
+  /** LOGS_WEBHOOK_ALLOWED_HOSTS. */
+  allowedWebhookHosts: readonly string[];
+  now: () => number;
+}
+
 /**
  * Alert rules and alerts of a tenant (alerts:read, alerts:write). Rule validation and the user
  * side of the state machine live here; the evaluator opens and resolves alerts by itself.
  */
 export class AlertsService {
-  constructor(
-    private readonly repository: AlertsRepository,
-    private readonly evaluator: AlertEvaluator,
-    private readonly audit: LogsAuditRepository,
-    private readonly allowedWebhookHosts: readonly string[],
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly deps: AlertsServiceDeps) {}
 
   private nowIso(): string {
-    return new Date(this.now()).toISOString();
+    return new Date(this.deps.now()).toISOString();
   }
 
   /** Checks a complete rule; 400 `invalid json body` with the reason. Returns the stored form of its fields. */
@@ -113,7 +116,7 @@ export class AlertsService {
     let webhookUrl: string | null = null;
     let webhookSecret: string | null = null;
     if (input.webhook) {
-      const problem = webhookUrlProblem(input.webhook.url, this.allowedWebhookHosts);
+      const problem = webhookUrlProblem(input.webhook.url, this.deps.allowedWebhookHosts);
       if (problem) throw invalidBody(problem);
       webhookUrl = input.webhook.url;
       // On update an omitted secret keeps the current one; "" removes it.
@@ -139,7 +142,7 @@ export class AlertsService {
   }
 
   private async ruleOf(tenantId: string, id: string): Promise<AlertRuleRow> {
-    const rule = await this.repository.findRule(tenantId, id);
+    const rule = await this.deps.repository.findRule(tenantId, id);
     if (!rule) throw new AppError('LOGS_NOT_FOUND');
     return rule;
   }
@@ -153,7 +156,7 @@ export class AlertsService {
     targetId: string,
     details: Record<string, unknown>,
   ) {
-    await this.audit.record({
+    await this.deps.audit.record({
       tenantId,
       action,
       outcome: 'success',
@@ -166,14 +169,14 @@ export class AlertsService {
   }
 
   private async ensureUniqueName(tenantId: string, name: string, except?: string): Promise<void> {
-    const existing = await this.repository.findRuleByName(tenantId, name);
+    const existing = await this.deps.repository.findRuleByName(tenantId, name);
     if (existing && existing.id !== except) throw invalidBody(`rule "${name}" already exists`);
   }
 
   // Rules
 
   async listRules(tenantId: string): Promise<RuleView[]> {
-    return (await this.repository.listRules(tenantId)).map(ruleView);
+    return (await this.deps.repository.listRules(tenantId)).map(ruleView);
   }
 
   async getRule(tenantId: string, id: string): Promise<RuleView> {
@@ -205,7 +208,7 @@ export class AlertsService {
       lease_until: null,
     };
     try {
-      await this.repository.insertRule(row);
+      await this.deps.repository.insertRule(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw invalidBody(`rule "${fields.name}" already exists`);
       throw error;
@@ -237,7 +240,7 @@ export class AlertsService {
     const changes: Partial<AlertRuleRow> = { ...fields, updated_at: this.nowIso(), next_evaluation_at: null };
     if (input.enabled !== undefined) changes.enabled = input.enabled ? 1 : 0;
     try {
-      await this.repository.updateRule(id, changes);
+      await this.deps.repository.updateRule(id, changes);
     } catch (error) {
       if (isUniqueViolation(error)) throw invalidBody(`rule "${fields.name}" already exists`);
       throw error;
@@ -255,7 +258,7 @@ export class AlertsService {
       updated_at: this.nowIso(),
       ...(enabled ? { next_evaluation_at: null } : {}),
     };
-    await this.repository.updateRule(id, changes);
+    await this.deps.repository.updateRule(id, changes);
     const updated = { ...rule, ...changes };
     if (!enabled) await this.closeOpenAlert(updated, 'rule disabled');
     await this.record(tenantId, actor, client, enabled ? 'alert_rule.enable' : 'alert_rule.disable', 'alert_rule', id, { name: rule.name });
@@ -266,33 +269,33 @@ export class AlertsService {
   async deleteRule(tenantId: string, id: string, actor: LogsAuthContext, client: Client): Promise<void> {
     const rule = await this.ruleOf(tenantId, id);
     await this.closeOpenAlert(rule, 'rule deleted');
-    await this.repository.deleteRule(id);
+    await this.deps.repository.deleteRule(id);
     await this.record(tenantId, actor, client, 'alert_rule.delete', 'alert_rule', id, { name: rule.name });
   }
 
   private async closeOpenAlert(rule: AlertRuleRow, comment: string): Promise<void> {
-    const open = await this.repository.openAlertOf(rule.id);
-    if (open) await this.evaluator.resolve(rule, open, this.nowIso(), { comment });
+    const open = await this.deps.repository.openAlertOf(rule.id);
+    if (open) await this.deps.evaluator.resolve(rule, open, this.nowIso(), { comment });
   }
 
   // Alerts
 
   async getAlert(tenantId: string, id: string): Promise<AlertView> {
-    const alert = await this.repository.findAlert(tenantId, id);
+    const alert = await this.deps.repository.findAlert(tenantId, id);
     if (!alert) throw new AppError('LOGS_NOT_FOUND');
     return alertView(alert);
   }
 
   /** A user's state change (USER_TRANSITIONS): 404 unknown alert, 409 a refused transition, 400 a bad `until`. */
   async changeStatus(tenantId: string, id: string, input: StatusInput, actor: LogsAuthContext, client: Client): Promise<AlertView> {
-    const alert = await this.repository.findAlert(tenantId, id);
+    const alert = await this.deps.repository.findAlert(tenantId, id);
     if (!alert) throw new AppError('LOGS_NOT_FOUND');
     const from = alert.state;
     const to = input.status;
     if (!userMayChange(from, to)) {
       throw new AppError('LOGS_ALERT_INVALID_TRANSITION', { data: { detail: `an alert that is ${from} cannot become ${to}` } });
     }
-    const nowMs = this.now();
+    const nowMs = this.deps.now();
     const at = new Date(nowMs).toISOString();
     let until: string | undefined;
     if (to === 'silenced') {
@@ -320,7 +323,7 @@ export class AlertsService {
     if (to === 'resolved')
       Object.assign(changes, { resolved_at: at, resolved_by: actor.username, open_rule_id: null, silenced_until: null });
     // Conditional on the state we checked: a concurrent change (the evaluator resolving it) wins and this one is 409.
-    if (!(await this.repository.transition(id, from, changes))) {
+    if (!(await this.deps.repository.transition(id, from, changes))) {
       throw new AppError('LOGS_ALERT_INVALID_TRANSITION', { data: { detail: 'the alert changed meanwhile; reload it' } });
     }
     await this.record(tenantId, actor, client, 'alert.status', 'alert', id, {
@@ -333,20 +336,20 @@ export class AlertsService {
     });
     const updated = { ...alert, ...changes };
     if (to === 'resolved') {
-      const rule = await this.repository.findRuleById(alert.rule_id);
-      if (rule) this.evaluator.notify(rule, updated, 'resolved');
+      const rule = await this.deps.repository.findRuleById(alert.rule_id);
+      if (rule) this.deps.evaluator.notify(rule, updated, 'resolved');
     }
     return alertView(updated);
   }
 
   /** Firing and acknowledged alerts, newest first. */
   async active(tenantId: string): Promise<AlertView[]> {
-    return (await this.repository.listAlerts({ tenantId, states: ACTIVE_STATES }, 1, 1000)).rows.map(alertView);
+    return (await this.deps.repository.listAlerts({ tenantId, states: ACTIVE_STATES }, 1, 1000)).rows.map(alertView);
   }
 
   async list(tenantId: string, filter: AlertListFilter, page: number, limit: number): Promise<{ data: AlertView[]; total: number }> {
     const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
-    const { rows, total } = await this.repository.listAlerts(
+    const { rows, total } = await this.deps.repository.listAlerts(
       {
         tenantId,
         states: filter.state ? [filter.state] : undefined,
@@ -364,17 +367,17 @@ export class AlertsService {
   /** For the dashboards: active (firing + acknowledged) alerts of the tenant per severity, every severity present (0 when none). */
   async activeCountsBySeverity(tenantId: string): Promise<Record<Severity, number>> {
     const counts = Object.fromEntries(SEVERITIES.map((severity) => [severity, 0])) as Record<Severity, number>;
-    for (const { severity, count } of await this.repository.countBySeverity(tenantId, ACTIVE_STATES)) counts[severity] = count;
+    for (const { severity, count } of await this.deps.repository.countBySeverity(tenantId, ACTIVE_STATES)) counts[severity] = count;
     return counts;
   }
 
   // Evaluation (the app's timer calls evaluateDue; tests call these directly with the injected clock)
 
   evaluateDue(): Promise<EvaluationResult[]> {
-    return this.evaluator.evaluateDue();
+    return this.deps.evaluator.evaluateDue();
   }
 
   evaluateRule(id: string): Promise<EvaluationResult> {
-    return this.evaluator.evaluateRule(id);
+    return this.deps.evaluator.evaluateRule(id);
   }
 }

@@ -24,40 +24,42 @@ export interface TenantData {
   removeOlderThan(tenantId: string, before: number): Promise<number>;
 }
 
+export interface TenantsServiceDeps {
+  tenants: TenantsRepository;
+  /** Everything that holds tenant data by time: retention and tenant deletion apply to each. */
+  data: readonly TenantData[];
+  audit: LogsAuditRepository;
+  defaultRetentionDays: number;
+  now: () => number;
+}
+
 /** Tenants (tenants:manage). Audit rows of tenant changes go to the actor's own tenant. */
 export class TenantsService {
-  constructor(
-    private readonly tenants: TenantsRepository,
-    /** Everything that holds tenant data by time: retention and tenant deletion apply to each. */
-    private readonly data: readonly TenantData[],
-    private readonly audit: LogsAuditRepository,
-    private readonly defaultRetentionDays: number,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly deps: TenantsServiceDeps) {}
 
   private view(row: LogsTenantsTable): TenantView {
     return {
       id: row.id,
       name: row.name,
-      retention_days: row.retention_days ?? this.defaultRetentionDays,
+      retention_days: row.retention_days ?? this.deps.defaultRetentionDays,
       created_at: row.created_at,
       updated_at: row.updated_at,
     };
   }
 
   async list(): Promise<TenantView[]> {
-    return (await this.tenants.list()).map((row) => this.view(row));
+    return (await this.deps.tenants.list()).map((row) => this.view(row));
   }
 
   async get(id: string): Promise<TenantView> {
-    const row = await this.tenants.find(id);
+    const row = await this.deps.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
     return this.view(row);
   }
 
   async create(input: { name: string; retention_days?: number | undefined }, actor: LogsAuthContext, client: Client): Promise<TenantView> {
-    if (await this.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
-    const at = new Date(this.now()).toISOString();
+    if (await this.deps.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
+    const at = new Date(this.deps.now()).toISOString();
     const row: LogsTenantsTable = {
       id: randomUUID(),
       name: input.name,
@@ -65,8 +67,8 @@ export class TenantsService {
       created_at: at,
       updated_at: at,
     };
-    await this.tenants.insert(row);
-    await this.audit.record({
+    await this.deps.tenants.insert(row);
+    await this.deps.audit.record({
       tenantId: actor.homeTenantId,
       action: 'tenant.create',
       outcome: 'success',
@@ -85,16 +87,16 @@ export class TenantsService {
     actor: LogsAuthContext,
     client: Client,
   ): Promise<TenantView> {
-    const row = await this.tenants.find(id);
+    const row = await this.deps.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
-    const changes: Partial<LogsTenantsTable> = { updated_at: new Date(this.now()).toISOString() };
+    const changes: Partial<LogsTenantsTable> = { updated_at: new Date(this.deps.now()).toISOString() };
     if (input.name !== undefined && input.name !== row.name) {
-      if (await this.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
+      if (await this.deps.tenants.findByName(input.name)) throw invalidBody(`tenant "${input.name}" already exists`);
       changes.name = input.name;
     }
     if (input.retention_days !== undefined) changes.retention_days = input.retention_days;
-    await this.tenants.update(id, changes);
-    await this.audit.record({
+    await this.deps.tenants.update(id, changes);
+    await this.deps.audit.record({
       tenantId: actor.homeTenantId,
       action: 'tenant.update',
       outcome: 'success',
@@ -109,14 +111,14 @@ export class TenantsService {
 
   /** Only an empty tenant (no users) that is neither the default nor the caller's own; its logs, spans and metric points go with it. */
   async delete(id: string, actor: LogsAuthContext, client: Client): Promise<void> {
-    const row = await this.tenants.find(id);
+    const row = await this.deps.tenants.find(id);
     if (!row) throw new AppError('LOGS_NOT_FOUND');
     if (id === DEFAULT_TENANT_ID || id === actor.homeTenantId)
       throw invalidBody('the default tenant and your own tenant cannot be deleted');
-    if ((await this.tenants.countUsers(id)) > 0) throw invalidBody('the tenant still has users');
-    for (const data of this.data) await data.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
-    await this.tenants.delete(id);
-    await this.audit.record({
+    if ((await this.deps.tenants.countUsers(id)) > 0) throw invalidBody('the tenant still has users');
+    for (const data of this.deps.data) await data.removeOlderThan(id, Number.MAX_SAFE_INTEGER);
+    await this.deps.tenants.delete(id);
+    await this.deps.audit.record({
       tenantId: actor.homeTenantId,
       action: 'tenant.delete',
       outcome: 'success',
@@ -134,10 +136,10 @@ export class TenantsService {
    */
   async applyRetention(): Promise<Record<string, number>> {
     const removed: Record<string, number> = {};
-    for (const tenant of await this.tenants.list()) {
-      const cutoff = this.now() - (tenant.retention_days ?? this.defaultRetentionDays) * DAY_MS;
+    for (const tenant of await this.deps.tenants.list()) {
+      const cutoff = this.deps.now() - (tenant.retention_days ?? this.deps.defaultRetentionDays) * DAY_MS;
       let count = 0;
-      for (const data of this.data) count += await data.removeOlderThan(tenant.id, cutoff);
+      for (const data of this.deps.data) count += await data.removeOlderThan(tenant.id, cutoff);
       removed[tenant.id] = count;
     }
     return removed;
