@@ -129,7 +129,13 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     const breaker = new CircuitBreaker(config.proxy.breakerThreshold, config.proxy.breakerCooldownMs, now);
     upstreams.set(
       service.key,
-      new Upstream(upstream, config.proxy.connections, config.proxy.retries, breaker, config.proxy.caCertificates),
+      new Upstream({
+        config: upstream,
+        connections: config.proxy.connections,
+        retries: config.proxy.retries,
+        breaker,
+        caCertificates: config.proxy.caCertificates,
+      }),
     );
   }
   let closing = false;

@@ -3,7 +3,7 @@ import type { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
-import { CircuitBreaker } from './circuit-breaker.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
 import type { UpstreamConfig } from './proxy-config.js';
 
 /** How an upstream call failed, for the status code and the metrics. */
@@ -73,17 +73,27 @@ export const reservedNameLookup = ((hostname: string, options: LookupOptions, ca
 const BODYLESS_STATUSES = new Set([204, 304]);
 
 /** One upstream service: a keep-alive connection pool and the call with its timeouts and retry rule. */
+export interface UpstreamDeps {
+  config: UpstreamConfig;
+  /** Keep-alive connections to the upstream at most. */
+  connections: number;
+  /** Idempotent requests retried after a connection failure. */
+  retries: number;
+  breaker: CircuitBreaker;
+  /** Extra trusted authorities (PEM) for an HTTPS upstream, added to Node's roots. */
+  caCertificates?: string | undefined;
+}
+
 export class Upstream {
   private readonly pool: Pool;
+  readonly config: UpstreamConfig;
+  private readonly retries: number;
+  private readonly breaker: CircuitBreaker;
 
-  constructor(
-    readonly config: UpstreamConfig,
-    connections: number,
-    private readonly retries: number,
-    private readonly breaker: CircuitBreaker = new CircuitBreaker(0, 0, Date.now),
-    /** Extra trusted authorities (PEM) for an HTTPS upstream, added to Node's roots. */
-    caCertificates?: string,
-  ) {
+  constructor({ config, connections, retries, breaker, caCertificates }: UpstreamDeps) {
+    this.config = config;
+    this.retries = retries;
+    this.breaker = breaker;
     this.pool = new Pool(config.origin, {
       connect: { lookup: reservedNameLookup, ...(caCertificates ? { ca: [...rootCertificates, caCertificates] } : {}) },
       connections,
