@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { brokenPasswordRule } from '../shared/auth/password-policy.js';
-import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { ConfigError, databaseUrl, envReader, readAdminPassword, type Env } from '../shared/config/env.js';
 import { GATEWAY_SERVICE_NAME } from '../shared/telemetry/gateway-records.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
@@ -47,13 +46,7 @@ const MAX_WORKERS = 64;
 export function loadGatewayConfig(env: Env): GatewayConfig {
   const read = envReader(env);
   const dataDir = read.string('DATA_DIR', './data');
-  const adminPassword = read.optionalString('GATEWAY_ADMIN_PASSWORD');
-  if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
-    throw new ConfigError(
-      'GATEWAY_ADMIN_PASSWORD',
-      'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)',
-    );
-  }
+  const adminPassword = readAdminPassword(read, 'GATEWAY_ADMIN_PASSWORD');
   const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
   const workersRaw = read.optionalString('GATEWAY_WORKERS');
   if (

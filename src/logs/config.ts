@@ -1,5 +1,4 @@
-import { brokenPasswordRule } from '../shared/auth/password-policy.js';
-import { ConfigError, databaseUrl, envReader, type Env } from '../shared/config/env.js';
+import { ConfigError, databaseUrl, envReader, readAdminPassword, type Env } from '../shared/config/env.js';
 import { WebhookAllowList } from './modules/alerts/webhook-address.js';
 import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
@@ -69,13 +68,7 @@ export interface LogsConfig {
 export function loadLogsConfig(env: Env): LogsConfig {
   const read = envReader(env);
   const dataDir = read.string('DATA_DIR', './data');
-  const adminPassword = read.optionalString('LOGS_ADMIN_PASSWORD');
-  if (adminPassword !== undefined && brokenPasswordRule(adminPassword)) {
-    throw new ConfigError(
-      'LOGS_ADMIN_PASSWORD',
-      'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)',
-    );
-  }
+  const adminPassword = readAdminPassword(read, 'LOGS_ADMIN_PASSWORD');
   const accessTtlMs = read.duration('LOGS_ACCESS_TOKEN_TTL', '300s');
   if (accessTtlMs < 1000) throw new ConfigError('LOGS_ACCESS_TOKEN_TTL', 'must be at least 1s');
   const refreshTtlMs = read.duration('LOGS_REFRESH_TOKEN_TTL', '12h');

@@ -1,3 +1,4 @@
+import { brokenPasswordRule } from '../auth/password-policy.js';
 import { parseDuration } from './duration.js';
 
 /** A bad setting: the process prints this one line and exits non-zero. */
@@ -86,4 +87,13 @@ export function databaseUrl(env: Env, name: string, dataDir: string, file: strin
     throw new ConfigError(name, 'must start with sqlite: or postgres://');
   }
   return value;
+}
+
+/** An administrator password from `name`, when set: it must meet the password rules (a typo is not a weak account). */
+export function readAdminPassword(read: ReturnType<typeof envReader>, name: string): string | undefined {
+  const password = read.optionalString(name);
+  if (password !== undefined && brokenPasswordRule(password)) {
+    throw new ConfigError(name, 'must meet the password rules (8+ characters, lower and upper case, a digit, a special character)');
+  }
+  return password;
 }
