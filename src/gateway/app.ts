@@ -95,9 +95,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const sessionAnnouncers: SessionAnnouncer[] = [];
   if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push(announceEndedSessions);
   if (config.sessionCacheMs > 0 && siblings) sessionAnnouncers.push((_db, ids) => siblings.announceEndedSessions(ids));
-  const sessions = new CachingSessionsRepository(db, config.sessionCacheMs, now, sessionAnnouncers);
+  const sessions = new CachingSessionsRepository({ db, ttlMs: config.sessionCacheMs, now, announcers: sessionAnnouncers });
   siblings?.whenSessionsEnd((ids) => sessions.endedElsewhere(ids));
-  const tokens = new GatewayTokens(await loadSigningKey(db, 'gateway_signing_keys'), config.token, sessions, now);
+  const tokens = new GatewayTokens({ key: await loadSigningKey(db, 'gateway_signing_keys'), config: config.token, sessions, now });
   const auth = new AuthService({ db, config, users: usersRepository, sessions, tokens, audit, now });
   const users = new UsersService({ db, users: usersRepository, hakAkses, sessions, auth, audit, now });
   const sso = new SsoService({

@@ -31,13 +31,19 @@ export class CachingSessionsRepository extends SessionsRepository {
   /** Emits 'ended-elsewhere' (ids) after dropping sessions another instance announced. */
   readonly events = new EventEmitter();
 
-  constructor(
-    private readonly database: Kysely<GatewaySchema>,
-    private readonly ttlMs: number,
-    private readonly clock: () => number = Date.now,
-    private readonly announcers: readonly SessionAnnouncer[] = [],
-  ) {
-    super(database);
+  private readonly database: Kysely<GatewaySchema>;
+  /** How long a looked-up session is trusted without asking the database; 0 = always ask. */
+  private readonly ttlMs: number;
+  private readonly clock: () => number;
+  /** Who is told of sessions this instance ended (the other workers, the other instances). */
+  private readonly announcers: readonly SessionAnnouncer[];
+
+  constructor(deps: { db: Kysely<GatewaySchema>; ttlMs: number; now: () => number; announcers: readonly SessionAnnouncer[] }) {
+    super(deps.db);
+    this.database = deps.db;
+    this.ttlMs = deps.ttlMs;
+    this.clock = deps.now;
+    this.announcers = deps.announcers;
   }
 
   /** Sessions another instance ended. */

@@ -51,15 +51,23 @@ export class GatewayTokens {
   private readonly profile: TokenProfile;
   private readonly verifier: CachingTokenVerifier<GatewayClaims>;
 
-  constructor(
-    private readonly key: SigningKey,
-    config: { issuer: string; audience: string; ttlMs: number },
-    private readonly sessions: SessionsRepository,
-    private readonly now: () => number,
-    private readonly ttlMs = config.ttlMs,
-  ) {
-    this.profile = { issuer: config.issuer, audience: config.audience, type: 'at+jwt' };
-    this.verifier = new CachingTokenVerifier(key, this.profile, isGatewayClaims);
+  private readonly key: SigningKey;
+  private readonly sessions: SessionsRepository;
+  private readonly now: () => number;
+  private readonly ttlMs: number;
+
+  constructor(deps: {
+    key: SigningKey;
+    config: { issuer: string; audience: string; ttlMs: number };
+    sessions: SessionsRepository;
+    now: () => number;
+  }) {
+    this.key = deps.key;
+    this.sessions = deps.sessions;
+    this.now = deps.now;
+    this.ttlMs = deps.config.ttlMs;
+    this.profile = { issuer: deps.config.issuer, audience: deps.config.audience, type: 'at+jwt' };
+    this.verifier = new CachingTokenVerifier(deps.key, this.profile, isGatewayClaims);
   }
 
   get publicJwks() {
