@@ -1,16 +1,11 @@
 import { availableParallelism } from 'node:os';
-import { ConfigError, databaseUrl, envReader, readAdminPassword, type Env } from '../shared/config/env.js';
+import { ConfigError, envReader, readAdminPassword, readServiceBasics, type Env, type ServiceBasics } from '../shared/config/env.js';
 import { GATEWAY_SERVICE_NAME } from '../shared/telemetry/gateway-records.js';
 import type { TelemetryConfig } from './modules/telemetry/telemetry.js';
 import { loadSsoConfig, type SsoConfig } from './modules/sso/sso.config.js';
 import { loadProxyConfig, type ProxyConfig } from './modules/proxy/proxy-config.js';
 
-export interface GatewayConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly dataDir: string;
-  readonly databaseUrl: string;
-  readonly logLevel: string;
+export interface GatewayConfig extends ServiceBasics {
   readonly admin: { readonly noPegawai: string; readonly password: string | undefined };
   readonly token: { readonly ttlMs: number; readonly issuer: string; readonly audience: string };
   /** 0 = passwords never expire. */
@@ -45,7 +40,6 @@ const MAX_WORKERS = 64;
 
 export function loadGatewayConfig(env: Env): GatewayConfig {
   const read = envReader(env);
-  const dataDir = read.string('DATA_DIR', './data');
   const adminPassword = readAdminPassword(read, 'GATEWAY_ADMIN_PASSWORD');
   const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
   const workersRaw = read.optionalString('GATEWAY_WORKERS');
@@ -59,11 +53,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
   // `auto`: one worker per core the process may use, as nginx's `worker_processes auto`.
   const workers = workersRaw === undefined ? 1 : workersRaw === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(workersRaw);
   return Object.freeze({
-    host: read.string('HOST', '0.0.0.0'),
-    port: read.port('GATEWAY_PORT', 8080),
-    dataDir,
-    databaseUrl: databaseUrl(env, 'GATEWAY_DATABASE_URL', dataDir, 'gateway.sqlite'),
-    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    ...readServiceBasics(env, { port: 'GATEWAY_PORT', defaultPort: 8080, database: 'GATEWAY_DATABASE_URL', file: 'gateway.sqlite' }),
     admin: { noPegawai: read.string('GATEWAY_ADMIN_NO_PEGAWAI', 'admin'), password: adminPassword },
     token: {
       ttlMs: read.duration('GATEWAY_TOKEN_TTL', '24h'),

@@ -1,4 +1,4 @@
-import { ConfigError, databaseUrl, envReader, readAdminPassword, type Env } from '../shared/config/env.js';
+import { ConfigError, envReader, readAdminPassword, readServiceBasics, type Env, type ServiceBasics } from '../shared/config/env.js';
 import { WebhookAllowList } from './modules/alerts/webhook-address.js';
 import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
@@ -7,12 +7,7 @@ export interface RateRule {
   readonly windowMs: number;
 }
 
-export interface LogsConfig {
-  readonly host: string;
-  readonly port: number;
-  readonly dataDir: string;
-  readonly databaseUrl: string;
-  readonly logLevel: string;
+export interface LogsConfig extends ServiceBasics {
   readonly admin: { readonly username: string; readonly password: string | undefined };
   readonly token: { readonly accessTtlMs: number; readonly refreshTtlMs: number; readonly issuer: string; readonly audience: string };
   /** Largest JSON body of the API routes, in bytes. */
@@ -67,7 +62,6 @@ export interface LogsConfig {
 
 export function loadLogsConfig(env: Env): LogsConfig {
   const read = envReader(env);
-  const dataDir = read.string('DATA_DIR', './data');
   const adminPassword = readAdminPassword(read, 'LOGS_ADMIN_PASSWORD');
   const accessTtlMs = read.duration('LOGS_ACCESS_TOKEN_TTL', '300s');
   if (accessTtlMs < 1000) throw new ConfigError('LOGS_ACCESS_TOKEN_TTL', 'must be at least 1s');
@@ -79,11 +73,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     windowMs: Math.max(1000, read.duration(windowName, window)),
   });
   return Object.freeze({
-    host: read.string('HOST', '0.0.0.0'),
-    port: read.port('LOGS_PORT', 8081),
-    dataDir,
-    databaseUrl: databaseUrl(env, 'LOGS_DATABASE_URL', dataDir, 'logs.sqlite'),
-    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    ...readServiceBasics(env, { port: 'LOGS_PORT', defaultPort: 8081, database: 'LOGS_DATABASE_URL', file: 'logs.sqlite' }),
     admin: { username: read.string('LOGS_ADMIN_USERNAME', 'admin'), password: adminPassword },
     token: {
       accessTtlMs,

@@ -14,6 +14,13 @@ function show(node: QueryNode): string {
       if (node.match === 'phrase') return `${field}"${node.value}"`;
       return `${field}${node.value}${node.match === 'prefix' ? '*' : ''}`;
     }
+    case 'range': {
+      const lower = node.lower ? `${node.lower.inclusive ? '[' : '{'}${node.lower.value}` : '{*';
+      const upper = node.upper ? `${node.upper.value}${node.upper.inclusive ? ']' : '}'}` : '*}';
+      return `${node.field}:${lower} TO ${upper}`;
+    }
+    case 'exists':
+      return `_exists_:${node.field}`;
     case 'not':
       return `(not ${show(node.child)})`;
     case 'and':
@@ -133,8 +140,6 @@ describe('query parser', () => {
     syntaxError('-', 0, /after '-'/);
     syntaxError('a - b', 2, /after '-'/);
     syntaxError('--', 1, /after '-'/);
-    syntaxError('*', 0, /prefix/);
-    syntaxError('level:*', 6, /prefix/);
     syntaxError('level:', 6, /value after 'level:'/);
     syntaxError('level: error', 6, /value after/);
     syntaxError('level:(a OR b)', 6, /grouping/);
@@ -158,5 +163,40 @@ describe('query parser', () => {
     assert.equal(parse('"NEAR(a b)"'), '"NEAR(a b)"');
     assert.equal(parse('a^2 {x} [y] ~z'), '(and a^2 {x} [y] ~z)');
     assert.equal(parse('東京 "ünï cödé"'), '(and 東京 "ünï cödé")');
+  });
+
+  test('ranges: brackets, braces, open ends, quoted bounds and comparisons', () => {
+    assert.equal(parse('status:[500 TO 599]'), 'status:[500 TO 599]');
+    assert.equal(parse('status:{500 TO 599}'), 'status:{500 TO 599}');
+    assert.equal(parse('status:[500 TO 599}'), 'status:[500 TO 599}');
+    assert.equal(parse('latency:[ 1.5  TO * ]'), 'latency:[1.5 TO *}');
+    assert.equal(
+      parse('@timestamp:["2026-11-24T00:00:00Z" TO "2026-11-24T01:00:00Z"]'),
+      '@timestamp:[2026-11-24T00:00:00Z TO 2026-11-24T01:00:00Z]',
+    );
+    assert.equal(parse('status:>=500'), 'status:[500 TO *}');
+    assert.equal(parse('status:>500'), 'status:{500 TO *}');
+    assert.equal(parse('status:<500'), 'status:{* TO 500}');
+    assert.equal(parse('status:<=500'), 'status:{* TO 500]');
+    assert.equal(parse('status:>=500 AND NOT status:[502 TO 503] timeout'), '(and status:[500 TO *} (not status:[502 TO 503]) timeout)');
+    assert.equal(parse('status:\\>500'), 'status:>500');
+  });
+
+  test('existence: _exists_:field and field:*; * alone matches everything', () => {
+    assert.equal(parse('_exists_:trace_id'), '_exists_:trace_id');
+    assert.equal(parse('NOT _exists_:k8s.pod.name'), '(not _exists_:k8s.pod.name)');
+    assert.equal(parse('user.id:*'), '_exists_:user.id');
+    assert.equal(parse('*'), '*ALL*');
+    assert.equal(parse('*:*'), '*ALL*');
+  });
+
+  test('malformed ranges and comparisons are refused with their position', () => {
+    syntaxError('status:[500 599]', 12, /TO/);
+    syntaxError('status:[500 TO 599', 18, /close the range/);
+    syntaxError('status:[500 TO ]', 15, /range bound/);
+    syntaxError('a status:[1 TO 2]x', 17, /after a range/);
+    syntaxError('status:>=', 9, /value after '>='/);
+    syntaxError('_exists_:(a)', 9);
+    syntaxError('status:["5 TO 6]', 8, /unterminated/);
   });
 });

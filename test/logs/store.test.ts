@@ -163,6 +163,52 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('disk AND full OR timeout'), at(3, 1), 'AND binds tighter than OR');
     });
 
+    test('ranges, comparisons and existence on numbers, numeric strings, times and keywords', async () => {
+      const entry = (minute: number, host: string, message: string, attributes?: LogEntry['attributes'], trace?: string): LogEntry => ({
+        timestamp: T0 + minute * MINUTE,
+        level: 'info',
+        service: 'ranges',
+        host,
+        message,
+        ...(attributes ? { attributes } : {}),
+        ...(trace ? { trace_id: trace } : {}),
+      });
+      await store.append('ranges', [
+        entry(1, 'h1', 'a', { status: 500, latency: 1.5 }),
+        entry(2, 'h10', 'b', { status: '503', latency: '0.25' }),
+        entry(3, 'h2', 'c', { status: 200 }),
+        entry(4, 'h3', 'd', { status: 'n/a' }),
+        entry(5, 'h1', 'e', undefined, 't1'),
+      ]);
+      const ranges = async (query: string) =>
+        messagesOf((await store.search(base({ tenantId: 'ranges', query, sort: { field: '@timestamp', order: 'asc' } }))).entries).join('');
+      assert.equal(await ranges('status:>=500'), 'ab');
+      assert.equal(await ranges('status:>500'), 'b');
+      assert.equal(await ranges('status:<500'), 'c');
+      assert.equal(await ranges('status:<=200'), 'c');
+      assert.equal(await ranges('status:[500 TO 599]'), 'ab');
+      assert.equal(await ranges('status:{500 TO 599]'), 'b');
+      assert.equal(await ranges('status:[200 TO 500}'), 'c');
+      assert.equal(await ranges('latency:>1'), 'a');
+      assert.equal(await ranges('latency:[0 TO 1]'), 'b');
+      assert.equal(await ranges('status:[* TO *]'), 'abcd');
+      assert.equal(await ranges('_exists_:status'), 'abcd');
+      assert.equal(await ranges('status:*'), 'abcd');
+      assert.equal(await ranges('NOT _exists_:status'), 'e');
+      assert.equal(await ranges('_exists_:trace_id'), 'e');
+      assert.equal(await ranges('_exists_:host'), 'abcde');
+      assert.equal(await ranges('*'), 'abcde');
+      assert.equal(await ranges(`@timestamp:[${T0 + 2 * MINUTE} TO ${T0 + 3 * MINUTE}]`), 'bc');
+      assert.equal(await ranges(`@timestamp:>=${new Date(T0 + 4 * MINUTE).toISOString()}`), 'de');
+      assert.equal(await ranges(`@timestamp:<"${new Date(T0 + 2 * MINUTE).toISOString()}"`), 'a');
+      // Keywords compare bytewise on both dialects: "h10" sorts between "h1" and "h2".
+      assert.equal(await ranges('host:[h1 TO h2]'), 'abce');
+      assert.equal(await ranges('host:{h1 TO h2}'), 'b');
+      assert.equal(await ranges('status:>=500 AND NOT host:h1'), 'b');
+      await assert.rejects(store.search(base({ tenantId: 'ranges', query: 'message:>5' })), QuerySyntaxError);
+      await assert.rejects(store.search(base({ tenantId: 'ranges', query: '@timestamp:>=yesterday' })), QuerySyntaxError);
+    });
+
     test('filters are exact matches joined with the query', async () => {
       assert.deepEqual(await find('connection', { filters: [{ field: 'service', value: 'worker' }] }), at(4, 3));
       assert.deepEqual(
@@ -368,7 +414,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('"*"'), at(7));
       assert.deepEqual(await find('sda1* OR NEAR'), at(7, 1));
       assert.deepEqual(await find('\\"; OR 1=1'), [], 'escaped quote and operators stay literal');
-      for (const bad of ['*', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--']) {
+      for (const bad of ['status:[1 TO', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--']) {
         await assert.rejects(store.search(base({ query: bad })), QuerySyntaxError, bad);
       }
       assert.equal((await store.search(base())).total, 8, 'still all there');

@@ -1,3 +1,4 @@
+import type { AuditRow } from '../../shared/audit/audit-row.js';
 import type { LoginFailuresTable } from '../../shared/auth/shared-rate-limiter.js';
 /** Kysely table types of the gateway database. Timestamps are ISO 8601 UTC strings on both dialects. */
 export interface HakAksesTable {
@@ -34,22 +35,8 @@ export interface SessionsTable {
   user_agent: string | null;
 }
 
-export interface AuditLogTable {
-  id: string;
-  at: string;
-  actor_id: string | null;
-  /** Who, readable (employee number or "sso:<email>"); survives deletion of the user. */
-  actor: string | null;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  outcome: 'success' | 'failure';
-  ip: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  /** JSON object; never holds a password or token. */
-  details: string | null;
-}
+/** `actor` is who, readable (employee number or "sso:<email>"); it survives deletion of the user. */
+export type AuditLogTable = AuditRow;
 
 export interface SigningKeysTable {
   kid: string;

@@ -1,3 +1,4 @@
+import type { AuditRow } from '../../shared/audit/audit-row.js';
 import type { LoginFailuresTable } from '../../shared/auth/shared-rate-limiter.js';
 /**
  * Kysely table types of the logs service's own tables (accounts, RBAC, audit). Every table is
@@ -62,21 +63,8 @@ export interface LogsRefreshTokensTable {
   used_at: string | null;
 }
 
-export interface LogsAuditTable {
-  id: string;
+export interface LogsAuditTable extends AuditRow {
   tenant_id: string;
-  at: string;
-  actor_id: string | null;
-  actor: string | null;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  outcome: 'success' | 'failure';
-  ip: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  /** JSON object; never a password or token. */
-  details: string | null;
 }
 
 export interface LogsSigningKeysTable {

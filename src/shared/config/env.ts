@@ -89,6 +89,28 @@ export function databaseUrl(env: Env, name: string, dataDir: string, file: strin
   return value;
 }
 
+/** Where a service listens and keeps its data. */
+export interface ServiceBasics {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly logLevel: string;
+}
+
+/** HOST, the service's port, DATA_DIR, its database URL (default: `file` in DATA_DIR) and LOG_LEVEL. */
+export function readServiceBasics(env: Env, names: { port: string; defaultPort: number; database: string; file: string }): ServiceBasics {
+  const read = envReader(env);
+  const dataDir = read.string('DATA_DIR', './data');
+  return {
+    host: read.string('HOST', '0.0.0.0'),
+    port: read.port(names.port, names.defaultPort),
+    dataDir,
+    databaseUrl: databaseUrl(env, names.database, dataDir, names.file),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  };
+}
+
 /** An administrator password from `name`, when set: it must meet the password rules (a typo is not a weak account). */
 export function readAdminPassword(read: ReturnType<typeof envReader>, name: string): string | undefined {
   const password = read.optionalString(name);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { LogsSchema } from '../../db/schema.js';
+import { newestFirstPage } from '../../../shared/db/newest-first-page.js';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -223,19 +224,8 @@ export class AlertsRepository {
   }
 
   /** Newest first. */
-  async listAlerts(filter: AlertFilter, page: number, limit: number): Promise<{ rows: AlertRow[]; total: number }> {
-    const base = this.filtered(filter);
-    const [rows, count] = await Promise.all([
-      base
-        .selectAll()
-        .orderBy('started_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .offset((page - 1) * limit)
-        .execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    ]);
-    return { rows, total: Number(count.total) };
+  listAlerts(filter: AlertFilter, page: number, limit: number): Promise<{ rows: AlertRow[]; total: number }> {
+    return newestFirstPage(this.filtered(filter), 'started_at', page, limit);
   }
 
   async countBySeverity(tenantId: string, states: readonly AlertState[]): Promise<{ severity: Severity; count: number }[]> {

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { auditRow, AuditListeners, type AuditFields } from '../../../shared/audit/audit-row.js';
 import type { LogsAuditTable, LogsSchema } from '../../db/schema.js';
+import { newestFirstPage } from '../../../shared/db/newest-first-page.js';
 
 /** Who did it, as an audit entry names them: a signed-in user (`userId`) or a user row (`id`). */
 export function auditActor(actor: { userId: string; username: string } | { id: string; username: string }): {
@@ -10,21 +11,10 @@ export function auditActor(actor: { userId: string; username: string } | { id: s
   return { actorId: 'userId' in actor ? actor.userId : actor.id, actor: actor.username };
 }
 
-export interface AuditEntry {
+export interface AuditEntry extends AuditFields {
   tenantId: string;
   /** ISO 8601; default now. Set for events recorded elsewhere first (the gateway's). */
   at?: string | undefined;
-  action: string;
-  outcome: 'success' | 'failure';
-  actorId?: string | null | undefined;
-  actor?: string | null | undefined;
-  targetType?: string | undefined;
-  targetId?: string | undefined;
-  ip?: string | undefined;
-  userAgent?: string | undefined;
-  requestId?: string | undefined;
-  /** Never a password or token. */
-  details?: Record<string, unknown> | undefined;
 }
 
 export interface AuditFilter {
@@ -48,7 +38,7 @@ function likePattern(text: string): string {
 
 /** The logs service's audit trail, tenant-scoped. Listeners (e.g. log shipping) see each row. */
 export class LogsAuditRepository {
-  private readonly listeners: AuditListener[] = [];
+  private readonly listeners = new AuditListeners<LogsAuditTable>();
 
   constructor(
     private readonly db: Kysely<LogsSchema>,
@@ -56,27 +46,13 @@ export class LogsAuditRepository {
   ) {}
 
   onRecord(listener: AuditListener): void {
-    this.listeners.push(listener);
+    this.listeners.add(listener);
   }
 
   async record(entry: AuditEntry, db: Kysely<LogsSchema> = this.db): Promise<void> {
-    const row: LogsAuditTable = {
-      id: randomUUID(),
-      tenant_id: entry.tenantId,
-      at: entry.at ?? new Date(this.now()).toISOString(),
-      actor_id: entry.actorId ?? null,
-      actor: entry.actor?.slice(0, 200) ?? null,
-      action: entry.action,
-      target_type: entry.targetType ?? null,
-      target_id: entry.targetId ?? null,
-      outcome: entry.outcome,
-      ip: entry.ip ?? null,
-      user_agent: entry.userAgent?.slice(0, 512) ?? null,
-      request_id: entry.requestId ?? null,
-      details: entry.details ? JSON.stringify(entry.details) : null,
-    };
+    const row: LogsAuditTable = { ...auditRow(entry, entry.at ?? new Date(this.now()).toISOString()), tenant_id: entry.tenantId };
     await db.insertInto('logs_audit').values(row).execute();
-    for (const listener of this.listeners) listener(row);
+    this.listeners.emit(row);
   }
 
   private filtered(filter: AuditFilter) {
@@ -99,19 +75,8 @@ export class LogsAuditRepository {
   }
 
   /** Newest first. */
-  async search(filter: AuditFilter, page: number, limit: number): Promise<{ rows: LogsAuditTable[]; total: number }> {
-    const base = this.filtered(filter);
-    const [rows, count] = await Promise.all([
-      base
-        .selectAll()
-        .orderBy('at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .offset((page - 1) * limit)
-        .execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    ]);
-    return { rows, total: Number(count.total) };
+  search(filter: AuditFilter, page: number, limit: number): Promise<{ rows: LogsAuditTable[]; total: number }> {
+    return newestFirstPage(this.filtered(filter), 'at', page, limit);
   }
 
   /**

@@ -21,7 +21,7 @@ const BulkResponse = Type.Object({
   items: Type.Array(Type.Record(Type.String(), Type.Unknown())),
 });
 
-export const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
+const SECURED: Record<string, string[]>[] = [{ bearer: [] }, { basic: [] }];
 
 /** OTLP/HTTP, one route per signal (`/v1/logs`, `/v1/traces`, `/v1/metrics`), as the OpenTelemetry SDKs and Collector send. */
 export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]): FastifyPluginAsyncTypebox {

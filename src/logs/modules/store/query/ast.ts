@@ -12,6 +12,28 @@ export interface TermNode {
   position: number;
 }
 
+/** One end of a range; `inclusive` for `[`, `]`, `>=`, `<=`. */
+export interface RangeBound {
+  value: string;
+  inclusive: boolean;
+}
+
+/** `field:[a TO b]`, `field:{a TO b}`, `field:>=a`, `field:<b`; a missing bound is open (`*`). */
+export interface RangeNode {
+  kind: 'range';
+  field: string;
+  lower: RangeBound | null;
+  upper: RangeBound | null;
+  position: number;
+}
+
+/** `_exists_:field` or `field:*`: the field has a non-empty value. */
+export interface ExistsNode {
+  kind: 'exists';
+  field: string;
+  position: number;
+}
+
 export interface AndNode {
   kind: 'and';
   children: QueryNode[];
@@ -32,4 +54,4 @@ export interface AllNode {
   kind: 'all';
 }
 
-export type QueryNode = TermNode | AndNode | OrNode | NotNode | AllNode;
+export type QueryNode = TermNode | RangeNode | ExistsNode | AndNode | OrNode | NotNode | AllNode;

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
 import type { Condition, TextExpr } from './condition.js';
+import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
 /**
  * Compiles a condition to a PostgreSQL boolean expression over `log_entries AS l`. Text expressions
@@ -26,7 +27,25 @@ export function compilePostgres(condition: Condition): RawBuilder<unknown> {
       return equals(condition.field, condition.value);
     case 'prefix':
       return sql`starts_with(${valueOf(condition.field)}, ${condition.value}::text)`;
+    case 'exists':
+      return sql`coalesce(${valueOf(condition.field)}, '') <> ''`;
+    case 'range':
+      return range(condition);
   }
+}
+
+/** Text that PostgreSQL's numeric cast accepts. */
+const NUMERIC_TEXT = String.raw`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$`;
+
+function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
+  if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}::bigint`);
+  // COLLATE "C": bytewise, as SQLite compares, whatever the database's locale.
+  if (compare === 'text') return rangeSql(sql`(${valueOf(field)} COLLATE "C")`, lower, upper, (bound) => sql`${String(bound)}::text`);
+  // A JSON number as it is; a numeric string (`"503"`) converted; anything else is no number (NULL).
+  const text = valueOf(field);
+  const json = field.kind === 'attribute' ? sql`(l.attributes -> ${field.name}::text)` : null;
+  const number = sql`(CASE WHEN ${json === null ? sql`FALSE` : sql`jsonb_typeof(${json}) = 'number'`} THEN ${text}::numeric WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END)`;
+  return rangeSql(number, lower, upper, (bound) => sql`${bound}::numeric`);
 }
 
 export function tsqueryText(expr: TextExpr): string {
@@ -41,17 +60,8 @@ export function tsqueryText(expr: TextExpr): string {
   }
 }
 
-type MatchField = Exclude<FieldRef, { kind: 'timestamp' }>;
-
 function valueOf(field: MatchField): RawBuilder<unknown> {
-  switch (field.kind) {
-    case 'message':
-      return sql.ref('l.message');
-    case 'column':
-      return sql.ref(`l.${field.column}`);
-    case 'attribute':
-      return sql`(l.attributes ->> ${field.name}::text)`;
-  }
+  return fieldSql(field, (name) => sql`(l.attributes ->> ${name}::text)`);
 }
 
 function equals(field: MatchField, value: string): RawBuilder<unknown> {

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
 import type { Condition, TextExpr } from './condition.js';
+import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
 /**
  * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Text expressions
@@ -32,7 +33,22 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
       return equals(condition.field, condition.value);
     case 'prefix':
       return sql`substr(${valueOf(condition.field)}, 1, ${[...condition.value].length}) = ${condition.value}`;
+    case 'exists':
+      return condition.field.kind === 'attribute'
+        ? sql`(l.attributes ->> ${attributePath(condition.field.name)}) IS NOT NULL`
+        : sql`coalesce(${valueOf(condition.field)}, '') <> ''`;
+    case 'range':
+      return range(condition);
   }
+}
+
+function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
+  if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}`);
+  if (compare === 'text') return rangeSql(sqliteFieldValue(field), lower, upper, (bound) => sql`${String(bound)}`);
+  // A JSON number as it is; a numeric string (`"503"`) converted; anything else is no number (NULL).
+  const value = valueOf(field);
+  const number = sql`(CASE WHEN typeof(${value}) IN ('integer', 'real') THEN ${value} WHEN typeof(${value}) = 'text' AND ${value} GLOB '*[0-9]*' AND ${value} NOT GLOB '*[^0-9.eE+-]*' THEN CAST(${value} AS REAL) END)`;
+  return rangeSql(number, lower, upper, (bound) => sql`${bound}`);
 }
 
 function compileText(expr: TextExpr, context: SqliteQueryContext): RawBuilder<unknown> {
@@ -86,17 +102,8 @@ export function attributePath(name: string): string {
   return `$."${name.replace(/["\\]/g, (char) => `\\${char}`)}"`;
 }
 
-type MatchField = Exclude<FieldRef, { kind: 'timestamp' }>;
-
 function valueOf(field: MatchField): RawBuilder<unknown> {
-  switch (field.kind) {
-    case 'message':
-      return sql.ref('l.message');
-    case 'column':
-      return sql.ref(`l.${field.column}`);
-    case 'attribute':
-      return sql`(l.attributes ->> ${attributePath(field.name)})`;
-  }
+  return fieldSql(field, (name) => sql`(l.attributes ->> ${attributePath(name)})`);
 }
 
 function equals(field: MatchField, value: string): RawBuilder<unknown> {

@@ -1,7 +1,7 @@
 import { QuerySyntaxError, type FieldFilter } from '../log-store.js';
 import { normalizeLevel, resolveField, type FieldRef } from '../fields.js';
 import { tokenize } from '../tokenize.js';
-import type { QueryNode } from './ast.js';
+import type { QueryNode, RangeBound, RangeNode } from './ast.js';
 
 /**
  * The dialect-neutral form both compilers start from. Message words become `text` expressions, which
@@ -19,7 +19,18 @@ export type Condition =
   /** A message term without letters or digits (`=>`, `'`): a plain substring test. */
   | { kind: 'contains'; value: string }
   | { kind: 'equals'; field: Exclude<FieldRef, { kind: 'timestamp' }>; value: string }
-  | { kind: 'prefix'; field: Exclude<FieldRef, { kind: 'timestamp' }>; value: string };
+  | { kind: 'prefix'; field: Exclude<FieldRef, { kind: 'timestamp' }>; value: string }
+  /** `time` compares epoch milliseconds, `number` numeric values (JSON numbers and numeric strings), `text` bytewise. */
+  | { kind: 'range'; field: FieldRef; compare: 'time' | 'number' | 'text'; lower: ConditionBound | null; upper: ConditionBound | null }
+  /** The field has a value that is neither null nor empty. */
+  | { kind: 'exists'; field: Exclude<FieldRef, { kind: 'timestamp' }> };
+
+export interface ConditionBound {
+  value: number | string;
+  inclusive: boolean;
+}
+
+const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 
 export function toCondition(node: QueryNode): Condition {
   switch (node.kind) {
@@ -30,6 +41,12 @@ export function toCondition(node: QueryNode): Condition {
     case 'and':
     case 'or':
       return merge({ kind: node.kind, children: node.children.map(toCondition) });
+    case 'exists': {
+      const field = resolveField(node.field);
+      return field.kind === 'timestamp' ? { kind: 'all' } : { kind: 'exists', field };
+    }
+    case 'range':
+      return rangeCondition(node);
     case 'term': {
       const field = resolveField(node.field ?? 'message');
       if (field.kind === 'timestamp') throw new QuerySyntaxError(`${node.field} cannot be searched: use the time range`, node.position);
@@ -42,6 +59,28 @@ export function toCondition(node: QueryNode): Condition {
       return { kind: node.match === 'prefix' ? 'prefix' : 'equals', field, value };
     }
   }
+}
+
+function rangeCondition(node: RangeNode): Condition {
+  const field = resolveField(node.field);
+  const bounds = [node.lower, node.upper].filter((bound): bound is RangeBound => bound !== null);
+  if (field.kind === 'message')
+    throw new QuerySyntaxError('message cannot be compared: ranges apply to numbers, times and keywords', node.position);
+  if (field.kind === 'timestamp') {
+    const time = (bound: RangeBound | null): ConditionBound | null => {
+      if (bound === null) return null;
+      const ms = /^\d+$/.test(bound.value) ? Number(bound.value) : Date.parse(bound.value);
+      if (!Number.isSafeInteger(ms))
+        throw new QuerySyntaxError(`'${bound.value}' is not a time (ISO 8601 or epoch milliseconds)`, node.position);
+      return { value: ms, inclusive: bound.inclusive };
+    };
+    return { kind: 'range', field, compare: 'time', lower: time(node.lower), upper: time(node.upper) };
+  }
+  if (bounds.length === 0) return { kind: 'exists', field };
+  const numeric = bounds.every((bound) => NUMBER.test(bound.value));
+  const convert = (bound: RangeBound | null): ConditionBound | null =>
+    bound === null ? null : { value: numeric ? Number(bound.value) : bound.value, inclusive: bound.inclusive };
+  return { kind: 'range', field, compare: numeric ? 'number' : 'text', lower: convert(node.lower), upper: convert(node.upper) };
 }
 
 /** `filters` are exact matches; several are ANDed. */

@@ -1,5 +1,5 @@
 import { QuerySyntaxError } from '../log-store.js';
-import type { QueryNode, TermMatch, TermNode } from './ast.js';
+import type { AllNode, ExistsNode, QueryNode, RangeBound, RangeNode, TermMatch, TermNode } from './ast.js';
 
 /**
  * Parses the search query language (docs/log-search.md) into an AST:
@@ -8,7 +8,10 @@ import type { QueryNode, TermMatch, TermNode } from './ast.js';
  *   and     := unary (["AND"] unary)*          (juxtaposition means AND)
  *   unary   := ("NOT" | "-") unary | primary
  *   primary := "(" or ")" | term
- *   term    := [field ":"] (word | word"*" | "quoted phrase")
+ *   term    := [field ":"] (word | word"*" | "quoted phrase") | "*"
+ *            | field ":" ("[" | "{") bound "TO" bound ("]" | "}")      bound := word | "quoted" | "*"
+ *            | field ":" (">" | ">=" | "<" | "<=") word
+ *            | "_exists_:" field | field ":*"
  * Operators are upper case; a lower-case `and` is a word. Errors carry the 0-based offset.
  */
 
@@ -19,7 +22,12 @@ export const MAX_DEPTH = 32;
 
 const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
 
-type Token = { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number } | { type: 'term'; term: TermNode; position: number };
+type Operand = TermNode | RangeNode | ExistsNode | AllNode;
+type Token = { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number } | { type: 'term'; term: Operand; position: number };
+
+const RANGE_START = /^([\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*):([[{])/u;
+const COMPARISON = /^(>=|<=|>|<)/;
+const COMPARISON_ONLY = /^(>=|<=|>|<)$/;
 
 function isSpace(char: string | undefined): boolean {
   return char !== undefined && /\s/u.test(char);
@@ -30,16 +38,7 @@ function lex(input: string): Token[] {
   let i = 0;
 
   const readQuoted = (start: number): { value: string; end: number } => {
-    // input[start] is the opening quote; `\"` and `\\` are escapes.
-    let value = '';
-    let j = start + 1;
-    while (j < input.length && input[j] !== '"') {
-      if (input[j] === '\\' && j + 1 < input.length) j += 1;
-      value += input[j];
-      j += 1;
-    }
-    if (j >= input.length) throw new QuerySyntaxError('unterminated quoted phrase', start);
-    j += 1;
+    const { value, end: j } = readQuotedText(input, start);
     const next = input[j];
     if (next !== undefined && !isSpace(next) && next !== ')' && next !== '(') {
       throw new QuerySyntaxError(`unexpected '${next}' after a quoted phrase`, j);
@@ -73,6 +72,14 @@ function lex(input: string): Token[] {
       continue;
     }
 
+    const range = RANGE_START.exec(input.slice(i, i + 300));
+    if (range) {
+      const { node, end } = readRange(input, i, range[1]!, i + range[0].length - 1);
+      tokens.push({ type: 'term', position: i, term: node });
+      i = end;
+      continue;
+    }
+
     // A word: up to whitespace, a parenthesis or a quote. A backslash escapes the next character.
     const start = i;
     const chars: { c: string; escaped: boolean }[] = [];
@@ -93,6 +100,11 @@ function lex(input: string): Token[] {
       tokens.push({ type: raw, position: start });
       continue;
     }
+    // `*` and `*:*` match everything (what Kibana and Grafana send for an empty query box).
+    if (plain && (raw === '*' || raw === '*:*')) {
+      tokens.push({ type: 'term', position: start, term: { kind: 'all' } });
+      continue;
+    }
 
     let field: string | null = null;
     let valueChars = chars;
@@ -111,6 +123,13 @@ function lex(input: string): Token[] {
     }
 
     if (input[i] === '"') {
+      const operator = valueChars.map((part) => part.c).join('');
+      if (field !== null && valueChars.every((part) => !part.escaped) && COMPARISON_ONLY.test(operator)) {
+        const { value, end } = readQuoted(i);
+        tokens.push({ type: 'term', position: start, term: comparisonNode(field, operator, value, start) });
+        i = end;
+        continue;
+      }
       if (field === null || valueChars.length > 0) {
         throw new QuerySyntaxError("unexpected '\"': put a space before a quoted phrase", i);
       }
@@ -124,6 +143,26 @@ function lex(input: string): Token[] {
       throw new QuerySyntaxError(`expected a value after '${field}:'`, valueStart);
     }
 
+    const valueText = valueChars.map((part) => part.c).join('');
+    const valuePlain = valueChars.every((part) => !part.escaped);
+    if (field === '_exists_') {
+      if (!FIELD_NAME.test(valueText)) throw new QuerySyntaxError(`'${valueText}' is not a field name`, valueStart);
+      tokens.push({ type: 'term', position: start, term: { kind: 'exists', field: valueText, position: start } });
+      continue;
+    }
+    if (field !== null && valuePlain && valueText === '*') {
+      tokens.push({ type: 'term', position: start, term: { kind: 'exists', field, position: start } });
+      continue;
+    }
+    const comparison = field !== null && !valueChars[0]!.escaped ? COMPARISON.exec(valueText) : null;
+    if (field !== null && comparison) {
+      const operator = comparison[1]!;
+      const bound = valueText.slice(operator.length);
+      if (bound === '') throw new QuerySyntaxError(`expected a value after '${operator}'`, valueStart + operator.length);
+      tokens.push({ type: 'term', position: start, term: comparisonNode(field, operator, bound, start) });
+      continue;
+    }
+
     let match: TermMatch = 'word';
     const last = valueChars[valueChars.length - 1];
     if (last && last.c === '*' && !last.escaped) {
@@ -135,6 +174,68 @@ function lex(input: string): Token[] {
     tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match, position: start } });
   }
   return tokens;
+}
+
+/** The text of `"..."` from the opening quote at `start` (backslash escapes the next character), and the offset after it. */
+function readQuotedText(input: string, start: number): { value: string; end: number } {
+  let value = '';
+  let j = start + 1;
+  while (j < input.length && input[j] !== '"') {
+    if (input[j] === '\\' && j + 1 < input.length) j += 1;
+    value += input[j];
+    j += 1;
+  }
+  if (j >= input.length) throw new QuerySyntaxError('unterminated quoted phrase', start);
+  return { value, end: j + 1 };
+}
+
+/** `field:>=value` and the other comparisons as a range with one open end. */
+function comparisonNode(field: string, operator: string, value: string, position: number): RangeNode {
+  const edge: RangeBound = { value, inclusive: operator.length === 2 };
+  return operator.startsWith('>')
+    ? { kind: 'range', field, lower: edge, upper: null, position }
+    : { kind: 'range', field, lower: null, upper: edge, position };
+}
+
+/** `field:[a TO b]` and its `{`/`}` forms, from the opening bracket at `open`. */
+function readRange(input: string, start: number, field: string, open: number): { node: RangeNode; end: number } {
+  let j = open + 1;
+  const skipSpaces = () => {
+    while (isSpace(input[j])) j += 1;
+  };
+  const readBound = (): RangeBound['value'] | null => {
+    skipSpaces();
+    const from = j;
+    let value = '';
+    if (input[j] === '"') {
+      const quoted = readQuotedText(input, j);
+      j = quoted.end;
+      return quoted.value;
+    }
+    while (j < input.length && !isSpace(input[j]) && input[j] !== ']' && input[j] !== '}') value += input[j++];
+    if (value === '') throw new QuerySyntaxError(`expected a range bound in '${field}:'`, from);
+    return value === '*' ? null : value;
+  };
+  const lower = readBound();
+  skipSpaces();
+  if (input.slice(j, j + 2) !== 'TO' || !isSpace(input[j + 2])) throw new QuerySyntaxError("expected 'TO' in a range", j);
+  j += 2;
+  const upper = readBound();
+  skipSpaces();
+  const close = input[j];
+  if (close !== ']' && close !== '}') throw new QuerySyntaxError("expected ']' or '}' to close the range", j);
+  j += 1;
+  const next = input[j];
+  if (next !== undefined && !isSpace(next) && next !== ')' && next !== '(')
+    throw new QuerySyntaxError(`unexpected '${next}' after a range`, j);
+  const node: RangeNode = {
+    kind: 'range',
+    field,
+    lower: lower === null ? null : { value: lower, inclusive: input[open] === '[' },
+    upper: upper === null ? null : { value: upper, inclusive: close === ']' },
+    position: start,
+  };
+  return { node, end: j };
 }
 
 export function parseQuery(input: string): QueryNode {
