@@ -30,7 +30,8 @@ import { LogsTokens } from './modules/auth/tokens.js';
 import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
 import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts } from './modules/dashboards/source-counts.js';
-import { elasticRoutes, otlpRoutes } from './modules/ingest/ingest.routes.js';
+import { otlpRoutes } from './modules/ingest/ingest.routes.js';
+import { elasticRoutes } from './modules/elastic/elastic.routes.js';
 import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -107,7 +108,11 @@ export async function buildLogsService({
     if (logStore === undefined) {
       // Searches run off the event loop (SQLite) and within LOGS_SEARCH_TIMEOUT (docs/log-store.md#time-budget).
       storeReads = await openStoreReads(config.databaseUrl, database.db, config.search);
-      store = createLogStore(database.db, database.dialect, { reads: storeReads.db, readTimeoutMs: config.search.timeoutMs });
+      store = createLogStore(database.db, database.dialect, {
+        reads: storeReads.db,
+        readTimeoutMs: config.search.timeoutMs,
+        documentIds: { now, windowMs: config.ingestIdWindowMs },
+      });
     } else {
       store = typeof logStore === 'function' ? logStore(database) : logStore;
     }
@@ -255,6 +260,8 @@ export async function buildLogsService({
   });
   // Retention: each tenant's old logs, spans and metric points are removed, in the background.
   if (config.retentionIntervalMs > 0) lifecycle.every('retention sweep', config.retentionIntervalMs, () => tenants.applyRetention());
+  // Documents' `_id`s are forgotten once their window has passed (LOGS_INGEST_ID_WINDOW).
+  lifecycle.every('document id expiry', 600_000, () => store.forgetDocumentIds(now()));
   // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
   let prunedAt = 0;
   lifecycle.every(

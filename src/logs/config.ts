@@ -16,6 +16,8 @@ export interface LogsConfig extends ServiceBasics {
   readonly ingestBodyLimit: number;
   /** A gzip ingestion body is refused (413) once it inflates beyond this many times its compressed size. */
   readonly ingestMaxInflateRatio: number;
+  /** How long a document's `_id` is remembered so that a retry is stored once (LOGS_INGEST_ID_WINDOW). */
+  readonly ingestIdWindowMs: number;
   readonly trustProxy: boolean | number | string;
   /** Longest time to receive a whole request, headers and body (408 beyond): bounds slow clients. */
   readonly requestTimeoutMs: number;
@@ -84,6 +86,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     bodyLimit: read.int('LOGS_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
     ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
+    ingestIdWindowMs: Math.max(60_000, read.duration('LOGS_INGEST_ID_WINDOW', '24h')),
     trustProxy:
       trustProxyRaw === undefined
         ? false

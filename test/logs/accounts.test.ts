@@ -26,6 +26,8 @@ const ROUTES: { method: 'GET' | 'POST'; url: string; permission: string; payload
   { method: 'POST', url: '/api/roles', permission: 'roles:manage', payload: { name: 'never-made', permissions: [] } },
   { method: 'POST', url: '/v1/logs', permission: 'logs:write', payload: { resourceLogs: [] } },
   { method: 'POST', url: '/api/v1/_elastic/_bulk', permission: 'logs:write', payload: '{"index":{}}\n{"message":"x"}\n' },
+  { method: 'POST', url: '/api/v1/_elastic/_search', permission: 'logs:read', payload: '{"query":{"match_all":{}}}' },
+  { method: 'GET', url: '/api/v1/_elastic/logs/_mapping', permission: 'logs:read' },
 ];
 
 for (const dialect of DIALECTS) {
@@ -68,7 +70,9 @@ for (const dialect of DIALECTS) {
           ...(route.payload ? { payload: route.payload } : {}),
         });
         assert.equal(denied.statusCode, 403, `${route.method} ${route.url} without ${route.permission}`);
-        assert.deepEqual(denied.json(), { error: 'permission denied' });
+        // The Elasticsearch-compatible API answers in Elasticsearch's error shape.
+        if (route.url.includes('/_elastic/')) assert.equal(denied.json().error.type, 'security_exception');
+        else assert.deepEqual(denied.json(), { error: 'permission denied' });
         const holder = await logs.userWith([route.permission]);
         const allowed = await logs.request({
           method: route.method,

@@ -37,12 +37,15 @@ function controllableStore(clock: TestClock) {
     distinct: (request) => store.distinct(request),
     topMessages: (request) => store.topMessages(request),
     groupCounts: (request) => store.groupCounts(request),
+    aggregate: (request) => store.aggregate(request),
+    numericValues: (request) => store.numericValues(request),
+    forgetDocumentIds: (now) => store.forgetDocumentIds(now),
     ping: () => store.ping(),
     removeOlderThan: (tenantId, before) => store.removeOlderThan(tenantId, before),
     async append(tenantId, entries) {
       clock.advance(control.takesMs);
       if (control.fail) throw new Error('disk full');
-      await store.append(tenantId, entries);
+      return store.append(tenantId, entries);
     },
   });
   return { control, wrap };

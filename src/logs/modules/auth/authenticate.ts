@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { RateLimiter } from '../../../shared/auth/rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
@@ -177,12 +177,12 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     };
   }
 
-  /** Ingestion: bearer token or HTTP Basic of a user with logs:write; rate-limited per tenant. */
-  const requireIngest: preHandlerAsyncHookHandler = async (request, reply) => {
+  /** A bearer token, the gateway's shipper key or HTTP Basic: what shippers and data sources send. */
+  async function anyCredential(request: FastifyRequest, reply: FastifyReply, countApiCall: boolean): Promise<LogsAuthContext> {
     const header = request.headers.authorization;
-    let auth: LogsAuthContext;
     const basic = header ? /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
     if (basic) {
+      let auth: LogsAuthContext;
       try {
         auth = await fromBasic(basic[1]!, request);
       } catch (error) {
@@ -190,18 +190,36 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
         throw error;
       }
       request.logsAuth = auth;
-    } else {
-      const token = header ? /^bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
-      const shipper = token === undefined ? undefined : await fromShipperKey(token);
-      if (shipper) request.logsAuth = shipper;
-      auth = shipper ?? (await bearer(request, false));
+      if (countApiCall) limited(apiLimiter, auth.userId);
+      return auth;
     }
+    const token = header ? /^bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+    const shipper = token === undefined ? undefined : await fromShipperKey(token);
+    if (shipper) {
+      request.logsAuth = shipper;
+      return shipper;
+    }
+    return bearer(request, countApiCall);
+  }
+
+  /** Ingestion: any credential of a user with logs:write; rate-limited per tenant. */
+  const requireIngest: onRequestAsyncHookHandler = async (request, reply) => {
+    const auth = await anyCredential(request, reply, false);
     if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
     await resolveTenant(request, auth);
     limited(ingestLimiter, request.tenantId);
   };
 
-  return { requireAuth, requirePermission, requireIngest };
+  /** Data sources and shippers' probes (the Elasticsearch-compatible API): any credential holding one of the permissions; the per-user API limit. */
+  function requireReader(permissions: readonly Permission[]): onRequestAsyncHookHandler {
+    return async (request, reply) => {
+      const auth = await anyCredential(request, reply, true);
+      if (!permissions.some((permission) => auth.permissions.has(permission))) throw new AppError('LOGS_PERMISSION_DENIED');
+      await resolveTenant(request, auth);
+    };
+  }
+
+  return { requireAuth, requirePermission, requireIngest, requireReader };
 }
 
 export type LogsGuards = ReturnType<typeof logsGuards>;

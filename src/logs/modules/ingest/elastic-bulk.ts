@@ -161,23 +161,36 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       continue;
     }
     items.push({ action: kind, index, id, entry: entries.length });
-    entries.push(storableEntry(entry));
+    const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
+    entries.push(storableEntry({ ...entry, documentId: explicitId, attributes: { ...entry.attributes, _index: index.slice(0, 255) } }));
   }
   return { items, entries };
 }
 
-/** The response body Elasticsearch gives for `_bulk`, which shippers read for per-item retries. */
-export function bulkResponse(items: readonly BulkItem[], tookMs: number) {
+/**
+ * The response body Elasticsearch gives for `_bulk`, which shippers read for per-item retries.
+ * `duplicates`: entries whose `_id` was already stored: a `create` of one is a 409 conflict, as in
+ * Elasticsearch; an `index` of one keeps the stored document (logs are immutable) and says `noop`.
+ */
+export function bulkResponse(items: readonly BulkItem[], duplicates: ReadonlySet<number>, tookMs: number) {
   let errors = false;
   const out = items.map((item, seq) => {
+    const head = { _index: item.index, _id: item.id };
     if (item.error) {
       errors = true;
-      return { [item.action]: { _index: item.index, _id: item.id, status: 400, error: item.error } };
+      return { [item.action]: { ...head, status: 400, error: item.error } };
+    }
+    if (item.entry !== undefined && duplicates.has(item.entry)) {
+      if (item.action === 'create') {
+        errors = true;
+        const reason = `[${item.id}]: version conflict, document already exists (current version [1])`;
+        return { [item.action]: { ...head, status: 409, error: { type: 'version_conflict_engine_exception', reason } } };
+      }
+      return { [item.action]: { ...head, _version: 1, result: 'noop', _shards: { total: 1, successful: 1, failed: 0 }, status: 200 } };
     }
     return {
       [item.action]: {
-        _index: item.index,
-        _id: item.id,
+        ...head,
         _version: 1,
         result: 'created',
         _shards: { total: 1, successful: 1, failed: 0 },

@@ -37,7 +37,7 @@ export async function ingestBatch<T>(
   request: FastifyRequest,
   source: IngestSource,
   mapping: Mapping<T>,
-  store: (items: T[]) => Promise<void>,
+  store: (items: T[]) => Promise<unknown>,
 ): Promise<void> {
   const { stats, now } = accounting;
   const { tenantId } = request;
@@ -68,6 +68,7 @@ export function storableEntry(entry: LogEntry): LogEntry {
     trace_id: text(entry.trace_id),
     span_id: text(entry.span_id),
     attributes: storableAttributes(entry.attributes ?? {}),
+    documentId: text(entry.documentId),
   };
 }
 

@@ -1,4 +1,8 @@
 import type {
+  AggregateRequest,
+  AggregateRow,
+  AppendResult,
+  NumericValuesRequest,
   DistinctRequest,
   FieldInfo,
   GroupCount,
@@ -25,7 +29,7 @@ export class BudgetedLogStore implements LogStore {
     private readonly timeoutMs: number,
   ) {}
 
-  append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
+  append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
     return this.inner.append(tenantId, entries);
   }
 
@@ -57,7 +61,19 @@ export class BudgetedLogStore implements LogStore {
     return this.inner.ping();
   }
 
+  aggregate(request: AggregateRequest): Promise<AggregateRow[]> {
+    return withBudget(this.timeoutMs, () => this.inner.aggregate(request));
+  }
+
+  numericValues(request: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]> {
+    return withBudget(this.timeoutMs, () => this.inner.numericValues(request));
+  }
+
   removeOlderThan(tenantId: string, before: number): Promise<number> {
     return this.inner.removeOlderThan(tenantId, before);
+  }
+
+  forgetDocumentIds(now: number): Promise<number> {
+    return this.inner.forgetDocumentIds(now);
   }
 }

@@ -3,13 +3,14 @@ import type { LogStore } from './log-store.js';
 import { PostgresLogStore } from './postgres-store.js';
 import { SqliteLogStore } from './sqlite-store.js';
 import { BudgetedLogStore } from './budgeted-store.js';
+import type { DocumentIdWindow } from './store-core.js';
 
 export * from './log-store.js';
 export { logStoreMigrations } from './migrations.js';
 export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
 /** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
-export { MAX_BUCKETS } from './store-core.js';
+export { MAX_BUCKETS, DEFAULT_DOCUMENT_ID_WINDOW, type DocumentIdWindow } from './store-core.js';
 export { QueryTimeoutError } from './read-budget.js';
 export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/index.js';
 
@@ -27,6 +28,8 @@ export interface LogStoreOptions {
   reads?: Kysely<any> | undefined;
   /** Time budget of each read, in ms (LOGS_SEARCH_TIMEOUT); default: unbounded. */
   readTimeoutMs?: number | undefined;
+  /** How long senders' document ids are remembered (LOGS_INGEST_ID_WINDOW); default a day, on the system clock. */
+  documentIds?: DocumentIdWindow | undefined;
 }
 
 /**
@@ -37,6 +40,6 @@ export interface LogStoreOptions {
  */
 export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
   const reads = options.reads ?? db;
-  const store = dialect === 'sqlite' ? new SqliteLogStore(db, { ...options, reads }) : new PostgresLogStore(db, reads);
+  const store = dialect === 'sqlite' ? new SqliteLogStore(db, { ...options, reads }) : new PostgresLogStore(db, reads, options.documentIds);
   return options.readTimeoutMs === undefined ? store : new BudgetedLogStore(store, options.readTimeoutMs);
 }

@@ -17,9 +17,21 @@ export interface LogEntry {
   trace_id?: string | undefined;
   span_id?: string | undefined;
   attributes?: Record<string, AttributeValue> | undefined;
+  /**
+   * The sender's id of the document (Elasticsearch `_id`), stored as the attribute `_id`. While the
+   * store remembers it (LogStoreOptions.documentIdWindowMs), another entry with the same id in the
+   * tenant is not stored: a shipper's retry is kept once.
+   */
+  documentId?: string | undefined;
 }
 
-export interface StoredLogEntry extends LogEntry {
+/** What append did with a batch. */
+export interface AppendResult {
+  /** Indexes (in the batch) of entries not stored because their documentId was already stored. */
+  duplicates: number[];
+}
+
+export interface StoredLogEntry extends Omit<LogEntry, 'documentId'> {
   id: string;
   tenant_id: string;
   attributes: Record<string, AttributeValue>;
@@ -43,6 +55,13 @@ export interface SearchRequest {
   /** From 1. */
   page: number;
   limit: number;
+  /** Skip this many matches instead of whole pages (Elasticsearch's `from`). */
+  offset?: number | undefined;
+  /**
+   * Keyset paging when sorting by `@timestamp`: only entries after this one in the sort order
+   * (Elasticsearch's `search_after`). The total still counts every match.
+   */
+  after?: { timestamp: number; id: string } | undefined;
 }
 
 export interface SearchResult {
@@ -117,9 +136,39 @@ export interface GroupCount {
   lastSeen: number;
 }
 
+/** One level of grouping of an aggregation: fixed time buckets (aligned to the epoch) or a field's value. */
+export type AggregateGroup = { kind: 'time'; intervalMs: number } | { kind: 'field'; field: string };
+
+/** A number per group: over the field's numeric values (cardinality: over its distinct values). */
+export interface AggregateMetric {
+  kind: 'avg' | 'sum' | 'min' | 'max' | 'cardinality';
+  field: string;
+}
+
+export interface AggregateRequest extends Omit<SearchRequest, 'page' | 'limit' | 'sort' | 'offset' | 'after'> {
+  groups: readonly AggregateGroup[];
+  metrics: readonly AggregateMetric[];
+  /** More groups than this is a RangeError (nothing is cut silently). */
+  maxGroups: number;
+}
+
+export interface AggregateRow {
+  /** Per group level: the bucket start (time) or the field's text value (null when absent). */
+  keys: (number | string | null)[];
+  count: number;
+  /** Per metric; null when no entry of the group has a number there. */
+  metrics: (number | null)[];
+}
+
+export interface NumericValuesRequest extends Omit<AggregateRequest, 'metrics' | 'maxGroups'> {
+  field: string;
+  /** More values than this is a RangeError. */
+  maxValues: number;
+}
+
 export interface LogStore {
   /** Stores a batch atomically; resolves only once it is durable (committed, fsynced). */
-  append(tenantId: string, entries: readonly LogEntry[]): Promise<void>;
+  append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult>;
   search(request: SearchRequest): Promise<SearchResult>;
   /** Every bucket from `from` to `to`, empty ones included, oldest first. */
   histogram(request: HistogramRequest): Promise<HistogramBucket[]>;
@@ -128,10 +177,16 @@ export interface LogStore {
   distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]>;
   topMessages(request: TopMessagesRequest): Promise<TopMessage[]>;
   groupCounts(request: GroupCountsRequest): Promise<GroupCount[]>;
+  /** Counts and metrics per group of the matching entries, in no particular order. */
+  aggregate(request: AggregateRequest): Promise<AggregateRow[]>;
+  /** The numeric values of a field in the matching entries, with their group keys (for percentiles). */
+  numericValues(request: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]>;
   /** A cheap query on the store's tables (health checks); rejects when the store cannot answer. */
   ping(): Promise<void>;
   /** Removes the tenant's entries older than `before` in whole chunks (days); returns entries removed. */
   removeOlderThan(tenantId: string, before: number): Promise<number>;
+  /** Forgets document ids remembered until `now` or earlier; returns how many. */
+  forgetDocumentIds(now: number): Promise<number>;
 }
 
 /** A syntax error in a search query; the HTTP layer answers 400 with the position. */

@@ -97,7 +97,25 @@ const init: Migration = {
   },
 };
 
+/** Senders' document ids (Elasticsearch `_id`) remembered until `expires_at`, so a retried document is stored once. */
+const documentIds: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    const time = isSqlite(db) ? sql`INTEGER` : sql`bigint`;
+    await sql`CREATE TABLE log_document_ids (
+      tenant_id TEXT NOT NULL,
+      doc_id TEXT NOT NULL,
+      expires_at ${time} NOT NULL,
+      PRIMARY KEY (tenant_id, doc_id)
+    )`.execute(db);
+    await sql`CREATE INDEX log_document_ids_expiry ON log_document_ids (expires_at)`.execute(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    await sql`DROP TABLE IF EXISTS log_document_ids`.execute(db);
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
+  '0110_document_ids': documentIds,
 };

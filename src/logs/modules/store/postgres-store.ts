@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { LogEntry } from './log-store.js';
+import type { AppendResult, LogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
-import { compilePostgres, postgresFieldValue, postgresSortExpression } from './query/compile-postgres.js';
-import { LogStoreCore, type ReadDialect, type ReadPlan } from './store-core.js';
+import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
+import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan } from './store-core.js';
 import { tokenize } from './tokenize.js';
-import { FieldCatalogueCache, prepareEntries, rollupRows } from './write-batch.js';
+import { documentIdsOf, entryTime, FieldCatalogueCache, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
 
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {
@@ -16,6 +16,7 @@ const postgresReads: ReadDialect = {
   sortExpression: postgresSortExpression,
   containsIgnoringCase: (value, needle) => sql`strpos(lower(${value}), lower(${needle}::text)) > 0`,
   fieldNameOrder: sql`name COLLATE "C"`,
+  numberValue: postgresNumberValue,
 };
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
@@ -60,12 +61,54 @@ export class PostgresLogStore extends LogStoreCore {
   constructor(
     private readonly db: Kysely<any>,
     reads: Kysely<any> = db,
+    documentIds?: DocumentIdWindow,
   ) {
-    super(db, reads, postgresReads);
+    super(db, reads, postgresReads, documentIds);
   }
 
-  async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
+    if (entries.length === 0) return { duplicates: [] };
+    const ids = documentIdsOf(entries);
+    const partitions = [
+      ...new Set(
+        entries.map((entry, index) => {
+          const ts = entryTime(entry, index);
+          return ts - mod(ts, PARTITION_MS);
+        }),
+      ),
+    ];
+    for (let attempt = 0; ; attempt += 1) {
+      await this.#ensurePartitions(partitions);
+      try {
+        let duplicates: number[] = [];
+        let newFields: ReturnType<FieldCatalogueCache['newFields']> = [];
+        // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
+        await this.db.transaction().execute(async (trx) => {
+          let batch: readonly LogEntry[] = entries;
+          if (ids.length > 0) {
+            // Claims the ids: a concurrent batch with one of them waits on its row, then sees it taken.
+            const now = this.documentIds.now();
+            const { rows: claimed } = await sql<{ doc_id: string }>`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
+              SELECT ${tenantId}, r.doc_id, ${now + this.documentIds.windowMs}::bigint FROM json_array_elements_text(${JSON.stringify(ids)}::json) AS r(doc_id)
+              ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at WHERE log_document_ids.expires_at <= ${now}::bigint
+              RETURNING doc_id`.execute(trx);
+            const fresh = new Set(claimed.map((row) => row.doc_id));
+            ({ kept: batch, duplicates } = splitByDocumentId(entries, new Set(ids.filter((id) => !fresh.has(id)))));
+          }
+          if (batch.length > 0) newFields = await this.#insert(trx, tenantId, batch);
+        });
+        this.#fields.remember(tenantId, newFields);
+        return { duplicates };
+      } catch (error) {
+        // A partition dropped by retention between ensure and insert: forget what we knew, retry once.
+        if (attempt > 0 || (error as { code?: string }).code !== '23514') throw error;
+        this.#partitions.clear();
+      }
+    }
+  }
+
+  /** Inserts a batch inside the caller's transaction; returns the catalogue fields it added. */
+  async #insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = prepareEntries(entries);
     const rows = JSON.stringify(
       prepared.map((entry) => ({
@@ -82,35 +125,20 @@ export class PostgresLogStore extends LogStoreCore {
     );
     const rollups = JSON.stringify(rollupRows(prepared));
     const newFields = this.#fields.newFields(tenantId, prepared);
-    const partitions = [...new Set(prepared.map((entry) => entry.ts - mod(entry.ts, PARTITION_MS)))];
-
-    for (let attempt = 0; ; attempt += 1) {
-      await this.#ensurePartitions(partitions);
-      try {
-        // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
-        await this.db.transaction().execute(async (trx) => {
-          await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search)
-            SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes, r.search::tsvector
-            FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
-              message text, attributes jsonb, search text)`.execute(trx);
-          await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
-            SELECT ${tenantId}, r.minute, r.level, r.service, r.count
-            FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
-            ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = log_rollups.count + excluded.count`.execute(trx);
-          if (newFields.length > 0) {
-            await sql`INSERT INTO log_fields (tenant_id, name, type)
-              SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
-              ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
-          }
-        });
-        break;
-      } catch (error) {
-        // A partition dropped by retention between ensure and insert: forget what we knew, retry once.
-        if (attempt > 0 || (error as { code?: string }).code !== '23514') throw error;
-        this.#partitions.clear();
-      }
+    await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search)
+      SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes, r.search::tsvector
+      FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
+        message text, attributes jsonb, search text)`.execute(trx);
+    await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
+      SELECT ${tenantId}, r.minute, r.level, r.service, r.count
+      FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
+      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = log_rollups.count + excluded.count`.execute(trx);
+    if (newFields.length > 0) {
+      await sql`INSERT INTO log_fields (tenant_id, name, type)
+        SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
+        ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
     }
-    this.#fields.remember(tenantId, newFields);
+    return newFields;
   }
 
   async #ensurePartitions(starts: readonly number[]): Promise<void> {

@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import type { LogEntry } from './log-store.js';
+import type { AppendResult, LogEntry } from './log-store.js';
 import { DAY, MINUTE, mod } from './minutes.js';
 import { hasText, type Condition } from './query/condition.js';
-import { compileSqlite, ftsMatchExpression, sqliteFieldValue, sqliteSortExpression } from './query/compile-sqlite.js';
-import { LogStoreCore, type ReadDialect, type ReadPlan } from './store-core.js';
+import { compileSqlite, ftsMatchExpression, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression } from './query/compile-sqlite.js';
+import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan } from './store-core.js';
 import { ftsBody } from './tokenize.js';
-import { FieldCatalogueCache, prepareEntries, rollupRows } from './write-batch.js';
+import { documentIdsOf, FieldCatalogueCache, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
 const sqliteReads: ReadDialect = {
@@ -16,6 +16,7 @@ const sqliteReads: ReadDialect = {
   sortExpression: sqliteSortExpression,
   containsIgnoringCase: (value, needle) => sql`instr(lower(${value}), ${needle.toLowerCase()}) > 0`,
   fieldNameOrder: sql`name`,
+  numberValue: sqliteNumberValue,
 };
 
 /** Rows deleted per retention transaction, so ingestion is never blocked for long. */
@@ -33,14 +34,49 @@ export class SqliteLogStore extends LogStoreCore {
 
   constructor(
     private readonly db: Kysely<any>,
-    options: { textFirstAboveIds?: number | undefined; reads?: Kysely<any> | undefined } = {},
+    options: { textFirstAboveIds?: number | undefined; reads?: Kysely<any> | undefined; documentIds?: DocumentIdWindow | undefined } = {},
   ) {
-    super(db, options.reads ?? db, sqliteReads);
+    super(db, options.reads ?? db, sqliteReads, options.documentIds);
     this.#textFirstAbove = options.textFirstAboveIds ?? DRIVE_FROM_TEXT_ABOVE;
   }
 
-  async append(tenantId: string, entries: readonly LogEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
+    if (entries.length === 0) return { duplicates: [] };
+    const ids = documentIdsOf(entries);
+    let duplicates: number[] = [];
+    let newFields: ReturnType<FieldCatalogueCache['newFields']> = [];
+    // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
+    // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
+    await this.db.connection().execute(async (connection) => {
+      await sql`BEGIN IMMEDIATE`.execute(connection);
+      try {
+        let batch: readonly LogEntry[] = entries;
+        if (ids.length > 0) {
+          // Under the write lock: no other batch can store one of these ids meanwhile.
+          const now = this.documentIds.now();
+          const { rows: known } = await sql<{ doc_id: string }>`SELECT doc_id FROM log_document_ids
+            WHERE tenant_id = ${tenantId} AND expires_at > ${now} AND doc_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`.execute(
+            connection,
+          );
+          const split = splitByDocumentId(entries, new Set(known.map((row) => row.doc_id)));
+          ({ kept: batch, duplicates } = split);
+          await sql`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
+            SELECT ${tenantId}, value, ${now + this.documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
+            ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
+        }
+        if (batch.length > 0) newFields = await this.#insert(connection, tenantId, batch);
+        await sql`COMMIT`.execute(connection);
+      } catch (error) {
+        await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+    });
+    this.#fields.remember(tenantId, newFields);
+    return { duplicates };
+  }
+
+  /** Inserts a batch inside the caller's transaction; returns the catalogue fields it added. */
+  async #insert(connection: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = prepareEntries(entries);
     const rows = JSON.stringify(
       prepared.map((entry) => [
@@ -58,39 +94,27 @@ export class SqliteLogStore extends LogStoreCore {
     const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
     const newFields = this.#fields.newFields(tenantId, prepared);
     const ranges = minuteIndexRanges(prepared);
-
-    // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
-    // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
-    await this.db.connection().execute(async (connection) => {
-      await sql`BEGIN IMMEDIATE`.execute(connection);
-      try {
-        const { rows: top } = await sql<{ top: number }>`SELECT coalesce(max(id), 0) AS top FROM log_entries`.execute(connection);
-        const base = Number(top[0]?.top ?? 0) + 1;
-        // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
-        await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
-          SELECT ${base} + key, ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value -> 7
-          FROM json_each(${rows})`.execute(connection);
-        await sql`INSERT INTO log_entries_fts (rowid, body) SELECT ${base} + key, value FROM json_each(${bodies})`.execute(connection);
-        await sql`INSERT INTO log_id_ranges (tenant_id, minute, min_id, max_id)
-          SELECT ${tenantId}, value ->> 0, ${base} + (value ->> 1), ${base} + (value ->> 2) FROM json_each(${ranges}) WHERE true
-          ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(
-          connection,
-        );
-        await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
-          SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
-          ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
-        if (newFields.length > 0) {
-          await sql`INSERT INTO log_fields (tenant_id, name, type)
-            SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
-            ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
-        }
-        await sql`COMMIT`.execute(connection);
-      } catch (error) {
-        await sql`ROLLBACK`.execute(connection).catch(() => undefined);
-        throw error;
-      }
-    });
-    this.#fields.remember(tenantId, newFields);
+    const { rows: top } = await sql<{ top: number }>`SELECT coalesce(max(id), 0) AS top FROM log_entries`.execute(connection);
+    const base = Number(top[0]?.top ?? 0) + 1;
+    // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
+    await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
+      SELECT ${base} + key, ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value -> 7
+      FROM json_each(${rows})`.execute(connection);
+    await sql`INSERT INTO log_entries_fts (rowid, body) SELECT ${base} + key, value FROM json_each(${bodies})`.execute(connection);
+    await sql`INSERT INTO log_id_ranges (tenant_id, minute, min_id, max_id)
+      SELECT ${tenantId}, value ->> 0, ${base} + (value ->> 1), ${base} + (value ->> 2) FROM json_each(${ranges}) WHERE true
+      ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(
+      connection,
+    );
+    await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
+      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
+      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
+    if (newFields.length > 0) {
+      await sql`INSERT INTO log_fields (tenant_id, name, type)
+        SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
+        ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
+    }
+    return newFields;
   }
 
   async removeOlderThan(tenantId: string, before: number): Promise<number> {

@@ -2,6 +2,10 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { FIXED_FIELDS, resolveField, type FieldRef } from './fields.js';
 import {
   QuerySyntaxError,
+  type AggregateRequest,
+  type AggregateRow,
+  type AppendResult,
+  type NumericValuesRequest,
   type AttributeValue,
   type DistinctRequest,
   type FieldInfo,
@@ -44,9 +48,19 @@ export interface ReadDialect {
   containsIgnoringCase: (value: RawBuilder<unknown>, needle: string) => RawBuilder<unknown>;
   /** ORDER BY of field names: code-unit order on both. */
   readonly fieldNameOrder: RawBuilder<unknown>;
+  /** A field's value as a number (JSON numbers and numeric strings), else NULL. */
+  numberValue: (field: FieldRef) => RawBuilder<unknown>;
 }
 
 /** The WHERE clause of a read over [from, end); `textFirst`: count the matches in the page's own pass. */
+export interface DocumentIdWindow {
+  now: () => number;
+  windowMs: number;
+}
+
+/** A day: shippers retry within minutes; a day covers a shipper that was down overnight. */
+export const DEFAULT_DOCUMENT_ID_WINDOW: DocumentIdWindow = { now: Date.now, windowMs: 86_400_000 };
+
 export interface ReadPlan {
   where: RawBuilder<unknown>;
   textFirst: boolean;
@@ -64,10 +78,24 @@ export abstract class LogStoreCore implements LogStore {
     /** Reads run here (the read pool in the service, read-pool/), else on the service's database. */
     protected readonly reads: Kysely<any>,
     private readonly dialect: ReadDialect,
+    /** How long senders' document ids are remembered (LogEntry.documentId). */
+    protected readonly documentIds: DocumentIdWindow = DEFAULT_DOCUMENT_ID_WINDOW,
   ) {}
 
-  abstract append(tenantId: string, entries: readonly LogEntry[]): Promise<void>;
+  abstract append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult>;
   abstract removeOlderThan(tenantId: string, before: number): Promise<number>;
+
+  async forgetDocumentIds(now: number): Promise<number> {
+    let forgotten = 0;
+    // In batches, so that a day of ids never holds the write lock for long.
+    for (;;) {
+      const result = await sql`DELETE FROM log_document_ids WHERE (tenant_id, doc_id) IN
+        (SELECT tenant_id, doc_id FROM log_document_ids WHERE expires_at <= ${now} LIMIT 5000)`.execute(this.writes);
+      const removed = Number(result.numAffectedRows ?? 0);
+      forgotten += removed;
+      if (removed < 5000) return forgotten;
+    }
+  }
 
   /** The WHERE of a condition over [from, end); null when nothing can match. */
   protected abstract planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan | null>;
@@ -76,10 +104,21 @@ export abstract class LogStoreCore implements LogStore {
     const request = normalizeRange(input);
     const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return { entries: [], total: 0 };
-    const { where, textFirst } = plan;
-    const offset = (request.page - 1) * request.limit;
+    const { where } = plan;
+    const offset = request.offset ?? (request.page - 1) * request.limit;
     const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
     const sortField = resolveField(request.sort?.field ?? '@timestamp');
+    let pageWhere = where;
+    if (request.after) {
+      if (sortField.kind !== 'timestamp' || !/^\d{1,18}$/.test(request.after.id))
+        throw new RangeError('search_after needs a sort on @timestamp');
+      const { int } = this.dialect;
+      const [ts, id] = [int(Math.floor(request.after.timestamp)), int(Number(request.after.id))];
+      const beyond = request.sort?.order === 'asc' ? sql`>` : sql`<`;
+      pageWhere = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
+    }
+    // Every match is read to sort it anyway: count in the same pass (one full-text lookup, not two).
+    const textFirst = plan.textFirst && !request.after;
     const orderBy =
       sortField.kind === 'timestamp'
         ? sql`l.ts ${order}, l.id ${order}`
@@ -87,16 +126,15 @@ export abstract class LogStoreCore implements LogStore {
     const columns = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
 
     if (textFirst) {
-      // Every match is read to sort it anyway: count in the same pass (one full-text lookup, not two).
       const { rows } = await sql<EntryRow & { total: number }>`SELECT ${columns}, count(*) OVER () AS total
         FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
       if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total) };
     }
     const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.reads);
     const total = Number(counted[0]?.total ?? 0);
-    if (total === 0 || offset >= total || textFirst) return { entries: [], total };
+    if (total === 0 || (offset >= total && !request.after) || textFirst) return { entries: [], total };
     const { rows } = await sql<EntryRow>`SELECT ${columns}
-      FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
+      FROM log_entries l WHERE ${pageWhere} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
     return { entries: rows.map(toStoredEntry), total };
   }
 
@@ -231,9 +269,67 @@ export abstract class LogStoreCore implements LogStore {
     }));
   }
 
+  async aggregate(input: AggregateRequest): Promise<AggregateRow[]> {
+    const request = normalizeRange(input);
+    const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    if (plan === null) return [];
+    const keys = this.#groupKeys(request.groups);
+    const metrics = request.metrics.map((metric) => {
+      const field = resolveField(metric.field);
+      if (metric.kind === 'cardinality') return sql`count(DISTINCT ${this.dialect.fieldValue(field)})`;
+      return sql`${sql.raw(metric.kind)}(${this.dialect.numberValue(field)})`;
+    });
+    const selected = [...keys, sql`count(*)`, ...metrics].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM log_entries l WHERE ${plan.where}
+      ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}
+      LIMIT ${request.maxGroups + 1}`.execute(this.reads);
+    if (rows.length > request.maxGroups) throw new RangeError(`more than ${request.maxGroups} groups`);
+    return rows.map((row) => ({
+      keys: keys.map((_, index) => groupKey(request.groups[index]!, row[`c${index}`])),
+      count: Number(row[`c${keys.length}`]),
+      metrics: metrics.map((_, index) => numberOrNull(row[`c${keys.length + 1 + index}`])),
+    }));
+  }
+
+  async numericValues(input: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]> {
+    const request = normalizeRange(input);
+    const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    if (plan === null) return [];
+    const keys = this.#groupKeys(request.groups);
+    const value = this.dialect.numberValue(resolveField(request.field));
+    const selected = [...keys, value].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM log_entries l
+      WHERE ${plan.where} AND ${value} IS NOT NULL LIMIT ${request.maxValues + 1}`.execute(this.reads);
+    if (rows.length > request.maxValues) throw new RangeError(`more than ${request.maxValues} values`);
+    return rows.map((row) => ({
+      keys: keys.map((_, index) => groupKey(request.groups[index]!, row[`c${index}`])),
+      value: Number(row[`c${keys.length}`]),
+    }));
+  }
+
+  #groupKeys(groups: AggregateRequest['groups']): RawBuilder<unknown>[] {
+    return groups.map((group) => {
+      if (group.kind === 'field') return this.dialect.fieldValue(resolveField(group.field));
+      if (!Number.isSafeInteger(group.intervalMs) || group.intervalMs <= 0)
+        throw new RangeError('the interval must be a positive whole number of ms');
+      const interval = this.dialect.int(group.intervalMs);
+      // Floor, also before 1970 (% keeps the sign of the dividend).
+      return sql`(l.ts - ((l.ts % ${interval}) + ${interval}) % ${interval})`;
+    });
+  }
+
   async ping(): Promise<void> {
     await sql`SELECT 1 FROM log_rollups LIMIT 1`.execute(this.writes);
   }
+}
+
+function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  return group.kind === 'time' ? Number(value) : String(value as string | number);
+}
+
+function numberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
 }
 
 export function requestCondition(query: string | undefined, filters: SearchRequest['filters']): Condition {

@@ -21,9 +21,47 @@ function optional(value: string | undefined): string | null {
   return value === undefined || value === '' ? null : storableText(value);
 }
 
+/** A batch split by document id: what to store, and which entries repeat an id already stored or earlier in the batch. */
+export interface DocumentIdSplit {
+  kept: LogEntry[];
+  duplicates: number[];
+  /** The ids of the kept entries, to remember. */
+  newIds: string[];
+}
+
+/** The distinct document ids of a batch, in order. */
+export function documentIdsOf(entries: readonly LogEntry[]): string[] {
+  return [...new Set(entries.flatMap((entry) => (entry.documentId === undefined ? [] : [entry.documentId])))];
+}
+
+/** Keeps entries without an id and the first entry of each id that `stored` does not hold. */
+export function splitByDocumentId(entries: readonly LogEntry[], stored: ReadonlySet<string>): DocumentIdSplit {
+  const seen = new Set(stored);
+  const split: DocumentIdSplit = { kept: [], duplicates: [], newIds: [] };
+  entries.forEach((entry, index) => {
+    const id = entry.documentId;
+    if (id !== undefined && seen.has(id)) {
+      split.duplicates.push(index);
+      return;
+    }
+    if (id !== undefined) {
+      seen.add(id);
+      split.newIds.push(id);
+    }
+    split.kept.push(entry);
+  });
+  return split;
+}
+
+/** The entry's time in whole milliseconds; TypeError when it is not a finite number. */
+export function entryTime(entry: LogEntry, index: number): number {
+  if (!Number.isFinite(entry.timestamp)) throw new TypeError(`log entry ${index}: timestamp must be a finite number`);
+  return Math.floor(entry.timestamp);
+}
+
 export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
   return entries.map((entry, index) => {
-    if (!Number.isFinite(entry.timestamp)) throw new TypeError(`log entry ${index}: timestamp must be a finite number`);
+    const ts = entryTime(entry, index);
     if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
     const attributes: Record<string, AttributeValue> = {};
     const source = entry.attributes;
@@ -35,9 +73,10 @@ export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
         else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[storableText(key)] = value;
       }
     }
+    if (entry.documentId !== undefined) attributes._id = storableText(entry.documentId);
     const level = optional(entry.level);
     return {
-      ts: Math.floor(entry.timestamp),
+      ts,
       level: level === null ? null : normalizeLevel(level),
       service: optional(entry.service),
       host: optional(entry.host),

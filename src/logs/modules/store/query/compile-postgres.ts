@@ -41,10 +41,7 @@ function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'ran
   if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}::bigint`);
   // COLLATE "C": bytewise, as SQLite compares, whatever the database's locale.
   if (compare === 'text') return rangeSql(sql`(${valueOf(field)} COLLATE "C")`, lower, upper, (bound) => sql`${String(bound)}::text`);
-  // A JSON number as it is; a numeric string (`"503"`) converted; anything else is no number (NULL).
-  const text = valueOf(field);
-  const json = field.kind === 'attribute' ? sql`(l.attributes -> ${field.name}::text)` : null;
-  const number = sql`(CASE WHEN ${json === null ? sql`FALSE` : sql`jsonb_typeof(${json}) = 'number'`} THEN ${text}::numeric WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END)`;
+  const number = postgresNumberValue(field);
   return rangeSql(number, lower, upper, (bound) => sql`${bound}::numeric`);
 }
 
@@ -69,6 +66,14 @@ function equals(field: MatchField, value: string): RawBuilder<unknown> {
   const json = sql`(l.attributes -> ${field.name}::text)`;
   if (isJsonScalarLiteral(value)) return sql`${json} IN (to_jsonb(${value}::text), ${value}::jsonb)`;
   return sql`${json} = to_jsonb(${value}::text)`;
+}
+
+/** A field's value as a number: a JSON number as it is, a numeric string (`"503"`) converted, anything else NULL. */
+export function postgresNumberValue(field: FieldRef): RawBuilder<unknown> {
+  if (field.kind === 'timestamp') return sql.ref('l.ts');
+  const text = valueOf(field);
+  const json = field.kind === 'attribute' ? sql`jsonb_typeof(l.attributes -> ${field.name}::text) = 'number'` : sql`FALSE`;
+  return sql`(CASE WHEN ${json} THEN ${text}::numeric WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END)`;
 }
 
 export function postgresSortExpression(field: FieldRef): RawBuilder<unknown> {

@@ -45,9 +45,7 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
 function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
   if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}`);
   if (compare === 'text') return rangeSql(sqliteFieldValue(field), lower, upper, (bound) => sql`${String(bound)}`);
-  // A JSON number as it is; a numeric string (`"503"`) converted; anything else is no number (NULL).
-  const value = valueOf(field);
-  const number = sql`(CASE WHEN typeof(${value}) IN ('integer', 'real') THEN ${value} WHEN typeof(${value}) = 'text' AND ${value} GLOB '*[0-9]*' AND ${value} NOT GLOB '*[^0-9.eE+-]*' THEN CAST(${value} AS REAL) END)`;
+  const number = sqliteNumberValue(field);
   return rangeSql(number, lower, upper, (bound) => sql`${bound}`);
 }
 
@@ -112,6 +110,13 @@ function equals(field: MatchField, value: string): RawBuilder<unknown> {
   const json = sql`(l.attributes -> ${attributePath(field.name)})`;
   if (isJsonScalarLiteral(value)) return sql`${json} IN (json_quote(${value}), ${value})`;
   return sql`${json} = json_quote(${value})`;
+}
+
+/** A field's value as a number: a JSON number as it is, a numeric string (`"503"`) converted, anything else NULL. */
+export function sqliteNumberValue(field: FieldRef): RawBuilder<unknown> {
+  if (field.kind === 'timestamp') return sql.ref('l.ts');
+  const value = valueOf(field);
+  return sql`(CASE WHEN typeof(${value}) IN ('integer', 'real') THEN ${value} WHEN typeof(${value}) = 'text' AND ${value} GLOB '*[0-9]*' AND ${value} NOT GLOB '*[^0-9.eE+-]*' THEN CAST(${value} AS REAL) END)`;
 }
 
 /** ORDER BY expression of a sort field (timestamp handled by the caller). */

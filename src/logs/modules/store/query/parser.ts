@@ -20,7 +20,7 @@ export const MAX_QUERY_LENGTH = 4096;
 export const MAX_TERMS = 100;
 export const MAX_DEPTH = 32;
 
-const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
+export const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
 
 type Operand = TermNode | RangeNode | ExistsNode | AllNode;
 type Token = { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number } | { type: 'term'; term: Operand; position: number };

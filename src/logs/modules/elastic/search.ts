@@ -1,0 +1,206 @@
+import { isPlainObject } from '../../../shared/text/storable-text.js';
+import type { LogStore, SearchRequest, StoredLogEntry } from '../store/log-store.js';
+import { parseQuery } from '../store/query/parser.js';
+import { runAggregations, parseAggregations } from './aggregations.js';
+import { ElasticError, parsingError, unsupported, withinLimits } from './elastic-errors.js';
+import { fieldName, translateQuery } from './query-dsl.js';
+
+/** Elasticsearch's index.max_result_window: from + size beyond it is refused. */
+export const MAX_RESULT_WINDOW = 10_000;
+/** The latest time a JavaScript date can hold: an unbounded search reads every entry. */
+const END_OF_TIME = 8_640_000_000_000_000;
+
+const BODY_KEYS = new Set([
+  'query',
+  'size',
+  'from',
+  'sort',
+  'search_after',
+  'track_total_hits',
+  'aggs',
+  'aggregations',
+  '_source',
+  'fields',
+  'docvalue_fields',
+  'stored_fields',
+  'script_fields',
+  'highlight',
+  'timeout',
+  'track_scores',
+  'version',
+  'seq_no_primary_term',
+  'explain',
+]);
+
+export interface SearchScope {
+  store: LogStore;
+  tenantId: string;
+  now: number;
+}
+
+/** URL parameters of `_search` that change the answer. */
+export interface SearchParams {
+  q?: string | undefined;
+  size?: string | undefined;
+  from?: string | undefined;
+  sort?: string | undefined;
+  track_total_hits?: string | undefined;
+  rest_total_hits_as_int?: string | undefined;
+}
+
+/**
+ * The index part of a path or an msearch header as a query on the `_index` field (kept at ingestion):
+ * `*`, `_all` or none = every entry of the tenant; `name`, `prefix*` and comma lists select by `_index`.
+ */
+export function indexQuery(index: string | string[] | undefined): string {
+  const names = (Array.isArray(index) ? index : (index ?? '').split(',')).map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0 || names.some((name) => name === '*' || name === '_all')) return '';
+  return names
+    .map((name) => {
+      if (name.startsWith('-')) throw unsupported(`excluding an index [${name.slice(0, 100)}]`);
+      const star = name.indexOf('*');
+      if (star !== -1 && star !== name.length - 1) throw unsupported(`the index pattern [${name.slice(0, 100)}] (a * only at the end)`);
+      const plain = star === -1 ? name : name.slice(0, -1);
+      const escaped = plain.replace(/[^\p{L}\p{N}]/gu, (char) => `\\${char}`);
+      return star === -1 ? `_index:${escaped}` : `_index:${escaped}*`;
+    })
+    .join(' OR ');
+}
+
+function sortOf(sort: unknown): SearchRequest['sort'] {
+  const items = sort === undefined ? [] : Array.isArray(sort) ? sort : [sort];
+  // Grafana sends one object with several keys: {"@timestamp": {...}, "_doc": {...}}.
+  const pairs = items.flatMap((item): [string, unknown][] => {
+    if (typeof item === 'string') {
+      const [field, order] = item.split(':');
+      return [[field!, order ?? 'asc']];
+    }
+    if (isPlainObject(item)) return Object.entries(item);
+    throw parsingError('malformed sort');
+  });
+  const fields = pairs
+    .filter(([field]) => field !== '_doc' && field !== '_score')
+    .map(([field, spec]) => {
+      const order = isPlainObject(spec) ? (spec.order ?? 'asc') : spec;
+      if (order !== 'asc' && order !== 'desc') throw parsingError(`sort order must be asc or desc, got [${String(order).slice(0, 20)}]`);
+      const name = fieldName(field);
+      return { field: name === 'timestamp' ? '@timestamp' : name, order: order as 'asc' | 'desc' };
+    });
+  if (fields.length > 1) throw unsupported('sorting by more than one field');
+  return fields[0];
+}
+
+function sourceOf(entry: StoredLogEntry): Record<string, unknown> {
+  const { _index: _ignoredIndex, _id: _ignoredId, ...attributes } = entry.attributes;
+  const source: Record<string, unknown> = { '@timestamp': new Date(entry.timestamp).toISOString(), message: entry.message };
+  for (const key of ['level', 'service', 'host', 'trace_id', 'span_id'] as const) {
+    if (entry[key] !== undefined && entry[key] !== null) source[key] = entry[key];
+  }
+  return { ...source, ...attributes };
+}
+
+/** `_source`: true, false, a list or {includes} of names and `prefix*` patterns. */
+function sourceFilter(spec: unknown): ((key: string) => boolean) | null | false {
+  if (spec === undefined || spec === true) return null;
+  if (spec === false) return false;
+  const patterns = Array.isArray(spec)
+    ? spec
+    : typeof spec === 'string'
+      ? [spec]
+      : isPlainObject(spec) && Array.isArray(spec.includes)
+        ? spec.includes
+        : undefined;
+  if (!patterns || (isPlainObject(spec) && spec.excludes !== undefined)) throw unsupported('this _source filter');
+  const names = patterns.map(String);
+  return (key) => names.some((name) => (name.endsWith('*') ? key.startsWith(name.slice(0, -1)) : key === name));
+}
+
+function requestedFields(body: Record<string, unknown>): string[] {
+  const list: unknown[] = [body.fields, body.docvalue_fields].flatMap((value): unknown[] => (Array.isArray(value) ? value : []));
+  return list.map((item) => (isPlainObject(item) ? String(item.field) : String(item)));
+}
+
+function intParam(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw parsingError(`[${name}] must be a whole number of at least 0`);
+  return number;
+}
+
+/** One search, as `_search` and each part of `_msearch` answer it. */
+export async function runSearch(scope: SearchScope, index: string | string[] | undefined, rawBody: unknown, params: SearchParams = {}) {
+  const started = Date.now();
+  const body = rawBody ?? {};
+  if (!isPlainObject(body)) throw parsingError('the search body must be a JSON object');
+  for (const key of Object.keys(body)) if (!BODY_KEYS.has(key)) throw unsupported(`the search option [${key.slice(0, 50)}]`);
+  if (isPlainObject(body.script_fields) && Object.keys(body.script_fields).length > 0) throw unsupported('script_fields');
+
+  const translated = translateQuery(body.query, scope.now);
+  if (params.q !== undefined) parseQuery(params.q);
+  const parts = [translated.query, params.q ?? '', indexQuery(index)].filter((part) => part.trim() !== '');
+  const query = parts.map((part) => `(${part})`).join(' AND ');
+  const filter = { tenantId: scope.tenantId, query, from: translated.from ?? 0, to: translated.to ?? END_OF_TIME };
+
+  const size = intParam(params.size ?? body.size, 'size', 10);
+  const from = intParam(params.from ?? body.from, 'from', 0);
+  if (from + size > MAX_RESULT_WINDOW) {
+    throw new ElasticError(
+      400,
+      'illegal_argument_exception',
+      `Result window is too large, from + size must be at most ${MAX_RESULT_WINDOW}; use search_after`,
+    );
+  }
+  const sort = params.sort !== undefined ? sortOf(params.sort.split(',')) : sortOf(body.sort);
+  let after: SearchRequest['after'];
+  if (body.search_after !== undefined) {
+    const values = body.search_after;
+    if (!Array.isArray(values) || values.length !== 2 || typeof values[0] !== 'number') {
+      throw parsingError('search_after takes the [time, id] sort values of the last hit');
+    }
+    after = { timestamp: values[0], id: String(values[1]) };
+  }
+  const track = params.track_total_hits ?? body.track_total_hits ?? MAX_RESULT_WINDOW;
+  const aggs = parseAggregations(body.aggs ?? body.aggregations, scope.now);
+
+  const result =
+    size > 0 || track !== false
+      ? await withinLimits(scope.store.search({ ...filter, page: 1, limit: size, offset: from, sort, after }))
+      : { entries: [], total: 0 };
+  const aggregations = aggs.length > 0 ? await withinLimits(runAggregations(scope.store, filter, aggs)) : undefined;
+
+  const keep = sourceFilter(body._source);
+  const fields = requestedFields(body);
+  const hits = result.entries.map((entry) => {
+    const source = sourceOf(entry);
+    const hit: Record<string, unknown> = {
+      _index: typeof entry.attributes._index === 'string' ? entry.attributes._index : 'logs',
+      _id: typeof entry.attributes._id === 'string' ? entry.attributes._id : entry.id,
+      _score: null,
+    };
+    if (keep !== false) hit._source = keep === null ? source : Object.fromEntries(Object.entries(source).filter(([key]) => keep(key)));
+    if (fields.length > 0) {
+      hit.fields = Object.fromEntries(
+        fields.flatMap((name) => {
+          const key = name === 'timestamp' ? '@timestamp' : name;
+          return source[key] === undefined ? [] : [[name, [source[key]]]];
+        }),
+      );
+    }
+    hit.sort = [entry.timestamp, entry.id];
+    return hit;
+  });
+
+  let total: unknown;
+  if (track !== false && track !== 'false') {
+    const limit = track === true || track === 'true' ? Infinity : Number(track);
+    total = result.total > limit ? { value: limit, relation: 'gte' } : { value: result.total, relation: 'eq' };
+    if (params.rest_total_hits_as_int === 'true') total = result.total;
+  }
+  return {
+    took: Date.now() - started,
+    timed_out: false,
+    _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+    hits: { ...(total === undefined ? {} : { total }), max_score: null, hits },
+    ...(aggregations ? { aggregations } : {}),
+  };
+}
