@@ -4,6 +4,7 @@ import { Client as Client9, errors as errors9 } from '@elastic/elasticsearch';
 import { Client as Client8 } from 'elasticsearch8';
 import { DIALECTS } from '../helpers/databases.js';
 import { listenOnLoopback } from '../helpers/listen.js';
+import { BASE, COUNT, documents, type Doc } from '../helpers/elastic-documents.js';
 import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 
 /**
@@ -11,32 +12,6 @@ import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/l
  * listening logs service: info, bulk (helpers.bulk with retries), search, msearch, aggregations,
  * paging, mappings, errors. docs/elasticsearch.md.
  */
-
-const BASE = Date.UTC(2026, 10, 24, 10, 0, 0);
-const COUNT = 2_500;
-
-interface Doc {
-  id: string;
-  '@timestamp': string;
-  message: string;
-  level: string;
-  host: string;
-  latency: number;
-  status: number;
-}
-
-/** 2,500 documents one second apart: 5 hosts, latency 0..99, every tenth a 500 at level error. */
-function documents(marker: string): Doc[] {
-  return Array.from({ length: COUNT }, (_, i) => ({
-    id: `${marker}-${i}`,
-    '@timestamp': new Date(BASE + i * 1000).toISOString(),
-    message: `request ${marker} number ${i}`,
-    level: i % 10 === 0 ? 'error' : 'info',
-    host: `h${i % 5}`,
-    latency: i % 100,
-    status: i % 10 === 0 ? 500 : 200,
-  }));
-}
 
 const CLIENTS = [
   { name: '9.x', Client: Client9 },
