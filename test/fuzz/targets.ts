@@ -64,13 +64,24 @@ export function gatewayErrorShapeProblem(status: number, body: string): string |
 }
 
 /** Spec 7.2: `{"error": string}`, a 400 may add `detail` (string) and `position` (integer). */
-export function logsErrorShapeProblem(_status: number, body: string): string | undefined {
+export function logsErrorShapeProblem(status: number, body: string): string | undefined {
   const value = parse(body) as Record<string, unknown> | undefined;
   if (!value || typeof value !== 'object' || Array.isArray(value)) return `not a JSON object: ${body.slice(0, 100)}`;
+  if (typeof value.error === 'object' && value.error !== null) return elasticErrorShapeProblem(status, value);
   if (typeof value.error !== 'string' || value.error === '') return 'no error message';
   if ('detail' in value && typeof value.detail !== 'string') return 'detail is not a string';
   if ('position' in value && !Number.isInteger(value.position)) return 'position is not an integer';
   const extra = Object.keys(value).filter((key) => !['error', 'detail', 'position'].includes(key));
+  return extra.length > 0 ? `unexpected fields ${extra.join(', ')}` : undefined;
+}
+
+/** The Elasticsearch-compatible API's errors (docs/elasticsearch.md): {error: {root_cause, type, reason}, status}. */
+function elasticErrorShapeProblem(status: number, value: Record<string, unknown>): string | undefined {
+  const error = value.error as Record<string, unknown>;
+  if (value.status !== status) return `status ${String(value.status)} in the body, ${status} on the wire`;
+  if (typeof error.type !== 'string' || typeof error.reason !== 'string' || error.reason === '') return 'no error type or reason';
+  if (!Array.isArray(error.root_cause) || error.root_cause.length !== 1) return 'no root_cause';
+  const extra = Object.keys(value).filter((key) => key !== 'error' && key !== 'status');
   return extra.length > 0 ? `unexpected fields ${extra.join(', ')}` : undefined;
 }
 
@@ -147,8 +158,74 @@ function ingestRequests(): Record<string, fc.Arbitrary<FuzzRequest>> {
           : JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [value] }] }], resourceSpans: value, resourceMetrics: value }),
       mutation: 'ingest body',
     }));
+  // Search bodies built from the query DSL's words, nested, with wrong types among them.
+  const dslWord = fc.constantFrom(
+    'query',
+    'bool',
+    'filter',
+    'must',
+    'should',
+    'must_not',
+    'range',
+    '@timestamp',
+    'gte',
+    'lt',
+    'term',
+    'terms',
+    'query_string',
+    'exists',
+    'field',
+    'aggs',
+    'date_histogram',
+    'fixed_interval',
+    'terms',
+    'size',
+    'from',
+    'sort',
+    'search_after',
+    'percentiles',
+    'avg',
+    'match',
+    'prefix',
+    'ids',
+    'values',
+    'track_total_hits',
+    'extended_bounds',
+    'min_doc_count',
+    'level',
+    'host',
+    'x',
+  );
+  const dsl = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.constantFrom('now-1h', '1m', '*', 'status:[1 TO', 'desc'),
+      tie('object'),
+    ),
+    object: fc.dictionary(dslWord, tie('value'), { maxKeys: 4 }),
+  })).object;
+  const search = dsl.map((body): FuzzRequest => ({
+    method: 'POST',
+    url: '',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+    mutation: 'search body',
+  }));
+  const msearch = fc
+    .array(fc.tuple(fc.dictionary(fc.constantFrom('index', 'x'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }), dsl), { maxLength: 3 })
+    .map((pairs): FuzzRequest => ({
+      method: 'POST',
+      url: '',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: pairs.map(([header, body]) => `${JSON.stringify(header)}\n${JSON.stringify(body)}\n`).join(''),
+      mutation: 'search body',
+    }));
   const at = (method: string, url: string, body: fc.Arbitrary<FuzzRequest>) => body.map((request) => ({ ...request, method, url }));
   return {
+    'POST /api/v1/_elastic/_search': at('POST', '/api/v1/_elastic/_search', search),
+    'POST /api/v1/_elastic/{index}/_search': at('POST', '/api/v1/_elastic/app-*/_search', search),
+    'POST /api/v1/_elastic/_msearch': at('POST', '/api/v1/_elastic/_msearch', msearch),
     'POST /api/v1/_elastic/_bulk': at('POST', '/api/v1/_elastic/_bulk', bulk),
     'PUT /api/v1/_elastic/_bulk': at('PUT', '/api/v1/_elastic/_bulk', bulk),
     'POST /api/v1/_elastic/{index}/_bulk': at('POST', '/api/v1/_elastic/logs-x/_bulk', bulk),

@@ -112,7 +112,7 @@ for (const dialect of DIALECTS) {
         assert.equal(hit._id, `${marker}-20`);
         assert.equal(hit._source!['@timestamp'], new Date(BASE + 20_000).toISOString());
         assert.equal(hit._source!.latency, 20);
-        assert.equal((hit._source as Record<string, unknown>)._id, undefined, 'metadata is not part of _source');
+        assert.equal((hit._source as unknown as Record<string, unknown>)._id, undefined, 'metadata is not part of _source');
         const otherIndex = await es.search({ index: 'nothing-here-*', query: mine, size: 0 });
         assert.deepEqual(otherIndex.hits.total, { value: 0, relation: 'eq' });
       });
