@@ -150,7 +150,7 @@ for (const dialect of DIALECTS) {
       assert.equal(body.volume.series[3].ts, iso(NOW - 30 * MINUTE));
       assert.equal(body.errors.total, 5);
       assert.equal(body.errors.rate, Number((5 / 14).toFixed(6)));
-      assert.deepEqual(body.errors.by_level, { error: 4, fatal: 1, critical: 0 });
+      assert.deepEqual(body.errors.by_level, { error: 4, fatal: 1 });
       assert.deepEqual(
         body.top_services.map((s: { service: string; count: number; errors: number }) => [s.service, s.count, s.errors]),
         [

@@ -114,7 +114,8 @@ for (const dialect of DIALECTS) {
       assert.equal(found.total, 1);
       assert.equal(found.data[0].trace_id, '5b8efff798038103d269b633813fc60c');
       assert.equal(found.data[0].span_id, 'eee19b7ec3c1b174');
-      assert.equal(found.data[0].level, 'warning');
+      assert.equal(found.data[0].level, 'warn', 'levels are normalised: warning is warn');
+      assert.equal(found.data[0].attributes.severity_text, 'warning');
       assert.equal(found.data[0].service, 'checkout');
       assert.equal(found.data[0].attributes.n, 42);
     });
@@ -280,6 +281,63 @@ for (const dialect of DIALECTS) {
       assert.equal((await logs.request({ method: 'GET', url: '/api/v1/_elastic/' })).statusCode, 401);
       const empty = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers: writer.headers, payload: '\n' });
       assert.equal(empty.statusCode, 400);
+    });
+
+    test('levels are one set: syslog names and numbers, pino numbers and common spellings; the sent text is kept', async () => {
+      const marker = uniqueName('levels').toLowerCase();
+      const sent = ['warning', 'WARN', 'err', 'crit', 'Critical', 'notice', '3', '50', 'SEVERE', 'verbose', 'chatty'];
+      const body = sent.map((level, i) => `{"index":{}}\n${JSON.stringify({ message: `${marker} n${i}`, severity: level })}\n`).join('');
+      const stored = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...writer.headers, 'content-type': 'application/x-ndjson' },
+        payload: body,
+      });
+      assert.equal(stored.statusCode, 200);
+      const otlp = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: writer.headers,
+        payload: {
+          resourceLogs: [
+            {
+              scopeLogs: [
+                {
+                  logRecords: [
+                    { timeUnixNano: String(Date.now() * 1e6), severityText: 'ERR', body: { stringValue: `${marker} otlp-text` } },
+                    {
+                      timeUnixNano: String(Date.now() * 1e6),
+                      severityNumber: 13,
+                      severityText: 'WARNING',
+                      body: { stringValue: `${marker} otlp-number` },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      });
+      assert.equal(otlp.statusCode, 200);
+      const { data } = await search(marker);
+      const byMessage = new Map(
+        (data as { message: string; level: string; attributes: Record<string, unknown> }[]).map((entry) => [
+          entry.message.split(' ')[1],
+          entry,
+        ]),
+      );
+      const expected = ['warn', 'warn', 'error', 'fatal', 'fatal', 'info', 'error', 'error', 'error', 'trace', 'chatty'];
+      expected.forEach((level, i) => assert.equal(byMessage.get(`n${i}`)!.level, level, `sent ${sent[i]}`));
+      assert.equal(byMessage.get('n0')!.attributes.severity_text, 'warning');
+      assert.equal(byMessage.get('n1')!.attributes.severity_text, undefined, 'a mere case difference is not kept');
+      assert.equal(byMessage.get('n6')!.attributes.severity_text, '3');
+      assert.equal(byMessage.get('otlp-text')!.level, 'error');
+      assert.equal(byMessage.get('otlp-number')!.level, 'warn');
+      assert.equal(byMessage.get('otlp-number')!.attributes.severity_text, 'WARNING');
+      // Searching by any spelling finds the one level.
+      assert.equal((await search(`${marker} level:warn`)).total, 3);
+      assert.equal((await search(`${marker} level:warning`)).total, 3);
+      assert.equal((await search(`${marker} level:err`)).total, 5);
     });
 
     test('gzip bodies are accepted; bodies over the limit (after decompression) are 413; bad gzip is 400', async () => {

@@ -62,7 +62,7 @@ export const OverviewResponse = Type.Object({
     }),
   }),
   errors: Type.Object({
-    total: Type.Integer({ description: 'Entries of level error, fatal or critical' }),
+    total: Type.Integer({ description: 'Entries of level error or fatal' }),
     rate: Type.Number({ description: 'errors.total / volume.total, 0..1 (0 without entries)' }),
     by_level: Type.Record(Type.String(), Type.Integer()),
   }),

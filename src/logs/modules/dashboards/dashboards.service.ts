@@ -7,7 +7,7 @@ import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
 
 /** Levels counted as errors by the overview (levels are stored lower-case). */
-export const ERROR_LEVELS = ['error', 'fatal', 'critical'] as const;
+export const ERROR_LEVELS = ['error', 'fatal'] as const;
 /** The sources every pipeline and throughput view lists, even before their first batch. */
 export const KNOWN_SOURCES = ['otlp', 'bulk', 'gateway'] as const;
 export const NO_SERVICE = '(none)';

@@ -22,11 +22,22 @@ export interface BulkParse {
 }
 
 /** Field names shippers use for the core fields, in order of preference (Fluent Bit, Vector, Filebeat, Logstash, ECS). */
-const TIMESTAMP = ['@timestamp', 'timestamp', 'time', '@t'];
-const MESSAGE = ['message', 'msg', 'log', '@m'];
-const LEVEL = ['level', 'log.level', 'severity', 'loglevel', '@l'];
-const SERVICE = ['service', 'service.name', 'app', 'application', 'kubernetes.container_name', 'kubernetes.labels.app'];
-const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host'];
+/** rsyslog's (`omelasticsearch`'s default template and the common ones) are included: timereported, priority, fromhost, programname. */
+const TIMESTAMP = ['@timestamp', 'timestamp', 'time', '@t', 'timereported', 'timegenerated'];
+const MESSAGE = ['message', 'msg', 'log', '@m', '@message'];
+const LEVEL = ['level', 'log.level', 'severity', 'loglevel', '@l', 'priority', 'syslogseverity-text', '@severity', 'syslogseverity'];
+const SERVICE = [
+  'service',
+  'service.name',
+  'app',
+  'application',
+  'kubernetes.container_name',
+  'kubernetes.labels.app',
+  'programname',
+  'program',
+  'app-name',
+];
+const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host', 'fromhost', 'sysloghost', '@host'];
 const TRACE = ['trace_id', 'trace.id', 'traceId'];
 const SPAN = ['span_id', 'span.id', 'spanId'];
 
@@ -56,6 +67,13 @@ function timestampOf(value: AttributeValue | undefined, now: number): number | u
 const asText = (value: AttributeValue | undefined, max: number): string | undefined =>
   value === undefined ? undefined : String(value).slice(0, max);
 
+/** rsyslog's `syslogtag` (`sshd[1234]:`) names the program when no other field does. */
+function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined {
+  if (typeof tag !== 'string') return undefined;
+  const name = /^([^[:\s]+)/.exec(tag)?.[1];
+  return name?.slice(0, 256);
+}
+
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
@@ -68,8 +86,8 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   return {
     timestamp,
     message: message === undefined ? '' : String(message),
-    level: asText(take(flat, LEVEL), 32)?.toLowerCase(),
-    service: asText(take(flat, SERVICE), 256),
+    level: asText(take(flat, LEVEL), 32),
+    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.syslogtag),
     host: asText(take(flat, HOST), 256),
     trace_id: asText(take(flat, TRACE), 64),
     span_id: asText(take(flat, SPAN), 32),

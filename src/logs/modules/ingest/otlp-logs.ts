@@ -1,3 +1,4 @@
+import { canonicalLevel, LEVELS } from '../store/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';
@@ -20,12 +21,10 @@ function idOf(value: unknown): string | undefined {
   return hex;
 }
 
-const SEVERITY = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-/** OTLP severity number ranges (1-4 trace ... 21-24 fatal), else the text lower-cased. */
+/** OTLP severity number ranges (1-4 trace ... 21-24 fatal), else the text (made one of LEVELS when stored). */
 export function levelOf(severityNumber: unknown, severityText: unknown): string | undefined {
   const n = Number(severityNumber);
-  if (Number.isInteger(n) && n >= 1 && n <= 24) return SEVERITY[Math.floor((n - 1) / 4)];
+  if (Number.isInteger(n) && n >= 1 && n <= 24) return LEVELS[Math.floor((n - 1) / 4)];
   if (typeof severityText === 'string' && severityText.trim() !== '') return severityText.trim().toLowerCase().slice(0, 32);
   return undefined;
 }
@@ -65,11 +64,16 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         const body = plainValue(record.body);
         const attributes: Record<string, AttributeValue> = { ...resource, ...scopeAttributes, ...attributesOf(record.attributes) };
         if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
+        const level = levelOf(record.severityNumber, record.severityText);
+        // The sender's own severity text, when the number decided the level (`ERR` with number 17).
+        const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
+        const canonical = severityText === '' ? undefined : canonicalLevel(severityText);
+        if (canonical && (canonical.original !== undefined || canonical.level !== level)) attributes.severity_text = severityText.slice(0, 64);
         result.items.push(
           storableEntry({
             timestamp: time,
             message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
-            level: levelOf(record.severityNumber, record.severityText),
+            level,
             service,
             host,
             trace_id: idOf(record.traceId),

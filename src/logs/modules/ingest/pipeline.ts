@@ -3,6 +3,7 @@ import { AppError } from '../../../shared/errors/app-error.js';
 import { storableText } from '../../../shared/text/storable-text.js';
 import type { LogEntry } from '../store/log-store.js';
 import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
+import { canonicalLevel } from '../store/levels.js';
 import { storableAttributes } from './otlp-common.js';
 import type { IngestSource, PipelineStats } from './pipeline-stats.js';
 
@@ -59,15 +60,18 @@ export async function ingestBatch<T>(
 /** A log entry as both databases can store it (shippers' NULs, escaped in JSON or raw in protobuf, become U+FFFD). */
 export function storableEntry(entry: LogEntry): LogEntry {
   const text = <S extends string | undefined>(value: S): S => (value === undefined ? value : (storableText(value) as S));
+  // One set of levels (levels.ts); what the sender wrote stays as severity_text when it said more.
+  const level = entry.level === undefined || entry.level.trim() === '' ? undefined : canonicalLevel(entry.level);
+  const attributes = level?.original === undefined ? entry.attributes : { ...entry.attributes, severity_text: level.original };
   return {
     timestamp: entry.timestamp,
     message: storableText(entry.message),
-    level: text(entry.level),
+    level: text(level?.level),
     service: text(entry.service),
     host: text(entry.host),
     trace_id: text(entry.trace_id),
     span_id: text(entry.span_id),
-    attributes: storableAttributes(entry.attributes ?? {}),
+    attributes: storableAttributes(attributes ?? {}),
     documentId: text(entry.documentId),
   };
 }

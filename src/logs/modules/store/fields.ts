@@ -1,3 +1,4 @@
+import { canonicalLevel } from './levels.js';
 import { QuerySyntaxError } from './log-store.js';
 
 /** The fixed columns of a log entry; any other field name is an attribute's dotted name. */
@@ -17,9 +18,9 @@ export function resolveField(name: string): FieldRef {
   return { kind: 'attribute', name };
 }
 
-/** Levels are stored lower-case (an enum: "ERROR" and "error" are the same level). */
+/** Levels are stored and searched as one set (levels.ts): `ERROR`, `err` and `3` are `error`. */
 export function normalizeLevel(level: string): string {
-  return level.toLowerCase();
+  return canonicalLevel(level).level;
 }
 
 /** A value the user typed that may equal a JSON number or boolean attribute as well as a string. */
