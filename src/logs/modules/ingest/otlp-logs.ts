@@ -68,7 +68,8 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         // The sender's own severity text, when the number decided the level (`ERR` with number 17).
         const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
         const canonical = severityText === '' ? undefined : canonicalLevel(severityText);
-        if (canonical && (canonical.original !== undefined || canonical.level !== level)) attributes.severity_text = severityText.slice(0, 64);
+        if (canonical && (canonical.original !== undefined || canonical.level !== level))
+          attributes.severity_text = severityText.slice(0, 64);
         result.items.push(
           storableEntry({
             timestamp: time,
