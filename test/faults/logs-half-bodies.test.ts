@@ -211,7 +211,10 @@ for (const dialect of DIALECTS) {
         body: body.subarray(0, body.length / 2),
       });
       assert.equal(response.status, 400, response.body.toString());
-      assert.equal(typeof (JSON.parse(response.body.toString()) as { error: unknown }).error, 'string');
+      // In Elasticsearch's shape, as every answer of the compatible API (docs/elasticsearch.md).
+      const answer = JSON.parse(response.body.toString()) as { error: { type: string; reason: string }; status: number };
+      assert.equal(answer.status, 400);
+      assert.equal(typeof answer.error.reason, 'string');
       await wholeRequestStoredAndNothingOf(marker, logs.count, sendWholeBulk);
       await logs.stillServes(baseline);
     });

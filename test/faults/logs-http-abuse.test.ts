@@ -27,6 +27,13 @@ function assertRefused(exchange: RawExchange, status: number | readonly number[]
     `${what}: got ${exchange.statuses[0]}, want ${statuses.join(' or ')}\n${exchange.text.slice(0, 600)}`,
   );
   const body = lastJsonBody(exchange.text) as Record<string, unknown>;
+  if (typeof body.error === 'object') {
+    // The Elasticsearch-compatible API answers in Elasticsearch's shape (docs/elasticsearch.md).
+    const error = body.error as { type?: unknown; reason?: unknown };
+    assert.ok(typeof error.type === 'string' && typeof error.reason === 'string', `${what}: body ${JSON.stringify(body)}`);
+    assert.equal(body.status, exchange.statuses[0], `${what}: status in the body`);
+    return;
+  }
   assert.ok(LOGS_MESSAGES.has(body.error as string), `${what}: body ${JSON.stringify(body)}`);
   assert.deepEqual(
     Object.keys(body).filter((key) => !['error', 'detail', 'position'].includes(key)),
