@@ -36,6 +36,9 @@ import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signal
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
 import { rolesRoutes } from './modules/roles/roles.routes.js';
+import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
+import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
+import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { createLogStore, openStoreReads, type StoreReads } from './modules/store/index.js';
@@ -178,7 +181,8 @@ export async function buildLogsService({
     tenantId: DEFAULT_TENANT_ID,
     now,
   });
-  const guards = logsGuards({ config, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
+  const apiKeys = new ApiKeysService({ db, keys: new ApiKeysRepository(db), users: usersRepository, audit, now });
+  const guards = logsGuards({ config, apiKeys, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
   const app = createServer({
@@ -201,7 +205,18 @@ export async function buildLogsService({
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access_token from /api/login' },
-          basic: { type: 'http', scheme: 'basic', description: 'Ingestion only: a user with logs:write' },
+          basic: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'Ingestion and the Elasticsearch-compatible API: a user with logs:write or logs:read',
+          },
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description:
+              "`ApiKey <encoded>`, the `encoded` value from POST /api/v1/api-keys (Elasticsearch's convention); every route that takes a bearer token",
+          },
         },
       },
     },
@@ -215,6 +230,7 @@ export async function buildLogsService({
   await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
+  await app.register(apiKeysRoutes({ apiKeys, guards }), { prefix: '/api/v1/api-keys' });
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });

@@ -74,6 +74,23 @@ export interface LogsSigningKeysTable {
   created_at: string;
 }
 
+export interface LogsApiKeysTable {
+  id: string;
+  tenant_id: string;
+  /** The owner: the key acts as this user, with at most `permissions`. */
+  user_id: string;
+  name: string;
+  /** SHA-256 of the secret, hex. */
+  secret_hash: string;
+  /** JSON array of permission names. */
+  permissions: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
 export interface LogsSchema {
   logs_tenants: LogsTenantsTable;
   logs_roles: LogsRolesTable;
@@ -85,4 +102,5 @@ export interface LogsSchema {
   logs_signing_keys: LogsSigningKeysTable;
   /** Keys `address:<ip>` (login attempts) and `username:<name>` (login failures). */
   login_failures: LoginFailuresTable;
+  logs_api_keys: LogsApiKeysTable;
 }

@@ -7,6 +7,7 @@ import * as alerts from './0200_alerts.js';
 import * as dashboards from './0400_dashboards.js';
 import * as ingestRole from './0500_ingest_role.js';
 import * as loginFailures from './0600_login_failures.js';
+import * as apiKeys from './0700_api_keys.js';
 
 /**
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
@@ -21,4 +22,5 @@ export const logsMigrations: Record<string, Migration> = {
   ...infraMigrations,
   '0500_ingest_role': ingestRole,
   '0600_login_failures': loginFailures,
+  '0700_api_keys': apiKeys,
 };

@@ -9,6 +9,7 @@ import type { TenantsRepository } from '../tenants/tenants.repository.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
 import type { Client } from './client.js';
 import type { LoginGuard } from './login-guard.js';
+import { keyPermissions, type ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { LogsSessionsRepository } from './sessions.repository.js';
 import type { LogsTokens } from './tokens.js';
 
@@ -23,6 +24,8 @@ export interface LogsAuthContext {
   readonly sessionId: string | null;
   readonly roles: readonly string[];
   readonly permissions: ReadonlySet<Permission>;
+  /** Set when the request came with an API key: its tenant is fixed, its permissions are the key's. */
+  readonly apiKeyId?: string | undefined;
 }
 
 declare module 'fastify' {
@@ -48,6 +51,7 @@ function sha256(text: string): Buffer {
 
 export interface GuardDeps {
   config: LogsConfig;
+  apiKeys: ApiKeysService;
   tokens: LogsTokens;
   sessions: LogsSessionsRepository;
   users: LogsUsersRepository;
@@ -57,10 +61,10 @@ export interface GuardDeps {
 }
 
 /**
- * The guards of the logs service: bearer tokens (spec 5.3) for the API, bearer or HTTP Basic for
+ * The guards of the logs service: bearer tokens (spec 5.3) or API keys for the API, those or HTTP Basic for
  * ingestion; 401 without valid credentials, 403 without the permission, 429 over the rate limit.
  */
-export function logsGuards({ config, tokens, sessions, users, tenants, loginGuard, now }: GuardDeps) {
+export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, loginGuard, now }: GuardDeps) {
   const apiLimiter = new RateLimiter(config.rateLimits.apiPerUser, now);
   const ingestLimiter = new RateLimiter(config.rateLimits.ingestPerTenant, now);
   /**
@@ -94,6 +98,18 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     const context = await contextOf(await users.findById(claims.sub), claims.sid);
     if (!context) throw new AppError('LOGS_INVALID_TOKEN');
     return context;
+  }
+
+  /** `Authorization: ApiKey base64(id:secret)`: the owner, read fresh, with at most the key's permissions. */
+  async function fromApiKey(encoded: string, request: FastifyRequest): Promise<LogsAuthContext> {
+    const key = await loginGuard.verifyApiKey(encoded, clientOf(request), (value) => apiKeys.verify(value));
+    const owner = await contextOf(await users.findById(key.user_id), null);
+    // A key for another tenant than its owner's works only while the owner may act there.
+    if (!owner || (key.tenant_id !== owner.homeTenantId && !owner.permissions.has('tenants:manage'))) {
+      throw new AppError('LOGS_INVALID_CREDENTIALS');
+    }
+    const permissions = new Set(keyPermissions(key).filter((permission) => owner.permissions.has(permission)));
+    return { ...owner, homeTenantId: key.tenant_id, permissions, apiKeyId: key.id };
   }
 
   async function fromBasic(encoded: string, request: FastifyRequest): Promise<LogsAuthContext> {
@@ -140,7 +156,7 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
       request.tenantId = auth.homeTenantId;
       return;
     }
-    if (!auth.permissions.has('tenants:manage')) throw new AppError('LOGS_PERMISSION_DENIED');
+    if (auth.apiKeyId !== undefined || !auth.permissions.has('tenants:manage')) throw new AppError('LOGS_PERMISSION_DENIED');
     if (!(await tenants.find(wanted))) throw new AppError('LOGS_NOT_FOUND');
     request.tenantId = wanted;
   }
@@ -154,9 +170,10 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
   async function bearer(request: FastifyRequest, countApiCall = true): Promise<LogsAuthContext> {
     const header = request.headers.authorization;
     if (!header) throw new AppError('LOGS_MISSING_TOKEN');
-    const match = /^bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new AppError('LOGS_MISSING_TOKEN');
-    const auth = await fromBearer(match[1]!);
+    const apiKey = /^apikey\s+(\S+)\s*$/i.exec(header);
+    const token = /^bearer\s+(\S+)\s*$/i.exec(header);
+    if (!apiKey && !token) throw new AppError('LOGS_MISSING_TOKEN');
+    const auth = apiKey ? await fromApiKey(apiKey[1]!, request) : await fromBearer(token![1]!);
     if (countApiCall) limited(apiLimiter, auth.userId);
     request.logsAuth = auth;
     return auth;
@@ -166,6 +183,11 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
   const requireAuth: preHandlerAsyncHookHandler = async (request) => {
     const auth = await bearer(request);
     request.tenantId = auth.homeTenantId;
+  };
+
+  /** Any signed-in user or API key, acting on the chosen tenant: the route decides what each may do. */
+  const requireSignedIn: preHandlerAsyncHookHandler = async (request) => {
+    await resolveTenant(request, await bearer(request));
   };
 
   /** A signed-in user holding the permission, acting on the chosen tenant. */
@@ -219,7 +241,7 @@ export function logsGuards({ config, tokens, sessions, users, tenants, loginGuar
     };
   }
 
-  return { requireAuth, requirePermission, requireIngest, requireReader };
+  return { requireAuth, requireSignedIn, requirePermission, requireIngest, requireReader };
 }
 
 export type LogsGuards = ReturnType<typeof logsGuards>;

@@ -27,10 +27,37 @@ export interface LoginGuardDeps {
 export class LoginGuard {
   private readonly attemptsPerAddress: SharedRateLimiter<LogsSchema>;
   private readonly failuresPerUsername: SharedRateLimiter<LogsSchema>;
+  private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
 
   constructor(private readonly deps: LoginGuardDeps) {
     this.attemptsPerAddress = new SharedRateLimiter(deps.db, 'address:', deps.config.rateLimits.loginPerAddress, deps.now);
     this.failuresPerUsername = new SharedRateLimiter(deps.db, 'username:', deps.config.rateLimits.loginFailuresPerUsername, deps.now);
+    this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', deps.config.rateLimits.loginPerAddress, deps.now);
+  }
+
+  /**
+   * API keys, limited like logins: an address whose wrong keys reach the login limit gets 429 until
+   * the window ends (valid keys do not count). A wrong, revoked or expired key is a 401 that says
+   * no more than that, and is audited.
+   */
+  async verifyApiKey<T extends { tenant_id: string }>(
+    encoded: string,
+    client: Client,
+    verify: (encoded: string) => Promise<T | undefined>,
+  ): Promise<T> {
+    const state = await this.keyFailuresPerAddress.check(client.ip);
+    if (state.limited) throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(state.retryAfterSeconds) } });
+    const key = await verify(encoded);
+    if (key) return key;
+    await this.keyFailuresPerAddress.hit(client.ip);
+    await this.deps.audit.record({
+      tenantId: DEFAULT_TENANT_ID,
+      action: 'api_key.authenticate',
+      outcome: 'failure',
+      ...client,
+      details: { reason: 'invalid_credentials' },
+    });
+    throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
   async verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
