@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
+import { Client as ElasticClient } from '@elastic/elasticsearch';
 import { eventually } from '../helpers/eventually.js';
 import { footprint, settlesBack } from '../helpers/process-probe.js';
 import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
@@ -125,6 +126,53 @@ describe('npm start: both services as two supervised processes, the gateway watc
     }
     rmSync(dataDir, { recursive: true, force: true });
     await masterData.close();
+  });
+
+  test('the official Elasticsearch client works against a fresh npm start: info, helpers.bulk, search, msearch with aggregations', async () => {
+    const logsLogin = await json(`${system.logs}/api/login`, {
+      method: 'POST',
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    });
+    const key = await json(`${system.logs}/api/v1/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${logsLogin.body.token.access_token}` },
+      body: JSON.stringify({ name: 'e2e client', permissions: ['logs:read', 'logs:write'] }),
+    });
+    assert.equal(key.status, 201);
+    const es = new ElasticClient({ node: `${system.logs}/api/v1/_elastic`, auth: { apiKey: key.body.encoded as string } });
+    assert.match((await es.info()).version.number, /^8\./);
+    const now = Date.now();
+    const docs = Array.from({ length: 300 }, (_, i) => ({
+      id: `e2e-${i}`,
+      '@timestamp': new Date(now - i * 1000).toISOString(),
+      message: `e2e client ${i}`,
+      host: `h${i % 3}`,
+    }));
+    const shipped = await es.helpers.bulk({ datasource: docs, onDocument: (doc) => ({ create: { _index: 'e2e', _id: doc.id } }) });
+    assert.equal(shipped.successful, 300);
+    const range = { range: { '@timestamp': { gte: now - 600_000, lte: now, format: 'epoch_millis' } } };
+    const found = await es.search({ index: 'e2e', query: { bool: { filter: [range] } }, size: 0, track_total_hits: true });
+    assert.deepEqual(found.hits.total, { value: 300, relation: 'eq' });
+    const [answer] = (
+      await es.msearch({
+        searches: [
+          { index: 'e2e' },
+          {
+            query: { bool: { filter: [range] } },
+            size: 0,
+            aggs: { hosts: { terms: { field: 'host' } }, t: { date_histogram: { field: '@timestamp', fixed_interval: '1m' } } },
+          },
+        ],
+      })
+    ).responses as any[];
+    assert.deepEqual(
+      answer.aggregations.hosts.buckets.map((bucket: { doc_count: number }) => bucket.doc_count),
+      [100, 100, 100],
+    );
+    assert.equal(
+      answer.aggregations.t.buckets.reduce((sum: number, bucket: { doc_count: number }) => sum + bucket.doc_count, 0),
+      300,
+    );
   });
 
   test('a proxied call shows in the service map as gateway -> master-data', async () => {
