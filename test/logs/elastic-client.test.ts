@@ -231,6 +231,67 @@ for (const dialect of DIALECTS) {
       assert.equal(aggs.fastest.value, 0);
     });
 
+    test('calendar intervals: weeks from Monday, months, quarters and years, in UTC, empty ones filled', async () => {
+      const index = `cal-${marker}`;
+      const times = [
+        '2026-01-15T12:00:00Z',
+        '2026-02-01T00:00:00Z',
+        '2026-02-28T23:59:59Z',
+        '2026-03-01T00:00:00Z',
+        '2026-04-02T08:00:00Z',
+        '2026-11-22T23:00:00Z', // a Sunday
+        '2026-11-23T00:00:00Z', // the Monday after
+        '2026-12-31T23:59:59Z',
+        '2027-01-01T00:00:00Z',
+      ];
+      const stored = await client(writer.username).bulk({
+        operations: times.flatMap((time) => [
+          { index: { _index: index } },
+          { '@timestamp': time, message: `calendar ${marker}`, latency: 1 },
+        ]),
+      });
+      assert.equal(stored.errors, false);
+      const es = client(reader.username);
+      const histogram = async (calendar_interval: string, min_doc_count = 1) => {
+        const result = await es.search({
+          index,
+          size: 0,
+          aggs: {
+            h: { date_histogram: { field: '@timestamp', calendar_interval, min_doc_count }, aggs: { s: { sum: { field: 'latency' } } } },
+          },
+        });
+        return ((result.aggregations as any).h.buckets as { key_as_string: string; doc_count: number; s: { value: number } }[]).map(
+          (bucket) => [bucket.key_as_string.slice(0, 10), bucket.doc_count, bucket.s.value],
+        );
+      };
+      assert.deepEqual(await histogram('1M'), [
+        ['2026-01-01', 1, 1],
+        ['2026-02-01', 2, 2],
+        ['2026-03-01', 1, 1],
+        ['2026-04-01', 1, 1],
+        ['2026-11-01', 2, 2],
+        ['2026-12-01', 1, 1],
+        ['2027-01-01', 1, 1],
+      ]);
+      assert.equal((await histogram('month', 0)).length, 13, 'January 2026 to January 2027, empty months included');
+      assert.deepEqual(await histogram('quarter'), [
+        ['2026-01-01', 4, 4],
+        ['2026-04-01', 1, 1],
+        ['2026-10-01', 3, 3],
+        ['2027-01-01', 1, 1],
+      ]);
+      assert.deepEqual(await histogram('1y'), [
+        ['2026-01-01', 8, 8],
+        ['2027-01-01', 1, 1],
+      ]);
+      const weeks = await histogram('week');
+      assert.deepEqual(weeks.slice(4, 6), [
+        ['2026-11-16', 1, 1],
+        ['2026-11-23', 1, 1],
+      ]);
+      assert.equal(weeks[0]![0], '2026-01-12', 'the Monday of the week of 15 January');
+    });
+
     test('msearch: each search answers on its own; one bad search does not fail the others', async () => {
       const es = client(reader.username);
       const result = await es.msearch({

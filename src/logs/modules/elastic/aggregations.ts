@@ -1,5 +1,5 @@
 import { isPlainObject } from '../../../shared/text/storable-text.js';
-import type { AggregateGroup, AggregateMetric, AggregateRow, LogStore, SearchRequest } from '../store/log-store.js';
+import type { AggregateGroup, AggregateMetric, AggregateRow, CalendarUnit, LogStore, SearchRequest } from '../store/log-store.js';
 import { parsingError, shown, unsupported } from './elastic-errors.js';
 import { dateValue, fieldName } from './query-dsl.js';
 
@@ -18,7 +18,9 @@ type MetricKind = AggregateMetric['kind'] | 'percentiles';
 
 interface DateHistogram {
   kind: 'date_histogram';
+  /** Fixed buckets of this many ms, or calendar buckets. */
   intervalMs: number;
+  calendar: CalendarUnit | undefined;
   minDocCount: number;
   bounds: { min: number; max: number } | undefined;
   epochMillis: boolean;
@@ -45,25 +47,51 @@ interface Agg {
 }
 
 const FIXED_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const CALENDAR: Record<string, number> = {
+/** Calendar intervals: minute, hour and day are fixed lengths in UTC; weeks (from Monday) to years are not. */
+const CALENDAR: Record<string, number | CalendarUnit> = {
   '1m': 60_000,
   minute: 60_000,
   '1h': 3_600_000,
   hour: 3_600_000,
   '1d': 86_400_000,
   day: 86_400_000,
+  '1w': 'week',
+  week: 'week',
+  '1M': 'month',
+  month: 'month',
+  '1q': 'quarter',
+  quarter: 'quarter',
+  '1y': 'year',
+  year: 'year',
 };
 
-function intervalOf(text: unknown, calendar: boolean): number {
+function intervalOf(text: unknown, calendar: boolean): number | CalendarUnit {
   if (typeof text !== 'string') throw parsingError('[date_histogram] interval must be a string');
   if (calendar) {
-    const ms = CALENDAR[text];
-    if (ms === undefined) throw unsupported(`the calendar_interval [${text.slice(0, 20)}] (minute, hour and day are; use fixed_interval)`);
-    return ms;
+    const interval = CALENDAR[text];
+    if (interval === undefined) throw parsingError(`unknown calendar_interval [${text.slice(0, 20)}]`);
+    return interval;
   }
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(text);
   if (!match || Number(match[1]) === 0) throw parsingError(`failed to parse interval [${text.slice(0, 20)}]`);
   return Number(match[1]) * FIXED_UNITS[match[2]!]!;
+}
+
+/** The start of the calendar bucket holding `ms` (UTC; weeks from Monday). */
+export function calendarFloor(ms: number, unit: CalendarUnit): number {
+  const date = new Date(ms);
+  const [year, month] = [date.getUTCFullYear(), date.getUTCMonth()];
+  if (unit === 'year') return Date.UTC(year, 0, 1);
+  if (unit === 'quarter') return Date.UTC(year, month - (month % 3), 1);
+  if (unit === 'month') return Date.UTC(year, month, 1);
+  return Date.UTC(year, month, date.getUTCDate()) - ((date.getUTCDay() + 6) % 7) * 86_400_000;
+}
+
+/** The start of the calendar bucket after the one starting at `start`. */
+function calendarNext(start: number, unit: CalendarUnit): number {
+  if (unit === 'week') return start + 7 * 86_400_000;
+  const date = new Date(start);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + (unit === 'year' ? 12 : unit === 'quarter' ? 3 : 1), 1);
 }
 
 function only(spec: Record<string, unknown>, allowed: readonly string[], kind: string): void {
@@ -84,7 +112,7 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
       throw unsupported(`the time_zone [${shown(spec.time_zone).slice(0, 50)}] (buckets are UTC)`);
     }
     if (spec.keyed === true) throw unsupported('keyed buckets');
-    const intervalMs =
+    const interval =
       spec.fixed_interval !== undefined
         ? intervalOf(spec.fixed_interval, false)
         : spec.calendar_interval !== undefined
@@ -101,7 +129,8 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
     }
     return {
       kind,
-      intervalMs,
+      intervalMs: typeof interval === 'number' ? interval : 0,
+      calendar: typeof interval === 'number' ? undefined : interval,
       minDocCount: typeof spec.min_doc_count === 'number' ? spec.min_doc_count : 0,
       bounds,
       epochMillis: spec.format === 'epoch_millis',
@@ -170,7 +199,8 @@ interface LevelResult {
 }
 
 function groupOf(spec: DateHistogram | Terms): AggregateGroup {
-  return spec.kind === 'date_histogram' ? { kind: 'time', intervalMs: spec.intervalMs } : { kind: 'field', field: spec.field };
+  if (spec.kind === 'terms') return { kind: 'field', field: spec.field };
+  return spec.calendar ? { kind: 'calendar', unit: spec.calendar } : { kind: 'time', intervalMs: spec.intervalMs };
 }
 
 function percentilesOf(values: number[], percents: number[]): Record<string, number | null> {
@@ -270,7 +300,9 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
     const byStart = new Map(rows.map((row) => [Number(row.keys.at(-1)), row]));
     let starts = [...byStart.keys()].sort((a, b) => a - b);
     if (spec.minDocCount === 0) {
-      const floor = (ms: number) => ms - (((ms % spec.intervalMs) + spec.intervalMs) % spec.intervalMs);
+      const { calendar, intervalMs } = spec;
+      const floor = (ms: number) => (calendar ? calendarFloor(ms, calendar) : ms - (((ms % intervalMs) + intervalMs) % intervalMs));
+      const next = (start: number) => (calendar ? calendarNext(start, calendar) : start + intervalMs);
       let first = starts[0];
       let last = starts.at(-1);
       if (spec.bounds) {
@@ -278,9 +310,11 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
         last = Math.max(last ?? -Infinity, floor(spec.bounds.max));
       }
       if (first !== undefined && last !== undefined && Number.isFinite(first) && Number.isFinite(last)) {
-        if ((last - first) / spec.intervalMs >= MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} buckets: use a larger interval`);
         starts = [];
-        for (let start = first; start <= last; start += spec.intervalMs) starts.push(start);
+        for (let start = first; start <= last; start = next(start)) {
+          if (starts.length >= MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} buckets: use a larger interval`);
+          starts.push(start);
+        }
       }
     }
     return {

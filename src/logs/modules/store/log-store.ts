@@ -136,8 +136,12 @@ export interface GroupCount {
   lastSeen: number;
 }
 
-/** One level of grouping of an aggregation: fixed time buckets (aligned to the epoch) or a field's value. */
-export type AggregateGroup = { kind: 'time'; intervalMs: number } | { kind: 'field'; field: string };
+/** Calendar units of time buckets, in UTC; weeks start on Monday (ISO 8601). */
+export type CalendarUnit = 'week' | 'month' | 'quarter' | 'year';
+
+/** One level of grouping of an aggregation: fixed time buckets (aligned to the epoch), calendar buckets, or a field's value. */
+export type AggregateGroup =
+  { kind: 'time'; intervalMs: number } | { kind: 'calendar'; unit: CalendarUnit } | { kind: 'field'; field: string };
 
 /** A number per group: over the field's numeric values (cardinality: over its distinct values). */
 export interface AggregateMetric {

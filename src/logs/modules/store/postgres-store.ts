@@ -17,6 +17,8 @@ const postgresReads: ReadDialect = {
   containsIgnoringCase: (value, needle) => sql`strpos(lower(${value}), lower(${needle}::text)) > 0`,
   fieldNameOrder: sql`name COLLATE "C"`,
   numberValue: postgresNumberValue,
+  calendarStart: (unit) =>
+    sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */

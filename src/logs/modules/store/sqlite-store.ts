@@ -17,6 +17,18 @@ const sqliteReads: ReadDialect = {
   containsIgnoringCase: (value, needle) => sql`instr(lower(${value}), ${needle.toLowerCase()}) > 0`,
   fieldNameOrder: sql`name`,
   numberValue: sqliteNumberValue,
+  calendarStart: (unit) => {
+    const day = sql`date(l.ts / 1000, 'unixepoch')`;
+    const start =
+      unit === 'week'
+        ? sql`date(l.ts / 1000, 'unixepoch', '-6 days', 'weekday 1')`
+        : unit === 'month'
+          ? sql`date(${day}, 'start of month')`
+          : unit === 'year'
+            ? sql`date(${day}, 'start of year')`
+            : sql`date(${day}, 'start of month', printf('-%d months', (CAST(strftime('%m', ${day}) AS INTEGER) - 1) % 3))`;
+    return sql`(CAST(strftime('%s', ${start}) AS INTEGER) * 1000)`;
+  },
 };
 
 /** Rows deleted per retention transaction, so ingestion is never blocked for long. */

@@ -5,6 +5,7 @@ import {
   type AggregateRequest,
   type AggregateRow,
   type AppendResult,
+  type CalendarUnit,
   type NumericValuesRequest,
   type AttributeValue,
   type DistinctRequest,
@@ -50,6 +51,8 @@ export interface ReadDialect {
   readonly fieldNameOrder: RawBuilder<unknown>;
   /** A field's value as a number (JSON numbers and numeric strings), else NULL. */
   numberValue: (field: FieldRef) => RawBuilder<unknown>;
+  /** The start (epoch ms, UTC) of the calendar week, month, quarter or year of `l.ts`. */
+  calendarStart: (unit: CalendarUnit) => RawBuilder<unknown>;
 }
 
 /** The WHERE clause of a read over [from, end); `textFirst`: count the matches in the page's own pass. */
@@ -310,6 +313,7 @@ export abstract class LogStoreCore implements LogStore {
   #groupKeys(groups: AggregateRequest['groups']): RawBuilder<unknown>[] {
     return groups.map((group) => {
       if (group.kind === 'field') return this.dialect.fieldValue(resolveField(group.field));
+      if (group.kind === 'calendar') return this.dialect.calendarStart(group.unit);
       if (!Number.isSafeInteger(group.intervalMs) || group.intervalMs <= 0)
         throw new RangeError('the interval must be a positive whole number of ms');
       const interval = this.dialect.int(group.intervalMs);
@@ -325,7 +329,7 @@ export abstract class LogStoreCore implements LogStore {
 
 function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {
   if (value === null || value === undefined) return null;
-  return group.kind === 'time' ? Number(value) : String(value as string | number);
+  return group.kind === 'field' ? String(value as string | number) : Number(value);
 }
 
 function numberOrNull(value: unknown): number | null {
