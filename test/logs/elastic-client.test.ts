@@ -47,6 +47,22 @@ for (const dialect of DIALECTS) {
       });
     }
 
+    test('what shippers probe: HEAD /, _cat/health, _nodes, _license; index templates acknowledged', async () => {
+      const es = client(writer.username);
+      const authorization = `Basic ${Buffer.from(`${writer.username}:${PASSWORD}`).toString('base64')}`;
+      const head = await fetch(`${node}/`, { method: 'HEAD', headers: { authorization } });
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get('x-elastic-product'), 'Elasticsearch');
+      const cat = await fetch(`${node}/_cat/health`, { headers: { authorization } });
+      assert.match(await cat.text(), / gerbang green /);
+      assert.deepEqual(await es.cat.health({ format: 'json' }), [{ cluster: 'gerbang', status: 'green', 'node.total': '1' }]);
+      assert.equal((await es.nodes.info()).cluster_name, 'gerbang');
+      assert.equal((await es.license.get()).license.status, 'active');
+      assert.equal((await es.indices.putIndexTemplate({ name: 'logs', index_patterns: ['app-*'] })).acknowledged, true);
+      const anonymous = await fetch(`${node}/`, { method: 'HEAD' });
+      assert.equal(anonymous.status, 401);
+    });
+
     test('helpers.bulk stores every document once, and a full retry with the same _ids stores nothing twice', async () => {
       const es = client(writer.username);
       const ship = () =>
@@ -252,7 +268,7 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(stored.errors, false);
       const es = client(reader.username);
-      const histogram = async (calendar_interval: string, min_doc_count = 1) => {
+      const histogram = async (calendar_interval: 'week' | 'month' | 'quarter' | '1M' | '1y', min_doc_count = 1) => {
         const result = await es.search({
           index,
           size: 0,

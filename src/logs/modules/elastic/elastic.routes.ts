@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { bulkResponse, parseBulk } from '../ingest/elastic-bulk.js';
@@ -71,39 +71,34 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
     const scope = (request: FastifyRequest) => ({ store: deps.store, tenantId: request.tenantId, now: deps.now() });
 
     // Cluster facts that shippers and clients probe before they start.
-    app.get(
-      '/',
-      { schema: { tags, summary: 'Cluster info (version), as Elasticsearch answers it', security: SECURED }, onRequest: anyone },
-      async () => ({
-        name: 'gerbang-logs',
-        cluster_name: 'gerbang',
-        cluster_uuid: 'gerbang',
-        version: {
-          number: COMPATIBLE_VERSION,
-          build_flavor: 'default',
-          build_type: 'tar',
-          lucene_version: '9.8.0',
-          minimum_wire_compatibility_version: '7.17.0',
-          minimum_index_compatibility_version: '7.0.0',
-        },
-        tagline: 'You Know, for Search',
-      }),
-    );
-    const health = () => ({ cluster_name: 'gerbang', status: 'green', timed_out: false, number_of_nodes: 1, number_of_data_nodes: 1 });
-    app.get(
-      '/_cluster/health',
-      { schema: { tags, summary: 'Cluster health (always green: one node)', security: SECURED }, onRequest: anyone },
-      health,
-    );
-    app.get(
-      '/_cat/health',
-      { schema: { tags, summary: 'Cluster health as _cat text, or JSON with ?format=json', security: SECURED }, onRequest: anyone },
-      async (request, reply) => {
-        if ((request.query as { format?: string }).format === 'json') return [{ cluster: 'gerbang', status: 'green', 'node.total': '1' }];
-        return reply.type('text/plain; charset=UTF-8').send(`${Math.floor(deps.now() / 1000)} gerbang green 1 1\n`);
+    const probe = (path: string, summary: string, handler: (request: FastifyRequest, reply: FastifyReply) => unknown) =>
+      app.get(path, { schema: { tags, summary, security: SECURED }, onRequest: anyone }, handler);
+    probe('/', 'Cluster info (version), as Elasticsearch answers it', () => ({
+      name: 'gerbang-logs',
+      cluster_name: 'gerbang',
+      cluster_uuid: 'gerbang',
+      version: {
+        number: COMPATIBLE_VERSION,
+        build_flavor: 'default',
+        build_type: 'tar',
+        lucene_version: '9.8.0',
+        minimum_wire_compatibility_version: '7.17.0',
+        minimum_index_compatibility_version: '7.0.0',
       },
-    );
-    const nodes = async (request: FastifyRequest) => ({
+      tagline: 'You Know, for Search',
+    }));
+    probe('/_cluster/health', 'Cluster health (always green: one node)', () => ({
+      cluster_name: 'gerbang',
+      status: 'green',
+      timed_out: false,
+      number_of_nodes: 1,
+      number_of_data_nodes: 1,
+    }));
+    probe('/_cat/health', 'Cluster health as _cat text, or JSON with ?format=json', (request, reply) => {
+      if ((request.query as { format?: string }).format === 'json') return [{ cluster: 'gerbang', status: 'green', 'node.total': '1' }];
+      return reply.type('text/plain; charset=UTF-8').send(`${Math.floor(deps.now() / 1000)} gerbang green 1 1\n`);
+    });
+    const nodes = (request: FastifyRequest) => ({
       _nodes: { total: 1, successful: 1, failed: 0 },
       cluster_name: 'gerbang',
       nodes: {
@@ -115,23 +110,11 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
         },
       },
     });
-    app.get(
-      '/_nodes',
-      { schema: { tags, summary: 'The one node (for shippers that sniff)', security: SECURED }, onRequest: anyone },
-      nodes,
-    );
-    app.get(
-      '/_nodes/http',
-      { schema: { tags, summary: 'The one node (for shippers that sniff)', security: SECURED }, onRequest: anyone },
-      nodes,
-    );
-    app.get(
-      '/_license',
-      { schema: { tags, summary: 'A basic licence (Logstash and Beats ask)', security: SECURED }, onRequest: anyone },
-      async () => ({
-        license: { status: 'active', type: 'basic', uid: 'gerbang' },
-      }),
-    );
+    probe('/_nodes', 'The one node (for shippers that sniff)', nodes);
+    probe('/_nodes/http', 'The one node (for shippers that sniff)', nodes);
+    probe('/_license', 'A basic licence (Logstash and Beats ask)', () => ({
+      license: { status: 'active', type: 'basic', uid: 'gerbang' },
+    }));
     // Index templates are accepted and ignored: fields are typed as they arrive (docs/elasticsearch.md).
     for (const kind of ['_index_template', '_template']) {
       app.put(`/${kind}/:name`, { schema: { tags, summary: 'Accepted and ignored', security: SECURED }, onRequest: writer }, async () => ({
