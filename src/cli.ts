@@ -1,10 +1,5 @@
 #!/usr/bin/env node
-/**
- * gerbang CLI:
- *   all | gateway | logs              start both services, or one (gateway: GATEWAY_WORKERS processes)
- *   migrate                           run both services' database migrations and exit
- *   reset-password <no_pegawai>       set a new generated password for a gateway user (printed once)
- */
+/** The gerbang CLI: `node dist/cli.js --help` lists its commands (COMMANDS below). */
 import './shared/runtime-flags.js';
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +16,9 @@ import { migrateToLatest } from './shared/db/migrator.js';
 import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
 import { resetPasswordOffline } from './gateway/reset-password.js';
+import { resetLogsPasswordOffline } from './logs/reset-password.js';
+import type { LogsSchema } from './logs/db/schema.js';
+import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
@@ -83,21 +81,35 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
   });
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command = 'all', ...args] = argv;
-  switch (command) {
-    case 'all': {
+interface Command {
+  usage: string;
+  summary: string;
+  run(args: string[]): Promise<void>;
+}
+
+/** Both services' databases, from the same settings the services read. */
+function databases(): DatabaseToSave[] {
+  return [
+    { name: 'gateway', url: loadGatewayConfig(process.env).databaseUrl },
+    { name: 'logs', url: loadLogsConfig(process.env).databaseUrl },
+  ];
+}
+
+const COMMANDS: Record<string, Command> = {
+  all: {
+    usage: 'all',
+    summary: 'start both services as supervised processes (what `npm start` runs)',
+    async run() {
       // Both configurations are checked before either service starts.
       const gatewayConfig = loadGatewayConfig(process.env);
       const logsConfig = loadLogsConfig(process.env);
       process.exit(await supervised(gatewayConfig, logsConfig.host));
-      return;
-    }
-    case 'logs': {
-      await start([(await startLogs(loadLogsConfig(process.env))).app]);
-      return;
-    }
-    case 'gateway': {
+    },
+  },
+  gateway: {
+    usage: 'gateway',
+    summary: 'start the gateway alone (GATEWAY_WORKERS processes)',
+    async run() {
       const config = loadGatewayConfig(process.env);
       if (config.workers > 1 && cluster.isPrimary) {
         // Workers run this same command; the primary only supervises them (and, under `all`,
@@ -107,15 +119,20 @@ async function main(argv: string[]): Promise<void> {
         process.exit(await superviseWorkers({ workers: config.workers, log: plainLogger(config.logLevel) }));
       }
       await start([await startGateway(config)]);
-      return;
-    }
-    case 'migrate': {
-      const config = loadGatewayConfig(process.env);
-      const logsConfig = loadLogsConfig(process.env);
-      for (const [name, url, migrations] of [
-        ['gateway', config.databaseUrl, gatewayMigrations],
-        ['logs', logsConfig.databaseUrl, logsMigrations],
-      ] as const) {
+    },
+  },
+  logs: {
+    usage: 'logs',
+    summary: 'start the logs service alone',
+    async run() {
+      await start([(await startLogs(loadLogsConfig(process.env))).app]);
+    },
+  },
+  migrate: {
+    usage: 'migrate',
+    summary: "run both services' database migrations and exit",
+    async run() {
+      for (const [{ name, url }, migrations] of zip(databases(), [gatewayMigrations, logsMigrations])) {
         const database = await openDatabase<unknown>(url);
         try {
           const applied = await migrateToLatest(database.db, migrations, name);
@@ -124,26 +141,99 @@ async function main(argv: string[]): Promise<void> {
           await database.close();
         }
       }
-      return;
-    }
-    case 'reset-password': {
-      const [noPegawai] = args;
-      if (!noPegawai) throw new Error('usage: reset-password <no_pegawai>');
-      const config = loadGatewayConfig(process.env);
-      const database = await openDatabase<GatewaySchema>(config.databaseUrl);
+    },
+  },
+  'reset-password': {
+    usage: 'reset-password <no_pegawai>',
+    summary: "set a new generated password for a gateway user, end the user's sessions (printed once, audited)",
+    async run([noPegawai]) {
+      if (!noPegawai) throw new UsageError('reset-password');
+      const database = await openDatabase<GatewaySchema>(loadGatewayConfig(process.env).databaseUrl);
       try {
         process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai)}\n`);
       } finally {
         await database.close();
       }
-      return;
-    }
-    default:
-      throw new Error(`unknown command "${command}" (all, gateway, logs, migrate, reset-password)`);
+    },
+  },
+  'logs-reset-password': {
+    usage: 'logs-reset-password <username>',
+    summary: 'the same for a logs-service user (for example the logs administrator)',
+    async run([username]) {
+      if (!username) throw new UsageError('logs-reset-password');
+      const database = await openDatabase<LogsSchema>(loadLogsConfig(process.env).databaseUrl);
+      try {
+        process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username)}\n`);
+      } finally {
+        await database.close();
+      }
+    },
+  },
+  backup: {
+    usage: 'backup <dir>',
+    summary: 'a consistent online copy of both SQLite databases, with a manifest (PostgreSQL: pg_dump, docs/operations.md)',
+    async run([dir]) {
+      if (!dir) throw new UsageError('backup');
+      const manifest = await backup(dir, databases());
+      for (const saved of manifest.databases) process.stdout.write(`${saved.name}: ${saved.bytes} bytes, sha256 ${saved.sha256}\n`);
+      process.stdout.write(`backup complete: ${dir}\n`);
+    },
+  },
+  restore: {
+    usage: 'restore <dir> [--force]',
+    summary: 'put a verified backup in place of both databases; the services must be stopped',
+    async run(args) {
+      const dir = args.find((arg) => arg !== '--force');
+      if (!dir) throw new UsageError('restore');
+      const manifest = await restore(dir, databases(), { force: args.includes('--force') });
+      process.stdout.write(
+        `restored ${manifest.databases.map((saved) => saved.name).join(' and ')} from the backup of ${manifest.created_at}\n`,
+      );
+    },
+  },
+  help: {
+    usage: 'help [command]',
+    summary: "this text, or one command's",
+    async run([name]) {
+      const command = name === undefined ? undefined : COMMANDS[name];
+      if (name !== undefined && !command) throw new UsageError();
+      process.stdout.write(command ? `usage: gerbang ${command.usage}\n  ${command.summary}\n` : usage());
+    },
+  },
+};
+
+function zip<A, B>(a: readonly A[], b: readonly B[]): [A, B][] {
+  return a.map((item, index) => [item, b[index]!]);
+}
+
+function usage(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((command) => command.usage.length));
+  const lines = Object.values(COMMANDS).map((command) => `  ${command.usage.padEnd(width)}  ${command.summary}`);
+  return `usage: gerbang <command> [arguments]   (node dist/cli.js, or npm start for \`all\`)\n\n${lines.join('\n')}\n\nSettings come from the environment: docs/configuration.md.\n`;
+}
+
+/** A command line that names no command, an unknown one, or misses an argument: usage on stderr, exit 2. */
+class UsageError extends Error {
+  constructor(readonly command?: string) {
+    super(command === undefined ? 'unknown command' : `usage: gerbang ${COMMANDS[command]!.usage}`);
   }
 }
 
+async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv;
+  if (name === '--help' || name === '-h') return COMMANDS.help!.run([]);
+  if (name === undefined) throw new UsageError();
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError();
+  if (args.includes('--help')) return COMMANDS.help!.run([name]);
+  await command.run(args);
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(error.command === undefined ? usage() : `${error.message}\n`);
+    process.exit(2);
+  }
   // One clear line for a bad setting; the stack for anything else.
   process.stderr.write(
     error instanceof ConfigError ? `${error.message}\n` : `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

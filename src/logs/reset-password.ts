@@ -1,0 +1,43 @@
+import { generatePassword } from '../shared/auth/password-policy.js';
+import { hashPassword } from '../shared/auth/passwords.js';
+import type { Database } from '../shared/db/database.js';
+import type { LogsSchema } from './db/schema.js';
+import { LogsAuditRepository } from './modules/audit/audit.repository.js';
+import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
+import { LogsUsersRepository } from './modules/users/users.repository.js';
+
+/**
+ * `cli.js logs-reset-password <username>`, the logs service's counterpart of the gateway's
+ * `reset-password`: a new generated password, every session of the user ended, an audit row in
+ * the user's tenant; in one transaction. Returns the password to print once.
+ */
+export async function resetLogsPasswordOffline(
+  database: Database<LogsSchema>,
+  username: string,
+  now: () => number = Date.now,
+): Promise<string> {
+  const { db } = database;
+  const users = new LogsUsersRepository(db);
+  const user = await users.findByUsername(username);
+  if (!user) throw new Error(`no logs user "${username}"`);
+  const password = generatePassword();
+  const passwordHash = await hashPassword(password);
+  const at = new Date(now()).toISOString();
+  await db.transaction().execute(async (trx) => {
+    await users.update(user.id, { password_hash: passwordHash, updated_at: at }, trx);
+    await new LogsSessionsRepository(db).revokeAllOfUser(user.id, at, trx);
+    await new LogsAuditRepository(db, now).record(
+      {
+        tenantId: user.tenant_id,
+        action: 'user.reset_password',
+        outcome: 'success',
+        actor: 'cli',
+        targetType: 'user',
+        targetId: user.id,
+        details: { via: 'cli' },
+      },
+      trx,
+    );
+  });
+  return password;
+}

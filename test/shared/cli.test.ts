@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { DIALECTS } from '../helpers/databases.js';
+import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } from '../helpers/logs.js';
+import { killHard, startLogsProcess } from '../helpers/logs-process.js';
+import { closedPort } from '../helpers/upstream.js';
+
+/** The real CLI (docs/operations.md): help, exit codes, logs-reset-password, backup and restore. */
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+
+/** The same, without blocking this process (its requests go on meanwhile). */
+function cliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (status) => resolve({ status, stdout, stderr })));
+}
+
+describe('gerbang CLI: help and usage', () => {
+  test('--help and help <command> explain and exit 0; no command, an unknown one or a missing argument exit 2 with the usage', () => {
+    const help = cli(['--help']);
+    assert.equal(help.status, 0, help.stderr);
+    for (const command of ['all', 'gateway', 'logs', 'migrate', 'reset-password', 'logs-reset-password', 'backup', 'restore', 'help']) {
+      assert.match(help.stdout, new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    const one = cli(['help', 'backup']);
+    assert.equal(one.status, 0);
+    assert.match(one.stdout, /^usage: gerbang backup <dir>/);
+    assert.equal(cli(['backup', '--help']).status, 0);
+    for (const args of [[], ['frobnicate'], ['help', 'frobnicate']]) {
+      const result = cli(args);
+      assert.equal(result.status, 2, args.join(' '));
+      assert.match(result.stderr, /^usage: gerbang <command>/);
+      assert.equal(result.stdout, '');
+    }
+    const missing = cli(['logs-reset-password']);
+    assert.equal(missing.status, 2);
+    assert.equal(missing.stderr, 'usage: gerbang logs-reset-password <username>\n');
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`gerbang CLI: logs-reset-password [${dialect}]`, () => {
+    test("a new password, the user's sessions ended, audited in the user's tenant; an unknown user exits 1", async () => {
+      const logs = await startTestLogs(dialect);
+      try {
+        const user = await logs.userWith(['logs:read']);
+        const session = await logs.login(user.username, PASSWORD);
+        const result = cli(['logs-reset-password', user.username], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(result.status, 0, result.stderr);
+        const password = /new password for \S+: (\S+)/.exec(result.stdout)?.[1];
+        assert.ok(password, result.stdout);
+        const me = await logs.request({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${session.access_token}` } });
+        assert.equal(me.statusCode, 401, 'sessions are ended');
+        await assert.rejects(logs.login(user.username, PASSWORD));
+        await logs.login(user.username, password);
+        const audit = await logs.request({
+          method: 'GET',
+          url: '/api/v1/log-audit/search?action=user.reset_password',
+          headers: await logs.admin(),
+        });
+        const row = (audit.json().data as { actor: string; target_id: string }[]).find((entry) => entry.target_id === user.id);
+        assert.equal(row?.actor, 'cli');
+
+        const unknown = cli(['logs-reset-password', 'nobody-here'], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(unknown.status, 1);
+        assert.match(unknown.stderr, /no logs user "nobody-here"/);
+      } finally {
+        await logs.close();
+      }
+    });
+  });
+}
+
+describe('gerbang CLI: backup and restore of the embedded databases', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  after(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  test('a backup taken under write load restores to a consistent copy; a tampered or partial backup and an occupied target are refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gerbang-backup-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const live = { DATA_DIR: join(dir, 'live') };
+    assert.equal(cli(['migrate'], live).status, 0);
+    const port = await closedPort();
+    const logs = await startLogsProcess(`sqlite:${join(dir, 'live', 'logs.sqlite')}`, port);
+    cleanup.push(() => killHard(logs));
+    const basic = `Basic ${Buffer.from(`${LOGS_ADMIN}:${LOGS_ADMIN_PASSWORD}`).toString('base64')}`;
+    const marker = uniqueName('backup').toLowerCase();
+
+    // Batches of 100 go on while the backup runs.
+    let acknowledged = 0;
+    let writing = true;
+    const writer = (async () => {
+      for (let batch = 0; writing; batch += 1) {
+        const body = Array.from(
+          { length: 100 },
+          (_, i) => `{"index":{}}\n${JSON.stringify({ message: `${marker} b${batch} n${i}` })}\n`,
+        ).join('');
+        const response = await fetch(`http://127.0.0.1:${port}/api/v1/_elastic/_bulk`, {
+          method: 'POST',
+          headers: { authorization: basic, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+        assert.equal(response.status, 200);
+        acknowledged += 100;
+      }
+    })();
+    while (acknowledged < 500) await new Promise((resolve) => setImmediate(resolve));
+    const backupDir = join(dir, 'backup');
+    const taken = await cliAsync(['backup', backupDir], live);
+    writing = false;
+    await writer;
+    assert.equal(taken.status, 0, taken.stderr);
+    assert.match(taken.stdout, /backup complete/);
+    const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
+      databases: { name: string; migrations: string[] }[];
+    };
+    assert.deepEqual(
+      manifest.databases.map((saved) => saved.name),
+      ['gateway', 'logs'],
+    );
+    assert.ok(manifest.databases[1]!.migrations.includes('0700_api_keys'));
+
+    // The live databases are in use: restoring over them is refused.
+    const occupied = cli(['restore', backupDir], live);
+    assert.equal(occupied.status, 1);
+    assert.match(occupied.stderr, /stop the service first|exists/);
+
+    const restored = { DATA_DIR: join(dir, 'restored') };
+    const put = cli(['restore', backupDir], restored);
+    assert.equal(put.status, 0, put.stderr);
+    assert.ok(existsSync(join(dir, 'restored', 'gateway.sqlite')));
+    const { default: SQLite } = await import('better-sqlite3');
+    const db = new SQLite(join(dir, 'restored', 'logs.sqlite'), { readonly: true });
+    try {
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+      const { n } = db.prepare('SELECT count(*) AS n FROM log_entries').get() as { n: number };
+      // Whole batches only (one transaction each), as many as were acknowledged before the copy at most.
+      assert.ok(n >= 500 && n <= acknowledged && n % 100 === 0, `${n} of ${acknowledged}`);
+      const { fts } = db.prepare('SELECT count(*) AS fts FROM log_entries_fts').get() as { fts: number };
+      assert.equal(fts, n, 'the full-text index is as consistent as the table');
+    } finally {
+      db.close();
+    }
+
+    // A restored service starts and answers from the copy.
+    await killHard(logs);
+    const restoredLogs = await startLogsProcess(`sqlite:${join(dir, 'restored', 'logs.sqlite')}`, port);
+    cleanup.push(() => killHard(restoredLogs));
+    const health = await fetch(`http://127.0.0.1:${port}/readyz`);
+    assert.equal(health.status, 200);
+
+    // Tampered, partial, PostgreSQL.
+    appendFileSync(join(backupDir, 'logs.sqlite'), 'x');
+    const tampered = cli(['restore', backupDir], { DATA_DIR: join(dir, 'other') });
+    assert.equal(tampered.status, 1);
+    assert.match(tampered.stderr, /does not match the manifest/);
+    rmSync(join(backupDir, 'manifest.json'));
+    assert.match(cli(['restore', backupDir], { DATA_DIR: join(dir, 'other') }).stderr, /not a complete backup/);
+    const postgres = cli(['backup', join(dir, 'pg')], { ...live, LOGS_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' });
+    assert.equal(postgres.status, 1);
+    assert.match(postgres.stderr, /pg_dump/);
+  });
+});
