@@ -1,3 +1,4 @@
+import { collectDefaultMetrics } from 'prom-client';
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
@@ -43,7 +44,7 @@ import {
 } from './modules/telemetry/telemetry.js';
 import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
-import { metricsRoutes } from './modules/proxy/metrics.routes.js';
+import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
 import { createProxyHandler } from './modules/proxy/proxy-handler.js';
 import { SERVICES } from './modules/proxy/services.js';
@@ -91,6 +92,8 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const hakAkses = new HakAksesRepository(db);
   // One of several workers (GATEWAY_WORKERS): ended sessions and metrics are shared through the primary.
   const proxyMetrics = new ProxyMetrics();
+  // The process and Node runtime series (CPU, memory, event loop lag, GC, handles), beside the proxy's.
+  collectDefaultMetrics({ register: proxyMetrics.registry });
   const siblings = cluster.isWorker ? new WorkerSiblings(proxyMetrics.registry) : undefined;
   const sessionAnnouncers: SessionAnnouncer[] = [];
   if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push(announceEndedSessions);

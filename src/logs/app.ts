@@ -8,6 +8,9 @@ import { installErrorHandling } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { metricsRoutes } from '../shared/http/metrics-route.js';
+import { databaseBytes } from '../shared/db/database-size.js';
+import { LogsMetrics } from './modules/metrics/logs-metrics.js';
 import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
@@ -59,6 +62,9 @@ import { logsUsersRoutes } from './modules/users/users.routes.js';
 import { LogsUsersService } from './modules/users/users.service.js';
 import { ensureFirstLogsAdmin } from './seed.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+
+/** Probes and the scrape itself are not measured as requests. */
+const UNMEASURED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export interface LogsServiceOptions {
   config: LogsConfig;
@@ -148,6 +154,11 @@ export async function buildLogsService({
   });
   const stats = new PipelineStats(now);
   const alertsRepository = new AlertsRepository(db);
+  const serviceMetrics = new LogsMetrics({
+    stats,
+    storeBytes: () => databaseBytes(db, database.dialect),
+    firingAlerts: () => alertsRepository.countBySeverity(undefined, ['firing']),
+  });
   // Background work reports to the server log (created below; only called once running).
   const alertNotifier = new WebhookNotifier({
     settings: config.alerts.webhook,
@@ -155,6 +166,10 @@ export async function buildLogsService({
     now,
     onError: (error) => app.log.error({ err: error }, 'alert webhook bookkeeping failed'),
     onDeliveryFailure: (details) => app.log.warn(details, 'alert webhook delivery failed'),
+    onAttempt: (outcome, attempt) => {
+      serviceMetrics.webhookDeliveries.inc({ outcome });
+      if (attempt > 1) serviceMetrics.webhookRetries.inc();
+    },
   });
   const alertEvaluator = new AlertEvaluator({
     repository: alertsRepository,
@@ -163,6 +178,7 @@ export async function buildLogsService({
     audit,
     now,
     onError: (error) => app.log.error({ err: error }, 'alert evaluation failed'),
+    onEvaluated: (outcome) => serviceMetrics.alertEvaluations.inc({ outcome }),
   });
   const alerts = new AlertsService({
     repository: alertsRepository,
@@ -222,6 +238,13 @@ export async function buildLogsService({
     },
   });
 
+  // Request latency by route (the pattern, never the raw URL) for /metrics; not of the probes themselves.
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || UNMEASURED_ROUTES.has(route)) return;
+    serviceMetrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  await app.register(metricsRoutes(() => serviceMetrics.registry.metrics(), config.metricsToken));
   registerHealthRoutes(app, {
     ready: async () => void (await sql`select 1`.execute(db)),
     render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
@@ -275,7 +298,15 @@ export async function buildLogsService({
     alertNotifier.close();
   });
   // Retention: each tenant's old logs, spans and metric points are removed, in the background.
-  if (config.retentionIntervalMs > 0) lifecycle.every('retention sweep', config.retentionIntervalMs, () => tenants.applyRetention());
+  if (config.retentionIntervalMs > 0) {
+    lifecycle.every('retention sweep', config.retentionIntervalMs, async () => {
+      const started = now();
+      const removed = await tenants.applyRetention();
+      for (const [tenant, count] of Object.entries(removed)) serviceMetrics.retentionRemoved.inc({ tenant }, count);
+      const total = Object.values(removed).reduce((sum, count) => sum + count, 0);
+      app.log.info({ removed, total, ms: now() - started }, 'retention sweep done');
+    });
+  }
   // Documents' `_id`s are forgotten once their window has passed (LOGS_INGEST_ID_WINDOW).
   lifecycle.every('document id expiry', 600_000, () => store.forgetDocumentIds(now()));
   // Source counts are written every few seconds, pruned with the default retention, and flushed on close.

@@ -18,6 +18,8 @@ export interface LogsConfig extends ServiceBasics {
   readonly ingestMaxInflateRatio: number;
   /** How long a document's `_id` is remembered so that a retry is stored once (LOGS_INGEST_ID_WINDOW). */
   readonly ingestIdWindowMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>` (LOGS_METRICS_TOKEN). */
+  readonly metricsToken: string | undefined;
   readonly trustProxy: boolean | number | string;
   /** Longest time to receive a whole request, headers and body (408 beyond): bounds slow clients. */
   readonly requestTimeoutMs: number;
@@ -87,6 +89,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
     ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
     ingestIdWindowMs: Math.max(60_000, read.duration('LOGS_INGEST_ID_WINDOW', '24h')),
+    metricsToken: read.optionalString('LOGS_METRICS_TOKEN'),
     trustProxy:
       trustProxyRaw === undefined
         ? false

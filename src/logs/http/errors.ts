@@ -25,6 +25,7 @@ const FROM_SHARED: Partial<Record<ErrorCode, ErrorCode>> = {
   MALFORMED_REQUEST: 'LOGS_MALFORMED_REQUEST',
   HEADERS_TOO_LARGE: 'LOGS_HEADERS_TOO_LARGE',
   REQUEST_TIMEOUT: 'LOGS_REQUEST_TIMEOUT',
+  METRICS_TOKEN_INVALID: 'LOGS_INVALID_TOKEN',
 };
 
 export function renderLogsError(error: AppError, _request: FastifyRequest, reply: FastifyReply) {

@@ -58,6 +58,8 @@ export interface AlertEvaluatorDeps {
   now: () => number;
   /** A failed evaluation, for the service's log. */
   onError?: ((error: unknown) => void) | undefined;
+  /** Every evaluation's outcome (metrics). */
+  onEvaluated?: ((outcome: 'holds' | 'clear' | 'error') => void) | undefined;
 }
 
 /**
@@ -142,9 +144,11 @@ export class AlertEvaluator {
         });
         leased = false;
         this.deps.onError?.(error);
+        this.deps.onEvaluated?.('error');
         return { ruleId, evaluated: true, error: message };
       }
       const holds = conditionHolds(rule, count);
+      this.deps.onEvaluated?.(holds ? 'holds' : 'clear');
       const result: EvaluationResult = { ruleId, evaluated: true, count, holds };
       const open = await this.deps.repository.openAlertOf(ruleId);
       if (holds && !open) result.opened = await this.open(rule, count, nowIso);

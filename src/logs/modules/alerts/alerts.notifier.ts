@@ -73,6 +73,8 @@ export interface WebhookNotifierDeps {
   onError?: ((error: unknown) => void) | undefined;
   /** The real reason of a failed attempt, for the service's own log (users only see `failed`). */
   onDeliveryFailure?: ((details: { alertId: string; attempt: number; reason: string }) => void) | undefined;
+  /** Every attempt's outcome (metrics); `refused`: the address policy said no. */
+  onAttempt?: ((outcome: 'delivered' | 'failed' | 'refused', attempt: number) => void) | undefined;
 }
 
 /**
@@ -156,6 +158,7 @@ export class WebhookNotifier {
     if (reason !== undefined && refused === undefined) this.deps.onDeliveryFailure?.({ alertId: job.alertId, attempt, reason });
     // A policy refusal speaks of the rule's own URL; anything the network or receiver did is just `failed`.
     const error = refused ?? (reason === undefined ? undefined : DELIVERY_FAILED);
+    this.deps.onAttempt?.(refused !== undefined ? 'refused' : reason === undefined ? 'delivered' : 'failed', attempt);
     const at = new Date(this.deps.now()).toISOString();
     if (error === undefined) {
       await this.record(job, { webhook_status: 'delivered', webhook_attempts: attempt, webhook_last_error: null, webhook_last_at: at });

@@ -228,14 +228,14 @@ export class AlertsRepository {
     return newestFirstPage(this.filtered(filter), 'started_at', page, limit);
   }
 
-  async countBySeverity(tenantId: string, states: readonly AlertState[]): Promise<{ severity: Severity; count: number }[]> {
-    const rows = await this.db
+  /** Alerts in `states` by severity, of one tenant or (undefined) of all. */
+  async countBySeverity(tenantId: string | undefined, states: readonly AlertState[]): Promise<{ severity: Severity; count: number }[]> {
+    let query = this.db
       .selectFrom('logs_alerts')
       .select(['severity', (eb) => eb.fn.countAll<number>().as('count')])
-      .where('tenant_id', '=', tenantId)
-      .where('state', 'in', [...states])
-      .groupBy('severity')
-      .execute();
+      .where('state', 'in', [...states]);
+    if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
+    const rows = await query.groupBy('severity').execute();
     return rows.map((row) => ({ severity: row.severity, count: Number(row.count) }));
   }
 }

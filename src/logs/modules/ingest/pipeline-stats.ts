@@ -134,6 +134,11 @@ export class PipelineStats {
     this.listeners.push(listener);
   }
 
+  /** The tenants that have sent anything since the start. */
+  tenantIds(): string[] {
+    return [...this.byTenant.keys()];
+  }
+
   /** A copy of the counters, per source; of one tenant when given. */
   snapshot(tenantId?: string): Record<string, SourceCounters> {
     const map = tenantId === undefined ? this.bySource : (this.byTenant.get(tenantId) ?? new Map<string, SourceCounters>());

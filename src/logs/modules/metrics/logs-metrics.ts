@@ -1,0 +1,128 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PipelineStats } from '../ingest/pipeline-stats.js';
+
+export interface LogsMetricsSources {
+  stats: PipelineStats;
+  /** Bytes the service's database takes (SQLite pages, pg_database_size). */
+  storeBytes: () => Promise<number>;
+  /** Firing alerts of every tenant, by severity. */
+  firingAlerts: () => Promise<{ severity: string; count: number }[]>;
+}
+
+/**
+ * The logs service's Prometheus metrics (docs/metrics.md), in its own registry: the process and
+ * Node runtime series, ingestion (read from PipelineStats at scrape time), store size, request
+ * latency by route, alert evaluations, firing alerts, webhook deliveries and retention removals.
+ */
+export class LogsMetrics {
+  readonly registry = new Registry();
+
+  private readonly requestDuration = new Histogram({
+    name: 'logs_http_request_duration_seconds',
+    help: 'Time to answer a request, by route, method and status code (searches, dashboards, ingestion, ...)',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly alertEvaluations = new Counter({
+    name: 'logs_alert_evaluations_total',
+    help: 'Alert rule evaluations by outcome (holds: the condition was met, clear, error)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'logs_webhook_deliveries_total',
+    help: 'Alert webhook attempts by outcome (delivered, failed, refused by the address policy)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookRetries = new Counter({
+    name: 'logs_webhook_retries_total',
+    help: 'Alert webhook attempts after the first',
+    registers: [this.registry],
+  });
+
+  readonly retentionRemoved = new Counter({
+    name: 'logs_retention_removed_total',
+    help: 'Log entries, spans and metric points removed by the retention sweep, by tenant',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(sources: LogsMetricsSources) {
+    const { stats } = sources;
+    collectDefaultMetrics({ register: this.registry });
+    const perTenant = () =>
+      stats
+        .tenantIds()
+        .flatMap((tenant) => Object.entries(stats.snapshot(tenant)).map(([source, counters]) => ({ tenant, source, counters })));
+    new Counter({
+      name: 'logs_ingest_batches_total',
+      help: 'Ingestion requests (batches) by source (otlp, bulk, gateway, otlp-traces, otlp-metrics) and tenant',
+      labelNames: ['source', 'tenant'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { tenant, source, counters } of perTenant()) this.inc({ source, tenant }, counters.batches);
+      },
+    });
+    new Counter({
+      name: 'logs_ingest_entries_total',
+      help: 'Ingested entries by source, tenant and outcome (received, stored, rejected)',
+      labelNames: ['source', 'tenant', 'outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { tenant, source, counters } of perTenant()) {
+          for (const outcome of ['received', 'stored', 'rejected'] as const) this.inc({ source, tenant, outcome }, counters[outcome]);
+        }
+      },
+    });
+    new Counter({
+      name: 'logs_ingest_store_failures_total',
+      help: 'Ingestion batches whose store write failed, by source and tenant',
+      labelNames: ['source', 'tenant'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { tenant, source, counters } of perTenant()) this.inc({ source, tenant }, counters.storeFailures);
+      },
+    });
+    new Gauge({
+      name: 'logs_ingest_in_flight_entries',
+      help: 'Entries received and not yet stored (the ingestion queue), by source',
+      labelNames: ['source'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [source, counters] of Object.entries(stats.snapshot())) this.set({ source }, counters.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'logs_store_size_bytes',
+      help: "Bytes the service's database takes on disk",
+      registers: [this.registry],
+      async collect() {
+        this.set(await sources.storeBytes());
+      },
+    });
+    new Gauge({
+      name: 'logs_alerts_firing',
+      help: 'Firing alerts of every tenant, by severity',
+      labelNames: ['severity'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { severity, count } of await sources.firingAlerts()) this.set({ severity }, count);
+      },
+    });
+  }
+
+  /** One answered request; `route` is the route's pattern (`/api/v1/_elastic/:index/_search`), never the raw URL. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void {
+    this.requestDuration.observe({ route, method, status: String(status) }, seconds);
+  }
+}
