@@ -9,6 +9,8 @@ import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
+import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
+import { documentPermissions } from './modules/rbac/route-permissions.js';
 import { databaseBytes } from '../shared/db/database-size.js';
 import { LogsMetrics } from './modules/metrics/logs-metrics.js';
 import type { LogsConfig } from './config.js';
@@ -211,6 +213,8 @@ export async function buildLogsService({
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
+  // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).
+  app.addHook('onRoute', documentPermissions);
   await app.register(swagger, {
     openapi: {
       info: {
@@ -282,6 +286,7 @@ export async function buildLogsService({
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerSwaggerUi(app, { title: 'Gerbang logs API', specUrl: '/openapi.json' });
   await app.register(consoleRoutes());
 
   // Background work, and the order it stops in when the app closes (shared/lifecycle.ts): the jobs

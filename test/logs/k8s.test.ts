@@ -209,7 +209,18 @@ async function startConsole(env: Env, options: LoadK8sOptions = {}): Promise<Con
   const render = (error: AppError) => ({ error: ERRORS[error.code].en });
   const app = createFastify({ logLevel: 'info', bodyLimit: 1_048_576, trustProxy: false, logStream: stream, renderClientError: render });
   installErrorHandling(app, render, 'LOGS_NOT_FOUND');
-  await app.register(swagger, { openapi: { info: { title: 'logs (k8s views under test)', version: '1.0.0' } } });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'logs (k8s views under test)', version: '1.0.0' },
+      // The logs service's schemes, which the views' routes name.
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'Authorization' },
+        },
+      },
+    },
+  });
   await app.register(k8sRoutes({ cluster: loadK8sCluster(env, { now: () => NOW, ...options }), requirePermission }), {
     prefix: '/api/v1/k8s',
   });

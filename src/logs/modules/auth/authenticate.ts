@@ -37,6 +37,16 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * A guard carries what it requires, so the OpenAPI document can say it for every route
+ * (rbac/route-permissions.ts): the permissions (any one of them suffices), or none for any signed-in user.
+ */
+export type Guard<H> = H & { readonly permissions: readonly Permission[] };
+
+function guard<H extends object>(handler: H, permissions: readonly Permission[]): Guard<H> {
+  return Object.assign(handler, { permissions });
+}
+
 /** The caller as the audit trail sees them. */
 
 export type { Client };
@@ -180,23 +190,26 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
   }
 
   /** Any signed-in user (spec 4.5 `/api/me`). */
-  const requireAuth: preHandlerAsyncHookHandler = async (request) => {
+  const requireAuth = guard<preHandlerAsyncHookHandler>(async (request) => {
     const auth = await bearer(request);
     request.tenantId = auth.homeTenantId;
-  };
+  }, []);
 
   /** Any signed-in user or API key, acting on the chosen tenant: the route decides what each may do. */
-  const requireSignedIn: preHandlerAsyncHookHandler = async (request) => {
+  const requireSignedIn = guard<preHandlerAsyncHookHandler>(async (request) => {
     await resolveTenant(request, await bearer(request));
-  };
+  }, []);
 
   /** A signed-in user holding the permission, acting on the chosen tenant. */
-  function requirePermission(permission: Permission): preHandlerAsyncHookHandler {
-    return async (request) => {
-      const auth = await bearer(request);
-      if (!auth.permissions.has(permission)) throw new AppError('LOGS_PERMISSION_DENIED');
-      await resolveTenant(request, auth);
-    };
+  function requirePermission(permission: Permission): Guard<preHandlerAsyncHookHandler> {
+    return guard<preHandlerAsyncHookHandler>(
+      async (request) => {
+        const auth = await bearer(request);
+        if (!auth.permissions.has(permission)) throw new AppError('LOGS_PERMISSION_DENIED');
+        await resolveTenant(request, auth);
+      },
+      [permission],
+    );
   }
 
   /** A bearer token, the gateway's shipper key or HTTP Basic: what shippers and data sources send. */
@@ -225,20 +238,23 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
   }
 
   /** Ingestion: any credential of a user with logs:write; rate-limited per tenant. */
-  const requireIngest: onRequestAsyncHookHandler = async (request, reply) => {
-    const auth = await anyCredential(request, reply, false);
-    if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
-    await resolveTenant(request, auth);
-    limited(ingestLimiter, request.tenantId);
-  };
+  const requireIngest = guard<onRequestAsyncHookHandler>(
+    async (request, reply) => {
+      const auth = await anyCredential(request, reply, false);
+      if (!auth.permissions.has('logs:write')) throw new AppError('LOGS_PERMISSION_DENIED');
+      await resolveTenant(request, auth);
+      limited(ingestLimiter, request.tenantId);
+    },
+    ['logs:write'],
+  );
 
   /** Data sources and shippers' probes (the Elasticsearch-compatible API): any credential holding one of the permissions; the per-user API limit. */
-  function requireReader(permissions: readonly Permission[]): onRequestAsyncHookHandler {
-    return async (request, reply) => {
+  function requireReader(permissions: readonly Permission[]): Guard<onRequestAsyncHookHandler> {
+    return guard<onRequestAsyncHookHandler>(async (request, reply) => {
       const auth = await anyCredential(request, reply, true);
       if (!permissions.some((permission) => auth.permissions.has(permission))) throw new AppError('LOGS_PERMISSION_DENIED');
       await resolveTenant(request, auth);
-    };
+    }, permissions);
   }
 
   return { requireAuth, requireSignedIn, requirePermission, requireIngest, requireReader };

@@ -13,6 +13,7 @@ export interface K8sRoutesDeps {
 }
 
 const tags = ['kubernetes'];
+const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
 const errors = { 401: ErrorBody, 403: ErrorBody, 502: ErrorBody, 503: ErrorBody };
 
 /** Spec 4.5 Kubernetes views, registered under /api/v1/k8s; all need `dashboard:read`. Read-only. */
@@ -30,6 +31,7 @@ export function k8sRoutes({ cluster, requirePermission }: K8sRoutesDeps): Fastif
       {
         schema: {
           tags,
+          security,
           summary: 'Cluster health: API server version, node and pod counts, problems',
           response: { 200: ClusterHealthResponse, ...errors },
         },
@@ -47,6 +49,7 @@ export function k8sRoutes({ cluster, requirePermission }: K8sRoutesDeps): Fastif
       {
         schema: {
           tags,
+          security,
           summary: 'Nodes with conditions, capacity, and usage when metrics-server answers',
           response: { 200: NodesResponse, ...errors },
         },
@@ -68,6 +71,7 @@ export function k8sRoutes({ cluster, requirePermission }: K8sRoutesDeps): Fastif
       {
         schema: {
           tags,
+          security,
           summary: 'Pods with phase, readiness, restarts and container states; one namespace or all, paginated',
           querystring: PodsQuery,
           response: { 200: PodsResponse, 400: ErrorBody, 410: ErrorBody, ...errors },
