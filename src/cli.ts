@@ -19,6 +19,7 @@ import { resetPasswordOffline } from './gateway/reset-password.js';
 import { resetLogsPasswordOffline } from './logs/reset-password.js';
 import type { LogsSchema } from './logs/db/schema.js';
 import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
+import { rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
@@ -166,6 +167,26 @@ const COMMANDS: Record<string, Command> = {
         process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username)}\n`);
       } finally {
         await database.close();
+      }
+    },
+  },
+  'rotate-signing-keys': {
+    usage: 'rotate-signing-keys [--prune]',
+    summary:
+      "add a new token-signing key to both services' databases, keeping the old ones (--prune: keep only the newest); restart every instance after",
+    async run(args) {
+      const prune = args.includes('--prune');
+      for (const { name, url } of databases()) {
+        const database = await openDatabase<unknown>(url);
+        try {
+          const result = await rotateSigningKeys(database.db, `${name}_signing_keys`, { prune });
+          const line = prune
+            ? `${name}: signing key ${result.kid} kept, ${result.removed} older key(s) removed`
+            : `${name}: new signing key ${result.kid}, ${result.kept} older key(s) kept for verification`;
+          process.stdout.write(`${line}\n`);
+        } finally {
+          await database.close();
+        }
       }
     },
   },

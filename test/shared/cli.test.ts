@@ -4,7 +4,10 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { loadSigningKey } from '../../src/shared/auth/signing-keys.js';
+import { openDatabase } from '../../src/shared/db/database.js';
 import { DIALECTS } from '../helpers/databases.js';
+import { startTestGateway } from '../helpers/gateway.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { closedPort } from '../helpers/upstream.js';
@@ -31,7 +34,18 @@ describe('gerbang CLI: help and usage', () => {
   test('--help and help <command> explain and exit 0; no command, an unknown one or a missing argument exit 2 with the usage', () => {
     const help = cli(['--help']);
     assert.equal(help.status, 0, help.stderr);
-    for (const command of ['all', 'gateway', 'logs', 'migrate', 'reset-password', 'logs-reset-password', 'backup', 'restore', 'help']) {
+    for (const command of [
+      'all',
+      'gateway',
+      'logs',
+      'migrate',
+      'reset-password',
+      'logs-reset-password',
+      'rotate-signing-keys',
+      'backup',
+      'restore',
+      'help',
+    ]) {
       assert.match(help.stdout, new RegExp(`^  ${command}\\b`, 'm'));
     }
     const one = cli(['help', 'backup']);
@@ -81,6 +95,45 @@ for (const dialect of DIALECTS) {
       }
     });
   });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`gerbang CLI: rotate-signing-keys [${dialect}]`, () => {
+    test('a new signing key per service, the old ones still verifying; --prune keeps only the newest', async () => {
+      const logs = await startTestLogs(dialect);
+      const gateway = await startTestGateway(dialect);
+      try {
+        const env = { LOGS_DATABASE_URL: logs.url, GATEWAY_DATABASE_URL: gateway.databaseUrl };
+        const before = await keysOf(logs.url, 'logs_signing_keys');
+        const rotated = cli(['rotate-signing-keys'], env);
+        assert.equal(rotated.status, 0, rotated.stderr);
+        assert.match(
+          rotated.stdout,
+          /^gateway: new signing key \S+, 1 older key\(s\) kept for verification\nlogs: new signing key (\S+), 1 older key/,
+        );
+        const after = await keysOf(logs.url, 'logs_signing_keys');
+        assert.notEqual(after.kid, before.kid, 'a restarted instance signs with the new key');
+        assert.ok(after.publicKeys.has(before.kid), 'and still verifies tokens of the old one');
+        assert.match(rotated.stdout, new RegExp(`logs: new signing key ${after.kid},`));
+        const pruned = cli(['rotate-signing-keys', '--prune'], env);
+        assert.equal(pruned.status, 0, pruned.stderr);
+        assert.match(pruned.stdout, new RegExp(`logs: signing key ${after.kid} kept, 1 older key\\(s\\) removed`));
+        assert.deepEqual([...(await keysOf(logs.url, 'logs_signing_keys')).publicKeys.keys()], [after.kid]);
+      } finally {
+        await logs.close();
+        await gateway.close();
+      }
+    });
+  });
+}
+
+async function keysOf(url: string, table: string) {
+  const database = await openDatabase<unknown>(url);
+  try {
+    return await loadSigningKey(database.db, table);
+  } finally {
+    await database.close();
+  }
 }
 
 describe('gerbang CLI: backup and restore of the embedded databases', () => {
