@@ -32,7 +32,12 @@ for (const dialect of DIALECTS) {
     test('/api/me returns the current user', async () => {
       const response = await logs.request({ method: 'GET', url: '/api/me', headers: await logs.admin() });
       assert.equal(response.statusCode, 200);
-      assert.deepEqual(response.json(), { username: LOGS_ADMIN, email: 'admin@gerbang.local', roles: ['admin'] });
+      const me = response.json();
+      assert.deepEqual(
+        { username: me.username, email: me.email, roles: me.roles, tenant_id: me.tenant_id },
+        { username: LOGS_ADMIN, email: 'admin@gerbang.local', roles: ['admin'], tenant_id: 'default' },
+      );
+      assert.ok(me.permissions.includes('users:manage') && me.permissions.includes('logs:read'), 'the admin holds every permission');
     });
 
     test('spec 7.2 messages: missing token, invalid token, invalid credentials, invalid json body, not found', async () => {

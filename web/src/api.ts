@@ -90,3 +90,18 @@ export async function api<T = Record<string, unknown>>(path: string, init: Reque
   if (!response.ok) throw new ApiError(response.status, body);
   return body as T;
 }
+
+/** Saves what a protected URL answers as a file (a plain link cannot carry the access token). */
+export async function download(path: string, filename: string): Promise<void> {
+  if (!access || access.expiresAt < Date.now()) {
+    if (!(await refresh())) throw new ApiError(401, { detail: 'signed out' });
+  }
+  const response = await raw(path, { headers: { authorization: `Bearer ${access!.token}` } });
+  if (!response.ok) throw new ApiError(response.status, await json(response));
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -1,48 +1,39 @@
-import { api, ApiError, hasSession, login, logout } from './api.js';
+import { api, hasSession, login, logout } from './api.js';
+import { el } from './dom.js';
+import { renderExplore } from './explore.js';
+import { language, toggleLanguage, words } from './i18n.js';
+import { renderAdmin, renderAlerts, renderAudit } from './pages.js';
 
-const texts = {
-  en: {
-    title: 'Gerbang console',
-    user: 'Username',
-    pass: 'Password',
-    signIn: 'Sign in',
-    signOut: 'Sign out',
-    search: 'Search',
-    query: 'Query',
-    none: 'No entries',
-    total: 'entries',
-  },
-  id: {
-    title: 'Konsol Gerbang',
-    user: 'Nama pengguna',
-    pass: 'Kata sandi',
-    signIn: 'Masuk',
-    signOut: 'Keluar',
-    search: 'Cari',
-    query: 'Kueri',
-    none: 'Tidak ada entri',
-    total: 'entri',
-  },
-};
-const lang: keyof typeof texts = (localStorage.getItem('gerbang.lang') ?? navigator.language).startsWith('id') ? 'id' : 'en';
-const t = texts[lang];
-document.documentElement.lang = lang;
+/**
+ * The console's shell: sign-in, a header whose navigation shows only the pages the user's
+ * permissions open, and a router over the URL's hash (`#/explore?…`, `#/alerts`, `#/audit?…`,
+ * `#/admin`), so links share a view and the back button works.
+ */
 
-const root = document.getElementById('app')!;
-const cell = (value: unknown): string =>
-  value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value as string);
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Record<string, unknown> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = Object.assign(document.createElement(tag), props) as HTMLElementTagNameMap[K];
-  node.append(...children);
-  return node;
+interface Me {
+  username: string;
+  permissions: string[];
 }
 
+const root = document.getElementById('app')!;
+
+interface Page {
+  path: string;
+  label: () => string;
+  /** Any one of these opens the page. */
+  needs: string[];
+}
+
+const PAGES: Page[] = [
+  { path: 'explore', label: () => words().explore, needs: ['logs:read'] },
+  { path: 'alerts', label: () => words().alerts, needs: ['alerts:read'] },
+  { path: 'audit', label: () => words().audit, needs: ['audit:read'] },
+  { path: 'admin', label: () => words().admin, needs: ['users:manage', 'roles:manage', 'tenants:manage'] },
+];
+
 function showSignIn(message = ''): void {
+  const t = words();
+  document.documentElement.lang = language();
   const user = el('input', { id: 'username', name: 'username', autocomplete: 'username', required: true });
   const pass = el('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const error = el('p', { className: 'error', role: 'alert', textContent: message });
@@ -59,67 +50,106 @@ function showSignIn(message = ''): void {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    login(user.value, pass.value).then(showExplore, (e: unknown) => (error.textContent = e instanceof Error ? e.message : String(e)));
+    login(user.value, pass.value).then(start, (e: unknown) => (error.textContent = e instanceof Error ? e.message : String(e)));
   });
   root.replaceChildren(el('main', {}, form));
   user.focus();
 }
 
-async function showExplore(): Promise<void> {
-  const me = await api<{ username: string; roles: string[] }>('/api/me');
-  const params = new URLSearchParams(location.hash.slice(1));
-  const query = el('input', { id: 'query', value: params.get('q') ?? '', type: 'search' });
-  const status = el('p', { id: 'status', role: 'status' });
-  const tbody = el('tbody');
-  const signOut = el('button', { type: 'button', id: 'signout', textContent: t.signOut });
-  signOut.addEventListener('click', () => void logout().then(() => showSignIn()));
-  const form = el(
-    'form',
-    { className: 'query', role: 'search' },
-    el('label', { htmlFor: 'query', textContent: t.query }),
-    query,
-    el('button', { type: 'submit', textContent: t.search }),
-  );
-  const run = async () => {
-    location.hash = new URLSearchParams({ q: query.value }).toString();
-    try {
-      const answer = await api<{ data: Record<string, unknown>[]; total: number }>('/api/v1/logs/list/paginate', {
-        method: 'POST',
-        body: JSON.stringify({ query: query.value, limit: 100 }),
-      });
-      status.textContent = answer.total ? `${answer.total} ${t.total}` : t.none;
-      tbody.replaceChildren(
-        ...answer.data.map((row) =>
-          el('tr', {}, ...['@timestamp', 'level', 'service', 'host', 'message'].map((f) => el('td', { textContent: cell(row[f]) }))),
-        ),
-      );
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) return showSignIn();
-      const position = e instanceof ApiError && typeof e.body.position === 'number' ? ` (@${e.body.position})` : '';
-      status.textContent = (e instanceof Error ? e.message : String(e)) + position;
-      tbody.replaceChildren();
-    }
-  };
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void run();
-  });
-  const table = el(
-    'table',
-    {},
-    el(
-      'thead',
-      {},
-      el('tr', {}, ...['@timestamp', 'level', 'service', 'host', 'message'].map((h) => el('th', { scope: 'col', textContent: h }))),
-    ),
-    tbody,
-  );
-  root.replaceChildren(
-    el('header', {}, el('h1', { textContent: t.title }), el('span', { id: 'whoami', textContent: me.username }), signOut),
-    el('main', {}, form, status, table),
-  );
-  await run();
+let me: Me | undefined;
+let stopPage: () => void = () => undefined;
+
+function route(): { path: string; params: URLSearchParams } {
+  const [path = '', query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  return { path, params: new URLSearchParams(query) };
 }
 
-if (hasSession()) showExplore().catch(() => showSignIn());
+function navigate(path: string, params: URLSearchParams): void {
+  const query = params.toString();
+  location.hash = `#/${path}${query ? `?${query}` : ''}`;
+}
+
+async function render(): Promise<void> {
+  if (!me) return;
+  const t = words();
+  document.documentElement.lang = language();
+  const permissions = new Set(me.permissions);
+  const open = PAGES.filter((page) => page.needs.some((permission) => permissions.has(permission)));
+  let { path, params } = route();
+  if (!PAGES.some((page) => page.path === path)) {
+    path = open[0]?.path ?? 'explore';
+    params = new URLSearchParams();
+  }
+  const page = PAGES.find((candidate) => candidate.path === path)!;
+  stopPage();
+  stopPage = () => undefined;
+
+  const signOut = el('button', { type: 'button', id: 'signout', textContent: t.signOut });
+  signOut.addEventListener('click', () => void logout().then(() => ((me = undefined), showSignIn())));
+  const languageButton = el('button', { type: 'button', id: 'language', textContent: t.language, lang: language() === 'id' ? 'en' : 'id' });
+  languageButton.addEventListener('click', () => {
+    toggleLanguage();
+    void render();
+  });
+  const nav = el(
+    'nav',
+    { ariaLabel: t.title },
+    el(
+      'ul',
+      {},
+      ...open.map((item) =>
+        el(
+          'li',
+          {},
+          el('a', {
+            href: `#/${item.path}`,
+            textContent: item.label(),
+            id: `nav-${item.path}`,
+            ariaCurrent: item === page ? 'page' : null,
+          }),
+        ),
+      ),
+    ),
+  );
+  const main = el('main', { id: 'content' });
+  root.replaceChildren(
+    el(
+      'header',
+      {},
+      el('h1', { textContent: t.title }),
+      nav,
+      el('span', { id: 'whoami', textContent: me.username }),
+      languageButton,
+      signOut,
+    ),
+    main,
+  );
+
+  if (!open.includes(page)) {
+    main.replaceChildren(el('p', { className: 'error', role: 'alert', id: 'not-allowed', textContent: t.notAllowed }));
+    return;
+  }
+  const to = (next: URLSearchParams) => navigate(page.path, next);
+  if (page.path === 'explore') {
+    const view = renderExplore(params, to);
+    stopPage = view.stop;
+    main.replaceChildren(view.node);
+  } else if (page.path === 'alerts') main.replaceChildren(await renderAlerts());
+  else if (page.path === 'audit') main.replaceChildren(await renderAudit(params, to));
+  else main.replaceChildren(await renderAdmin(permissions));
+}
+
+async function start(): Promise<void> {
+  me = await api<Me>('/api/me');
+  await render();
+}
+
+window.addEventListener('hashchange', () => void render());
+window.addEventListener('gerbang:signed-out', () => {
+  me = undefined;
+  stopPage();
+  showSignIn();
+});
+
+if (hasSession()) start().catch(() => showSignIn());
 else showSignIn();

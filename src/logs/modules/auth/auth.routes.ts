@@ -10,7 +10,13 @@ const TokenObject = Type.Object({
   refresh_token: Type.String({ description: 'Opaque, single use' }),
   token_type: Type.Literal('Bearer'),
 });
-const Me = Type.Object({ username: Type.String(), email: Type.String(), roles: Type.Array(Type.String()) });
+const Me = Type.Object({
+  username: Type.String(),
+  email: Type.String(),
+  roles: Type.Array(Type.String()),
+  permissions: Type.Array(Type.String(), { description: 'What the user may do now (the console shows only what they may use)' }),
+  tenant_id: Type.String(),
+});
 const LoginResponse = Type.Object({
   token: TokenObject,
   user: Type.Object({ username: Type.String(), roles: Type.Array(Type.String()), email: Type.String() }),
@@ -45,7 +51,13 @@ export function logsAuthRoutes({ auth, guards }: { auth: LogsAuthService; guards
       },
       async (request) => {
         const me = request.logsAuth!;
-        return { username: me.username, email: me.email, roles: [...me.roles] };
+        return {
+          username: me.username,
+          email: me.email,
+          roles: [...me.roles],
+          permissions: [...me.permissions].sort(),
+          tenant_id: me.homeTenantId,
+        };
       },
     );
 
