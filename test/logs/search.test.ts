@@ -52,8 +52,9 @@ for (const dialect of DIALECTS) {
       const response = await paginate({ timeRange: HOUR_RANGE, limit: 7, page: 2 });
       assert.equal(response.statusCode, 200);
       const body = response.json();
-      assert.deepEqual(Object.keys(body).sort(), ['data', 'limit', 'page', 'pages', 'total']);
+      assert.deepEqual(Object.keys(body).sort(), ['data', 'limit', 'page', 'pages', 'total', 'totalRelation']);
       assert.equal(body.total, 30);
+      assert.equal(body.totalRelation, 'eq');
       assert.equal(body.page, 2);
       assert.equal(body.limit, 7);
       assert.equal(body.pages, 5);
@@ -73,6 +74,20 @@ for (const dialect of DIALECTS) {
       assert.equal(defaults.page, 1);
       assert.equal(defaults.limit, 50);
       assert.equal(defaults.data.length, 30);
+    });
+
+    test('trackTotal: counting stops at the bound and says so; true counts every match; pages past the bound still answer', async () => {
+      const bounded = (await paginate({ timeRange: HOUR_RANGE, limit: 7, trackTotal: 10 })).json();
+      assert.equal(bounded.total, 10);
+      assert.equal(bounded.totalRelation, 'gte');
+      assert.equal(bounded.data.length, 7);
+      const beyond = (await paginate({ timeRange: HOUR_RANGE, limit: 7, page: 3, trackTotal: 10 })).json();
+      assert.equal(beyond.data.length, 7, 'the third page lies past the bound and is still there');
+      const exact = (await paginate({ timeRange: HOUR_RANGE, trackTotal: true })).json();
+      assert.deepEqual([exact.total, exact.totalRelation], [30, 'eq']);
+      const enough = (await paginate({ timeRange: HOUR_RANGE, trackTotal: 30 })).json();
+      assert.deepEqual([enough.total, enough.totalRelation], [30, 'eq']);
+      assert.equal((await paginate({ timeRange: HOUR_RANGE, trackTotal: 0 })).statusCode, 400);
     });
 
     test('query words, filters, sort ascending', async () => {

@@ -115,8 +115,9 @@ export function renderExplore(
   );
   const page = Math.max(1, Number(params.get('page') ?? '1') || 1);
 
-  const showEntries = (data: Entry[], total: number, pages: number) => {
-    status.textContent = total ? `${total} ${t.total}` : t.none;
+  const showEntries = (data: Entry[], total: number, relation: string, pages: number) => {
+    // `gte`: the service stopped counting (trackTotal); there are at least this many.
+    status.textContent = total ? `${total}${relation === 'gte' ? '+' : ''} ${t.total}` : t.none;
     rows.replaceChildren(
       ...data.flatMap((entry) => {
         const detail = el(
@@ -242,7 +243,7 @@ export function renderExplore(
     const body = { query: params.get('q') ?? '', timeRange: range };
     try {
       const [answer, histogram] = await Promise.all([
-        api<{ data: Entry[]; total: number; pages: number }>('/api/v1/logs/list/paginate', {
+        api<{ data: Entry[]; total: number; totalRelation: string; pages: number }>('/api/v1/logs/list/paginate', {
           method: 'POST',
           body: JSON.stringify({ ...body, page, limit: PAGE_SIZE }),
         }),
@@ -251,7 +252,7 @@ export function renderExplore(
           body: JSON.stringify(body),
         }),
       ]);
-      showEntries(answer.data, answer.total, answer.pages);
+      showEntries(answer.data, answer.total, answer.totalRelation, answer.pages);
       showHistogram(histogram.buckets, histogram.interval_ms);
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) {

@@ -162,10 +162,16 @@ export async function runSearch(scope: SearchScope, index: string | string[] | u
   const track = params.track_total_hits ?? body.track_total_hits ?? MAX_RESULT_WINDOW;
   const aggs = parseAggregations(body.aggs ?? body.aggregations, scope.now);
 
+  const exact = track === true || track === 'true';
+  const counting = track !== false && track !== 'false';
+  const trackTotal = exact || !counting ? undefined : Number(track);
+  if (trackTotal !== undefined && !(Number.isSafeInteger(trackTotal) && trackTotal >= 0)) {
+    throw parsingError('[track_total_hits] must be true, false or a whole number');
+  }
   const result =
-    size > 0 || track !== false
-      ? await withinLimits(scope.store.search({ ...filter, page: 1, limit: size, offset: from, sort, after }))
-      : { entries: [], total: 0 };
+    size > 0 || counting
+      ? await withinLimits(scope.store.search({ ...filter, page: 1, limit: size, offset: from, sort, after, trackTotal }))
+      : { entries: [], total: 0, totalRelation: 'eq' as const };
   const aggregations = aggs.length > 0 ? await withinLimits(runAggregations(scope.store, filter, aggs)) : undefined;
 
   const keep = sourceFilter(body._source);
@@ -191,9 +197,8 @@ export async function runSearch(scope: SearchScope, index: string | string[] | u
   });
 
   let total: unknown;
-  if (track !== false && track !== 'false') {
-    const limit = track === true || track === 'true' ? Infinity : Number(track);
-    total = result.total > limit ? { value: limit, relation: 'gte' } : { value: result.total, relation: 'eq' };
+  if (counting) {
+    total = { value: result.total, relation: result.totalRelation };
     if (params.rest_total_hits_as_int === 'true') total = result.total;
   }
   return {

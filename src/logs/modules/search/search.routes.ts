@@ -40,6 +40,9 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Spec 4.5 log search (logs:read), over the caller's tenant. */
+/** Matches counted at most, unless the request asks for the exact total (`trackTotal: true`). */
+export const DEFAULT_TRACK_TOTAL = 10_000;
+
 export function searchRoutes({
   store,
   guards,
@@ -78,9 +81,17 @@ export function searchRoutes({
             sort: body.sort ? { field: body.sort.field, order: body.sort.order ?? 'desc' } : undefined,
             page,
             limit,
+            trackTotal: body.trackTotal === true ? undefined : (body.trackTotal ?? DEFAULT_TRACK_TOTAL),
           }),
         );
-        return { data: result.entries.map(entryView), page, limit, total: result.total, pages: Math.ceil(result.total / limit) };
+        return {
+          data: result.entries.map(entryView),
+          page,
+          limit,
+          total: result.total,
+          totalRelation: result.totalRelation,
+          pages: Math.ceil(result.total / limit),
+        };
       },
     );
 

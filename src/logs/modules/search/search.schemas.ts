@@ -29,6 +29,12 @@ export const SearchBody = Type.Object({
   sort: Type.Optional(Type.Object({ field: FieldName, order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  trackTotal: Type.Optional(
+    Type.Union([Type.Literal(true), Type.Integer({ minimum: 1, maximum: 100_000_000 })], {
+      description:
+        'Count matches up to this many (default 10,000) and then report totalRelation "gte"; true counts every match (slower for common words)',
+    }),
+  ),
 });
 
 export const HistogramBody = Type.Object({
@@ -59,6 +65,9 @@ export const PageResponse = Type.Object({
   page: Type.Integer(),
   limit: Type.Integer(),
   total: Type.Integer(),
+  totalRelation: Type.Union([Type.Literal('eq'), Type.Literal('gte')], {
+    description: 'eq: total is every match; gte: at least total (counting stopped at trackTotal)',
+  }),
   pages: Type.Integer(),
 });
 

@@ -62,11 +62,19 @@ export interface SearchRequest {
    * (Elasticsearch's `search_after`). The total still counts every match.
    */
   after?: { timestamp: number; id: string } | undefined;
+  /**
+   * Count matches up to this many and report a lower bound beyond (Elasticsearch's
+   * `track_total_hits`): counting every match of a common word can cost more than the page itself.
+   * Default: count them all.
+   */
+  trackTotal?: number | undefined;
 }
 
 export interface SearchResult {
   entries: StoredLogEntry[];
+  /** Every match (`eq`), or at least this many (`gte`: counting stopped at SearchRequest.trackTotal). */
   total: number;
+  totalRelation: 'eq' | 'gte';
 }
 
 export interface HistogramRequest extends Omit<SearchRequest, 'page' | 'limit' | 'sort'> {

@@ -106,7 +106,7 @@ export abstract class LogStoreCore implements LogStore {
   async search(input: SearchRequest): Promise<SearchResult> {
     const request = normalizeRange(input);
     const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
-    if (plan === null) return { entries: [], total: 0 };
+    if (plan === null) return { entries: [], total: 0, totalRelation: 'eq' };
     const { where } = plan;
     const offset = request.offset ?? (request.page - 1) * request.limit;
     const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
@@ -131,14 +131,23 @@ export abstract class LogStoreCore implements LogStore {
     if (textFirst) {
       const { rows } = await sql<EntryRow & { total: number }>`SELECT ${columns}, count(*) OVER () AS total
         FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
-      if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total) };
+      if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total), totalRelation: 'eq' };
     }
-    const { rows: counted } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`.execute(this.reads);
-    const total = Number(counted[0]?.total ?? 0);
-    if (total === 0 || (offset >= total && !request.after) || textFirst) return { entries: [], total };
+    // Counting stops one past the bound: past it the total is only "at least".
+    const bound = request.trackTotal;
+    const { rows: counted } = await (
+      bound === undefined
+        ? sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`
+        : sql<{ total: number }>`SELECT count(*) AS total FROM (SELECT 1 FROM log_entries l WHERE ${where} LIMIT ${bound + 1}) bounded`
+    ).execute(this.reads);
+    const matches = Number(counted[0]?.total ?? 0);
+    const totalRelation = bound !== undefined && matches > bound ? 'gte' : 'eq';
+    const total = totalRelation === 'gte' ? bound! : matches;
+    if (total === 0 || (offset >= total && totalRelation === 'eq' && !request.after) || textFirst)
+      return { entries: [], total, totalRelation };
     const { rows } = await sql<EntryRow>`SELECT ${columns}
       FROM log_entries l WHERE ${pageWhere} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
-    return { entries: rows.map(toStoredEntry), total };
+    return { entries: rows.map(toStoredEntry), total, totalRelation };
   }
 
   async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
