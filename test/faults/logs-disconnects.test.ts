@@ -64,13 +64,14 @@ for (const dialect of DIALECTS) {
 
     test('a client that leaves a long search before its answer: the service keeps serving, nothing leaks', async () => {
       const baseline = logs.baseline();
-      // Many prefixes OR-ed over the whole store, sorted by an attribute: every entry is read and sorted.
+      // Many prefixes OR-ed over the whole store, sorted by an attribute and counted exactly: every entry is read and sorted.
       const query = Array.from({ length: 90 }, (_, i) => `w${i}*`).join(' OR ');
       const body = JSON.stringify({
         query,
         sort: { field: 'rank', order: 'asc' },
         limit: 1000,
         page: 3,
+        trackTotal: true,
         timeRange: { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() },
       });
       const head = requestHead('POST', '/api/v1/logs/list/paginate', {
