@@ -41,7 +41,6 @@ const MAX_WORKERS = 64;
 export function loadGatewayConfig(env: Env): GatewayConfig {
   const read = envReader(env);
   const adminPassword = readAdminPassword(read, 'GATEWAY_ADMIN_PASSWORD');
-  const trustProxyRaw = read.optionalString('GATEWAY_TRUST_PROXY');
   const workersRaw = read.optionalString('GATEWAY_WORKERS');
   if (
     workersRaw !== undefined &&
@@ -64,14 +63,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     corsOrigins: read.list('GATEWAY_CORS_ORIGINS'),
     bodyLimit: read.int('GATEWAY_BODY_LIMIT', 1_048_576, 1_024, 1_073_741_824),
     requestTimeoutMs: read.duration('GATEWAY_REQUEST_TIMEOUT', '120s'),
-    trustProxy:
-      trustProxyRaw === undefined
-        ? false
-        : /^\d+$/.test(trustProxyRaw)
-          ? Number(trustProxyRaw)
-          : trustProxyRaw === 'true'
-            ? true
-            : trustProxyRaw,
+    trustProxy: read.trustProxy('GATEWAY_TRUST_PROXY'),
     loginLimits: {
       perAccount: read.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
       perAddress: read.int('LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),

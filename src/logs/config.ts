@@ -71,7 +71,6 @@ export function loadLogsConfig(env: Env): LogsConfig {
   if (accessTtlMs < 1000) throw new ConfigError('LOGS_ACCESS_TOKEN_TTL', 'must be at least 1s');
   const refreshTtlMs = read.duration('LOGS_REFRESH_TOKEN_TTL', '12h');
   if (refreshTtlMs < accessTtlMs) throw new ConfigError('LOGS_REFRESH_TOKEN_TTL', 'must be at least LOGS_ACCESS_TOKEN_TTL');
-  const trustProxyRaw = read.optionalString('LOGS_TRUST_PROXY');
   const rule = (limitName: string, limit: number, windowName: string, window: string): RateRule => ({
     limit: read.int(limitName, limit, 1, 1_000_000_000),
     windowMs: Math.max(1000, read.duration(windowName, window)),
@@ -90,14 +89,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
     ingestIdWindowMs: Math.max(60_000, read.duration('LOGS_INGEST_ID_WINDOW', '24h')),
     metricsToken: read.optionalString('LOGS_METRICS_TOKEN'),
-    trustProxy:
-      trustProxyRaw === undefined
-        ? false
-        : /^\d+$/.test(trustProxyRaw)
-          ? Number(trustProxyRaw)
-          : trustProxyRaw === 'true'
-            ? true
-            : trustProxyRaw,
+    trustProxy: read.trustProxy('LOGS_TRUST_PROXY'),
     requestTimeoutMs: read.duration('LOGS_REQUEST_TIMEOUT', '120s'),
     rateLimits: {
       loginPerAddress: rule('LOGS_LOGIN_RATE_PER_ADDRESS', 30, 'LOGS_LOGIN_RATE_WINDOW', '1m'),

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { loadLogsConfig } from '../../src/logs/config.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { parseDuration } from '../../src/shared/config/duration.js';
 
@@ -25,6 +26,19 @@ test('defaults follow the runtime contract', () => {
   assert.equal(config.requestTimeoutMs, 120_000);
   assert.equal(loadGatewayConfig({ GATEWAY_REQUEST_TIMEOUT: '15m' }).requestTimeoutMs, 900_000);
   assert.ok(Object.isFrozen(config));
+});
+
+test('both services read their trust-proxy setting alike: true, a hop count, or addresses', () => {
+  const cases: [string | undefined, boolean | number | string][] = [
+    [undefined, false],
+    ['true', true],
+    ['2', 2],
+    ['10.0.0.0/8, 127.0.0.1', '10.0.0.0/8, 127.0.0.1'],
+  ];
+  for (const [value, expected] of cases) {
+    assert.equal(loadGatewayConfig({ GATEWAY_TRUST_PROXY: value }).trustProxy, expected, value);
+    assert.equal(loadLogsConfig({ LOGS_TRUST_PROXY: value }).trustProxy, expected, value);
+  }
 });
 
 test('a bad value names its variable', () => {

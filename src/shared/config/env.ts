@@ -76,6 +76,13 @@ export function envReader(env: Env) {
       if (!allowed.includes(value as T)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
       return value as T;
     },
+    /** Fastify's trustProxy from `true`, a hop count, or addresses/CIDRs (passed on as written); unset: false. */
+    trustProxy(name: string): boolean | number | string {
+      const value = raw(name);
+      if (value === undefined) return false;
+      if (/^\d+$/.test(value)) return Number(value);
+      return value === 'true' ? true : value;
+    },
   };
 }
 
