@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
@@ -101,39 +100,47 @@ export function auditRoutes({
       },
     );
 
-    const exportOptions = (summary: string) => ({
-      schema: { tags, summary, security: SECURED, querystring: Type.Object(FilterQuery), response: errors },
-      preHandler: guards.requirePermission('audit:export'),
+    /**
+     * One export route: the filtered trail as a file, streamed. Exports are themselves audited (who
+     * took a copy of the trail, with which filters), before the first byte is sent.
+     */
+    const exportRoute = (
+      path: string,
+      summary: string,
+      file: { format: string; contentType: string; stream: (audit: LogsAuditRepository, filter: AuditFilter) => NodeJS.ReadableStream },
+    ) =>
+      app.get(
+        path,
+        {
+          schema: { tags, summary, security: SECURED, querystring: Type.Object(FilterQuery), response: errors },
+          preHandler: guards.requirePermission('audit:export'),
+        },
+        async (request, reply) => {
+          const filter = filterOf(request.tenantId, request.query);
+          const { q, actor, action, from, to } = filter;
+          await audit.record({
+            tenantId: request.tenantId,
+            action: 'audit.export',
+            outcome: 'success',
+            ...auditActor(request.logsAuth!),
+            ...clientOf(request),
+            details: { format: file.format, q, actor, action, from, to },
+          });
+          reply.header('content-type', file.contentType);
+          reply.header('content-disposition', `attachment; filename="audit-${stamp(now())}.${file.format}"`);
+          return reply.send(file.stream(audit, filter) as never);
+        },
+      );
+
+    exportRoute('/export/csv', 'The audit trail as CSV (streamed)', {
+      format: 'csv',
+      contentType: 'text/csv; charset=utf-8',
+      stream: auditCsv,
     });
-
-    /** Exports are themselves audited: who took a copy of the trail, with which filters. */
-    const recordExport = async (request: FastifyRequest, format: string, filter: AuditFilter) => {
-      const auth = request.logsAuth!;
-      const { q, actor, action, from, to } = filter;
-      await audit.record({
-        tenantId: request.tenantId,
-        action: 'audit.export',
-        outcome: 'success',
-        ...auditActor(auth),
-        ...clientOf(request),
-        details: { format, q, actor, action, from, to },
-      });
-    };
-
-    app.get('/export/csv', exportOptions('The audit trail as CSV (streamed)'), async (request, reply) => {
-      const filter = filterOf(request.tenantId, request.query);
-      await recordExport(request, 'csv', filter);
-      reply.header('content-type', 'text/csv; charset=utf-8');
-      reply.header('content-disposition', `attachment; filename="audit-${stamp(now())}.csv"`);
-      return reply.send(auditCsv(audit, filter) as never);
-    });
-
-    app.get('/export/excel', exportOptions('The audit trail as an Excel workbook (XLSX, streamed)'), async (request, reply) => {
-      const filter = filterOf(request.tenantId, request.query);
-      await recordExport(request, 'xlsx', filter);
-      reply.header('content-type', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
-      reply.header('content-disposition', `attachment; filename="audit-${stamp(now())}.xlsx"`);
-      return reply.send(auditXlsx(audit, filter) as never);
+    exportRoute('/export/excel', 'The audit trail as an Excel workbook (XLSX, streamed)', {
+      format: 'xlsx',
+      contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      stream: auditXlsx,
     });
   };
 }
