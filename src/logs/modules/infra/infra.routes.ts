@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { intervalOf, rangeQuery } from '../search/time-range.js';
@@ -16,11 +16,12 @@ const SECURED = [{ bearer: [] }];
 const tags = ['infrastructure'];
 const Iso = Type.String({ format: 'date-time' });
 const Value = Type.Union([Type.Number(), Type.Null()]);
-const SeriesQuery = {
+const SeriesQuery = Type.Object({
   from: Type.Optional(Iso),
   to: Type.Optional(Iso),
   interval: Type.Optional(Type.String({ maxLength: 16, description: 'bucket width such as 30s, 1m, 1h; about 60 buckets when absent' })),
-};
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+});
 const HostPoint = Type.Object({
   ts: Type.String(),
   cpuUtilization: Value,
@@ -44,6 +45,15 @@ const ContainerPoint = Type.Object({
   networkTransmitBytesPerSec: Value,
 });
 const Nullable = Type.Union([Type.String(), Type.Null()]);
+/** Every series answer starts with its range and bucket width. */
+const SeriesRange = { from: Type.String(), to: Type.String(), interval: Type.String() };
+/** What a view says of each entity (host, container or pod) besides its identity (infra.views.ts). */
+const entitySeries = <P extends TSchema>(point: P) => ({
+  lastSeen: Type.String(),
+  metrics: Type.Array(Type.String()),
+  latest: Type.Record(Type.String(), Value),
+  series: Type.Array(point),
+});
 
 /** Infrastructure views under /api/v1/infra (dashboard:read), over the caller's tenant. */
 export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
@@ -72,22 +82,9 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
           security: SECURED,
           summary:
             'Per host: CPU, memory, disk and network over [from, to) in buckets, from OTLP host metrics (hostmetrics receiver names)',
-          querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+          querystring: SeriesQuery,
           response: {
-            200: Type.Object({
-              from: Type.String(),
-              to: Type.String(),
-              interval: Type.String(),
-              hosts: Type.Array(
-                Type.Object({
-                  host: Type.String(),
-                  lastSeen: Type.String(),
-                  metrics: Type.Array(Type.String()),
-                  latest: Type.Record(Type.String(), Value),
-                  series: Type.Array(HostPoint),
-                }),
-              ),
-            }),
+            200: Type.Object({ ...SeriesRange, hosts: Type.Array(Type.Object({ host: Type.String(), ...entitySeries(HostPoint) })) }),
             ...errors,
           },
         },
@@ -107,12 +104,10 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
           security: SECURED,
           summary:
             'Per container (container.id) or pod (k8s.pod.name): CPU, memory and network over [from, to), from kubeletstats / docker_stats metrics',
-          querystring: Type.Object({ ...SeriesQuery, host: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) }),
+          querystring: SeriesQuery,
           response: {
             200: Type.Object({
-              from: Type.String(),
-              to: Type.String(),
-              interval: Type.String(),
+              ...SeriesRange,
               containers: Type.Array(
                 Type.Object({
                   kind: Type.String(),
@@ -121,10 +116,7 @@ export function infraRoutes(deps: InfraDeps): FastifyPluginAsyncTypebox {
                   pod: Nullable,
                   namespace: Nullable,
                   host: Nullable,
-                  lastSeen: Type.String(),
-                  metrics: Type.Array(Type.String()),
-                  latest: Type.Record(Type.String(), Value),
-                  series: Type.Array(ContainerPoint),
+                  ...entitySeries(ContainerPoint),
                 }),
               ),
             }),

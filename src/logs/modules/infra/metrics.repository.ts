@@ -1,21 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { canonicalJson, type MetricPoint } from './otlp-metrics.js';
 
-interface PointsTable {
+/** A MetricPoint as its row holds it: with its tenant, and its attribute maps as canonical JSON. */
+interface PointsTable extends Omit<MetricPoint, 'resource' | 'attributes'> {
   tenant_id: string;
-  ts: number;
-  name: string;
-  type: string;
-  temporality: number | null;
-  unit: string | null;
-  host: string | null;
-  container: string | null;
-  pod: string | null;
-  namespace: string | null;
   resource: string;
   attributes: string;
-  value: number;
-  count: number | null;
 }
 interface InfraSchema {
   infra_metric_points: PointsTable;
