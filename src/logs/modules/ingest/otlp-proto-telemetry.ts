@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { root } from './otlp-proto.js';
+import { otlpMessages, root } from './otlp-proto.js';
 
 /**
  * The OTLP protobuf messages for traces and metrics (opentelemetry-proto v1: trace, metrics,
@@ -153,29 +153,6 @@ message ExportMetricsPartialSuccess {
 `;
 
 protobuf.parse(TELEMETRY_PROTO, root, { keepCase: false });
-const ExportTraceServiceRequest = root.lookupType('otlp.ExportTraceServiceRequest');
-const ExportTraceServiceResponse = root.lookupType('otlp.ExportTraceServiceResponse');
-const ExportMetricsServiceRequest = root.lookupType('otlp.ExportMetricsServiceRequest');
-const ExportMetricsServiceResponse = root.lookupType('otlp.ExportMetricsServiceResponse');
 
-const TO_OBJECT = { longs: String, defaults: false, oneofs: false } as const;
-
-/** A protobuf trace request in the OTLP/JSON shape (ids stay bytes, 64-bit numbers as strings). Throws on bad input. */
-export function decodeTraceRequest(body: Uint8Array): unknown {
-  return ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), TO_OBJECT);
-}
-
-export function encodeTraceResponse(rejected: number, errorMessage: string): Uint8Array {
-  const payload = rejected > 0 ? { partialSuccess: { rejectedSpans: rejected, errorMessage } } : {};
-  return ExportTraceServiceResponse.encode(ExportTraceServiceResponse.fromObject(payload)).finish();
-}
-
-/** A protobuf metrics request in the OTLP/JSON shape. Throws on bad input. */
-export function decodeMetricsRequest(body: Uint8Array): unknown {
-  return ExportMetricsServiceRequest.toObject(ExportMetricsServiceRequest.decode(body), TO_OBJECT);
-}
-
-export function encodeMetricsResponse(rejected: number, errorMessage: string): Uint8Array {
-  const payload = rejected > 0 ? { partialSuccess: { rejectedDataPoints: rejected, errorMessage } } : {};
-  return ExportMetricsServiceResponse.encode(ExportMetricsServiceResponse.fromObject(payload)).finish();
-}
+export const tracesMessages = otlpMessages('ExportTraceServiceRequest', 'ExportTraceServiceResponse', 'rejectedSpans');
+export const metricsMessages = otlpMessages('ExportMetricsServiceRequest', 'ExportMetricsServiceResponse', 'rejectedDataPoints');

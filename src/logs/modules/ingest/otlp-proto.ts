@@ -68,19 +68,37 @@ message ExportLogsPartialSuccess {
 
 /** Shared with otlp-proto-telemetry.ts, which adds the trace and metric messages to the same package. */
 export const root = protobuf.parse(OTLP_PROTO, { keepCase: false }).root;
-const ExportLogsServiceRequest = root.lookupType('otlp.ExportLogsServiceRequest');
-const ExportLogsServiceResponse = root.lookupType('otlp.ExportLogsServiceResponse');
 
-/**
- * Decodes a protobuf request into the same shape as the OTLP/JSON form (lowerCamelCase names,
- * 64-bit integers as decimal strings); bytes (trace and span ids) stay binary. Throws on bad input.
- */
-export function decodeLogsRequest(body: Uint8Array): unknown {
-  const message = ExportLogsServiceRequest.decode(body);
-  return ExportLogsServiceRequest.toObject(message, { longs: String, defaults: false, oneofs: false });
+/** What the ingest routes need of one OTLP signal's collector messages; the same for every signal. */
+export interface OtlpMessages {
+  /** The request message, for the 400 a body that is not one gets. */
+  message: string;
+  /** The partial-success field that counts what was rejected (the same name in JSON and protobuf). */
+  rejectedField: string;
+  /**
+   * A protobuf request in the same shape as the OTLP/JSON form (lowerCamelCase names, 64-bit
+   * integers as decimal strings); bytes (trace and span ids) stay binary. Throws on bad input.
+   */
+  decode: (body: Uint8Array) => unknown;
+  /** The protobuf answer: partial success when something was rejected, else empty. */
+  encodeResponse: (rejected: number, errorMessage: string) => Uint8Array;
 }
 
-export function encodeLogsResponse(rejected: number, errorMessage: string): Uint8Array {
-  const payload = rejected > 0 ? { partialSuccess: { rejectedLogRecords: rejected, errorMessage } } : {};
-  return ExportLogsServiceResponse.encode(ExportLogsServiceResponse.fromObject(payload)).finish();
+const TO_OBJECT = { longs: String, defaults: false, oneofs: false } as const;
+
+/** The messages of one signal, by their names in the `otlp` package (parsed into `root` first). */
+export function otlpMessages(request: string, response: string, rejectedField: string): OtlpMessages {
+  const Request = root.lookupType(`otlp.${request}`);
+  const Response = root.lookupType(`otlp.${response}`);
+  return {
+    message: request,
+    rejectedField,
+    decode: (body) => Request.toObject(Request.decode(body), TO_OBJECT),
+    encodeResponse: (rejected, errorMessage) => {
+      const payload = rejected > 0 ? { partialSuccess: { [rejectedField]: rejected, errorMessage } } : {};
+      return Response.encode(Response.fromObject(payload)).finish();
+    },
+  };
 }
+
+export const logsMessages = otlpMessages('ExportLogsServiceRequest', 'ExportLogsServiceResponse', 'rejectedLogRecords');

@@ -5,21 +5,15 @@ import type { MetricsRepository } from '../infra/metrics.repository.js';
 import { mapOtlpMetrics, type MetricPoint } from '../infra/otlp-metrics.js';
 import type { LogEntry, LogStore } from '../store/log-store.js';
 import { mapOtlpLogs } from './otlp-logs.js';
-import { decodeLogsRequest, encodeLogsResponse } from './otlp-proto.js';
-import { decodeMetricsRequest, decodeTraceRequest, encodeMetricsResponse, encodeTraceResponse } from './otlp-proto-telemetry.js';
+import { logsMessages, type OtlpMessages } from './otlp-proto.js';
+import { metricsMessages, tracesMessages } from './otlp-proto-telemetry.js';
 import type { Mapping } from './pipeline.js';
 import { otlpSourceOf, type IngestSource } from './pipeline-stats.js';
 
-/** What the pipeline needs to know of one OTLP signal; everything else is the same for all. */
-export interface OtlpSignal<T> {
+/** What the pipeline needs to know of one OTLP signal (its messages, and this); everything else is the same for all. */
+export interface OtlpSignal<T> extends OtlpMessages {
   path: string;
   summary: string;
-  /** The request message, for the 400 a body that is not one gets. */
-  message: string;
-  /** The partial-success field of the JSON answer. */
-  rejectedField: string;
-  decode: (body: Buffer) => unknown;
-  encodeResponse: (rejected: number, errorMessage: string) => Uint8Array;
   /** Throws (400) when the body is not a request at all; counts items it cannot read. */
   map: (decoded: unknown, now: number) => Mapping<T>;
   source: (request: FastifyRequest, items: readonly T[]) => IngestSource;
@@ -39,10 +33,7 @@ export function logsSignal(deps: {
   return {
     path: '/v1/logs',
     summary: summary('logs'),
-    message: 'ExportLogsServiceRequest',
-    rejectedField: 'rejectedLogRecords',
-    decode: decodeLogsRequest,
-    encodeResponse: encodeLogsResponse,
+    ...logsMessages,
     map: mapOtlpLogs,
     source: (request, entries) =>
       otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
@@ -57,10 +48,7 @@ export function tracesSignal(spans: SpansRepository): OtlpSignal<SpanRecord> {
   return {
     path: '/v1/traces',
     summary: summary('traces'),
-    message: 'ExportTraceServiceRequest',
-    rejectedField: 'rejectedSpans',
-    decode: decodeTraceRequest,
-    encodeResponse: encodeTraceResponse,
+    ...tracesMessages,
     map: (decoded) => mapOtlpTraces(decoded),
     source: () => 'otlp-traces',
     store: (request, items) => spans.insert(request.tenantId, items),
@@ -71,10 +59,7 @@ export function metricsSignal(metrics: MetricsRepository): OtlpSignal<MetricPoin
   return {
     path: '/v1/metrics',
     summary: summary('metrics'),
-    message: 'ExportMetricsServiceRequest',
-    rejectedField: 'rejectedDataPoints',
-    decode: decodeMetricsRequest,
-    encodeResponse: encodeMetricsResponse,
+    ...metricsMessages,
     map: mapOtlpMetrics,
     source: () => 'otlp-metrics',
     store: (request, items) => metrics.insert(request.tenantId, items),
