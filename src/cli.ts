@@ -11,7 +11,7 @@ import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
 import { superviseWorkers } from './gateway/workers/supervisor.js';
 import { plainLogger } from './shared/http/logger.js';
-import { openDatabase } from './shared/db/database.js';
+import { openDatabase, type Database } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
 import { gatewayMigrations } from './gateway/db/migrations/index.js';
 import type { GatewaySchema } from './gateway/db/schema.js';
@@ -96,6 +96,16 @@ function databases(): DatabaseToSave[] {
   ];
 }
 
+/** Runs `use` on the database at `url`, closed afterwards whether or not `use` succeeded. */
+async function withDatabase<Schema>(url: string, use: (database: Database<Schema>) => Promise<void>): Promise<void> {
+  const database = await openDatabase<Schema>(url);
+  try {
+    await use(database);
+  } finally {
+    await database.close();
+  }
+}
+
 const COMMANDS: Record<string, Command> = {
   all: {
     usage: 'all',
@@ -134,13 +144,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "run both services' database migrations and exit",
     async run() {
       for (const [{ name, url }, migrations] of zip(databases(), [gatewayMigrations, logsMigrations])) {
-        const database = await openDatabase<unknown>(url);
-        try {
+        await withDatabase(url, async (database) => {
           const applied = await migrateToLatest(database.db, migrations, name);
           process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);
-        } finally {
-          await database.close();
-        }
+        });
       }
     },
   },
@@ -149,12 +156,9 @@ const COMMANDS: Record<string, Command> = {
     summary: "set a new generated password for a gateway user, end the user's sessions (printed once, audited)",
     async run([noPegawai]) {
       if (!noPegawai) throw new UsageError('reset-password');
-      const database = await openDatabase<GatewaySchema>(loadGatewayConfig(process.env).databaseUrl);
-      try {
+      await withDatabase<GatewaySchema>(loadGatewayConfig(process.env).databaseUrl, async (database) => {
         process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai)}\n`);
-      } finally {
-        await database.close();
-      }
+      });
     },
   },
   'logs-reset-password': {
@@ -162,12 +166,9 @@ const COMMANDS: Record<string, Command> = {
     summary: 'the same for a logs-service user (for example the logs administrator)',
     async run([username]) {
       if (!username) throw new UsageError('logs-reset-password');
-      const database = await openDatabase<LogsSchema>(loadLogsConfig(process.env).databaseUrl);
-      try {
+      await withDatabase<LogsSchema>(loadLogsConfig(process.env).databaseUrl, async (database) => {
         process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username)}\n`);
-      } finally {
-        await database.close();
-      }
+      });
     },
   },
   'rotate-signing-keys': {
@@ -177,16 +178,13 @@ const COMMANDS: Record<string, Command> = {
     async run(args) {
       const prune = args.includes('--prune');
       for (const { name, url } of databases()) {
-        const database = await openDatabase<unknown>(url);
-        try {
+        await withDatabase(url, async (database) => {
           const result = await rotateSigningKeys(database.db, `${name}_signing_keys`, { prune });
           const line = prune
             ? `${name}: signing key ${result.kid} kept, ${result.removed} older key(s) removed`
             : `${name}: new signing key ${result.kid}, ${result.kept} older key(s) kept for verification`;
           process.stdout.write(`${line}\n`);
-        } finally {
-          await database.close();
-        }
+        });
       }
     },
   },
