@@ -131,51 +131,33 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       i += 2;
       continue;
     }
+    /** Refuses this item with Elasticsearch's error type and a reason; the rest of the batch goes on. */
+    const refuse = (type: string, reason: string) => items.push({ action: kind, index, id, error: { type, reason } });
     if (kind === 'delete') {
-      items.push({
-        action: kind,
-        index,
-        id,
-        error: { type: 'illegal_argument_exception', reason: 'logs are append-only: delete is not supported' },
-      });
+      refuse('illegal_argument_exception', 'logs are append-only: delete is not supported');
       i += 1;
       continue;
     }
     const source = lines[i + 1];
     i += 2;
     if (kind === 'update') {
-      items.push({
-        action: kind,
-        index,
-        id,
-        error: { type: 'illegal_argument_exception', reason: 'logs are append-only: update is not supported' },
-      });
+      refuse('illegal_argument_exception', 'logs are append-only: update is not supported');
       continue;
     }
     if (source === undefined) {
-      items.push({
-        action: kind,
-        index,
-        id,
-        error: { type: 'action_request_validation_exception', reason: 'the action has no document line' },
-      });
+      refuse('action_request_validation_exception', 'the action has no document line');
       continue;
     }
     let doc: unknown;
     try {
       doc = JSON.parse(source);
     } catch {
-      items.push({
-        action: kind,
-        index,
-        id,
-        error: { type: 'mapper_parsing_exception', reason: 'failed to parse the document: not JSON' },
-      });
+      refuse('mapper_parsing_exception', 'failed to parse the document: not JSON');
       continue;
     }
     const entry = documentToEntry(doc, now);
     if (typeof entry === 'string') {
-      items.push({ action: kind, index, id, error: { type: 'mapper_parsing_exception', reason: entry } });
+      refuse('mapper_parsing_exception', entry);
       continue;
     }
     items.push({ action: kind, index, id, entry: entries.length });
