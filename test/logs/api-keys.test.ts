@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@elastic/elasticsearch';
 import { DIALECTS } from '../helpers/databases.js';
@@ -81,6 +82,18 @@ for (const dialect of DIALECTS) {
       };
       assert.ok(await audited('api_key.create'));
       assert.ok(await audited('api_key.revoke'));
+    });
+
+    test('the database holds a SHA-256 of the secret, never the secret itself', async () => {
+      const owner = await logs.userWith(['logs:read']);
+      const created = (await createKey(owner.headers, { permissions: ['logs:read'] })).json() as Created;
+      const row = await logs.database.db.selectFrom('logs_api_keys').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+      assert.equal(row.secret_hash, createHash('sha256').update(created.api_key).digest('hex'));
+      for (const [column, value] of Object.entries(row)) {
+        assert.ok(!String(value).includes(created.api_key), `${column} does not hold the secret`);
+        assert.ok(!String(value).includes(created.encoded), `${column} does not hold the encoded key`);
+      }
+      assert.equal((await search(apiKey(created))).statusCode, 200, 'the key works, checked against the hash');
     });
 
     test("a key has at most its creator's permissions, and its owner's current ones", async () => {
