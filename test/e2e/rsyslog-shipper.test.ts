@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createTestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
-import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../helpers/logs.js';
+import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, uniqueName } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { closedPort } from '../helpers/upstream.js';
 
@@ -25,7 +25,7 @@ const missing =
 if (missing) console.log(`# rsyslog shipper test skipped: ${missing}`);
 
 /** The configuration an operator would write (docs/elasticsearch.md), pointed at a temp dir and the test's port. */
-function rsyslogConfig(dir: string, port: number): string {
+function rsyslogConfig(dir: string, port: number, user: string): string {
   return `
 global(workDirectory="${dir}/work")
 module(load="imfile")
@@ -35,7 +35,7 @@ template(name="lineId" type="string" string="%uuid%")
 input(type="imfile" File="${dir}/app.log" Tag="app:" Severity="warning" Facility="local0")
 input(type="imfile" File="${dir}/errors.log" Tag="app:" Severity="err" Facility="local0")
 action(type="omelasticsearch" server="http://127.0.0.1:${port}/api/v1/_elastic" searchIndex="rsyslog-app" bulkmode="on"
-  esVersion.major="8" uid="${LOGS_ADMIN}" pwd="${LOGS_ADMIN_PASSWORD}" dynbulkid="on" bulkid="lineId"
+  esVersion.major="8" uid="${user}" pwd="${PASSWORD}" dynbulkid="on" bulkid="lineId"
   action.resumeRetryCount="-1" action.resumeInterval="1" queue.type="LinkedList" queue.size="100000")
 `;
 }
@@ -59,10 +59,32 @@ describe('rsyslog ships through a restart of the logs service', () => {
       appendFileSync(join(dir, file), Array.from({ length: count }, (_, i) => `line ${marker} n${from + i}\n`).join(''));
     writeFileSync(join(dir, 'app.log'), '');
     writeFileSync(join(dir, 'errors.log'), '');
-    writeFileSync(join(dir, 'rsyslog.conf'), rsyslogConfig(dir, port));
 
     let logs = await startLogsProcess(database.url, port);
     cleanup.push(() => killHard(logs));
+    const admin = async () => {
+      const login = await fetch(`${base}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }),
+      });
+      const { token } = (await login.json()) as { token: { access_token: string } };
+      return { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
+    };
+    // rsyslog 8.2302 sends only HTTP Basic: a user of its own whose one role holds only logs:write.
+    const post = async (path: string, body: object) => {
+      const response = await fetch(`${base}${path}`, { method: 'POST', headers: await admin(), body: JSON.stringify(body) });
+      assert.equal(response.status, 201, await response.text());
+    };
+    const shipperUser = uniqueName('rsyslog');
+    await post('/api/roles', { name: `${shipperUser}-role`, permissions: ['logs:write'] });
+    await post('/api/users', {
+      username: shipperUser,
+      email: `${shipperUser}@example.go.id`,
+      password: PASSWORD,
+      roles: [`${shipperUser}-role`],
+    });
+    writeFileSync(join(dir, 'rsyslog.conf'), rsyslogConfig(dir, port, shipperUser));
     const shipper: ChildProcess = spawn(
       rsyslogd!,
       ['-n', '-f', join(dir, 'rsyslog.conf'), '-i', join(dir, 'rsyslogd.pid'), '-M', moduleDir!],
@@ -80,15 +102,9 @@ describe('rsyslog ships through a restart of the logs service', () => {
     });
 
     const count = async (query: string): Promise<number> => {
-      const login = await fetch(`${base}/api/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: LOGS_ADMIN, password: LOGS_ADMIN_PASSWORD }),
-      });
-      const { token } = (await login.json()) as { token: { access_token: string } };
       const search = await fetch(`${base}/api/v1/logs/list/paginate`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
+        headers: await admin(),
         body: JSON.stringify({ query, limit: 1 }),
       });
       assert.equal(search.status, 200);
@@ -120,5 +136,9 @@ describe('rsyslog ships through a restart of the logs service', () => {
     assert.equal(await count(`"${marker}" level:warn`), 210);
     assert.equal(await count(`"${marker}" level:error`), 100);
     assert.equal(await count(`"${marker}" _index:rsyslog-app`), 310);
+    // The shipper's credentials write, and read nothing back.
+    const basic = `Basic ${Buffer.from(`${shipperUser}:${PASSWORD}`).toString('base64')}`;
+    const read = await fetch(`${base}/api/v1/_elastic/_search`, { method: 'POST', headers: { authorization: basic } });
+    assert.equal(read.status, 403);
   });
 });
