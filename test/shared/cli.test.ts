@@ -105,19 +105,26 @@ for (const dialect of DIALECTS) {
       try {
         const env = { LOGS_DATABASE_URL: logs.url, GATEWAY_DATABASE_URL: gateway.databaseUrl };
         const before = await keysOf(logs.url, 'logs_signing_keys');
-        const rotated = cli(['rotate-signing-keys'], env);
+        // At the default LOG_LEVEL: one printed line per service and nothing else (docs/operations.md).
+        const rotated = cli(['rotate-signing-keys'], { ...env, LOG_LEVEL: 'info' });
         assert.equal(rotated.status, 0, rotated.stderr);
         assert.match(
           rotated.stdout,
-          /^gateway: new signing key \S+, 1 older key\(s\) kept for verification\nlogs: new signing key (\S+), 1 older key/,
+          /^gateway: new signing key \S+, 1 older key\(s\) kept for verification\nlogs: new signing key (\S+), 1 older key\(s\) kept for verification\n$/,
         );
+        assert.equal(rotated.stderr, '');
         const after = await keysOf(logs.url, 'logs_signing_keys');
         assert.notEqual(after.kid, before.kid, 'a restarted instance signs with the new key');
         assert.ok(after.publicKeys.has(before.kid), 'and still verifies tokens of the old one');
         assert.match(rotated.stdout, new RegExp(`logs: new signing key ${after.kid},`));
-        const pruned = cli(['rotate-signing-keys', '--prune'], env);
+        const pruned = cli(['rotate-signing-keys', '--prune'], { ...env, LOG_LEVEL: 'info' });
         assert.equal(pruned.status, 0, pruned.stderr);
-        assert.match(pruned.stdout, new RegExp(`logs: signing key ${after.kid} kept, 1 older key\\(s\\) removed`));
+        assert.match(
+          pruned.stdout,
+          new RegExp(
+            `^gateway: signing key \\S+ kept, 1 older key\\(s\\) removed\nlogs: signing key ${after.kid} kept, 1 older key\\(s\\) removed\n$`,
+          ),
+        );
         assert.deepEqual([...(await keysOf(logs.url, 'logs_signing_keys')).publicKeys.keys()], [after.kid]);
       } finally {
         await logs.close();
