@@ -36,8 +36,14 @@ const postgresDb = new Kysely<any>({
 });
 
 const condition = (query: string): Condition => toCondition(parseQuery(query));
-const onSqlite = (query: string) => compileSqlite(condition(query), { idWindow: { min: 10, max: 20 } }).compile(sqliteDb);
+const onSqlite = (query: string) =>
+  compileSqlite(condition(query), { idWindow: { lo: 10, hi: 20 }, unfaceted: new Set() }).compile(sqliteDb);
+/** As if the fields had too many values to be faceted (facets.ts): checked on the rows. */
+const UNFACETED = new Set(['c:level', 'c:service', 'a:http.status', 'a:user']);
+const onSqliteRows = (query: string) =>
+  compileSqlite(condition(query), { idWindow: { lo: 10, hi: 20 }, unfaceted: UNFACETED }).compile(sqliteDb);
 const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
+const onPostgresRows = (query: string) => compilePostgres(condition(query), UNFACETED).compile(postgresDb);
 
 function textOf(query: string): string {
   const compiled = condition(query);
@@ -92,12 +98,12 @@ describe('query compilation', () => {
   test('a lone NOT over text is an SQL NOT IN over the windowed FTS5 lookup', () => {
     const { sql, parameters } = onSqlite('NOT refused');
     assert.equal(sql, 'NOT (l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ? AND rowid BETWEEN ? AND ?))');
-    assert.deepEqual(parameters, ['"refused"', 10, 20]);
+    assert.deepEqual(parameters, ['body : ("refused")', 10, 20]);
   });
 
   test('user values are always bound parameters, never SQL text', () => {
     const hostile = `level:"x'; DROP TABLE log_entries; --" service:a\\"b "'; DELETE FROM x" ';`;
-    for (const compiled of [onSqlite(hostile), onPostgres(hostile)]) {
+    for (const compiled of [onSqliteRows(hostile), onPostgresRows(hostile)]) {
       assert.doesNotMatch(compiled.sql, /DROP|DELETE|'x'/);
       assert.ok(compiled.parameters.includes("x'; drop table log_entries; --"), 'level values are lower-cased');
       assert.ok(compiled.parameters.includes('a"b'));
@@ -105,31 +111,56 @@ describe('query compilation', () => {
     }
   });
 
-  test('SQLite: attribute matches use a quoted JSON path and JSON text comparison', () => {
+  test('SQLite: attribute matches of unfaceted fields use a quoted JSON path and JSON text comparison', () => {
     assert.equal(attributePath('k8s.pod.name'), '$."k8s.pod.name"');
     assert.equal(attributePath('we"ird\\'), '$."we\\"ird\\\\"');
-    const number = onSqlite('http.status:500');
+    const number = onSqliteRows('http.status:500');
     assert.equal(number.sql, '(l.attributes -> ?) IN (json_quote(?), ?)');
     assert.deepEqual(number.parameters, ['$."http.status"', '500', '500']);
-    const text = onSqlite('user:alice');
+    const text = onSqliteRows('user:alice');
     assert.equal(text.sql, '(l.attributes -> ?) = json_quote(?)');
-    const prefix = onSqlite('user:al*');
+    const prefix = onSqliteRows('user:al*');
     assert.equal(prefix.sql, 'substr((l.attributes ->> ?), 1, ?) = ?');
     assert.deepEqual(prefix.parameters, ['$."user"', 2, 'al']);
-    assert.equal(onSqlite('level:ERROR').sql, '"l"."level" = ?');
-    assert.deepEqual(onSqlite('level:ERROR').parameters, ['error']);
+    assert.equal(onSqliteRows('level:ERROR').sql, '"l"."level" = ?');
+    assert.deepEqual(onSqliteRows('level:ERROR').parameters, ['error']);
+  });
+
+  test('SQLite: equalities on faceted fields and words are one lookup in the full-text index', () => {
+    const hex = (text: string) => Buffer.from(text).toString('hex');
+    const status = `a${hex('http.status')}v`;
+    const both = onSqlite('disk http.status:500 level:ERROR');
+    assert.equal(both.sql, 'l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ? AND rowid BETWEEN ? AND ?)');
+    assert.deepEqual(both.parameters, [
+      `(body : ("disk")) AND ((facets : "${status}${hex('"500"')}" OR facets : "${status}${hex('500')}")) AND ((facets : "c${hex('level')}v${hex('error')}"))`,
+      10,
+      20,
+    ]);
+    // A float, a long value and a range are checked on the rows, beside one lookup for the rest.
+    const mixed = onSqlite('disk http.status:1.5 level:error');
+    assert.match(mixed.sql, /^l\.id IN \(SELECT rowid .*\) AND \(\(l\.attributes -> \?\) IN \(json_quote\(\?\), \?\)\)$/);
+    assert.match(onSqlite(`user:${'x'.repeat(70)}`).sql, /^\(l\.attributes -> \?\) = json_quote\(\?\)$/);
   });
 
   test('PostgreSQL: text with @@ tsquery, attributes with jsonb operators', () => {
-    const text = onPostgres('disk -level:debug');
+    const text = onPostgresRows('disk -level:debug');
     assert.equal(text.sql, '(l.search @@ $1::tsquery) AND (NOT ("l"."level" = $2::text))');
     assert.deepEqual(text.parameters, ["'disk'", 'debug']);
-    const number = onPostgres('http.status:500');
+    const number = onPostgresRows('http.status:500');
     assert.equal(number.sql, '(l.attributes -> $1::text) IN (to_jsonb($2::text), $3::jsonb)');
     const prefix = onPostgres('service:api*');
     assert.equal(prefix.sql, 'starts_with("l"."service", $1::text)');
     const contains = onPostgres('=>');
     assert.equal(contains.sql, 'strpos(l.message, $1::text) > 0');
+  });
+
+  test('PostgreSQL: equalities on faceted fields are lexemes of the tsvector behind "=", in one tsquery with the words', () => {
+    const hex = (text: string) => Buffer.from(text).toString('hex');
+    const both = onPostgres('disk -level:debug');
+    assert.equal(both.sql, 'l.search @@ $1::tsquery');
+    assert.deepEqual(both.parameters, [`('disk') & !('=c${hex('level')}v${hex('debug')}')`]);
+    // A NOT alone stays a check on the rows (a tsquery of a NOT alone scans the whole index).
+    assert.equal(onPostgres('-level:debug').sql, 'NOT (l.search @@ $1::tsquery)');
   });
 
   test('filters compile to exact matches', () => {
@@ -138,6 +169,7 @@ describe('query compilation', () => {
         { field: 'service', value: 'api' },
         { field: 'message', value: 'a b' },
       ]),
+      UNFACETED,
     ).compile(postgresDb);
     assert.equal(compiled.sql, '("l"."service" = $1::text) AND ("l"."message" = $2::text)');
     assert.throws(() => filtersToCondition([{ field: '@timestamp', value: 'x' }]), /time range/);

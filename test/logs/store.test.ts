@@ -420,35 +420,12 @@ for (const dialect of DIALECTS) {
       assert.equal((await store.search(base())).total, 8, 'still all there');
     });
 
-    test('wide ranges driven from the full-text matches give the same answers', async () => {
-      const textFirst = createLogStore(handle.database.db, dialect, { textFirstAboveIds: 0 });
-      for (const query of [
-        'disk',
-        'connection -refused',
-        '(refused OR disk) AND level:error',
-        'time* service:api',
-        '"full on"',
-        'NOT disk',
-        'disk OR level:warn',
-      ]) {
-        for (const sort of [undefined, { field: 'host', order: 'asc' as const }]) {
-          const expected = await store.search(base({ query, sort }));
-          const actual = await textFirst.search(base({ query, sort }));
-          assert.deepEqual(actual, expected, query);
-        }
-        assert.deepEqual(
-          await textFirst.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
-          await store.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 2 * HOUR - 1, intervalMs: HOUR }),
-        );
-      }
-      assert.deepEqual(messagesOf((await textFirst.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
-      assert.deepEqual(
-        await textFirst.search(base({ query: 'disk', limit: 1, page: 2 })),
-        await store.search(base({ query: 'disk', limit: 1, page: 2 })),
-      );
-      const beyond = await textFirst.search(base({ query: 'disk', limit: 1, page: 5 }));
+    test('pages past the last are empty with the total; another tenant has its own matches', async () => {
+      assert.deepEqual(messagesOf((await store.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
+      assert.deepEqual(messagesOf((await store.search(base({ query: 'disk', limit: 1, page: 2 }))).entries), at(1));
+      const beyond = await store.search(base({ query: 'disk', limit: 1, page: 5 }));
       assert.deepEqual(beyond, { entries: [], total: 2, totalRelation: 'eq' });
-      assert.equal((await textFirst.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
+      assert.equal((await store.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
     });
 
     test('unicode: diacritics and case fold, other scripts match', async () => {

@@ -16,12 +16,6 @@ export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/ind
 
 export interface LogStoreOptions {
   /**
-   * SQLite only: when the id window of the time range holds more ids than this, a query that
-   * requires a full-text match is driven from the FTS5 matches instead of the time index.
-   * Default 200,000 (docs/log-store.md); tests set 0 to cover that plan.
-   */
-  textFirstAboveIds?: number | undefined;
-  /**
    * Where reads (search, histogram, fields, distinct) run: openStoreReads (a worker pool on SQLite,
    * a statement_timeout pool on PostgreSQL). Default: `db` itself.
    */
@@ -40,6 +34,9 @@ export interface LogStoreOptions {
  */
 export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
   const reads = options.reads ?? db;
-  const store = dialect === 'sqlite' ? new SqliteLogStore(db, { ...options, reads }) : new PostgresLogStore(db, reads, options.documentIds);
+  const store =
+    dialect === 'sqlite'
+      ? new SqliteLogStore(db, { reads, documentIds: options.documentIds })
+      : new PostgresLogStore(db, reads, options.documentIds);
   return options.readTimeoutMs === undefined ? store : new BudgetedLogStore(store, options.readTimeoutMs);
 }

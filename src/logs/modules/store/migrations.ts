@@ -1,4 +1,6 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { refacetEntries } from './postgres-refacet.js';
+import { restoreInTimeOrder } from './sqlite-restore.js';
 
 /**
  * Log store tables (docs/log-store.md). Typed Kysely<any> and free of app imports so they keep
@@ -114,8 +116,47 @@ const documentIds: Migration = {
   },
 };
 
+/**
+ * Per-minute counts by host (distinct hosts, histograms by host), the fields no longer faceted
+ * (facets.ts), and on SQLite time-ordered ids with facets in the full-text index (time-ids.ts): the
+ * entries are re-stored in time order under their new ids, their words and facets indexed again.
+ * This migration, unlike the others, uses the store's own writer: re-indexing is what it does.
+ */
+const timeOrderedFacets: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) {
+      await restoreInTimeOrder(db, () => createCountsAndFacetTables(db, 'sqlite'));
+      return;
+    }
+    await createCountsAndFacetTables(db, 'postgres');
+    await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
+      SELECT tenant_id, ts - (((ts % 60000) + 60000) % 60000), coalesce(host, ''), count(*) FROM log_entries GROUP BY 1, 2, 3`.execute(db);
+    await refacetEntries(db);
+  },
+  async down(): Promise<void> {
+    throw new Error('time-ordered ids cannot be undone: restore a backup taken before the upgrade');
+  },
+};
+
+async function createCountsAndFacetTables(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  const [integer, withoutRowid] = dialect === 'sqlite' ? [sql`INTEGER`, sql` WITHOUT ROWID`] : [sql`bigint`, sql``];
+  await sql`CREATE TABLE log_host_rollups (
+    tenant_id TEXT NOT NULL,
+    minute ${integer} NOT NULL,
+    host TEXT NOT NULL,
+    count ${integer} NOT NULL,
+    PRIMARY KEY (tenant_id, minute, host)
+  )${withoutRowid}`.execute(db);
+  await sql`CREATE TABLE log_unfaceted_fields (
+    tenant_id TEXT NOT NULL,
+    field TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, field)
+  )${withoutRowid}`.execute(db);
+}
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
   '0110_document_ids': documentIds,
+  '0120_time_ordered_facets': timeOrderedFacets,
 };

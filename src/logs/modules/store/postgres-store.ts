@@ -5,7 +5,16 @@ import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
 import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan } from './store-core.js';
 import { tokenize } from './tokenize.js';
-import { documentIdsOf, entryTime, FieldCatalogueCache, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
+import { FacetCardinality, postgresFacet } from './facets.js';
+import {
+  documentIdsOf,
+  entryTime,
+  FieldCatalogueCache,
+  hostRollupRows,
+  prepareEntries,
+  rollupRows,
+  splitByDocumentId,
+} from './write-batch.js';
 
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {
@@ -40,15 +49,19 @@ function partitionStart(name: string): number | null {
   return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
 }
 
-/** Our own tokens as a tsvector literal with positions ('error':1 'disk':2,5), so phrases work. */
-export function tsvectorText(tokens: readonly string[]): string {
+/**
+ * Our own tokens as a tsvector literal with positions ('error':1 'disk':2,5), so phrases work, then
+ * the entry's facets (facets.ts) as lexemes without positions behind `=`, which no word can hold.
+ */
+export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
   const positions = new Map<string, number[]>();
   tokens.forEach((token, index) => {
     const list = positions.get(token);
     if (list) list.push(index + 1);
     else positions.set(token, [index + 1]);
   });
-  return [...positions.entries()].map(([token, list]) => `'${token}':${list.join(',')}`).join(' ');
+  const words = [...positions.entries()].map(([token, list]) => `'${token}':${list.join(',')}`);
+  return [...words, ...facets.map((facet) => `'${postgresFacet(facet)}'`)].join(' ');
 }
 
 /**
@@ -57,6 +70,7 @@ export function tsvectorText(tokens: readonly string[]): string {
  */
 export class PostgresLogStore extends LogStoreCore {
   readonly #fields = new FieldCatalogueCache();
+  readonly #facets = new FacetCardinality();
   readonly #partitions = new Set<number>();
 
   /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
@@ -83,7 +97,7 @@ export class PostgresLogStore extends LogStoreCore {
       await this.#ensurePartitions(partitions);
       try {
         let duplicates: number[] = [];
-        let newFields: ReturnType<FieldCatalogueCache['newFields']> = [];
+        let written: Awaited<ReturnType<PostgresLogStore['insert']>> | undefined;
         // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
         await this.db.transaction().execute(async (trx) => {
           let batch: readonly LogEntry[] = entries;
@@ -97,9 +111,12 @@ export class PostgresLogStore extends LogStoreCore {
             const fresh = new Set(claimed.map((row) => row.doc_id));
             ({ kept: batch, duplicates } = splitByDocumentId(entries, new Set(ids.filter((id) => !fresh.has(id)))));
           }
-          if (batch.length > 0) newFields = await this.#insert(trx, tenantId, batch);
+          if (batch.length > 0) written = await this.insert(trx, tenantId, batch);
         });
-        this.#fields.remember(tenantId, newFields);
+        if (written) {
+          this.#fields.remember(tenantId, written.newFields);
+          this.#facets.remember(tenantId, written.newlyUnfaceted);
+        }
         return { duplicates };
       } catch (error) {
         // A partition dropped by retention between ensure and insert: forget what we knew, retry once.
@@ -109,11 +126,22 @@ export class PostgresLogStore extends LogStoreCore {
     }
   }
 
-  /** Inserts a batch inside the caller's transaction; returns the catalogue fields it added. */
-  async #insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
+  /**
+   * Inserts a batch inside the caller's transaction; returns the catalogue fields it added and the
+   * fields it stopped faceting. Also what migration 0120 re-facets existing entries with.
+   */
+  async insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = prepareEntries(entries);
+    if (!this.#facets.isLoaded(tenantId)) {
+      const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(trx);
+      this.#facets.load(
+        tenantId,
+        rows.map((row) => row.field),
+      );
+    }
+    const { facets, newlyUnfaceted } = this.#facets.facetsOf(tenantId, prepared);
     const rows = JSON.stringify(
-      prepared.map((entry) => ({
+      prepared.map((entry, index) => ({
         ts: entry.ts,
         level: entry.level,
         service: entry.service,
@@ -122,7 +150,8 @@ export class PostgresLogStore extends LogStoreCore {
         span_id: entry.span_id,
         message: entry.message,
         attributes: entry.attributes,
-        search: tsvectorText(tokenize(entry.message)),
+        // The tenant is a column here: its facet is left out.
+        search: tsvectorText(tokenize(entry.message), facets[index]!.slice(1)),
       })),
     );
     const rollups = JSON.stringify(rollupRows(prepared));
@@ -135,12 +164,22 @@ export class PostgresLogStore extends LogStoreCore {
       SELECT ${tenantId}, r.minute, r.level, r.service, r.count
       FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
       ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = log_rollups.count + excluded.count`.execute(trx);
+    await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
+      SELECT ${tenantId}, r.minute, r.host, r.count
+      FROM json_to_recordset(${JSON.stringify(hostRollupRows(prepared))}::json) AS r(minute bigint, host text, count bigint)
+      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = log_host_rollups.count + excluded.count`.execute(trx);
     if (newFields.length > 0) {
       await sql`INSERT INTO log_fields (tenant_id, name, type)
         SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
         ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
     }
-    return newFields;
+    if (newlyUnfaceted.length > 0) {
+      await sql`INSERT INTO log_unfaceted_fields (tenant_id, field)
+        SELECT ${tenantId}, f FROM json_array_elements_text(${JSON.stringify(newlyUnfaceted)}::json) AS f ON CONFLICT DO NOTHING`.execute(
+        trx,
+      );
+    }
+    return { newFields, newlyUnfaceted };
   }
 
   async #ensurePartitions(starts: readonly number[]): Promise<void> {
@@ -174,6 +213,7 @@ export class PostgresLogStore extends LogStoreCore {
       });
     }
     await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
+    await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
     return removed;
   }
 
@@ -195,9 +235,10 @@ export class PostgresLogStore extends LogStoreCore {
   }
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan> {
+    const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(this.reads);
+    const unfaceted = new Set(rows.map((row) => row.field));
     return {
-      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`,
-      textFirst: false,
+      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, unfaceted)})`,
     };
   }
 }

@@ -1,11 +1,24 @@
 import { sql, type Kysely } from 'kysely';
-import type { AppendResult, LogEntry } from './log-store.js';
-import { DAY, MINUTE, mod } from './minutes.js';
-import { hasText, type Condition } from './query/condition.js';
-import { compileSqlite, ftsMatchExpression, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression } from './query/compile-sqlite.js';
-import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan } from './store-core.js';
+import { FacetCardinality } from './facets.js';
+import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
+import { DAY, mod } from './minutes.js';
+import type { Condition } from './query/condition.js';
+import { compileSqlite, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression, tenantFtsQuery } from './query/compile-sqlite.js';
+import {
+  ENTRY_COLUMNS,
+  LogStoreCore,
+  toStoredEntry,
+  type BucketCount,
+  type DocumentIdWindow,
+  type EntryRow,
+  type ReadDialect,
+  type ReadPlan,
+  type TimePage,
+} from './store-core.js';
+import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
 import { ftsBody } from './tokenize.js';
-import { documentIdsOf, FieldCatalogueCache, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
+import { documentIdsOf, FieldCatalogueCache, hostRollupRows, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
+import type { FieldRef } from './fields.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
 const sqliteReads: ReadDialect = {
@@ -35,28 +48,42 @@ const sqliteReads: ReadDialect = {
 const RETENTION_BATCH = 5_000;
 
 /**
- * The SQLite log store: one table, a contentless FTS5 index of our tokens keyed by the entry id,
- * per-minute rollups and a field catalogue (docs/log-store.md).
+ * A read over [from, end) on SQLite. `index`: the FTS5 query that finds exactly the tenant's matches
+ * among the ids of [lo, hi] (all of them but the first and last seconds' entries outside the range),
+ * when the index answers the condition alone and no displaced entry is involved; reads then count,
+ * page and bucket from the index without touching rows.
  */
-export class SqliteLogStore extends LogStoreCore {
-  readonly #fields = new FieldCatalogueCache();
+interface SqlitePlan extends ReadPlan {
+  from: number;
+  end: number;
+  lo: number;
+  hi: number;
+  index: string | null;
+  /** Entries with ids outside their second's block (time-ids.ts) may match: no walk in id order. */
+  displaced: boolean;
+}
 
-  /** See DRIVE_FROM_TEXT_ABOVE; tests lower it to cover both plans. */
-  readonly #textFirstAbove: number;
+/**
+ * The SQLite log store (docs/log-store.md): entries keyed by time-ordered ids (time-ids.ts), a
+ * contentless FTS5 index of their words and facets (facets.ts) under the same ids, per-minute
+ * rollups by level and service and by host, and a field catalogue.
+ */
+export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
+  readonly #fields = new FieldCatalogueCache();
+  readonly #facets = new FacetCardinality();
 
   constructor(
     private readonly db: Kysely<any>,
-    options: { textFirstAboveIds?: number | undefined; reads?: Kysely<any> | undefined; documentIds?: DocumentIdWindow | undefined } = {},
+    options: { reads?: Kysely<any> | undefined; documentIds?: DocumentIdWindow | undefined } = {},
   ) {
     super(db, options.reads ?? db, sqliteReads, options.documentIds);
-    this.#textFirstAbove = options.textFirstAboveIds ?? DRIVE_FROM_TEXT_ABOVE;
   }
 
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
     if (entries.length === 0) return { duplicates: [] };
     const ids = documentIdsOf(entries);
     let duplicates: number[] = [];
-    let newFields: ReturnType<FieldCatalogueCache['newFields']> = [];
+    let written: Written | undefined;
     // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
     // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
     await this.db.connection().execute(async (connection) => {
@@ -76,76 +103,40 @@ export class SqliteLogStore extends LogStoreCore {
             SELECT ${tenantId}, value, ${now + this.documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
             ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
         }
-        if (batch.length > 0) newFields = await this.#insert(connection, tenantId, batch);
+        if (batch.length > 0) written = await writeEntries(connection, tenantId, batch, { fields: this.#fields, facets: this.#facets });
         await sql`COMMIT`.execute(connection);
       } catch (error) {
         await sql`ROLLBACK`.execute(connection).catch(() => undefined);
         throw error;
       }
     });
-    this.#fields.remember(tenantId, newFields);
-    return { duplicates };
-  }
-
-  /** Inserts a batch inside the caller's transaction; returns the catalogue fields it added. */
-  async #insert(connection: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
-    const prepared = prepareEntries(entries);
-    const rows = JSON.stringify(
-      prepared.map((entry) => [
-        entry.ts,
-        entry.level,
-        entry.service,
-        entry.host,
-        entry.trace_id,
-        entry.span_id,
-        entry.message,
-        entry.attributes,
-      ]),
-    );
-    const bodies = JSON.stringify(prepared.map((entry) => ftsBody(entry.message)));
-    const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
-    const newFields = this.#fields.newFields(tenantId, prepared);
-    const ranges = minuteIndexRanges(prepared);
-    const { rows: top } = await sql<{ top: number }>`SELECT coalesce(max(id), 0) AS top FROM log_entries`.execute(connection);
-    const base = Number(top[0]?.top ?? 0) + 1;
-    // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
-    await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
-      SELECT ${base} + key, ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value -> 7
-      FROM json_each(${rows})`.execute(connection);
-    await sql`INSERT INTO log_entries_fts (rowid, body) SELECT ${base} + key, value FROM json_each(${bodies})`.execute(connection);
-    await sql`INSERT INTO log_id_ranges (tenant_id, minute, min_id, max_id)
-      SELECT ${tenantId}, value ->> 0, ${base} + (value ->> 1), ${base} + (value ->> 2) FROM json_each(${ranges}) WHERE true
-      ON CONFLICT (tenant_id, minute) DO UPDATE SET min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`.execute(
-      connection,
-    );
-    await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
-      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
-    if (newFields.length > 0) {
-      await sql`INSERT INTO log_fields (tenant_id, name, type)
-        SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
-        ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
+    if (written) {
+      this.#fields.remember(tenantId, written.newFields);
+      this.#facets.remember(tenantId, written.newlyUnfaceted);
     }
-    return newFields;
+    return { duplicates };
   }
 
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
+    const { hi } = idWindow(Number.MIN_SAFE_INTEGER, cutoff);
     let removed = 0;
     for (;;) {
       const batch = await this.db.connection().execute(async (connection) => {
         await sql`BEGIN IMMEDIATE`.execute(connection);
         try {
-          const { rows } = await sql<{
-            id: number;
-          }>`SELECT id FROM log_entries WHERE tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
+          // Time-ordered ids: the tenant's oldest entries are the first ids (displaced ones aside).
+          const { rows } = await sql<{ id: number }>`SELECT id FROM log_entries
+            WHERE (id <= ${hi} OR id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts < ${cutoff}))
+              AND tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
           if (rows.length > 0) {
             const ids = JSON.stringify(rows.map((row) => row.id));
             await sql`DELETE FROM log_entries_fts WHERE rowid IN (SELECT value FROM json_each(${ids}))`.execute(connection);
             await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
+            await sql`DELETE FROM log_displaced WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
           } else {
             await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
-            await sql`DELETE FROM log_id_ranges WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+            await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
           }
           await sql`COMMIT`.execute(connection);
           return rows.length;
@@ -160,50 +151,252 @@ export class SqliteLogStore extends LogStoreCore {
   }
 
   /**
-   * The WHERE clause of a search over [from, end). With text terms, first find the id window of the
-   * tenant's rows in that range, so the FTS5 lookup stays inside it; null when the range is empty.
+   * The plan of a read over [from, end): the ids of the range, whether displaced entries are
+   * involved, and the FTS5 query of the tenant's matches when the index answers the condition alone.
    */
-  protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan | null> {
-    let idWindow = { min: 0, max: 0 };
-    if (hasText(condition)) {
-      const { rows } = await sql<{ lo: number | null; hi: number | null }>`SELECT min(min_id) AS lo, max(max_id) AS hi FROM log_id_ranges
-        WHERE tenant_id = ${tenantId} AND minute >= ${from - mod(from, MINUTE)} AND minute < ${end}`.execute(this.reads);
-      const window = rows[0];
-      if (!window || window.lo === null || window.hi === null) return null;
-      idWindow = { min: Number(window.lo), max: Number(window.hi) };
+  protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<SqlitePlan | null> {
+    if (end <= from) return null;
+    const { lo, hi } = idWindow(from, end);
+    const { rows } = await sql<{ displaced: number; unfaceted: string }>`SELECT
+      EXISTS (SELECT 1 FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced,
+      (SELECT json_group_array(field) FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}) AS unfaceted`.execute(this.reads);
+    const displaced = Number(rows[0]?.displaced ?? 0) === 1;
+    const unfaceted = new Set(JSON.parse(rows[0]?.unfaceted ?? '[]') as string[]);
+    const ids = displaced
+      ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`
+      : sql`l.id BETWEEN ${lo} AND ${hi}`;
+    const matches = compileSqlite(condition, { idWindow: displaced ? null : { lo, hi }, unfaceted });
+    return {
+      where: sql`${ids} AND l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`,
+      from,
+      end,
+      lo,
+      hi,
+      displaced,
+      index: displaced ? null : tenantFtsQuery(tenantId, condition, unfaceted),
+    };
+  }
+
+  /** With the index: whole seconds counted in FTS5 alone, the ragged first and last seconds on their rows. */
+  protected override async countRows(plan: SqlitePlan, bound: number | undefined): Promise<number> {
+    const { index } = plan;
+    if (index === null) return super.countRows(plan, bound);
+    const split = splitBySecond(plan);
+    let total = 0;
+    for (const edge of split.edges) total += (await this.#rowsOf(plan, edge.lo, edge.hi, 'desc', undefined)).rows.length;
+    if (split.whole) {
+      const limit = bound === undefined ? -1 : Math.max(0, bound + 1 - total);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM log_entries_fts
+        WHERE log_entries_fts MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi} LIMIT ${limit})`.execute(this.reads);
+      total += Number(rows[0]?.n ?? 0);
     }
-    const matches = compileSqlite(condition, { idWindow });
-    if (idWindow.max - idWindow.min > this.#textFirstAbove && hasRequiredTextLookup(condition)) {
-      // A wide range: walking (tenant_id, ts) would visit every entry of it, while every result must
-      // be among the full-text matches in the window. The unary + keeps SQLite off that index, so it
-      // drives the query from the FTS5 matches and checks tenant and time on each row.
-      return { where: sql`+l.tenant_id = ${tenantId} AND +l.ts >= ${from} AND +l.ts < ${end} AND (${matches})`, textFirst: true };
+    return total;
+  }
+
+  /**
+   * Walks the range in id order, a chunk at a time, always to the end of a second (within a second,
+   * ids follow arrival, not time), and sorts each chunk by time: the first `offset + limit` matches
+   * in time order without sorting every match.
+   */
+  protected override async timePage(plan: SqlitePlan, page: TimePage): Promise<StoredLogEntry[]> {
+    if (plan.displaced) return super.timePage(plan, page);
+    const descending = page.order === 'desc';
+    let { lo, hi } = plan;
+    if (page.after) {
+      const second = clampSecond(secondOf(page.after.timestamp));
+      if (descending) hi = Math.min(hi, lastIdOf(second));
+      else lo = Math.max(lo, firstIdOf(second));
     }
-    return { where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`, textFirst: false };
+    const beyond = (row: EntryRow): boolean => {
+      const after = page.after;
+      if (!after) return true;
+      const [ts, id] = [Number(row.ts), Number(row.id)];
+      return descending
+        ? ts < after.timestamp || (ts === after.timestamp && id < after.id)
+        : ts > after.timestamp || (ts === after.timestamp && id > after.id);
+    };
+    const wanted = (page.after ? 0 : page.offset) + page.limit;
+    const found: EntryRow[] = [];
+    while (found.length < wanted && lo <= hi) {
+      const chunk = await this.#chunk(plan, lo, hi, page.order, wanted - found.length);
+      if (chunk === null) break;
+      found.push(...chunk.rows.filter(beyond).sort(descending ? newestFirst : oldestFirst));
+      if (descending) hi = chunk.next;
+      else lo = chunk.next;
+    }
+    return found.slice(page.after ? 0 : page.offset, wanted).map(toStoredEntry);
+  }
+
+  /**
+   * At least `count` matching rows in id order from [lo, hi] (fewer at the end), to the end of the
+   * last second they reach, and where to go on from; null when no id of [lo, hi] matches.
+   */
+  async #chunk(
+    plan: SqlitePlan,
+    lo: number,
+    hi: number,
+    order: 'asc' | 'desc',
+    count: number,
+  ): Promise<{ rows: EntryRow[]; next: number } | null> {
+    const descending = order === 'desc';
+    const first = await this.#rowsOf(plan, lo, hi, order, count);
+    if (first.lastId === null) return null;
+    const second = idSecond(first.lastId);
+    // The rest of the last second: its entries are in arrival order, so all of them are sorted together.
+    const [restLo, restHi] = descending
+      ? [Math.max(lo, firstIdOf(second)), first.lastId - 1]
+      : [first.lastId + 1, Math.min(hi, lastIdOf(second))];
+    const rest = restLo > restHi ? [] : (await this.#rowsOf(plan, restLo, restHi, order, undefined)).rows;
+    return { rows: [...first.rows, ...rest], next: descending ? firstIdOf(second) - 1 : lastIdOf(second) + 1 };
+  }
+
+  /**
+   * Matching rows among ids [lo, hi] in id order, at most `limit` ids looked at, and the last id looked
+   * at (null: none). From the index when the plan has one (rows outside the time range left out), else
+   * checked on the rows.
+   */
+  async #rowsOf(plan: SqlitePlan, lo: number, hi: number, order: 'asc' | 'desc', limit: number | undefined) {
+    const direction = order === 'asc' ? sql`ASC` : sql`DESC`;
+    const source =
+      plan.index === null
+        ? sql`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
+            ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`
+        : sql`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM log_entries_fts
+              WHERE log_entries_fts MATCH ${plan.index} AND rowid BETWEEN ${lo} AND ${hi} ORDER BY rowid ${direction} LIMIT ${limit ?? -1}) m
+            CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`;
+    const { rows } = await sql<EntryRow>`${source}`.execute(this.reads);
+    const lastId = rows.length > 0 ? Number(rows.at(-1)!.id) : null;
+    return { rows: rows.filter((row) => Number(row.ts) >= plan.from && Number(row.ts) < plan.end), lastId };
+  }
+
+  /** With the index and buckets of whole seconds: whole seconds bucketed in FTS5 alone, the ragged ones on their rows. */
+  protected override async countBuckets(plan: SqlitePlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
+    const { index } = plan;
+    if (index === null || groupField !== null || intervalMs % 1000 !== 0) return super.countBuckets(plan, intervalMs, groupField);
+    const split = splitBySecond(plan);
+    const counts: BucketCount[] = [];
+    for (const edge of split.edges) {
+      for (const row of (await this.#rowsOf(plan, edge.lo, edge.hi, 'asc', undefined)).rows) {
+        const ts = Number(row.ts);
+        counts.push({ bucket: ts - mod(ts, intervalMs), group: null, count: 1 });
+      }
+    }
+    if (split.whole) {
+      // The second of an id is id >> 21 (an arithmetic shift: right before 1970 too).
+      const { rows } = await sql<{
+        bucket: number;
+        n: number;
+      }>`SELECT s - (((s % ${intervalMs}) + ${intervalMs}) % ${intervalMs}) AS bucket, count(*) AS n
+        FROM (SELECT (rowid >> 21) * 1000 AS s FROM log_entries_fts
+          WHERE log_entries_fts MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi})
+        GROUP BY 1`.execute(this.reads);
+      for (const row of rows) counts.push({ bucket: Number(row.bucket), group: null, count: Number(row.n) });
+    }
+    return counts;
   }
 }
 
-/**
- * Above this many ids in the window, a query that requires a full-text match is driven from the
- * FTS5 matches rather than from the time index (measured: docs/benchmarks.md, "Log store").
- */
-const DRIVE_FROM_TEXT_ABOVE = 200_000;
-
-/** True when every result must satisfy one FTS5 lookup: a text condition, or AND with one. */
-function hasRequiredTextLookup(condition: Condition): boolean {
-  if (condition.kind === 'text') return ftsMatchExpression(condition.expr) !== null;
-  if (condition.kind === 'and') return condition.children.some(hasRequiredTextLookup);
-  return false;
+/** The ids of the whole seconds of a plan's range, and of its ragged first and last seconds. */
+function splitBySecond(plan: SqlitePlan): { whole: { lo: number; hi: number } | null; edges: { lo: number; hi: number }[] } {
+  const first = idSecond(plan.lo);
+  const last = idSecond(plan.hi);
+  const firstWhole = plan.from <= first * 1000 ? first : first + 1;
+  const lastWhole = plan.end >= (last + 1) * 1000 ? last : last - 1;
+  const edges: { lo: number; hi: number }[] = [];
+  if (firstWhole > first) edges.push({ lo: firstIdOf(first), hi: lastIdOf(first) });
+  if (lastWhole < last && (last !== first || firstWhole === first)) edges.push({ lo: firstIdOf(last), hi: lastIdOf(last) });
+  const whole = firstWhole <= lastWhole ? { lo: firstIdOf(firstWhole), hi: lastIdOf(lastWhole) } : null;
+  return { whole, edges };
 }
 
-/** Per minute of the batch: [minute, first index, last index] (ids are base + index). */
-function minuteIndexRanges(entries: readonly { ts: number }[]): string {
-  const ranges = new Map<number, [number, number, number]>();
-  entries.forEach((entry, index) => {
-    const minute = entry.ts - mod(entry.ts, MINUTE);
-    const range = ranges.get(minute);
-    if (range) range[2] = index;
-    else ranges.set(minute, [minute, index, index]);
-  });
-  return JSON.stringify([...ranges.values()]);
+const newestFirst = (a: EntryRow, b: EntryRow): number => Number(b.ts) - Number(a.ts) || Number(b.id) - Number(a.id);
+const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(b.ts) || Number(a.id) - Number(b.id);
+
+/** What a batch's write added that the caches learn once it is committed. */
+interface Written {
+  newFields: ReturnType<FieldCatalogueCache['newFields']>;
+  newlyUnfaceted: string[];
+}
+
+/**
+ * Writes a batch of one tenant inside the caller's transaction: entries under time-ordered ids,
+ * their words and facets, displaced ids, rollups, new catalogue fields and fields that stop being
+ * faceted. Also what the migration to time-ordered ids re-stores every entry with.
+ */
+export async function writeEntries(
+  connection: Kysely<any>,
+  tenantId: string,
+  entries: readonly LogEntry[],
+  caches: { fields: FieldCatalogueCache; facets: FacetCardinality },
+): Promise<Written> {
+  // In time order, so that one second's ids follow the order of their times where they can.
+  const prepared = prepareEntries(entries).sort((a, b) => a.ts - b.ts);
+  if (!caches.facets.isLoaded(tenantId)) {
+    const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(connection);
+    caches.facets.load(
+      tenantId,
+      rows.map((row) => row.field),
+    );
+  }
+  const seconds = [...new Set(prepared.map((entry) => clampSecond(secondOf(entry.ts))))];
+  const { rows: used } = await sql<{ second: number; top: number | null }>`SELECT value AS second,
+      (SELECT max(id) FROM log_entries WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}) AS top
+    FROM json_each(${JSON.stringify(seconds)})`.execute(connection);
+  const lastUsed = new Map(used.map((row) => [Number(row.second), row.top === null ? undefined : Number(row.top)]));
+  const ids = await assignIds(
+    prepared.map((entry) => entry.ts),
+    async (second) => {
+      if (lastUsed.has(second)) return lastUsed.get(second);
+      // A second this batch spilled into (more than 2^21 entries in one second): rare.
+      const { rows } = await sql<{ top: number | null }>`SELECT max(id) AS top FROM log_entries
+        WHERE id BETWEEN ${firstIdOf(second)} AND ${lastIdOf(second)}`.execute(connection);
+      return rows[0]?.top === null || rows[0]?.top === undefined ? undefined : Number(rows[0].top);
+    },
+  );
+  const { facets, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
+  const rows = JSON.stringify(
+    prepared.map((entry, index) => [
+      ids[index]!.id,
+      entry.ts,
+      entry.level,
+      entry.service,
+      entry.host,
+      entry.trace_id,
+      entry.span_id,
+      entry.message,
+      entry.attributes,
+    ]),
+  );
+  const indexed = JSON.stringify(prepared.map((entry, index) => [ids[index]!.id, ftsBody(entry.message), facets[index]!.join(' ')]));
+  const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
+  const newFields = caches.fields.newFields(tenantId, prepared);
+  // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
+  await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
+    SELECT value ->> 0, ${tenantId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value -> 8
+    FROM json_each(${rows})`.execute(connection);
+  await sql`INSERT INTO log_entries_fts (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexed})`.execute(
+    connection,
+  );
+  if (displaced.length > 0) {
+    await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
+      FROM json_each(${JSON.stringify(displaced)})`.execute(connection);
+  }
+  const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
+  await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
+    SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
+    ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
+  const hostRollups = JSON.stringify(hostRollupRows(prepared).map((row) => [row.minute, row.host, row.count]));
+  await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
+    SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
+    ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.execute(connection);
+  if (newFields.length > 0) {
+    await sql`INSERT INTO log_fields (tenant_id, name, type)
+      SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
+      ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
+  }
+  if (newlyUnfaceted.length > 0) {
+    await sql`INSERT INTO log_unfaceted_fields (tenant_id, field) SELECT ${tenantId}, value FROM json_each(${JSON.stringify(newlyUnfaceted)})
+      WHERE true ON CONFLICT DO NOTHING`.execute(connection);
+  }
+  return { newFields, newlyUnfaceted };
 }

@@ -22,10 +22,13 @@ import {
   type TopMessage,
   type TopMessagesRequest,
 } from './log-store.js';
-import { compareText, mod, splitByMinute } from './minutes.js';
+import { compareText, MINUTE, mod, splitByMinute } from './minutes.js';
 import { both, filtersToCondition, toCondition, type Condition } from './query/condition.js';
 import { parseQuery } from './query/parser.js';
 import type { PreparedEntry } from './write-batch.js';
+
+/** The columns of a stored entry, as every read of entries selects them. */
+export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
 
 /** A histogram with more buckets than this is refused (the HTTP layer picks coarser intervals). */
 export const MAX_BUCKETS = 10_000;
@@ -55,7 +58,6 @@ export interface ReadDialect {
   calendarStart: (unit: CalendarUnit) => RawBuilder<unknown>;
 }
 
-/** The WHERE clause of a read over [from, end); `textFirst`: count the matches in the page's own pass. */
 export interface DocumentIdWindow {
   now: () => number;
   windowMs: number;
@@ -64,9 +66,18 @@ export interface DocumentIdWindow {
 /** A day: shippers retry within minutes; a day covers a shipper that was down overnight. */
 export const DEFAULT_DOCUMENT_ID_WINDOW: DocumentIdWindow = { now: Date.now, windowMs: 86_400_000 };
 
+/** How a read finds the entries of a condition over a time range. */
 export interface ReadPlan {
+  /** The whole row condition over `log_entries l`: tenant, time range and the condition. */
   where: RawBuilder<unknown>;
-  textFirst: boolean;
+}
+
+/** The rows a page sorted by time is cut from, and how it is sorted. */
+export interface TimePage {
+  order: 'asc' | 'desc';
+  offset: number;
+  limit: number;
+  after: { timestamp: number; id: number } | undefined;
 }
 
 /**
@@ -74,7 +85,7 @@ export interface ReadPlan {
  * removeOlderThan (their storage differs: FTS5 and id windows; hour partitions and tsvector), the
  * WHERE clause of a condition (planWhere) and the expressions of ReadDialect.
  */
-export abstract class LogStoreCore implements LogStore {
+export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements LogStore {
   protected constructor(
     /** The service's database: writes, and the health check. */
     protected readonly writes: Kysely<any>,
@@ -101,92 +112,167 @@ export abstract class LogStoreCore implements LogStore {
   }
 
   /** The WHERE of a condition over [from, end); null when nothing can match. */
-  protected abstract planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan | null>;
+  protected abstract planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<Plan | null>;
 
   async search(input: SearchRequest): Promise<SearchResult> {
     const request = normalizeRange(input);
-    const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    const condition = requestCondition(request.query, request.filters);
+    const end = request.to + 1;
+    const plan = await this.planWhere(request.tenantId, request.from, end, condition);
     if (plan === null) return { entries: [], total: 0, totalRelation: 'eq' };
-    const { where } = plan;
     const offset = request.offset ?? (request.page - 1) * request.limit;
-    const order = request.sort?.order === 'asc' ? sql`ASC` : sql`DESC`;
     const sortField = resolveField(request.sort?.field ?? '@timestamp');
-    let pageWhere = where;
+    const order = request.sort?.order === 'asc' ? 'asc' : 'desc';
+    let after: TimePage['after'];
     if (request.after) {
-      if (sortField.kind !== 'timestamp' || !/^\d{1,18}$/.test(request.after.id))
+      if (sortField.kind !== 'timestamp' || !/^-?\d{1,18}$/.test(request.after.id))
         throw new RangeError('search_after needs a sort on @timestamp');
-      const { int } = this.dialect;
-      const [ts, id] = [int(Math.floor(request.after.timestamp)), int(Number(request.after.id))];
-      const beyond = request.sort?.order === 'asc' ? sql`>` : sql`<`;
-      pageWhere = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
+      after = { timestamp: Math.floor(request.after.timestamp), id: Number(request.after.id) };
     }
-    // Every match is read to sort it anyway: count in the same pass (one full-text lookup, not two).
-    const textFirst = plan.textFirst && !request.after;
-    const orderBy =
-      sortField.kind === 'timestamp'
-        ? sql`l.ts ${order}, l.id ${order}`
-        : sql`${this.dialect.sortExpression(sortField)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}`;
-    const columns = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
 
-    if (textFirst) {
-      const { rows } = await sql<EntryRow & { total: number }>`SELECT ${columns}, count(*) OVER () AS total
-        FROM log_entries l WHERE ${where} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
-      if (rows.length > 0) return { entries: rows.map(toStoredEntry), total: Number(rows[0]!.total), totalRelation: 'eq' };
-    }
-    // Counting stops one past the bound: past it the total is only "at least".
-    const bound = request.trackTotal;
-    const { rows: counted } = await (
-      bound === undefined
-        ? sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${where}`
-        : sql<{ total: number }>`SELECT count(*) AS total FROM (SELECT 1 FROM log_entries l WHERE ${where} LIMIT ${bound + 1}) bounded`
-    ).execute(this.reads);
-    const matches = Number(counted[0]?.total ?? 0);
-    const totalRelation = bound !== undefined && matches > bound ? 'gte' : 'eq';
-    const total = totalRelation === 'gte' ? bound! : matches;
-    if (total === 0 || (offset >= total && totalRelation === 'eq' && !request.after) || textFirst)
+    const { total, totalRelation } = await this.#countMatches(request.tenantId, request.from, end, condition, plan, request.trackTotal);
+    if (total === 0 || (offset >= total && totalRelation === 'eq' && !after) || request.limit === 0)
       return { entries: [], total, totalRelation };
-    const { rows } = await sql<EntryRow>`SELECT ${columns}
-      FROM log_entries l WHERE ${pageWhere} ORDER BY ${orderBy} LIMIT ${request.limit} OFFSET ${offset}`.execute(this.reads);
-    return { entries: rows.map(toStoredEntry), total, totalRelation };
+    const entries =
+      sortField.kind === 'timestamp'
+        ? await this.timePage(plan, { order, offset, limit: request.limit, after })
+        : await this.#fieldPage(plan, sortField, order, offset, request.limit);
+    return { entries, total, totalRelation };
+  }
+
+  /**
+   * The number of matches, exact or (past `bound`) a lower bound. Level, service and host filters
+   * are counted from the rollups (exact and cheap at any size); anything else by countRows.
+   */
+  async #countMatches(
+    tenantId: string,
+    from: number,
+    end: number,
+    condition: Condition,
+    plan: Plan,
+    bound: number | undefined,
+  ): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
+    const filters = rollupFilters(condition);
+    const rollups = filters === null ? null : rollupTable(filters, null);
+    if (filters !== null && rollups !== null) {
+      let total = 0;
+      for (const row of await this.#rollupCounts(tenantId, from, end, condition, filters, rollups, null, null)) total += row.count;
+      return { total, totalRelation: 'eq' };
+    }
+    const total = await this.countRows(plan, bound);
+    return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' } : { total, totalRelation: 'eq' };
+  }
+
+  /** The matching rows, counted to one past `bound` at most. */
+  protected async countRows(plan: Plan, bound: number | undefined): Promise<number> {
+    const { rows } = await (
+      bound === undefined
+        ? sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${plan.where}`
+        : sql<{ total: number }>`SELECT count(*) AS total FROM (SELECT 1 FROM log_entries l WHERE ${plan.where} LIMIT ${bound + 1}) bounded`
+    ).execute(this.reads);
+    return Number(rows[0]?.total ?? 0);
+  }
+
+  /** A page of matches sorted by time (ties by id); dialects walk their time order where they have one. */
+  protected async timePage(plan: Plan, page: TimePage): Promise<StoredLogEntry[]> {
+    const { int } = this.dialect;
+    const order = page.order === 'asc' ? sql`ASC` : sql`DESC`;
+    let where = plan.where;
+    if (page.after) {
+      const [ts, id] = [int(page.after.timestamp), int(page.after.id)];
+      const beyond = page.order === 'asc' ? sql`>` : sql`<`;
+      where = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
+    }
+    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${where}
+      ORDER BY l.ts ${order}, l.id ${order} LIMIT ${page.limit} OFFSET ${page.after ? 0 : page.offset}`.execute(this.reads);
+    return rows.map(toStoredEntry);
+  }
+
+  /** Every match is read to sort it by a field's value. */
+  async #fieldPage(plan: ReadPlan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
+    const order = direction === 'asc' ? sql`ASC` : sql`DESC`;
+    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where}
+      ORDER BY ${this.dialect.sortExpression(field)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
+      LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
+    return rows.map(toStoredEntry);
   }
 
   async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
-    const { int, text, sumOfCounts, fieldValue } = this.dialect;
     const request = normalizeRange(input);
     const starts = bucketStarts(request.from, request.to, request.intervalMs);
     const condition = requestCondition(request.query, request.filters);
-    const groupField = request.groupBy === undefined ? undefined : resolveField(request.groupBy);
-    const interval = int(request.intervalMs);
-    const counts: BucketCount[] = [];
-
-    const rawCounts = async (from: number, end: number): Promise<void> => {
-      const plan = await this.planWhere(request.tenantId, from, end, condition);
-      if (plan === null) return;
-      const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
-        SELECT l.ts - (l.ts % ${interval}) AS bucket${groupField ? sql`, ${fieldValue(groupField)} AS grp` : sql``}, count(*) AS n
-        FROM log_entries l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
-      for (const row of rows) counts.push({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) });
-    };
-
-    // Whole minutes filtered and grouped only by level and service come from the per-minute rollups.
+    const groupField = request.groupBy === undefined ? null : resolveField(request.groupBy);
+    const end = request.to + 1;
+    // Whole minutes filtered and grouped only by rolled-up columns come from the per-minute rollups.
     const filters = rollupFilters(condition);
-    const groupColumn = groupField === undefined ? null : rollupColumn(groupField);
-    if (filters !== null && groupColumn !== undefined && request.intervalMs % 60_000 === 0) {
-      const { minutes, edges } = splitByMinute(request.from, request.to);
-      for (const [from, end] of edges) await rawCounts(from, end);
-      if (minutes) {
-        const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${text(filter.value)}`);
-        const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
-          SELECT minute - (minute % ${interval}) AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, ${sumOfCounts} AS n
-          FROM log_rollups WHERE tenant_id = ${request.tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])}${sql.join(filterSql, sql``)}
-          GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
-        for (const row of rows)
-          counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
-      }
-    } else {
-      await rawCounts(request.from, request.to + 1);
+    const groupColumn = groupField === null ? null : (rollupColumn(groupField) ?? undefined);
+    const rollups =
+      filters === null || groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupTable(filters, groupColumn);
+    const counts =
+      filters !== null && rollups !== null
+        ? await this.#rollupCounts(request.tenantId, request.from, end, condition, filters, rollups, groupField, request.intervalMs)
+        : await this.#bucketCounts(request.tenantId, request.from, end, condition, request.intervalMs, groupField);
+    return fillBuckets(starts, counts, groupField !== null);
+  }
+
+  /** Matches of [from, end) counted per time bucket (and group). */
+  async #bucketCounts(
+    tenantId: string,
+    from: number,
+    end: number,
+    condition: Condition,
+    intervalMs: number,
+    groupField: FieldRef | null,
+  ): Promise<BucketCount[]> {
+    const plan = await this.planWhere(tenantId, from, end, condition);
+    return plan === null ? [] : this.countBuckets(plan, intervalMs, groupField);
+  }
+
+  /** A plan's matches counted per time bucket (and group), from the rows. */
+  protected async countBuckets(plan: Plan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
+    const interval = this.dialect.int(intervalMs);
+    const group = groupField ? sql`, ${this.dialect.fieldValue(groupField)} AS grp` : sql``;
+    // Floor, also before 1970 (% keeps the sign of the dividend).
+    const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
+      SELECT l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval}) AS bucket${group}, count(*) AS n
+      FROM log_entries l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
+    return rows.map((row) => ({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) }));
+  }
+
+  /**
+   * Counts of [from, end) from a rollup table for its whole minutes and from the rows for the ragged
+   * edges, per bucket of `intervalMs` (a whole number of minutes; null: one bucket, 0) and group.
+   */
+  async #rollupCounts(
+    tenantId: string,
+    from: number,
+    end: number,
+    condition: Condition,
+    filters: readonly RollupFilter[],
+    table: RollupTable,
+    groupField: FieldRef | null,
+    intervalMs: number | null,
+  ): Promise<BucketCount[]> {
+    const { int, text, sumOfCounts } = this.dialect;
+    const counts: BucketCount[] = [];
+    const { minutes, edges } = splitByMinute(from, end - 1);
+    for (const [edgeFrom, edgeEnd] of edges) {
+      const edge = await this.#bucketCounts(tenantId, edgeFrom, edgeEnd, condition, intervalMs ?? MINUTE, groupField);
+      counts.push(...(intervalMs === null ? edge.map((row) => ({ ...row, bucket: 0 })) : edge));
     }
-    return fillBuckets(starts, counts, groupField !== undefined);
+    if (minutes) {
+      const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
+      const bucket =
+        intervalMs === null ? sql`0` : sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)})`;
+      const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${text(filter.value)}`);
+      const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
+        SELECT ${bucket} AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, ${sumOfCounts} AS n
+        FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])}${sql.join(filterSql, sql``)}
+        GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
+      for (const row of rows)
+        counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
+    }
+    return counts;
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
@@ -199,7 +285,7 @@ export abstract class LogStoreCore implements LogStore {
   }
 
   async distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
-    const { int, sumOfCounts, fieldValue, containsIgnoringCase } = this.dialect;
+    const { fieldValue, containsIgnoringCase } = this.dialect;
     const field = resolveField(request.field);
     if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
     const from = request.from ?? Number.MIN_SAFE_INTEGER;
@@ -214,34 +300,30 @@ export abstract class LogStoreCore implements LogStore {
     const column = rollupColumn(field);
     if (column) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const { minutes, edges } = splitByMinute(from, to);
-      for (const [edgeFrom, edgeEnd] of edges) {
-        const { rows } = await sql<{ value: string | null; n: number }>`SELECT ${sql.ref(column)} AS value, count(*) AS n FROM log_entries
-          WHERE tenant_id = ${request.tenantId} AND ts >= ${int(edgeFrom)} AND ts < ${int(edgeEnd)} GROUP BY 1`.execute(this.reads);
-        for (const row of rows) add(row.value, Number(row.n));
-      }
-      if (minutes) {
-        const { rows } = await sql<{ value: string; n: number }>`SELECT ${sql.ref(column)} AS value, ${sumOfCounts} AS n FROM log_rollups
-          WHERE tenant_id = ${request.tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])} GROUP BY 1`.execute(
-          this.reads,
-        );
-        for (const row of rows) add(row.value, Number(row.n));
-      }
+      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, { kind: 'all' }, [], rollupTable([], column)!, field, null);
+      for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
 
+    const plan = await this.planWhere(request.tenantId, from, to + 1, { kind: 'all' });
+    if (plan === null) return [];
     const value = fieldValue(field);
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
     const { rows } = await sql<{ value: string | number; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
-      WHERE l.tenant_id = ${request.tenantId} AND l.ts >= ${int(from)} AND l.ts <= ${int(to)} AND ${value} IS NOT NULL${needle}
+      WHERE ${plan.where} AND ${value} IS NOT NULL${needle}
       GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
     for (const row of rows) add(row.value, Number(row.n));
     return sortDistinct(values, request.q, request.limit);
   }
 
   async topMessages({ tenantId, from, to, levels, limit }: TopMessagesRequest): Promise<TopMessage[]> {
-    const { int } = this.dialect;
-    const range = sql`l.tenant_id = ${tenantId} AND l.ts >= ${int(from)} AND l.ts < ${int(to)} AND l.level IN (${sql.join(levels.map((level) => sql`${level}`))})`;
+    const ofLevels: Condition = {
+      kind: 'or',
+      children: levels.map((level) => ({ kind: 'equals', field: { kind: 'column', column: 'level' }, value: level })),
+    };
+    const plan = levels.length === 0 ? null : await this.planWhere(tenantId, from, to, ofLevels);
+    if (plan === null) return [];
+    const range = plan.where;
     const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
       SELECT l.message, count(*) AS n, max(l.ts) AS last_seen FROM log_entries l WHERE ${range}
       GROUP BY l.message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`.execute(this.reads);
@@ -263,14 +345,16 @@ export abstract class LogStoreCore implements LogStore {
   }
 
   async groupCounts({ tenantId, from, to, groups, limit }: GroupCountsRequest): Promise<GroupCount[]> {
-    const { int, fieldValue } = this.dialect;
+    const { fieldValue } = this.dialect;
+    const plan = await this.planWhere(tenantId, from, to, { kind: 'all' });
+    if (plan === null) return [];
     const keys = groups.map((names) => {
       const values = names.map((name) => fieldValue(resolveField(name)));
       return values.length === 1 ? values[0]! : sql`coalesce(${sql.join(values)})`;
     });
     const { rows } = await sql<Record<string, string | number | null>>`
       SELECT ${sql.join(keys.map((key, index) => sql`${key} AS ${sql.ref(`k${index}`)}`))}, count(*) AS n, max(l.ts) AS last_seen
-      FROM log_entries l WHERE l.tenant_id = ${tenantId} AND l.ts >= ${int(from)} AND l.ts < ${int(to)}
+      FROM log_entries l WHERE ${plan.where}
       GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))} ORDER BY ${sql.lit(keys.length + 1)} DESC LIMIT ${limit}`.execute(
       this.reads,
     );
@@ -349,13 +433,33 @@ export function requestCondition(query: string | undefined, filters: SearchReque
   return both(toCondition(parseQuery(query ?? '')), filtersToCondition(filters ?? []));
 }
 
-/** `level` and `service`, the columns the rollups keep; undefined for any other field. */
-function rollupColumn(field: FieldRef): 'level' | 'service' | undefined {
-  return field.kind === 'column' && (field.column === 'level' || field.column === 'service') ? field.column : undefined;
+/** The per-minute rollup tables and the columns each counts by. */
+const ROLLUP_TABLES = { log_rollups: ['level', 'service'], log_host_rollups: ['host'] } as const;
+type RollupTable = keyof typeof ROLLUP_TABLES;
+type RollupColumn = (typeof ROLLUP_TABLES)[RollupTable][number];
+interface RollupFilter {
+  column: RollupColumn;
+  value: string;
 }
 
-/** The level/service equalities a condition consists of, or null when rollups cannot answer it. */
-export function rollupFilters(condition: Condition): { column: 'level' | 'service'; value: string }[] | null {
+/** The rolled-up column of a field; undefined for any other field. */
+function rollupColumn(field: FieldRef): RollupColumn | undefined {
+  return field.kind === 'column' && (field.column === 'level' || field.column === 'service' || field.column === 'host')
+    ? field.column
+    : undefined;
+}
+
+/** The rollup table that counts by every filtered column and the group column, or null. */
+function rollupTable(filters: readonly RollupFilter[], group: RollupColumn | null): RollupTable | null {
+  const needed = [...filters.map((filter) => filter.column), ...(group === null ? [] : [group])];
+  for (const [table, columns] of Object.entries(ROLLUP_TABLES) as [RollupTable, readonly RollupColumn[]][]) {
+    if (needed.every((column) => columns.includes(column))) return table;
+  }
+  return null;
+}
+
+/** The rolled-up column equalities a condition consists of, or null when rollups cannot answer it. */
+export function rollupFilters(condition: Condition): RollupFilter[] | null {
   if (condition.kind === 'all') return [];
   if (condition.kind === 'equals') {
     const column = rollupColumn(condition.field);
@@ -378,7 +482,7 @@ export function bucketStarts(from: number, to: number, intervalMs: number): numb
   return Array.from({ length: Math.max(0, count) }, (_, index) => first + index * intervalMs);
 }
 
-interface BucketCount {
+export interface BucketCount {
   bucket: number;
   group?: string | null;
   count: number;
@@ -399,14 +503,14 @@ function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], 
 }
 
 /** A stored entry as a driver returns it: ids and times may be strings (int8), attributes JSON text (SQLite). */
-interface EntryRow extends Omit<PreparedEntry, 'ts' | 'attributes'> {
+export interface EntryRow extends Omit<PreparedEntry, 'ts' | 'attributes'> {
   id: number | string;
   tenant_id: string;
   ts: number | string;
   attributes: string | Record<string, AttributeValue>;
 }
 
-function toStoredEntry(row: EntryRow): StoredLogEntry {
+export function toStoredEntry(row: EntryRow): StoredLogEntry {
   const entry: StoredLogEntry = {
     id: String(row.id),
     tenant_id: row.tenant_id,

@@ -110,6 +110,20 @@ export function rollupRows(entries: readonly PreparedEntry[]): RollupRow[] {
   return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service));
 }
 
+/** Per-minute counts by host ('' for none), sorted like rollupRows. */
+export function hostRollupRows(entries: readonly PreparedEntry[]): { minute: number; host: string; count: number }[] {
+  const counts = new Map<string, { minute: number; host: string; count: number }>();
+  for (const entry of entries) {
+    const minute = entry.ts - mod(entry.ts, MINUTE);
+    const host = entry.host ?? '';
+    const key = `${minute}\u0000${host}`;
+    const row = counts.get(key);
+    if (row) row.count += 1;
+    else counts.set(key, { minute, host, count: 1 });
+  }
+  return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.host, b.host));
+}
+
 export type AttributeType = Exclude<FieldInfo['type'], 'date'>;
 
 /**

@@ -1,27 +1,43 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
+import { equalityFacets, tenantFacet } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
 /**
- * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Text expressions
- * become `l.id IN (SELECT rowid FROM log_entries_fts WHERE ... MATCH ? AND rowid BETWEEN ? AND ?)`:
- * the rowid window is the id range of the tenant's rows in the time range, so FTS5 only walks the
- * part of its doclists that can matter (DESIGN.md 6: restrict to the time range first).
+ * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the full-text
+ * index can answer (message words, and equalities on faceted fields: facets.ts) becomes one lookup,
+ * `l.id IN (SELECT rowid FROM log_entries_fts WHERE ... MATCH ? AND rowid BETWEEN ? AND ?)`, with the
+ * ids of the time range (time-ids.ts), so FTS5 only walks the part of its doclists that can matter;
+ * the rest is checked on the rows.
  */
 export interface SqliteQueryContext {
-  /** Smallest and largest log id within the tenant's time range. */
-  idWindow: { min: number; max: number };
+  /** The ids of the time range; null when displaced entries may hold ids outside it. */
+  idWindow: { lo: number; hi: number } | null;
+  /** The tenant's fields that are not faceted (log_unfaceted_fields). */
+  unfaceted: ReadonlySet<string>;
 }
 
 export function compileSqlite(condition: Condition, context: SqliteQueryContext): RawBuilder<unknown> {
+  if (condition.kind !== 'all') {
+    const match = ftsQuery(condition, context.unfaceted);
+    if (match !== null) return ftsLookup(match, context);
+  }
   switch (condition.kind) {
     case 'all':
       return sql`1 = 1`;
-    case 'and':
+    case 'and': {
+      // The children the index answers become one lookup; the others are checked on the rows.
+      const indexed = condition.children.filter((child) => ftsQuery(child, context.unfaceted) !== null);
+      const match = indexed.length > 1 ? ftsQuery({ kind: 'and', children: indexed }, context.unfaceted) : null;
+      const rest = match === null ? condition.children : condition.children.filter((child) => !indexed.includes(child));
+      const parts = rest.map((child) => sql`(${compileSqlite(child, context)})`);
+      if (match !== null) parts.unshift(ftsLookup(match, context));
+      return sql.join(parts, sql` AND `);
+    }
     case 'or': {
       const parts = condition.children.map((child) => sql`(${compileSqlite(child, context)})`);
-      return sql.join(parts, condition.kind === 'and' ? sql` AND ` : sql` OR `);
+      return sql.join(parts, sql` OR `);
     }
     case 'not':
       return sql`NOT (${compileSqlite(condition.child, context)})`;
@@ -42,6 +58,60 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
   }
 }
 
+function ftsLookup(match: string, context: SqliteQueryContext): RawBuilder<unknown> {
+  if (context.idWindow === null) return sql`l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ${match})`;
+  const { lo, hi } = context.idWindow;
+  return sql`l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ${match} AND rowid BETWEEN ${lo} AND ${hi})`;
+}
+
+/**
+ * The FTS5 query of a condition when the index answers it exactly, else null: words in the `body`
+ * column, facets in the `facets` column; AND, OR, and NOT after something positive (FTS5's NOT is binary).
+ */
+export function ftsQuery(condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+  switch (condition.kind) {
+    case 'text': {
+      const match = ftsMatchExpression(condition.expr);
+      return match === null ? null : `body : (${match})`;
+    }
+    case 'equals': {
+      const facets = equalityFacets(condition.field, condition.value, unfaceted);
+      return facets === null ? null : `(${facets.map((facet) => `facets : "${facet}"`).join(' OR ')})`;
+    }
+    case 'or': {
+      const parts = condition.children.map((child) => ftsQuery(child, unfaceted));
+      return parts.every((part) => part !== null) ? parts.map((part) => `(${part})`).join(' OR ') : null;
+    }
+    case 'and':
+      return conjunction(null, condition.children, unfaceted);
+    default:
+      return null;
+  }
+}
+
+/**
+ * The FTS5 query of all of a tenant's entries that match a condition (the tenant's facet ANDed
+ * with it), or null when the index cannot answer the condition alone.
+ */
+export function tenantFtsQuery(tenantId: string, condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+  if (condition.kind === 'all') return `facets : "${tenantFacet(tenantId)}"`;
+  return conjunction(`facets : "${tenantFacet(tenantId)}"`, condition.kind === 'and' ? condition.children : [condition], unfaceted);
+}
+
+function conjunction(first: string | null, children: readonly Condition[], unfaceted: ReadonlySet<string>): string | null {
+  const positive = first === null ? [] : [first];
+  const negative: string[] = [];
+  for (const child of children) {
+    const part = ftsQuery(child.kind === 'not' ? child.child : child, unfaceted);
+    if (part === null) return null;
+    (child.kind === 'not' ? negative : positive).push(part);
+  }
+  if (positive.length === 0) return null;
+  let result = positive.map((part) => `(${part})`).join(' AND ');
+  for (const part of negative) result = `(${result}) NOT (${part})`;
+  return result;
+}
+
 function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
   if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}`);
   if (compare === 'text') return rangeSql(sqliteFieldValue(field), lower, upper, (bound) => sql`${String(bound)}`);
@@ -51,10 +121,7 @@ function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'ran
 
 function compileText(expr: TextExpr, context: SqliteQueryContext): RawBuilder<unknown> {
   const match = ftsMatchExpression(expr);
-  if (match !== null) {
-    const { min, max } = context.idWindow;
-    return sql`l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ${match} AND rowid BETWEEN ${min} AND ${max})`;
-  }
+  if (match !== null) return ftsLookup(`body : (${match})`, context);
   // Shapes FTS5 cannot say alone (a lone NOT, an OR over a NOT): combine index lookups in SQL.
   switch (expr.kind) {
     case 'not':

@@ -1,0 +1,295 @@
+/**
+ * Speed never changes an answer: every read of the store (the full-text and facet lookups, the walk
+ * in time order, the rollups, the bounded count) is checked against a plain scan of the same entries
+ * evaluated in JavaScript (store-oracle.ts), over data made to reach every plan: several tenants,
+ * late and out-of-order batches, many entries in one millisecond and in one second, ragged time
+ * ranges, a field with too many values to be faceted, and entries outside the id range.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { parseQuery, type LogEntry, type LogStore, type SearchRequest, type StoredLogEntry } from '../../src/logs/modules/store/index.js';
+import { both, filtersToCondition, toCondition } from '../../src/logs/modules/store/query/condition.js';
+import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { byTime, matches } from './store-oracle.js';
+import { HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
+
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['disk', 'full', 'timeout', 'connection', 'refused', 'payment', 'declined', 'user', 'login', 'cache', 'retry', 'café'];
+const LEVELS = ['info', 'info', 'info', 'debug', 'warn', 'error', 'fatal', undefined];
+const SERVICES = ['api', 'worker', 'billing', 'auth', undefined];
+const HOSTS = ['h1', 'h2', 'h3', undefined];
+const SPAN = 3 * HOUR;
+
+/** `count` entries of one tenant over three hours, in batches that arrive out of time order. */
+function generate(r: () => number, count: number): LogEntry[][] {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
+  const entries: LogEntry[] = [];
+  for (let index = 0; index < count; index += 1) {
+    // A third in bursts: many entries in one second, some in one millisecond.
+    const burst = r() < 0.33;
+    const timestamp = burst
+      ? T0 + HOUR + Math.floor(r() * 3) * 1000 + (r() < 0.5 ? 0 : Math.floor(r() * 1000))
+      : T0 + Math.floor(r() * SPAN);
+    const words = Array.from({ length: 2 + Math.floor(r() * 5) }, () => pick(WORDS));
+    const attributes: Record<string, string | number | boolean> = { status: pick([200, 200, 404, 500, 503]), ok: r() < 0.5 };
+    if (r() < 0.5) attributes.dur = Math.floor(r() * 100) / 10;
+    // More distinct values than are faceted: `user` is checked on the rows part-way through.
+    attributes.user = `u${index}`;
+    if (r() < 0.3) attributes.code = String(pick([500, 503]));
+    const entry: LogEntry = { timestamp, message: `${words.join(' ')} #${index}`, attributes };
+    for (const [key, list] of [
+      ['level', LEVELS],
+      ['service', SERVICES],
+      ['host', HOSTS],
+    ] as const) {
+      const value = pick(list);
+      if (value !== undefined) entry[key] = value;
+    }
+    entries.push(entry);
+  }
+  // Shuffled batches of uneven size: late entries land among earlier ones.
+  for (let i = entries.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(r() * (i + 1));
+    [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+  }
+  const batches: LogEntry[][] = [];
+  for (let start = 0; start < entries.length;) {
+    const size = 1 + Math.floor(r() * 400);
+    batches.push(entries.slice(start, start + size));
+    start += size;
+  }
+  return batches;
+}
+
+const QUERIES = [
+  '',
+  'disk',
+  'disk full',
+  '"connection refused"',
+  'time*',
+  'disk OR payment',
+  'disk -full',
+  'NOT disk',
+  'level:error',
+  'level:error OR level:fatal',
+  'service:api host:h1',
+  '-service:api',
+  'status:500',
+  'status:"500"',
+  'code:500',
+  'ok:true',
+  'dur:1.5',
+  'user:u5',
+  `user:u${MAX_FACET_VALUES + 500}`,
+  'status:>=500',
+  'status:[400 TO 500}',
+  '_exists_:dur',
+  'user:u1*',
+  'disk level:error status:503',
+  '(disk OR cache) AND NOT level:info',
+  'café',
+];
+
+/** Ragged ranges: inside one second, across the burst, whole minutes, the whole span and beyond. */
+const RANGES: [number, number][] = [
+  [T0, T0 + SPAN],
+  [T0 + HOUR + 500, T0 + HOUR + 1499],
+  [T0 + HOUR + 1000, T0 + HOUR + 1999],
+  [T0 + HOUR - 1, T0 + HOUR + 2001],
+  [T0 + 17 * MINUTE + 123, T0 + 2 * HOUR + 4567],
+  [T0 - HOUR, T0 + 5 * HOUR],
+  [0, T0 + 10 * HOUR],
+];
+
+const TENANTS = { big: 2400, small: 300 };
+
+for (const dialect of DIALECTS) {
+  describe(`log store against a plain scan [${dialect}]`, () => {
+    let handle: TestStore;
+    let store: LogStore;
+    const stored = new Map<string, StoredLogEntry[]>();
+
+    before(async () => {
+      handle = await openTestStore(dialect);
+      store = handle.store;
+      const r = random(7);
+      const batches = Object.entries(TENANTS).map(([tenant, count]) => generate(r, count).map((batch) => [tenant, batch] as const));
+      // Tenants' batches interleaved, as concurrent shippers send them.
+      for (let index = 0; batches.some((list) => index < list.length); index += 1) {
+        for (const list of batches) if (index < list.length) await store.append(list[index]![0], list[index]![1]);
+      }
+      // The plain scan: every stored entry, read without any index.
+      for (const tenant of Object.keys(TENANTS)) {
+        const { rows } = await sql<{ id: number | string; ts: number | string; attributes: unknown; [key: string]: unknown }>`
+          SELECT * FROM log_entries WHERE tenant_id = ${tenant}`.execute(handle.database.db);
+        stored.set(
+          tenant,
+          rows.map((row) => {
+            const entry: StoredLogEntry = {
+              id: String(row.id),
+              tenant_id: tenant,
+              timestamp: Number(row.ts),
+              message: row.message as string,
+              attributes: (typeof row.attributes === 'string'
+                ? JSON.parse(row.attributes)
+                : row.attributes) as StoredLogEntry['attributes'],
+            };
+            for (const key of ['level', 'service', 'host'] as const) if (row[key] !== null) entry[key] = row[key] as string;
+            return entry;
+          }),
+        );
+      }
+    });
+    after(async () => handle.close());
+
+    const expected = (tenant: string, query: string, from: number, to: number, filters: SearchRequest['filters'] = []) => {
+      const condition = both(toCondition(parseQuery(query)), filtersToCondition(filters));
+      return stored.get(tenant)!.filter((entry) => entry.timestamp >= from && entry.timestamp <= to && matches(entry, condition));
+    };
+
+    test('the data reaches the plans it is made for', async () => {
+      assert.equal(stored.get('big')!.length, TENANTS.big);
+      const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = 'big'`.execute(
+        handle.database.db,
+      );
+      assert.deepEqual(
+        rows.map((row) => row.field),
+        ['a:user'],
+        'user has more values than are faceted',
+      );
+    });
+
+    test('searches: totals and every page, newest and oldest first, as a plain scan finds them', async () => {
+      for (const tenant of Object.keys(TENANTS)) {
+        for (const query of QUERIES) {
+          for (const [from, to] of RANGES) {
+            for (const order of ['desc', 'asc'] as const) {
+              const all = expected(tenant, query, from, to).sort(byTime(order));
+              const context = `${tenant} ${JSON.stringify(query)} [${from - T0}, ${to - T0}] ${order}`;
+              const first = await store.search({
+                tenantId: tenant,
+                query,
+                from,
+                to,
+                page: 1,
+                limit: 7,
+                sort: { field: '@timestamp', order },
+              });
+              assert.equal(first.total, all.length, context);
+              assert.equal(first.totalRelation, 'eq', context);
+              assert.deepEqual(
+                first.entries.map((entry) => entry.id),
+                all.slice(0, 7).map((entry) => entry.id),
+                context,
+              );
+              // A deep page, and one past the end.
+              const page = Math.max(1, Math.ceil(all.length / 7) - 1);
+              const deep = await store.search({ tenantId: tenant, query, from, to, page, limit: 7, sort: { field: '@timestamp', order } });
+              assert.deepEqual(
+                deep.entries.map((entry) => entry.id),
+                all.slice((page - 1) * 7, page * 7).map((entry) => entry.id),
+                `${context} page ${page}`,
+              );
+            }
+          }
+        }
+      }
+    });
+
+    test('bounded counts: exact up to the bound, a lower bound past it (exact where the rollups count)', async () => {
+      for (const query of QUERIES) {
+        const [from, to] = RANGES[0]!;
+        const all = expected('big', query, from, to).length;
+        const result = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 1, trackTotal: 100 });
+        // Exact where counting is cheap (rollups), else at least the bound.
+        if (result.totalRelation === 'eq') assert.equal(result.total, all, query);
+        else assert.deepEqual({ total: result.total, beyond: all > 100 }, { total: 100, beyond: true }, query);
+      }
+      const common = await store.search({ tenantId: 'big', query: 'disk', from: T0, to: T0 + SPAN, page: 1, limit: 1, trackTotal: 100 });
+      assert.deepEqual([common.total, common.totalRelation], [100, 'gte']);
+    });
+
+    test('search_after walks every match once, in order', async () => {
+      for (const query of ['', 'disk', 'level:error', 'status:>=500']) {
+        const [from, to] = RANGES[4]!;
+        const all = expected('big', query, from, to).sort(byTime('desc'));
+        const seen: string[] = [];
+        let cursor: SearchRequest['after'];
+        for (;;) {
+          const page = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 50, after: cursor });
+          if (page.entries.length === 0) break;
+          seen.push(...page.entries.map((entry) => entry.id));
+          const last = page.entries.at(-1)!;
+          cursor = { timestamp: last.timestamp, id: last.id };
+        }
+        assert.deepEqual(
+          seen,
+          all.map((entry) => entry.id),
+          query,
+        );
+      }
+    });
+
+    test('histograms: per bucket, in whole seconds, minutes and odd intervals, grouped or not', async () => {
+      for (const query of QUERIES) {
+        for (const [from, to] of RANGES.slice(0, 5)) {
+          for (const intervalMs of [1000, 7000, MINUTE, 10 * MINUTE, 1500]) {
+            if ((to - from) / intervalMs > 5000) continue;
+            const buckets = await store.histogram({ tenantId: 'big', query, from, to, intervalMs });
+            const counts = new Map<number, number>();
+            for (const entry of expected('big', query, from, to)) {
+              const bucket = entry.timestamp - (((entry.timestamp % intervalMs) + intervalMs) % intervalMs);
+              counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+            }
+            const context = `${JSON.stringify(query)} [${from - T0}, ${to - T0}] every ${intervalMs}`;
+            assert.deepEqual(
+              buckets.filter((bucket) => bucket.count > 0).map((bucket) => [bucket.ts, bucket.count]),
+              [...counts.entries()].sort((a, b) => a[0] - b[0]),
+              context,
+            );
+          }
+        }
+        const grouped = await store.histogram({
+          tenantId: 'big',
+          query,
+          from: RANGES[4]![0],
+          to: RANGES[4]![1],
+          intervalMs: 10 * MINUTE,
+          groupBy: 'host',
+        });
+        const total = grouped.reduce((sum, bucket) => sum + Object.values(bucket.groups ?? {}).reduce((a, b) => a + b, 0), 0);
+        assert.equal(total, expected('big', query, RANGES[4]![0], RANGES[4]![1]).length, `grouped ${query}`);
+      }
+    });
+
+    test('distinct values and counts of rolled-up and other fields', async () => {
+      for (const field of ['level', 'service', 'host', 'status', 'code']) {
+        for (const [from, to] of RANGES) {
+          const counts = new Map<string, number>();
+          for (const entry of expected('big', '', from, to)) {
+            const value = field in entry ? (entry as unknown as Record<string, string>)[field] : entry.attributes[field];
+            if (value === undefined || value === '') continue;
+            counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
+          }
+          const distinct = await store.distinct({ tenantId: 'big', field, from, to, limit: 100 });
+          assert.deepEqual(
+            Object.fromEntries(distinct.map((row) => [row.value, row.count])),
+            Object.fromEntries(counts),
+            `${field} [${from - T0}, ${to - T0}]`,
+          );
+        }
+      }
+    });
+  });
+}
