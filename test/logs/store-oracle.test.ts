@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { parseQuery, type LogEntry, type LogStore, type SearchRequest, type StoredLogEntry } from '../../src/logs/modules/store/index.js';
 import { both, filtersToCondition, toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
+import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/time-ids.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { byTime, matches } from './store-oracle.js';
 import { HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
@@ -293,3 +294,74 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('time-ordered ids (SQLite)', () => {
+  test('a second holds 2^21 ids; a full one spills into the next, and entries outside 1834-2106 are kept at the ends', async () => {
+    const second = secondOf(T0);
+    const used = new Map([[second, lastIdOf(second) - 1]]);
+    const ids = await assignIds([T0, T0 + 5, T0 + 999, T0 + 1000], async (s) => used.get(s));
+    assert.deepEqual(ids, [
+      { id: lastIdOf(second), displaced: false },
+      { id: firstIdOf(second + 1), displaced: true },
+      { id: firstIdOf(second + 1) + 1, displaced: true },
+      { id: firstIdOf(second + 1) + 2, displaced: false },
+    ]);
+    const far = await assignIds([Date.UTC(1700, 0, 1), Date.UTC(2200, 0, 1), -1], async () => undefined);
+    assert.deepEqual(
+      far.map((id) => id.displaced),
+      [true, true, false],
+    );
+    assert.ok(far.every((id) => Number.isSafeInteger(id.id)));
+    assert.equal(idSecond(far[2]!.id), -1, 'a millisecond before 1970 is in second -1');
+    assert.deepEqual(idWindow(-1000, 0), { lo: firstIdOf(-1), hi: lastIdOf(-1) });
+  });
+
+  test('displaced entries are found by every read, beside the others', async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      const { store } = handle;
+      const second = secondOf(T0 + HOUR);
+      // Another tenant's entry took the last id of a second: this tenant's entries of that second spill.
+      await sql`INSERT INTO log_entries (id, tenant_id, ts, message) VALUES (${lastIdOf(second)}, 'x', ${T0 + HOUR}, 'x')`.execute(
+        handle.database.db,
+      );
+      const entries: LogEntry[] = [
+        { timestamp: T0 + HOUR + 10, message: 'spilled disk', level: 'error' },
+        { timestamp: T0 + HOUR + 20, message: 'spilled too', level: 'info' },
+        { timestamp: T0 + HOUR + 1500, message: 'next second disk', level: 'error' },
+        { timestamp: T0 + HOUR - 1, message: 'before disk', level: 'error' },
+        { timestamp: Date.UTC(1700, 0, 1), message: 'ancient disk', level: 'error' },
+        { timestamp: Date.UTC(2200, 0, 1), message: 'future disk', level: 'error' },
+      ];
+      await store.append('acme', entries);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM log_displaced`.execute(handle.database.db);
+      assert.equal(Number(rows[0]!.n), 4, 'two spilled, two out of range');
+      const messages = async (query: string, from: number, to: number, order: 'asc' | 'desc' = 'desc') =>
+        (await store.search({ tenantId: 'acme', query, from, to, page: 1, limit: 10, sort: { field: '@timestamp', order } })).entries.map(
+          (entry) => entry.message,
+        );
+      const second0 = T0 + HOUR;
+      assert.deepEqual(await messages('', second0, second0 + 999), ['spilled too', 'spilled disk']);
+      assert.deepEqual(await messages('disk', second0, second0 + 1999), ['next second disk', 'spilled disk']);
+      assert.deepEqual(await messages('level:error', second0 - 1, second0 + 999, 'asc'), ['before disk', 'spilled disk']);
+      assert.deepEqual(await messages('disk', second0 + 1000, second0 + 1999), ['next second disk']);
+      assert.deepEqual(await messages('disk', Date.UTC(1600, 0, 1), Date.UTC(1800, 0, 1)), ['ancient disk']);
+      assert.deepEqual(await messages('disk', Date.UTC(2100, 0, 1), Date.UTC(2300, 0, 1)), ['future disk']);
+      assert.equal(
+        (await store.search({ tenantId: 'acme', query: 'disk', from: 0, to: Date.UTC(3000, 0, 1), page: 1, limit: 1 })).total,
+        4,
+      );
+      const histogram = await store.histogram({ tenantId: 'acme', query: 'disk', from: second0, to: second0 + 1999, intervalMs: 1000 });
+      assert.deepEqual(
+        histogram.map((bucket) => bucket.count),
+        [1, 1],
+      );
+      await store.removeOlderThan('acme', Date.UTC(1900, 0, 1));
+      assert.deepEqual(await messages('disk', Date.UTC(1600, 0, 1), Date.UTC(1800, 0, 1)), []);
+      const { rows: left } = await sql<{ n: number }>`SELECT count(*) AS n FROM log_displaced`.execute(handle.database.db);
+      assert.equal(Number(left[0]!.n), 3, 'retention forgets a removed displaced entry');
+    } finally {
+      await handle.close();
+    }
+  });
+});
