@@ -1,8 +1,9 @@
 // The console's only way to the service: its public HTTP API, with the same tokens as curl.
 // The access token lives in memory; the refresh token in sessionStorage, rotated on every refresh
 // (the API retires the old one; presenting it twice revokes the session, so a refresh is never
-// run twice at once).
+// run twice at once). A tenants:manage holder's chosen tenant goes out as X-Tenant-Id.
 const REFRESH_KEY = 'gerbang.refresh';
+const TENANT_KEY = 'gerbang.tenant';
 
 interface TokenPair {
   access_token: string;
@@ -19,18 +20,38 @@ export class ApiError extends Error {
   ) {
     super(text(body.detail) ?? text(body.message) ?? text(body.error) ?? `HTTP ${status}`);
   }
+
+  /** The API's own words: `error` and, when it says more, `detail` (e.g. "invalid status transition: …"). */
+  get full(): string {
+    const error = text(this.body.error);
+    const detail = text(this.body.detail);
+    return error && detail ? `${error}: ${detail}` : (error ?? detail ?? this.message);
+  }
 }
 
-let access: { token: string; expiresAt: number } | undefined;
+let access: { token: string; refreshAt: number } | undefined;
 let refreshing: Promise<boolean> | undefined;
 
-function store(pair: TokenPair): void {
-  access = { token: pair.access_token, expiresAt: Date.now() + (pair.expires_in - 30) * 1000 };
+function keep(pair: TokenPair): void {
+  // Refresh once 80% of the lifetime has passed (at most 30 s early): a 300 s token lives 270 s
+  // here, a 2 s one (tests) 1.6 s, so a short lifetime never makes every call refresh.
+  const lifetime = pair.expires_in * 1000;
+  access = { token: pair.access_token, refreshAt: Date.now() + Math.max(lifetime * 0.8, lifetime - 30_000) };
   sessionStorage.setItem(REFRESH_KEY, pair.refresh_token);
 }
 
 export function hasSession(): boolean {
   return access !== undefined || sessionStorage.getItem(REFRESH_KEY) !== null;
+}
+
+export function tenant(): string | null {
+  return sessionStorage.getItem(TENANT_KEY);
+}
+
+/** The tenant every later call acts in (X-Tenant-Id); null: the user's own. */
+export function chooseTenant(id: string | null): void {
+  if (id) sessionStorage.setItem(TENANT_KEY, id);
+  else sessionStorage.removeItem(TENANT_KEY);
 }
 
 async function raw(path: string, init: RequestInit = {}): Promise<Response> {
@@ -41,11 +62,11 @@ async function raw(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 async function json(response: Response): Promise<Record<string, unknown>> {
-  const text = await response.text();
+  const body = await response.text();
   try {
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    return body ? (JSON.parse(body) as Record<string, unknown>) : {};
   } catch {
-    return { detail: text };
+    return { detail: body };
   }
 }
 
@@ -53,7 +74,20 @@ export async function login(username: string, password: string): Promise<void> {
   const response = await raw('/api/login', { method: 'POST', body: JSON.stringify({ username, password }) });
   const body = await json(response);
   if (!response.ok) throw new ApiError(response.status, body);
-  store(body.token as TokenPair);
+  chooseTenant(null);
+  keep(body.token as TokenPair);
+}
+
+function forget(): void {
+  access = undefined;
+  sessionStorage.removeItem(REFRESH_KEY);
+  sessionStorage.removeItem(TENANT_KEY);
+}
+
+/** Tells the shell the session is over (expired, revoked, or its refresh token was reused). */
+function signedOut(): void {
+  forget();
+  window.dispatchEvent(new Event('gerbang:signed-out'));
 }
 
 function refresh(): Promise<boolean> {
@@ -61,47 +95,73 @@ function refresh(): Promise<boolean> {
     const token = sessionStorage.getItem(REFRESH_KEY);
     if (!token) return false;
     const response = await raw('/api/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: token }) });
-    if (!response.ok) {
-      access = undefined;
-      sessionStorage.removeItem(REFRESH_KEY);
-      return false;
-    }
-    store((await json(response)).token as TokenPair);
+    if (!response.ok) return false;
+    keep((await json(response)).token as TokenPair);
     return true;
-  })().finally(() => (refreshing = undefined));
+  })()
+    .catch(() => false)
+    .finally(() => (refreshing = undefined));
   return refreshing;
 }
 
-export async function logout(): Promise<void> {
-  if (access) await raw('/api/logout', { method: 'POST', headers: { authorization: `Bearer ${access.token}` } }).catch(() => undefined);
-  access = undefined;
-  sessionStorage.removeItem(REFRESH_KEY);
+const SIGNED_OUT = () => new ApiError(401, { error: 'invalid token', detail: 'signed out' });
+
+async function authorized(path: string, init: RequestInit): Promise<Response> {
+  if (!access || access.refreshAt < Date.now()) {
+    if (!(await refresh())) {
+      signedOut();
+      throw SIGNED_OUT();
+    }
+  }
+  const send = () => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${access!.token}`);
+    const chosen = tenant();
+    if (chosen) headers.set('x-tenant-id', chosen);
+    return raw(path, { ...init, headers });
+  };
+  let response = await send();
+  // The token expired in flight or the clock is off: one refresh, one retry; then the session is over.
+  if (response.status === 401) {
+    if (!(await refresh())) {
+      signedOut();
+      throw SIGNED_OUT();
+    }
+    response = await send();
+  }
+  return response;
 }
 
-/** A call with the session's access token, refreshed first when it is about to expire. */
+/** A call with the session's access token (refreshed first when it is due). */
 export async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> {
-  if (!access || access.expiresAt < Date.now()) {
-    if (!(await refresh())) throw new ApiError(401, { detail: 'signed out' });
-  }
-  const headers = new Headers(init.headers);
-  headers.set('authorization', `Bearer ${access!.token}`);
-  const response = await raw(path, { ...init, headers });
+  const response = await authorized(path, init);
   const body = await json(response);
   if (!response.ok) throw new ApiError(response.status, body);
   return body as T;
 }
 
+/** POST/PUT/DELETE with a JSON body. */
+export function send<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  return api<T>(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
 /** Saves what a protected URL answers as a file (a plain link cannot carry the access token). */
-export async function download(path: string, filename: string): Promise<void> {
-  if (!access || access.expiresAt < Date.now()) {
-    if (!(await refresh())) throw new ApiError(401, { detail: 'signed out' });
-  }
-  const response = await raw(path, { headers: { authorization: `Bearer ${access!.token}` } });
+export async function download(path: string, fallbackName: string): Promise<void> {
+  const response = await authorized(path, {});
   if (!response.ok) throw new ApiError(response.status, await json(response));
+  // The service names the file (audit-<time>.csv); keep its name.
+  const disposition = response.headers.get('content-disposition') ?? '';
+  const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? fallbackName;
   const url = URL.createObjectURL(await response.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   document.body.append(link);
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Ends the session on the server (refreshing first if the access token is due, so the logout counts). */
+export async function logout(): Promise<void> {
+  if (hasSession()) await authorized('/api/logout', { method: 'POST' }).catch(() => undefined);
+  forget();
 }

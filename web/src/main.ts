@@ -1,99 +1,119 @@
-import { api, hasSession, login, logout } from './api.js';
-import { el } from './dom.js';
-import { renderExplore } from './explore.js';
-import { language, toggleLanguage, words } from './i18n.js';
-import { renderAdmin, renderAlerts, renderAudit } from './pages.js';
+import { renderApiKeys } from './admin/api-keys.js';
+import { renderAdmin } from './admin/page.js';
+import { renderAlerts } from './alerts-page.js';
+import { api, chooseTenant, hasSession, logout, tenant } from './api.js';
+import { renderApm } from './apm/page.js';
+import { renderAudit } from './audit-page.js';
+import { renderDashboards } from './dashboards-page.js';
+import { button, el } from './dom.js';
+import { renderExplore } from './explore/page.js';
+import { language, toggleLanguage, words, type Texts } from './i18n.js';
+import { renderInfra } from './infra-page.js';
+import type { PageContext, View } from './page.js';
+import { showSignIn } from './signin.js';
 
 /**
- * The console's shell: sign-in, a header whose navigation shows only the pages the user's
- * permissions open, and a router over the URL's hash (`#/explore?…`, `#/alerts`, `#/audit?…`,
- * `#/admin`), so links share a view and the back button works.
+ * The console's shell: sign-in, a header whose navigation offers only the pages the user's
+ * permissions open (a page reached by URL without them says so), the tenant switcher for
+ * tenants:manage, the language, and a router over the URL's hash (`#/<page>?<its state>`), so every
+ * view is a link and the back button works.
  */
 
 interface Me {
   username: string;
   permissions: string[];
+  tenant_id: string;
 }
-
-const root = document.getElementById('app')!;
 
 interface Page {
   path: string;
-  label: () => string;
-  /** Any one of these opens the page. */
+  label: keyof Texts;
+  /** Any one of these opens the page; empty: every signed-in user. */
   needs: string[];
+  render: (ctx: PageContext) => View;
 }
 
 const PAGES: Page[] = [
-  { path: 'explore', label: () => words().explore, needs: ['logs:read'] },
-  { path: 'alerts', label: () => words().alerts, needs: ['alerts:read'] },
-  { path: 'audit', label: () => words().audit, needs: ['audit:read'] },
-  { path: 'admin', label: () => words().admin, needs: ['users:manage', 'roles:manage', 'tenants:manage'] },
+  { path: 'explore', label: 'explore', needs: ['logs:read'], render: renderExplore },
+  { path: 'dashboards', label: 'dashboards', needs: ['dashboard:read'], render: renderDashboards },
+  { path: 'alerts', label: 'alerts', needs: ['alerts:read'], render: renderAlerts },
+  { path: 'apm', label: 'apm', needs: ['dashboard:read'], render: renderApm },
+  { path: 'infra', label: 'infrastructure', needs: ['dashboard:read'], render: renderInfra },
+  { path: 'audit', label: 'audit', needs: ['audit:read'], render: renderAudit },
+  { path: 'admin', label: 'admin', needs: ['users:manage', 'roles:manage', 'tenants:manage'], render: renderAdmin },
+  { path: 'keys', label: 'apiKeys', needs: [], render: (ctx) => renderApiKeys(ctx, me?.permissions ?? []) },
 ];
 
-function showSignIn(message = ''): void {
-  const t = words();
-  document.documentElement.lang = language();
-  const user = el('input', { id: 'username', name: 'username', autocomplete: 'username', required: true });
-  const pass = el('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
-  const error = el('p', { className: 'error', role: 'alert', textContent: message });
-  const form = el(
-    'form',
-    { className: 'signin' },
-    el('h1', { textContent: t.title }),
-    el('label', { htmlFor: 'username', textContent: t.user }),
-    user,
-    el('label', { htmlFor: 'password', textContent: t.pass }),
-    pass,
-    el('button', { type: 'submit', textContent: t.signIn }),
-    error,
-  );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    login(user.value, pass.value).then(start, (e: unknown) => (error.textContent = e instanceof Error ? e.message : String(e)));
-  });
-  root.replaceChildren(el('main', {}, form));
-  user.focus();
-}
-
+const root = document.getElementById('app')!;
 let me: Me | undefined;
 let stopPage: () => void = () => undefined;
+let shownPath = '';
 
 function route(): { path: string; params: URLSearchParams } {
   const [path = '', query = ''] = location.hash.replace(/^#\/?/, '').split('?');
   return { path, params: new URLSearchParams(query) };
 }
 
-function navigate(path: string, params: URLSearchParams): void {
-  const query = params.toString();
-  location.hash = `#/${path}${query ? `?${query}` : ''}`;
+/** Tenants:manage holders act in any tenant: the choice goes out as X-Tenant-Id on every call. */
+function tenantSwitcher(current: Me): HTMLElement | null {
+  if (!current.permissions.includes('tenants:manage')) return null;
+  const t = words();
+  const select = el('select', { id: 'tenant' }, el('option', { value: current.tenant_id, textContent: current.tenant_id }));
+  select.value = tenant() ?? current.tenant_id;
+  void api<{ tenants: { id: string; name: string }[] }>('/api/tenants').then(
+    ({ tenants }) => {
+      // Tenant names are unique: the name says which.
+      select.replaceChildren(...tenants.map((item) => el('option', { value: item.id, textContent: item.name })));
+      select.value = tenant() ?? current.tenant_id;
+    },
+    () => undefined,
+  );
+  select.addEventListener('change', () => {
+    chooseTenant(select.value === current.tenant_id ? null : select.value);
+    void render(true);
+  });
+  return el('span', { className: 'tenant' }, el('label', { htmlFor: 'tenant', textContent: t.tenant }), select);
 }
 
-async function render(): Promise<void> {
+function render(force = false): void {
   if (!me) return;
+  const current = me;
   const t = words();
   document.documentElement.lang = language();
-  const permissions = new Set(me.permissions);
-  const open = PAGES.filter((page) => page.needs.some((permission) => permissions.has(permission)));
+  const permissions = new Set(current.permissions);
+  const open = PAGES.filter((page) => page.needs.length === 0 || page.needs.some((permission) => permissions.has(permission)));
   let { path, params } = route();
   if (!PAGES.some((page) => page.path === path)) {
-    path = open[0]?.path ?? 'explore';
+    path = open[0]!.path;
     params = new URLSearchParams();
+    history.replaceState(null, '', `#/${path}`);
   }
   const page = PAGES.find((candidate) => candidate.path === path)!;
+  // The page is drawn anew on every change of its URL: the focused control keeps the focus.
+  const focusedId = path === shownPath ? document.activeElement?.id : undefined;
   stopPage();
   stopPage = () => undefined;
 
-  const signOut = el('button', { type: 'button', id: 'signout', textContent: t.signOut });
-  signOut.addEventListener('click', () => void logout().then(() => ((me = undefined), showSignIn())));
-  const languageButton = el('button', { type: 'button', id: 'language', textContent: t.language, lang: language() === 'id' ? 'en' : 'id' });
-  languageButton.addEventListener('click', () => {
-    toggleLanguage();
-    void render();
-  });
+  const signOut = button(
+    t.signOut,
+    () => {
+      me = undefined;
+      stopPage();
+      void logout().then(() => showSignIn(root, start));
+    },
+    { id: 'signout' },
+  );
+  const languageButton = button(
+    t.language,
+    () => {
+      toggleLanguage();
+      render(true);
+    },
+    { id: 'language', lang: language() === 'id' ? 'en' : 'id' },
+  );
   const nav = el(
     'nav',
-    { ariaLabel: t.title },
+    { ariaLabel: t.pages, id: 'pages' },
     el(
       'ul',
       {},
@@ -103,7 +123,7 @@ async function render(): Promise<void> {
           {},
           el('a', {
             href: `#/${item.path}`,
-            textContent: item.label(),
+            textContent: t[item.label],
             id: `nav-${item.path}`,
             ariaCurrent: item === page ? 'page' : null,
           }),
@@ -111,45 +131,64 @@ async function render(): Promise<void> {
       ),
     ),
   );
-  const main = el('main', { id: 'content' });
+  const main = el('main', { id: 'content', tabIndex: -1 });
   root.replaceChildren(
+    el('a', { href: '#content', className: 'skip', textContent: t.skipToContent, id: 'skip' }),
     el(
       'header',
       {},
-      el('h1', { textContent: t.title }),
+      el(
+        'div',
+        { className: 'bar' },
+        el('h1', { textContent: t.title }),
+        tenantSwitcher(current),
+        el('span', { id: 'whoami', textContent: current.username }),
+        languageButton,
+        signOut,
+      ),
       nav,
-      el('span', { id: 'whoami', textContent: me.username }),
-      languageButton,
-      signOut,
     ),
     main,
   );
+  // The skip link moves focus without touching the hash (which is the router's).
+  root.querySelector('#skip')!.addEventListener('click', (event) => {
+    event.preventDefault();
+    main.focus();
+  });
 
   if (!open.includes(page)) {
     main.replaceChildren(el('p', { className: 'error', role: 'alert', id: 'not-allowed', textContent: t.notAllowed }));
     return;
   }
-  const to = (next: URLSearchParams) => navigate(page.path, next);
-  if (page.path === 'explore') {
-    const view = renderExplore(params, to);
-    stopPage = view.stop;
-    main.replaceChildren(view.node);
-  } else if (page.path === 'alerts') main.replaceChildren(await renderAlerts());
-  else if (page.path === 'audit') main.replaceChildren(await renderAudit(params, to));
-  else main.replaceChildren(await renderAdmin(permissions));
+  const view = page.render({
+    params,
+    navigate: (next) => {
+      const query = next.toString();
+      location.hash = `#/${page.path}${query ? `?${query}` : ''}`;
+    },
+    can: (permission) => permissions.has(permission),
+  });
+  stopPage = view.stop ?? (() => undefined);
+  main.replaceChildren(view.node);
+  // A new page: focus goes to it (screen readers announce it); a new state of the same page keeps focus.
+  if (path !== shownPath && !force && shownPath) main.focus({ preventScroll: true });
+  else if (focusedId) document.getElementById(focusedId)?.focus({ preventScroll: true });
+  shownPath = path;
 }
 
 async function start(): Promise<void> {
   me = await api<Me>('/api/me');
-  await render();
+  shownPath = '';
+  render();
 }
 
-window.addEventListener('hashchange', () => void render());
+window.addEventListener('hashchange', () => render());
 window.addEventListener('gerbang:signed-out', () => {
+  if (!me) return;
   me = undefined;
   stopPage();
-  showSignIn();
+  showSignIn(root, start, words().sessionEnded);
 });
 
-if (hasSession()) start().catch(() => showSignIn());
-else showSignIn();
+if (hasSession()) start().catch(() => showSignIn(root, start));
+else showSignIn(root, start);

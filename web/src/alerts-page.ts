@@ -1,0 +1,231 @@
+import { api, send } from './api.js';
+import { button, el, tabs, table, type Column } from './dom.js';
+import { into, problem } from './feedback.js';
+import { count, time } from './format.js';
+import { words } from './i18n.js';
+import { changed, type PageContext, type View } from './page.js';
+import { pager } from './pager.js';
+
+/**
+ * Alerts: the active ones (firing, acknowledged), all of them page by page, and the rules. With
+ * alerts:write each alert offers the changes the state machine allows from its state
+ * (docs/alerts.md); the API still decides, and a refused change (409, e.g. the evaluator resolved the
+ * alert meanwhile) shows the API's message on the alert's row.
+ */
+
+interface Alert {
+  id: string;
+  rule_name: string;
+  severity: string;
+  state: string;
+  started_at: string;
+  last_count: number;
+  acknowledged_by: string | null;
+  silenced_until: string | null;
+  resolved_at: string | null;
+  resolved_by: string | null;
+  history: { at: string; actor: string; from: string | null; to: string; comment?: string; until?: string }[];
+}
+
+interface Rule {
+  id: string;
+  name: string;
+  query: string;
+  window: string;
+  interval: string;
+  condition: { type: string; threshold?: number };
+  severity: string;
+  enabled: boolean;
+  last_evaluated_at: string | null;
+  last_count: number | null;
+  last_error: string | null;
+}
+
+type Target = 'acknowledged' | 'silenced' | 'firing' | 'resolved';
+
+/** The changes a user may ask for from each state (docs/alerts.md, "States"). */
+export const TRANSITIONS: Record<string, Target[]> = {
+  firing: ['acknowledged', 'silenced', 'resolved'],
+  acknowledged: ['silenced', 'resolved'],
+  silenced: ['firing', 'silenced', 'resolved'],
+  resolved: [],
+};
+
+const SILENCE_FOR: [string, number][] = [
+  ['1h', 3_600_000],
+  ['4h', 14_400_000],
+  ['24h', 86_400_000],
+  ['7d', 604_800_000],
+];
+
+export function renderAlerts(ctx: PageContext): View {
+  const t = words();
+  const view = ctx.params.get('view') ?? 'active';
+  const content = el('div', { id: 'alerts-content' });
+  const node = el(
+    'div',
+    { id: 'alerts-page' },
+    el('h2', { textContent: t.alerts }),
+    tabs(
+      t.alerts,
+      'alerts',
+      [
+        ['active', t.activeAlerts],
+        ['all', t.allAlerts],
+        ['rules', t.rules],
+      ],
+      view,
+    ),
+    content,
+  );
+  const reload = () => void into(content, view === 'rules' ? () => rulesView(ctx, reload) : () => alertsView(ctx, view, reload));
+  reload();
+  return { node };
+}
+
+function actions(alert: Alert, message: HTMLElement, done: () => void): HTMLElement {
+  const t = words();
+  const labels: Record<Target, string> = {
+    acknowledged: t.acknowledge,
+    silenced: alert.state === 'silenced' ? t.silenceLonger : t.silence,
+    firing: t.unsilence,
+    resolved: t.resolve,
+  };
+  const change = (status: Target, until?: string) => {
+    message.replaceChildren();
+    send('POST', `/api/v1/alerts/${encodeURIComponent(alert.id)}/status`, until ? { status, until } : { status }).then(
+      done,
+      (error: unknown) => message.replaceChildren(problem(error)),
+    );
+  };
+  const silenceFor = el(
+    'select',
+    { className: 'silence-for', ariaLabel: `${t.silenceFor} ${alert.rule_name}` },
+    ...SILENCE_FOR.map(([label, ms]) => el('option', { value: String(ms), textContent: label })),
+  );
+  return el(
+    'div',
+    { className: 'alert-actions' },
+    ...(TRANSITIONS[alert.state] ?? []).flatMap((status) =>
+      status === 'silenced'
+        ? [
+            silenceFor,
+            button(labels.silenced, () => change('silenced', new Date(Date.now() + Number(silenceFor.value)).toISOString()), {
+              className: 'to-silenced',
+            }),
+          ]
+        : [button(labels[status], () => change(status), { className: `to-${status}` })],
+    ),
+  );
+}
+
+async function alertsView(ctx: PageContext, view: string, reload: () => void): Promise<HTMLElement> {
+  const t = words();
+  const pageNumber = Math.max(1, Number(ctx.params.get('page') ?? '1') || 1);
+  const state = ctx.params.get('state') ?? '';
+  // The active list is not paged: its answer has no total, which counts as one page.
+  const answer: { data: Alert[]; total?: number; pages?: number } =
+    view === 'active'
+      ? await api<{ data: Alert[] }>('/api/v1/alerts/active')
+      : await api<{ data: Alert[]; total: number; pages: number }>(
+          `/api/v1/alerts/list?${new URLSearchParams({ page: String(pageNumber), limit: '50', ...(state ? { state } : {}) }).toString()}`,
+        );
+  const writable = ctx.can('alerts:write');
+  const columns: Column<Alert>[] = [
+    [t.colRule, (a) => a.rule_name],
+    [t.colSeverity, (a) => el('span', { className: `badge sev-${a.severity}`, textContent: a.severity })],
+    [
+      t.colState,
+      (a) => el('span', { className: `badge state-${a.state}`, textContent: t[`state_${a.state}` as keyof typeof t] ?? a.state }),
+    ],
+    [t.colStarted, (a) => time(a.started_at)],
+    [t.colCount, (a) => count(a.last_count)],
+    [
+      t.colWho,
+      (a) =>
+        a.state === 'silenced'
+          ? `${t.until} ${time(a.silenced_until)}`
+          : a.state === 'resolved'
+            ? `${a.resolved_by ?? ''} ${time(a.resolved_at)}`
+            : (a.acknowledged_by ?? ''),
+    ],
+    [
+      t.colHistory,
+      (a) =>
+        el(
+          'details',
+          {},
+          el('summary', { textContent: `${a.history.length}` }),
+          el(
+            'ol',
+            {},
+            ...a.history.map((h) =>
+              el('li', { textContent: `${time(h.at)} ${h.actor}: ${h.from ?? '–'} → ${h.to}${h.comment ? ` (${h.comment})` : ''}` }),
+            ),
+          ),
+        ),
+    ],
+  ];
+  if (writable)
+    columns.push([
+      t.colActions,
+      (a) => {
+        const message = el('div', { className: 'row-message' });
+        return el('div', {}, actions(a, message, reload), message);
+      },
+    ]);
+  const rows = table(view === 'active' ? t.activeAlerts : t.allAlerts, columns, answer.data, { id: 'alerts-table' });
+  answer.data.forEach((alert, i) => rows.tBodies[0]!.rows[i]!.setAttribute('data-alert-id', alert.id));
+  const refresh = button(t.refresh, reload, { id: 'alerts-refresh' });
+  if (view === 'active') return el('div', {}, refresh, answer.data.length ? rows : el('p', { id: 'no-alerts', textContent: t.noAlerts }));
+
+  const stateSelect = el(
+    'select',
+    { id: 'alert-state' },
+    el('option', { value: '', textContent: t.anyState }),
+    ...['firing', 'acknowledged', 'silenced', 'resolved'].map((s) =>
+      el('option', { value: s, textContent: t[`state_${s}` as keyof typeof t] }),
+    ),
+  );
+  stateSelect.value = state;
+  stateSelect.addEventListener('change', () => ctx.navigate(changed(ctx.params, { state: stateSelect.value, page: null })));
+  return el(
+    'div',
+    {},
+    el('div', { className: 'toolbar' }, el('label', { htmlFor: 'alert-state', textContent: t.colState }), stateSelect, refresh),
+    el('p', { role: 'status', textContent: `${count(answer.total ?? answer.data.length)} ${t.alertsCount}` }),
+    rows,
+    pager(ctx, pageNumber, answer.pages ?? 1),
+  );
+}
+
+async function rulesView(ctx: PageContext, reload: () => void): Promise<HTMLElement> {
+  const t = words();
+  const { data } = await api<{ data: Rule[] }>('/api/v1/alerts/rules');
+  const message = el('div', { className: 'row-message', id: 'rules-message' });
+  const columns: Column<Rule>[] = [
+    [t.colName, (r) => r.name],
+    [t.query, (r) => el('code', { textContent: r.query || '*' })],
+    [t.colCondition, (r) => `${r.condition.type}${r.condition.threshold === undefined ? '' : ` ${r.condition.threshold}`} / ${r.window}`],
+    [t.colInterval, (r) => r.interval],
+    [t.colSeverity, (r) => el('span', { className: `badge sev-${r.severity}`, textContent: r.severity })],
+    [t.colEnabled, (r) => (r.enabled ? t.yes : t.no)],
+    [t.colLastEvaluated, (r) => `${time(r.last_evaluated_at)}${r.last_count === null ? '' : ` (${count(r.last_count)})`}`],
+    [t.colLastError, (r) => r.last_error ?? ''],
+  ];
+  if (ctx.can('alerts:write'))
+    columns.push([
+      t.colActions,
+      (r) =>
+        button(
+          r.enabled ? t.disable : t.enable,
+          () =>
+            void send('POST', `/api/v1/alerts/rules/${encodeURIComponent(r.id)}/${r.enabled ? 'disable' : 'enable'}`).then(
+              reload,
+              (error: unknown) => message.replaceChildren(problem(error)),
+            ),
+          { className: 'toggle-rule' },
+        ),
+    ]);
+  return el('div', {}, message, data.length ? table(t.rules, columns, data, { id: 'rules-table' }) : el('p', { textContent: t.noRules }));
+}

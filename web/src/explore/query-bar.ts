@@ -1,0 +1,115 @@
+import { el } from '../dom.js';
+import { words } from '../i18n.js';
+import { RANGES } from './search.js';
+
+export interface QueryBar {
+  node: HTMLElement;
+  query: HTMLInputElement;
+  /** Marks a syntax error of the query at its 0-based position (the API's `position`), or clears it. */
+  markError(message: string | null, position?: number): void;
+}
+
+/**
+ * The query, the time range (relative, or absolute in UTC) and live tail. Submitting writes the
+ * search into the URL (`change`), which is what runs it.
+ */
+export function queryBar(params: URLSearchParams, change: (changes: Record<string, string | null>) => void): QueryBar {
+  const t = words();
+  const query = el('input', { id: 'query', type: 'search', value: params.get('q') ?? '', autocomplete: 'off', spellcheck: false });
+  query.setAttribute('aria-describedby', 'query-error');
+  const rangeSelect = el(
+    'select',
+    { id: 'range' },
+    ...Object.keys(RANGES).map((key) => el('option', { value: key, textContent: `${t.last} ${key}` })),
+    el('option', { value: 'custom', textContent: t.custom }),
+  );
+  const absolute = Boolean(params.get('from') && params.get('to'));
+  rangeSelect.value = absolute ? 'custom' : (params.get('range') ?? '1h');
+  // datetime-local has no zone: the console shows and reads it as UTC, and says so.
+  const local = (iso: string | null) => (iso ? iso.slice(0, 19) : '');
+  const fromInput = el('input', { id: 'from', type: 'datetime-local', step: 1, value: local(params.get('from')) });
+  const toInput = el('input', { id: 'to', type: 'datetime-local', step: 1, value: local(params.get('to')) });
+  const custom = el(
+    'span',
+    { className: 'custom', hidden: !absolute },
+    el('label', { htmlFor: 'from', textContent: `${t.from} (UTC)` }),
+    fromInput,
+    el('label', { htmlFor: 'to', textContent: `${t.to} (UTC)` }),
+    toInput,
+  );
+  const live = el('input', { id: 'live', type: 'checkbox', checked: params.get('live') === '1', disabled: absolute });
+  const error = el('div', { id: 'query-error', className: 'query-error', role: 'alert' });
+
+  const submit = () => {
+    if (rangeSelect.value === 'custom') {
+      const iso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : null);
+      const from = iso(fromInput.value);
+      const to = iso(toInput.value);
+      if (!from || !to) {
+        (from ? toInput : fromInput).focus();
+        return;
+      }
+      change({ q: query.value, range: null, from, to, live: null });
+    } else change({ q: query.value, range: rangeSelect.value, from: null, to: null });
+  };
+  const form = el(
+    'form',
+    { className: 'query', role: 'search' },
+    el('label', { htmlFor: 'query', textContent: t.query }),
+    query,
+    el('label', { htmlFor: 'range', textContent: t.range }),
+    rangeSelect,
+    custom,
+    el('button', { type: 'submit', id: 'search', textContent: t.search }),
+    el('label', { className: 'live' }, live, ` ${t.live}`),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submit();
+  });
+  rangeSelect.addEventListener('change', () => {
+    custom.hidden = rangeSelect.value !== 'custom';
+    if (rangeSelect.value !== 'custom') submit();
+    else {
+      // Start from the range on screen.
+      const now = Date.now();
+      fromInput.value ||= new Date(now - 3_600_000).toISOString().slice(0, 19);
+      toInput.value ||= new Date(now).toISOString().slice(0, 19);
+      fromInput.focus();
+    }
+  });
+  live.addEventListener('change', () => change({ live: live.checked ? '1' : null }));
+
+  return {
+    node: el('div', { className: 'query-bar' }, form, error),
+    query,
+    markError(message, position) {
+      if (message === null) {
+        error.replaceChildren();
+        delete error.dataset.position;
+        query.removeAttribute('aria-invalid');
+        return;
+      }
+      query.setAttribute('aria-invalid', 'true');
+      error.replaceChildren(
+        el('p', { className: 'error', textContent: position === undefined ? message : `${message} (${t.atPosition} ${position + 1})` }),
+      );
+      if (position === undefined) return;
+      // The query again, the character at the position marked: where the parser stopped.
+      const text = query.value;
+      const at = Math.min(position, text.length);
+      error.dataset.position = String(position);
+      error.append(
+        el(
+          'pre',
+          { className: 'caret', ariaHidden: 'true' },
+          text.slice(0, at),
+          el('mark', { textContent: text.slice(at, at + 1) || ' ' }),
+          text.slice(at + 1),
+        ),
+      );
+      query.focus();
+      query.setSelectionRange(at, Math.min(text.length, at + 1));
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/** How numbers, sizes, durations and times read in the console. */
+
+export function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? '–' : value.toLocaleString('en-US');
+}
+
+export function percent(ratio: number | null | undefined, digits = 1): string {
+  return ratio === null || ratio === undefined ? '–' : `${(ratio * 100).toFixed(digits)}%`;
+}
+
+export function bytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let size = Math.abs(value);
+  let unit = 0;
+  while (size >= 1024 && unit < units.length - 1) {
+    size /= 1024;
+    unit += 1;
+  }
+  return `${value < 0 ? '-' : ''}${size.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+export function millis(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '–';
+  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
+  return `${value < 10 ? value.toFixed(2) : Math.round(value)} ms`;
+}
+
+/** A short number for chart axes: 1.2k, 3.4M. */
+export function compact(value: number): string {
+  const abs = Math.abs(value);
+  if (abs >= 1e9) return `${(value / 1e9).toFixed(1)}G`;
+  if (abs >= 1e6) return `${(value / 1e6).toFixed(1)}M`;
+  if (abs >= 1e3) return `${(value / 1e3).toFixed(1)}k`;
+  return abs < 10 && abs !== Math.round(abs) ? value.toFixed(2) : String(Math.round(value));
+}
+
+/** ISO time as shown in tables: UTC, to the second (the console works in UTC throughout). */
+export function time(iso: string | null | undefined): string {
+  return iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '–';
+}

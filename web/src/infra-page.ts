@@ -1,0 +1,302 @@
+import { api, ApiError } from './api.js';
+import { lineChart } from './charts.js';
+import { el, facts, tabs, table } from './dom.js';
+import { into, problem } from './feedback.js';
+import { bytes, count, percent, time } from './format.js';
+import { words } from './i18n.js';
+import { changed, type PageContext, type View } from './page.js';
+
+/**
+ * Infrastructure (docs/infra.md, docs/kubernetes.md): hosts and containers over time as charts, and
+ * the Kubernetes views. A service without a cluster answers 503 "kubernetes not configured", which
+ * is shown as that: a setting, not a failure.
+ */
+
+const RANGES: Record<string, number> = { '15m': 900_000, '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_000 };
+/** Containers drawn as charts; the rest are in the table. */
+const CHARTED_CONTAINERS = 12;
+
+type Row = Record<string, number | string | null>;
+
+export function renderInfra(ctx: PageContext): View {
+  const t = words();
+  const view = ctx.params.get('view') ?? 'hosts';
+  const content = el('div', { id: 'infra-content' });
+  const node = el(
+    'div',
+    { id: 'infra-page' },
+    el('h2', { textContent: t.infrastructure }),
+    tabs(
+      t.infrastructure,
+      'infra',
+      [
+        ['hosts', t.hosts],
+        ['containers', t.containers],
+        ['k8s', t.kubernetes],
+      ],
+      view,
+    ),
+    content,
+  );
+  void into(content, () => (view === 'k8s' ? kubernetes() : view === 'containers' ? containers(ctx) : hosts(ctx)));
+  return { node };
+}
+
+function range(ctx: PageContext): [HTMLElement, string] {
+  const t = words();
+  const key = ctx.params.get('range') ?? '1h';
+  const select = el(
+    'select',
+    { id: 'infra-range' },
+    ...Object.keys(RANGES).map((k) => el('option', { value: k, textContent: `${t.last} ${k}` })),
+  );
+  select.value = key;
+  select.addEventListener('change', () => ctx.navigate(changed(ctx.params, { range: select.value })));
+  const now = Date.now();
+  const query = new URLSearchParams({
+    from: new Date(now - (RANGES[key] ?? RANGES['1h']!)).toISOString(),
+    to: new Date(now).toISOString(),
+  });
+  return [el('div', { className: 'toolbar' }, el('label', { htmlFor: 'infra-range', textContent: t.range }), select), query.toString()];
+}
+
+const series = (rows: Row[], field: string) =>
+  rows.map((row) => ({ ts: String(row.ts), value: typeof row[field] === 'number' ? row[field] : null }));
+const rate = (value: number) => `${bytes(value)}/s`;
+
+async function hosts(ctx: PageContext): Promise<HTMLElement> {
+  const t = words();
+  const [control, query] = range(ctx);
+  const answer = await api<{ interval: string; hosts: { host: string; lastSeen: string; latest: Row; series: Row[] }[] }>(
+    `/api/v1/infra/metrics?${query}`,
+  );
+  return el(
+    'div',
+    { id: 'hosts' },
+    control,
+    answer.hosts.length === 0 ? el('p', { textContent: t.noHosts }) : null,
+    ...answer.hosts.map((host) =>
+      el(
+        'section',
+        { className: 'host', ariaLabel: host.host },
+        el('h3', { textContent: host.host }),
+        facts([
+          [t.colLastSeen, time(host.lastSeen)],
+          ['CPU', percent(host.latest.cpuUtilization as number | null)],
+          [t.memory, `${bytes(host.latest.memoryUsedBytes as number | null)} (${percent(host.latest.memoryUtilization as number | null)})`],
+          [t.disk, `${bytes(host.latest.diskUsedBytes as number | null)} (${percent(host.latest.diskUtilization as number | null)})`],
+          ['load 1m', host.latest.load1m === null || host.latest.load1m === undefined ? '–' : Number(host.latest.load1m).toFixed(2)],
+        ]),
+        el(
+          'div',
+          { className: 'charts' },
+          lineChart({
+            title: `CPU (${answer.interval})`,
+            format: (v) => percent(v, 0),
+            series: [{ name: 'CPU', points: series(host.series, 'cpuUtilization') }],
+          }),
+          lineChart({
+            title: t.memory,
+            format: (v) => percent(v, 0),
+            series: [{ name: t.memory, points: series(host.series, 'memoryUtilization') }],
+          }),
+          lineChart({
+            title: t.network,
+            format: rate,
+            series: [
+              { name: t.received, points: series(host.series, 'networkReceiveBytesPerSec') },
+              { name: t.sent, points: series(host.series, 'networkTransmitBytesPerSec') },
+            ],
+          }),
+          lineChart({
+            title: t.diskIo,
+            format: rate,
+            series: [
+              { name: t.read, points: series(host.series, 'diskReadBytesPerSec') },
+              { name: t.written, points: series(host.series, 'diskWriteBytesPerSec') },
+            ],
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+async function containers(ctx: PageContext): Promise<HTMLElement> {
+  const t = words();
+  const [control, query] = range(ctx);
+  const answer = await api<{
+    interval: string;
+    containers: {
+      kind: string;
+      id: string;
+      container: string | null;
+      pod: string | null;
+      namespace: string | null;
+      host: string | null;
+      lastSeen: string;
+      latest: Row;
+      series: Row[];
+    }[];
+  }>(`/api/v1/infra/containers?${query}`);
+  const list = answer.containers;
+  return el(
+    'div',
+    { id: 'containers' },
+    control,
+    table(
+      t.containers,
+      [
+        [t.kind, (c) => c.kind],
+        ['id', (c) => c.id],
+        [t.pod, (c) => (c.namespace && c.pod ? `${c.namespace}/${c.pod}` : (c.pod ?? '–'))],
+        [t.colHost, (c) => c.host ?? '–'],
+        ['CPU', (c) => (typeof c.latest.cpuCores === 'number' ? `${c.latest.cpuCores.toFixed(3)} ${t.cores}` : '–')],
+        [t.memory, (c) => bytes(c.latest.memoryUsageBytes as number | null)],
+        [t.colLastSeen, (c) => time(c.lastSeen)],
+      ],
+      list,
+      { id: 'containers-table' },
+    ),
+    list.length === 0 ? el('p', { textContent: t.noContainers }) : null,
+    el(
+      'div',
+      { className: 'charts' },
+      ...list
+        .slice(0, CHARTED_CONTAINERS)
+        .flatMap((c) => [
+          lineChart({
+            title: `${c.id}: CPU (${t.cores})`,
+            format: (v) => v.toFixed(3),
+            series: [{ name: 'CPU', points: series(c.series, 'cpuCores') }],
+          }),
+          lineChart({
+            title: `${c.id}: ${t.memory}`,
+            format: bytes,
+            series: [{ name: t.memory, points: series(c.series, 'memoryUsageBytes') }],
+          }),
+        ]),
+    ),
+  );
+}
+
+interface Problem {
+  severity: string;
+  kind: string;
+  name: string;
+  namespace: string | null;
+  reason: string;
+  message: string;
+}
+
+async function kubernetes(): Promise<HTMLElement> {
+  const t = words();
+  const node = el('div', { id: 'k8s' });
+  try {
+    const health = await api<{
+      status: string;
+      apiServer: { version: string | null };
+      nodes: { total: number; ready: number; notReady: number };
+      pods: Record<string, number>;
+      problems: Problem[];
+    }>('/api/v1/k8s/cluster/health');
+    node.append(
+      el('h3', {}, `${t.clusterHealth} `, el('span', { className: `badge status-${health.status}`, textContent: health.status })),
+      facts([
+        ['API server', health.apiServer.version ?? '–'],
+        [t.nodes, `${health.nodes.ready}/${health.nodes.total} ready`],
+        [
+          t.pods,
+          Object.entries(health.pods)
+            .map(([k, v]) => `${k} ${count(v)}`)
+            .join(', '),
+        ],
+      ]),
+      table(
+        t.problems,
+        [
+          [t.colSeverity, (p: Problem) => p.severity],
+          [t.kind, (p) => p.kind],
+          [t.colName, (p) => (p.namespace ? `${p.namespace}/${p.name}` : p.name)],
+          [t.colReasons, (p) => p.reason],
+          [t.colMessage, (p) => p.message],
+        ],
+        health.problems,
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 503) {
+      node.append(
+        el(
+          'div',
+          { id: 'k8s-not-configured', className: 'notice', role: 'status' },
+          el('h3', { textContent: t.k8sNotConfiguredTitle }),
+          el('p', { textContent: `${t.k8sNotConfigured} (503 ${error.full})` }),
+        ),
+      );
+      return node;
+    }
+    node.append(problem(error));
+    return node;
+  }
+  // The cluster answered: nodes and pods may still fail on their own (e.g. RBAC).
+  await Promise.all([
+    api<{
+      items: {
+        name: string;
+        roles: string[];
+        status: string;
+        usage?: { cpuPercent: number; memoryPercent: number };
+        kubeletVersion: string;
+        ageSeconds: number;
+      }[];
+    }>('/api/v1/k8s/nodes').then(
+      ({ items }) =>
+        node.append(
+          table(
+            t.nodes,
+            [
+              [t.colName, (n) => n.name],
+              [t.roles, (n) => n.roles.join(', ') || '–'],
+              [t.colStatus, (n) => n.status],
+              ['CPU', (n) => (n.usage ? `${n.usage.cpuPercent}%` : '–')],
+              [t.memory, (n) => (n.usage ? `${n.usage.memoryPercent}%` : '–')],
+              ['kubelet', (n) => n.kubeletVersion],
+            ],
+            items,
+            { id: 'k8s-nodes' },
+          ),
+        ),
+      (error: unknown) => node.append(problem(error)),
+    ),
+    api<{
+      items: {
+        name: string;
+        namespace: string;
+        status: string;
+        readyContainers: number;
+        totalContainers: number;
+        restarts: number;
+        node: string | null;
+      }[];
+    }>('/api/v1/k8s/pods?limit=200').then(
+      ({ items }) =>
+        node.append(
+          table(
+            t.pods,
+            [
+              [t.colName, (p) => `${p.namespace}/${p.name}`],
+              [t.colStatus, (p) => p.status],
+              [t.ready, (p) => `${p.readyContainers}/${p.totalContainers}`],
+              [t.restarts, (p) => count(p.restarts)],
+              [t.node, (p) => p.node ?? '–'],
+            ],
+            items,
+            { id: 'k8s-pods' },
+          ),
+        ),
+      (error: unknown) => node.append(problem(error)),
+    ),
+  ]);
+  return node;
+}
