@@ -18,9 +18,11 @@ const LOGS_TABLES = [
   'logs_refresh_tokens',
   'logs_signing_keys',
   'log_entries',
-  'log_id_ranges',
+  'log_displaced',
   'log_rollups',
+  'log_host_rollups',
   'log_fields',
+  'log_unfaceted_fields',
   'logs_alert_rules',
   'logs_alerts',
   'apm_spans',
@@ -294,11 +296,11 @@ export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
     },
     send: async (request) =>
       toResponse(await logs.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
-    // log_id_ranges is the SQLite store's own (PostgreSQL has sequences).
+    // log_displaced is the SQLite store's own (time-ordered ids).
     snapshot: () =>
       snapshotTables(
         logs.database.db,
-        LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_id_ranges'),
+        LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_displaced'),
       ),
     errorShapeProblem: logsErrorShapeProblem,
     // Documented: the Kubernetes views answer 503 when no cluster is configured (as here).

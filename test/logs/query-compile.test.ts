@@ -37,11 +37,11 @@ const postgresDb = new Kysely<any>({
 
 const condition = (query: string): Condition => toCondition(parseQuery(query));
 const onSqlite = (query: string) =>
-  compileSqlite(condition(query), { idWindow: { lo: 10, hi: 20 }, unfaceted: new Set() }).compile(sqliteDb);
+  compileSqlite(condition(query), { fts: 'log_fts_61', idWindow: { lo: 10, hi: 20 }, unfaceted: new Set() }).compile(sqliteDb);
 /** As if the fields had too many values to be faceted (facets.ts): checked on the rows. */
 const UNFACETED = new Set(['c:level', 'c:service', 'a:http.status', 'a:user']);
 const onSqliteRows = (query: string) =>
-  compileSqlite(condition(query), { idWindow: { lo: 10, hi: 20 }, unfaceted: UNFACETED }).compile(sqliteDb);
+  compileSqlite(condition(query), { fts: 'log_fts_61', idWindow: { lo: 10, hi: 20 }, unfaceted: UNFACETED }).compile(sqliteDb);
 const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
 const onPostgresRows = (query: string) => compilePostgres(condition(query), UNFACETED).compile(postgresDb);
 
@@ -97,7 +97,7 @@ describe('query compilation', () => {
 
   test('a lone NOT over text is an SQL NOT IN over the windowed FTS5 lookup', () => {
     const { sql, parameters } = onSqlite('NOT refused');
-    assert.equal(sql, 'NOT (l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ? AND rowid BETWEEN ? AND ?))');
+    assert.equal(sql, 'NOT (l.id IN (SELECT rowid FROM "log_fts_61" WHERE "log_fts_61" MATCH ? AND rowid BETWEEN ? AND ?))');
     assert.deepEqual(parameters, ['body : ("refused")', 10, 20]);
   });
 
@@ -130,7 +130,7 @@ describe('query compilation', () => {
     const hex = (text: string) => Buffer.from(text).toString('hex');
     const status = `a${hex('http.status')}v`;
     const both = onSqlite('disk http.status:500 level:ERROR');
-    assert.equal(both.sql, 'l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ? AND rowid BETWEEN ? AND ?)');
+    assert.equal(both.sql, 'l.id IN (SELECT rowid FROM "log_fts_61" WHERE "log_fts_61" MATCH ? AND rowid BETWEEN ? AND ?)');
     assert.deepEqual(both.parameters, [
       `(body : ("disk")) AND ((facets : "${status}${hex('"500"')}" OR facets : "${status}${hex('500')}")) AND ((facets : "c${hex('level')}v${hex('error')}"))`,
       10,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { QuerySyntaxError, type LogStore, type StoredLogEntry } from '../store/log-store.js';
+import { DEFAULT_TRACK_TOTAL, QuerySyntaxError, type LogStore, type StoredLogEntry } from '../store/log-store.js';
 import {
   DistinctParams,
   DistinctQuery,
@@ -40,9 +40,6 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Spec 4.5 log search (logs:read), over the caller's tenant. */
-/** Matches counted at most, unless the request asks for the exact total (`trackTotal: true`). */
-export const DEFAULT_TRACK_TOTAL = 10_000;
-
 export function searchRoutes({
   store,
   guards,

@@ -4,12 +4,12 @@ import type { PreparedEntry } from './write-batch.js';
 
 /**
  * Facets: `field = value` facts of an entry that the full-text index holds beside the message's
- * words (SQLite: the `facets` column of log_entries_fts; PostgreSQL: lexemes of the tsvector), so
+ * words (SQLite: the `facets` column of the tenant's FTS5 table; PostgreSQL: lexemes of the tsvector), so
  * that `http.status_code:503 level:error` is an index lookup like a word, not a check of every row
  * of the range (docs/log-store.md, "Facets").
  *
- * A facet is one token of letters and digits that no word can be: a kind letter, the field name in
- * hex, `v`, the value in hex. An attribute's value is its JSON text (`"500"` for a string, `500`
+ * A facet is one token of letters and digits: a kind letter, the field name in hex, `v`, the value in
+ * hex (SQLite keeps them in a column of their own; PostgreSQL behind `=`, which no word holds). An attribute's value is its JSON text (`"500"` for a string, `500`
  * for a number), which is exactly what the row check compares, so a lookup finds what a check would.
  * Only values a lookup can answer exactly are faceted: strings, booleans and safe integers up to
  * MAX_FACET_LENGTH characters. A field with more than MAX_FACET_VALUES distinct values (request
@@ -29,11 +29,6 @@ const hex = (text: string): string => Buffer.from(text, 'utf8').toString('hex');
 /** A facet as a PostgreSQL lexeme: behind `=`, so that no word of a message (letters and digits) can be one. */
 export function postgresFacet(facet: string): string {
   return `=${facet}`;
-}
-
-/** The facet of every entry of a tenant. */
-export function tenantFacet(tenantId: string): string {
-  return `t${hex(tenantId)}`;
 }
 
 /** The key of a faceted field: `c:level`, `a:http.status_code` (log_unfaceted_fields.field). */
@@ -75,7 +70,7 @@ export class FacetCardinality {
     for (const field of fields) unfaceted?.add(field);
   }
 
-  /** The facets of each entry (the tenant's first), and the fields this batch stops faceting. */
+  /** The facets of each entry, and the fields this batch stops faceting. */
   facetsOf(tenantId: string, entries: readonly PreparedEntry[]): { facets: string[][]; newlyUnfaceted: string[] } {
     const unfaceted = new Set(this.#unfaceted.get(tenantId));
     let values = this.#values.get(tenantId);
@@ -96,9 +91,8 @@ export class FacetCardinality {
         }
       }
     }
-    const tenant = tenantFacet(tenantId);
     const facets = pairs.map((entryPairs) => {
-      const tokens = [tenant];
+      const tokens: string[] = [];
       for (const [field, text] of entryPairs) {
         const token = unfaceted.has(field) ? null : facetToken(field, text);
         if (token !== null) tokens.push(token);

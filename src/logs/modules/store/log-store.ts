@@ -70,6 +70,9 @@ export interface SearchRequest {
   trackTotal?: number | undefined;
 }
 
+/** Matches a search counts at most unless asked for every one (the API's default `trackTotal`, as Elasticsearch's). */
+export const DEFAULT_TRACK_TOTAL = 10_000;
+
 export interface SearchResult {
   entries: StoredLogEntry[];
   /** Every match (`eq`), or at least this many (`gte`: counting stopped at SearchRequest.trackTotal). */

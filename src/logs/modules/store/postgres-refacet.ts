@@ -24,12 +24,7 @@ export async function refacetEntries(db: Kysely<any>): Promise<void> {
       const own = rows.filter((row) => row.tenant_id === tenant);
       if (!cardinality.isLoaded(tenant)) cardinality.load(tenant, []);
       const { facets, newlyUnfaceted } = cardinality.facetsOf(tenant, prepareEntries(own.map(toStoredEntry)));
-      // The tenant is a column here: its facet (the first) is left out.
-      const updates = own.map((row, index) => ({
-        id: Number(row.id),
-        ts: Number(row.ts),
-        facets: tsvectorText([], facets[index]!.slice(1)),
-      }));
+      const updates = own.map((row, index) => ({ id: Number(row.id), ts: Number(row.ts), facets: tsvectorText([], facets[index]) }));
       await sql`UPDATE log_entries l SET search = l.search || r.facets::tsvector
         FROM json_to_recordset(${JSON.stringify(updates)}::json) AS r(id bigint, ts bigint, facets text)
         WHERE l.tenant_id = ${tenant} AND l.ts = r.ts AND l.id = r.id`.execute(db);

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { AppendResult, LogEntry } from './log-store.js';
+import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
-import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan } from './store-core.js';
+import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
 import { tokenize } from './tokenize.js';
 import { FacetCardinality, postgresFacet } from './facets.js';
 import {
@@ -68,7 +68,13 @@ export function tsvectorText(tokens: readonly string[], facets: readonly string[
  * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
  * a GIN index on a tsvector of our tokens, jsonb attributes, per-minute rollups, a field catalogue.
  */
-export class PostgresLogStore extends LogStoreCore {
+/** A read over [from, end) on PostgreSQL. */
+interface PostgresPlan extends ReadPlan {
+  from: number;
+  end: number;
+}
+
+export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetCardinality();
   readonly #partitions = new Set<number>();
@@ -150,8 +156,7 @@ export class PostgresLogStore extends LogStoreCore {
         span_id: entry.span_id,
         message: entry.message,
         attributes: entry.attributes,
-        // The tenant is a column here: its facet is left out.
-        search: tsvectorText(tokenize(entry.message), facets[index]!.slice(1)),
+        search: tsvectorText(tokenize(entry.message), facets[index]),
       })),
     );
     const rollups = JSON.stringify(rollupRows(prepared));
@@ -234,11 +239,40 @@ export class PostgresLogStore extends LogStoreCore {
     return Number(counted[0]?.n ?? 0);
   }
 
-  protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<ReadPlan> {
+  protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
     const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(this.reads);
     const unfaceted = new Set(rows.map((row) => row.field));
     return {
       where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, unfaceted)})`,
+      from,
+      end,
     };
+  }
+
+  /**
+   * Newest (or oldest) first through the hour partitions: a slice of the range at a time, from its
+   * end (or start), each twice as long as the one before, until the page is full. A search over a
+   * day then sorts the matches of its last hours, not of the whole day.
+   */
+  protected override async timePage(plan: PostgresPlan, page: TimePage): Promise<StoredLogEntry[]> {
+    const descending = page.order === 'desc';
+    const skip = page.after ? 0 : page.offset;
+    const wanted = skip + page.limit;
+    let [lo, hi] = [plan.from, plan.end];
+    if (page.after) {
+      if (descending) hi = Math.min(hi, page.after.timestamp + 1);
+      else lo = Math.max(lo, page.after.timestamp);
+    }
+    const found: StoredLogEntry[] = [];
+    for (let span = PARTITION_MS; found.length < wanted && lo < hi; span *= 2) {
+      const [sliceLo, sliceHi] = descending
+        ? [Math.max(lo, hi - span - mod(hi - span, PARTITION_MS)), hi]
+        : [lo, Math.min(hi, lo + span - mod(lo + span, PARTITION_MS) + PARTITION_MS)];
+      const slice = sql`${plan.where} AND l.ts >= ${sliceLo}::bigint AND l.ts < ${sliceHi}::bigint`;
+      found.push(...(await this.timeSorted(slice, page, wanted - found.length, 0)));
+      if (descending) hi = sliceLo;
+      else lo = sliceHi;
+    }
+    return found.slice(skip, wanted);
   }
 }

@@ -50,7 +50,7 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
 
 /** The SQLite store's entry tables since migration 0120. */
 async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
-  // No secondary index: the id is the time, and the tenant is a facet of the full-text index.
+  // No secondary index: the id is the time; each tenant's full-text index (created at its first write) finds its words and facets.
   await sql`CREATE TABLE log_entries (
     id INTEGER PRIMARY KEY,
     tenant_id TEXT NOT NULL,
@@ -63,9 +63,6 @@ async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
     message TEXT NOT NULL,
     attributes TEXT NOT NULL DEFAULT '{}'
   )`.execute(db);
-  // Contentless: the text lives once, in log_entries; the index holds our own tokens (tokenize.ts)
-  // and the entry's facets (facets.ts), keyed by the entry's id.
-  await sql`CREATE VIRTUAL TABLE log_entries_fts USING fts5(body, facets, content='', contentless_delete=1)`.execute(db);
   // Entries whose id is not in their own second's block (time-ids.ts).
   await sql`CREATE TABLE log_displaced (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, ts INTEGER NOT NULL)`.execute(db);
   await sql`CREATE INDEX log_displaced_tenant_ts ON log_displaced (tenant_id, ts)`.execute(db);

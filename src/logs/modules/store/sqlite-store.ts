@@ -3,7 +3,14 @@ import { FacetCardinality } from './facets.js';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
-import { compileSqlite, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression, tenantFtsQuery } from './query/compile-sqlite.js';
+import {
+  compileSqlite,
+  ftsTableOf,
+  indexQuery,
+  sqliteFieldValue,
+  sqliteNumberValue,
+  sqliteSortExpression,
+} from './query/compile-sqlite.js';
 import {
   ENTRY_COLUMNS,
   LogStoreCore,
@@ -48,12 +55,14 @@ const sqliteReads: ReadDialect = {
 const RETENTION_BATCH = 5_000;
 
 /**
- * A read over [from, end) on SQLite. `index`: the FTS5 query that finds exactly the tenant's matches
- * among the ids of [lo, hi] (all of them but the first and last seconds' entries outside the range),
- * when the index answers the condition alone and no displaced entry is involved; reads then count,
- * page and bucket from the index without touching rows.
+ * A read over [from, end) on SQLite. `index`: the FTS5 query that finds exactly the matches in the
+ * tenant's index among the ids of [lo, hi] (all of them but the first and last seconds' entries
+ * outside the range), when the index answers the condition alone and no displaced entry is involved;
+ * reads then count, page and bucket from the index without touching rows.
  */
 interface SqlitePlan extends ReadPlan {
+  /** The tenant's full-text index. */
+  fts: string;
   from: number;
   end: number;
   lo: number;
@@ -64,9 +73,9 @@ interface SqlitePlan extends ReadPlan {
 }
 
 /**
- * The SQLite log store (docs/log-store.md): entries keyed by time-ordered ids (time-ids.ts), a
- * contentless FTS5 index of their words and facets (facets.ts) under the same ids, per-minute
- * rollups by level and service and by host, and a field catalogue.
+ * The SQLite log store (docs/log-store.md): entries keyed by time-ordered ids (time-ids.ts), per
+ * tenant a contentless FTS5 index of their words and facets (facets.ts) under the same ids,
+ * per-minute rollups by level and service and by host, and a field catalogue.
  */
 export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   readonly #fields = new FieldCatalogueCache();
@@ -131,7 +140,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
               AND tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
           if (rows.length > 0) {
             const ids = JSON.stringify(rows.map((row) => row.id));
-            await sql`DELETE FROM log_entries_fts WHERE rowid IN (SELECT value FROM json_each(${ids}))`.execute(connection);
+            await sql`DELETE FROM ${sql.table(ftsTableOf(tenantId))} WHERE rowid IN (SELECT value FROM json_each(${ids}))`.execute(
+              connection,
+            );
             await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
             await sql`DELETE FROM log_displaced WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
           } else {
@@ -157,15 +168,19 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<SqlitePlan | null> {
     if (end <= from) return null;
     const { lo, hi } = idWindow(from, end);
-    const { rows } = await sql<{ displaced: number; unfaceted: string }>`SELECT
+    const fts = ftsTableOf(tenantId);
+    const { rows } = await sql<{ indexed: number; displaced: number; unfaceted: string }>`SELECT
+      EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ${fts}) AS indexed,
       EXISTS (SELECT 1 FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced,
       (SELECT json_group_array(field) FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}) AS unfaceted`.execute(this.reads);
+    // No index yet: the tenant has never stored an entry.
+    if (Number(rows[0]?.indexed ?? 0) !== 1) return null;
     const displaced = Number(rows[0]?.displaced ?? 0) === 1;
     const unfaceted = new Set(JSON.parse(rows[0]?.unfaceted ?? '[]') as string[]);
     const ids = displaced
       ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`
       : sql`l.id BETWEEN ${lo} AND ${hi}`;
-    const matches = compileSqlite(condition, { idWindow: displaced ? null : { lo, hi }, unfaceted });
+    const matches = compileSqlite(condition, { fts, idWindow: displaced ? null : { lo, hi }, unfaceted });
     return {
       where: sql`${ids} AND l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`,
       from,
@@ -173,7 +188,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       lo,
       hi,
       displaced,
-      index: displaced ? null : tenantFtsQuery(tenantId, condition, unfaceted),
+      fts,
+      index: displaced ? null : indexQuery(condition, unfaceted),
     };
   }
 
@@ -186,8 +202,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     for (const edge of split.edges) total += (await this.#rowsOf(plan, edge.lo, edge.hi, 'desc', undefined)).rows.length;
     if (split.whole) {
       const limit = bound === undefined ? -1 : Math.max(0, bound + 1 - total);
-      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM log_entries_fts
-        WHERE log_entries_fts MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi} LIMIT ${limit})`.execute(this.reads);
+      const fts = sql.table(plan.fts);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${fts}
+        WHERE ${fts} MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi} LIMIT ${limit})`.execute(this.reads);
       total += Number(rows[0]?.n ?? 0);
     }
     return total;
@@ -261,8 +278,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       plan.index === null
         ? sql`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
             ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`
-        : sql`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM log_entries_fts
-              WHERE log_entries_fts MATCH ${plan.index} AND rowid BETWEEN ${lo} AND ${hi} ORDER BY rowid ${direction} LIMIT ${limit ?? -1}) m
+        : sql`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${sql.table(plan.fts)}
+              WHERE ${sql.table(plan.fts)} MATCH ${plan.index} AND rowid BETWEEN ${lo} AND ${hi} ORDER BY rowid ${direction} LIMIT ${limit ?? -1}) m
             CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`;
     const { rows } = await sql<EntryRow>`${source}`.execute(this.reads);
     const lastId = rows.length > 0 ? Number(rows.at(-1)!.id) : null;
@@ -287,8 +304,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         bucket: number;
         n: number;
       }>`SELECT s - (((s % ${intervalMs}) + ${intervalMs}) % ${intervalMs}) AS bucket, count(*) AS n
-        FROM (SELECT (rowid >> 21) * 1000 AS s FROM log_entries_fts
-          WHERE log_entries_fts MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi})
+        FROM (SELECT (rowid >> 21) * 1000 AS s FROM ${sql.table(plan.fts)}
+          WHERE ${sql.table(plan.fts)} MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi})
         GROUP BY 1`.execute(this.reads);
       for (const row of rows) counts.push({ bucket: Number(row.bucket), group: null, count: Number(row.n) });
     }
@@ -374,7 +391,11 @@ export async function writeEntries(
   await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
     SELECT value ->> 0, ${tenantId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value -> 8
     FROM json_each(${rows})`.execute(connection);
-  await sql`INSERT INTO log_entries_fts (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexed})`.execute(
+  const fts = sql.table(ftsTableOf(tenantId));
+  // Contentless: the text lives once, in log_entries; the index holds our own tokens (tokenize.ts)
+  // and the entry's facets, keyed by the entry's id.
+  await sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${fts} USING fts5(body, facets, content='', contentless_delete=1)`.execute(connection);
+  await sql`INSERT INTO ${fts} (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexed})`.execute(
     connection,
   );
   if (displaced.length > 0) {

@@ -175,16 +175,20 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   /** A page of matches sorted by time (ties by id); dialects walk their time order where they have one. */
   protected async timePage(plan: Plan, page: TimePage): Promise<StoredLogEntry[]> {
+    return this.timeSorted(plan.where, page, page.limit, page.after ? 0 : page.offset);
+  }
+
+  /** Rows of `where` sorted by time (ties by id) past `page.after`, `limit` of them from `offset`. */
+  protected async timeSorted(where: RawBuilder<unknown>, page: TimePage, limit: number, offset: number): Promise<StoredLogEntry[]> {
     const { int } = this.dialect;
     const order = page.order === 'asc' ? sql`ASC` : sql`DESC`;
-    let where = plan.where;
     if (page.after) {
       const [ts, id] = [int(page.after.timestamp), int(page.after.id)];
       const beyond = page.order === 'asc' ? sql`>` : sql`<`;
       where = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
     }
     const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${where}
-      ORDER BY l.ts ${order}, l.id ${order} LIMIT ${page.limit} OFFSET ${page.after ? 0 : page.offset}`.execute(this.reads);
+      ORDER BY l.ts ${order}, l.id ${order} LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
     return rows.map(toStoredEntry);
   }
 

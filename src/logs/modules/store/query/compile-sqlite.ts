@@ -1,17 +1,19 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
-import { equalityFacets, tenantFacet } from '../facets.js';
+import { equalityFacets } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
 /**
- * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the full-text
- * index can answer (message words, and equalities on faceted fields: facets.ts) becomes one lookup,
- * `l.id IN (SELECT rowid FROM log_entries_fts WHERE ... MATCH ? AND rowid BETWEEN ? AND ?)`, with the
+ * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the tenant's
+ * full-text index can answer (message words, and equalities on faceted fields: facets.ts) becomes one
+ * lookup, `l.id IN (SELECT rowid FROM log_fts_<tenant> WHERE ... MATCH ? AND rowid BETWEEN ? AND ?)`, with the
  * ids of the time range (time-ids.ts), so FTS5 only walks the part of its doclists that can matter;
  * the rest is checked on the rows.
  */
 export interface SqliteQueryContext {
+  /** The tenant's full-text index (ftsTableOf). */
+  fts: string;
   /** The ids of the time range; null when displaced entries may hold ids outside it. */
   idWindow: { lo: number; hi: number } | null;
   /** The tenant's fields that are not faceted (log_unfaceted_fields). */
@@ -58,10 +60,15 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
   }
 }
 
-function ftsLookup(match: string, context: SqliteQueryContext): RawBuilder<unknown> {
-  if (context.idWindow === null) return sql`l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ${match})`;
-  const { lo, hi } = context.idWindow;
-  return sql`l.id IN (SELECT rowid FROM log_entries_fts WHERE log_entries_fts MATCH ${match} AND rowid BETWEEN ${lo} AND ${hi})`;
+function ftsLookup(match: string, { fts, idWindow }: SqliteQueryContext): RawBuilder<unknown> {
+  const table = sql.table(fts);
+  if (idWindow === null) return sql`l.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${match})`;
+  return sql`l.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${match} AND rowid BETWEEN ${idWindow.lo} AND ${idWindow.hi})`;
+}
+
+/** The full-text index of a tenant's entries: their words and facets by entry id, one FTS5 table per tenant. */
+export function ftsTableOf(tenantId: string): string {
+  return `log_fts_${Buffer.from(tenantId, 'utf8').toString('hex')}`;
 }
 
 /**
@@ -83,23 +90,23 @@ export function ftsQuery(condition: Condition, unfaceted: ReadonlySet<string>): 
       return parts.every((part) => part !== null) ? parts.map((part) => `(${part})`).join(' OR ') : null;
     }
     case 'and':
-      return conjunction(null, condition.children, unfaceted);
+      return conjunction(condition.children, unfaceted);
     default:
       return null;
   }
 }
 
 /**
- * The FTS5 query of all of a tenant's entries that match a condition (the tenant's facet ANDed
- * with it), or null when the index cannot answer the condition alone.
+ * The FTS5 query that finds exactly the entries matching a condition in a tenant's index, or null
+ * when the index cannot answer it alone (or it is everything: no lookup needed).
  */
-export function tenantFtsQuery(tenantId: string, condition: Condition, unfaceted: ReadonlySet<string>): string | null {
-  if (condition.kind === 'all') return `facets : "${tenantFacet(tenantId)}"`;
-  return conjunction(`facets : "${tenantFacet(tenantId)}"`, condition.kind === 'and' ? condition.children : [condition], unfaceted);
+export function indexQuery(condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+  if (condition.kind === 'all') return null;
+  return conjunction(condition.kind === 'and' ? condition.children : [condition], unfaceted);
 }
 
-function conjunction(first: string | null, children: readonly Condition[], unfaceted: ReadonlySet<string>): string | null {
-  const positive = first === null ? [] : [first];
+function conjunction(children: readonly Condition[], unfaceted: ReadonlySet<string>): string | null {
+  const positive: string[] = [];
   const negative: string[] = [];
   for (const child of children) {
     const part = ftsQuery(child.kind === 'not' ? child.child : child, unfaceted);
