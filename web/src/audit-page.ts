@@ -49,7 +49,9 @@ export function renderAudit(ctx: PageContext): View {
   const form = el(
     'form',
     { role: 'search', className: 'toolbar audit-search' },
-    ...inputs.flatMap(([key, input]) => [el('label', { htmlFor: input.id, textContent: labels[key] }), input]),
+    ...inputs.map(([key, input]) =>
+      el('span', { className: 'control' }, el('label', { htmlFor: input.id, textContent: labels[key] }), input),
+    ),
     el('button', { type: 'submit', id: 'audit-search', textContent: t.search }),
   );
   form.addEventListener('submit', (event) => {

@@ -1,5 +1,4 @@
 import { el, svg } from './dom.js';
-import { compact } from './format.js';
 
 /**
  * Time-series line charts in SVG: a handful of series of at most a few hundred points each (the API
@@ -18,80 +17,85 @@ export interface Series {
 }
 
 const WIDTH = 600;
-const HEIGHT = 160;
-const LEFT = 46;
-const BOTTOM = 18;
-const TOP = 6;
+const HEIGHT = 100;
 
 const clock = (iso: string) => iso.slice(11, 16);
 
-export function lineChart(options: { id?: string; title: string; series: Series[]; format: (value: number) => string }): HTMLElement {
+/**
+ * A line chart that fills its box: the plot is stretched to any width (preserveAspectRatio none,
+ * strokes kept at one width by `vector-effect`), and the axes' words are HTML beside it, so text
+ * never scales with the chart. The legend gives each series' latest value, or its total.
+ */
+export function lineChart(options: {
+  id?: string;
+  title: string;
+  series: Series[];
+  format: (value: number) => string;
+  legend?: 'latest' | 'total';
+}): HTMLElement {
   const { series, format } = options;
   const values = series.flatMap((s) => s.points.map((p) => p.value)).filter((v): v is number => v !== null);
   const max = Math.max(...values, 0) || 1;
   const length = Math.max(1, ...series.map((s) => s.points.length));
-  const x = (index: number) => LEFT + (length <= 1 ? 0 : (index / (length - 1)) * (WIDTH - LEFT - 4));
-  const y = (value: number) => TOP + (1 - value / max) * (HEIGHT - TOP - BOTTOM);
+  const x = (index: number) => (length <= 1 ? WIDTH / 2 : (index / (length - 1)) * WIDTH);
+  const y = (value: number) => (1 - value / max) * HEIGHT;
 
-  const latest = (s: Series) => [...s.points].reverse().find((p) => p.value !== null)?.value ?? null;
-  const summary = series.map((s) => `${s.name} ${latest(s) === null ? '–' : format(latest(s)!)}`).join(', ');
-  const chart = svg('svg', {
+  const shown = (s: Series): number | null =>
+    options.legend === 'total'
+      ? s.points.reduce((sum, p) => sum + (p.value ?? 0), 0)
+      : ([...s.points].reverse().find((p) => p.value !== null)?.value ?? null);
+  const legendText = (s: Series) => `${s.name}: ${shown(s) === null ? '–' : format(shown(s)!)}`;
+  const plot = svg('svg', {
     viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    preserveAspectRatio: 'none',
     role: 'img',
-    'aria-label': `${options.title}: ${summary}`,
+    'aria-label': `${options.title}: ${series.map(legendText).join(', ')}`,
     class: 'line-chart',
   });
-  // Axes: three horizontal guides with their values, the first and last bucket's time.
-  for (const fraction of [0, 0.5, 1]) {
-    const value = max * fraction;
-    chart.append(
-      svg('line', { x1: LEFT, x2: WIDTH, y1: y(value), y2: y(value), class: 'guide' }),
-      svg('text', { x: LEFT - 4, y: y(value) + 4, 'text-anchor': 'end', class: 'axis' }, compact(value)),
-    );
-  }
+  for (const fraction of [0, 0.5, 1])
+    plot.append(svg('line', { x1: 0, x2: WIDTH, y1: y(max * fraction), y2: y(max * fraction), class: 'guide' }));
+  series.forEach((s, index) => {
+    // A gap (null) ends a segment: no line is drawn across missing data. A point alone between
+    // gaps is a segment of no length in a thicker path, which the round line cap draws as a dot.
+    let line = '';
+    let dots = '';
+    s.points.forEach((point, i) => {
+      if (point.value === null) return;
+      const at = `${x(i).toFixed(1)},${y(point.value).toFixed(1)}`;
+      const afterGap = s.points[i - 1]?.value == null;
+      if (afterGap && s.points[i + 1]?.value == null) dots += `M${at}h0.01`;
+      else line += `${afterGap ? 'M' : 'L'}${at}`;
+    });
+    plot.append(svg('path', { d: line, class: `line s${index % 6}`, 'data-series': s.name }));
+    if (dots) plot.append(svg('path', { d: dots, class: `line dots s${index % 6}` }));
+  });
   const first = series[0]?.points[0]?.ts;
   const last = series[0]?.points.at(-1)?.ts;
-  if (first && last)
-    chart.append(
-      svg('text', { x: LEFT, y: HEIGHT - 4, class: 'axis' }, clock(first)),
-      svg('text', { x: WIDTH - 2, y: HEIGHT - 4, 'text-anchor': 'end', class: 'axis' }, clock(last)),
-    );
-  series.forEach((s, index) => {
-    // A gap (null) ends a segment: no line is drawn across missing data.
-    let d = '';
-    let pen = 'M';
-    s.points.forEach((point, i) => {
-      if (point.value === null) {
-        pen = 'M';
-        return;
-      }
-      d += `${pen}${x(i).toFixed(1)},${y(point.value).toFixed(1)}`;
-      pen = 'L';
-    });
-    // A lone point between gaps still shows, as a dot.
-    const dots = s.points
-      .map((point, i) => ({ point, i }))
-      .filter(({ point, i }) => point.value !== null && s.points[i - 1]?.value == null && s.points[i + 1]?.value == null);
-    chart.append(svg('path', { d, class: `line s${index % 6}`, 'data-series': s.name }));
-    for (const { point, i } of dots) chart.append(svg('circle', { cx: x(i), cy: y(point.value!), r: 2.5, class: `dot s${index % 6}` }));
-  });
 
   return el(
     'figure',
     { className: 'chart', ...(options.id ? { id: options.id } : {}) },
     el('figcaption', { textContent: options.title }),
-    chart,
+    el(
+      'div',
+      { className: 'plot' },
+      el(
+        'div',
+        { className: 'y-axis', ariaHidden: 'true' },
+        ...[1, 0.5, 0].map((fraction) => el('span', { textContent: format(max * fraction) })),
+      ),
+      plot,
+      el(
+        'div',
+        { className: 'x-axis', ariaHidden: 'true' },
+        el('span', { textContent: first ? clock(first) : '' }),
+        el('span', { textContent: last ? clock(last) : '' }),
+      ),
+    ),
     el(
       'ul',
       { className: 'legend' },
-      ...series.map((s, index) =>
-        el(
-          'li',
-          {},
-          el('span', { className: `swatch s${index % 6}`, ariaHidden: 'true' }),
-          `${s.name}: ${latest(s) === null ? '–' : format(latest(s)!)}`,
-        ),
-      ),
+      ...series.map((s, index) => el('li', {}, el('span', { className: `swatch s${index % 6}`, ariaHidden: 'true' }), legendText(s))),
     ),
   );
 }

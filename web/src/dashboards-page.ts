@@ -118,6 +118,7 @@ async function overview(rangeKey: string): Promise<HTMLElement> {
       id: 'volume-chart',
       title: t.volumeOverTime,
       format: count,
+      legend: 'total',
       series: [
         { name: t.entries, points: o.volume.series.map((p) => ({ ts: p.ts, value: p.count })) },
         { name: t.errorsLabel, points: o.volume.series.map((p) => ({ ts: p.ts, value: p.errors ?? 0 })) },

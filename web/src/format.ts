@@ -26,15 +26,6 @@ export function millis(value: number | null | undefined): string {
   return `${value < 10 ? value.toFixed(2) : Math.round(value)} ms`;
 }
 
-/** A short number for chart axes: 1.2k, 3.4M. */
-export function compact(value: number): string {
-  const abs = Math.abs(value);
-  if (abs >= 1e9) return `${(value / 1e9).toFixed(1)}G`;
-  if (abs >= 1e6) return `${(value / 1e6).toFixed(1)}M`;
-  if (abs >= 1e3) return `${(value / 1e3).toFixed(1)}k`;
-  return abs < 10 && abs !== Math.round(abs) ? value.toFixed(2) : String(Math.round(value));
-}
-
 /** ISO time as shown in tables: UTC, to the second (the console works in UTC throughout). */
 export function time(iso: string | null | undefined): string {
   return iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '–';

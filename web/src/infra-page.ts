@@ -4,7 +4,8 @@ import { el, facts, tabs, table } from './dom.js';
 import { into, problem } from './feedback.js';
 import { bytes, count, percent, time } from './format.js';
 import { words } from './i18n.js';
-import { changed, type PageContext, type View } from './page.js';
+import type { PageContext, View } from './page.js';
+import { rangeSelect } from './range-select.js';
 
 /**
  * Infrastructure (docs/infra.md, docs/kubernetes.md): hosts and containers over time as charts, and
@@ -12,7 +13,6 @@ import { changed, type PageContext, type View } from './page.js';
  * is shown as that: a setting, not a failure.
  */
 
-const RANGES: Record<string, number> = { '15m': 900_000, '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_000 };
 /** Containers drawn as charts; the rest are in the table. */
 const CHARTED_CONTAINERS = 12;
 
@@ -42,22 +42,10 @@ export function renderInfra(ctx: PageContext): View {
   return { node };
 }
 
+/** The range select in a toolbar, and the range as a query string. */
 function range(ctx: PageContext): [HTMLElement, string] {
-  const t = words();
-  const key = ctx.params.get('range') ?? '1h';
-  const select = el(
-    'select',
-    { id: 'infra-range' },
-    ...Object.keys(RANGES).map((k) => el('option', { value: k, textContent: `${t.last} ${k}` })),
-  );
-  select.value = key;
-  select.addEventListener('change', () => ctx.navigate(changed(ctx.params, { range: select.value })));
-  const now = Date.now();
-  const query = new URLSearchParams({
-    from: new Date(now - (RANGES[key] ?? RANGES['1h']!)).toISOString(),
-    to: new Date(now).toISOString(),
-  });
-  return [el('div', { className: 'toolbar' }, el('label', { htmlFor: 'infra-range', textContent: t.range }), select), query.toString()];
+  const { control, from, to } = rangeSelect(ctx, 'infra-range');
+  return [el('div', { className: 'toolbar' }, control), new URLSearchParams({ from, to }).toString()];
 }
 
 const series = (rows: Row[], field: string) =>
@@ -162,20 +150,18 @@ async function containers(ctx: PageContext): Promise<HTMLElement> {
     el(
       'div',
       { className: 'charts' },
-      ...list
-        .slice(0, CHARTED_CONTAINERS)
-        .flatMap((c) => [
-          lineChart({
-            title: `${c.id}: CPU (${t.cores})`,
-            format: (v) => v.toFixed(3),
-            series: [{ name: 'CPU', points: series(c.series, 'cpuCores') }],
-          }),
-          lineChart({
-            title: `${c.id}: ${t.memory}`,
-            format: bytes,
-            series: [{ name: t.memory, points: series(c.series, 'memoryUsageBytes') }],
-          }),
-        ]),
+      ...list.slice(0, CHARTED_CONTAINERS).flatMap((c) => [
+        lineChart({
+          title: `${c.id}: CPU (${t.cores})`,
+          format: (v) => v.toFixed(3),
+          series: [{ name: 'CPU', points: series(c.series, 'cpuCores') }],
+        }),
+        lineChart({
+          title: `${c.id}: ${t.memory}`,
+          format: bytes,
+          series: [{ name: t.memory, points: series(c.series, 'memoryUsageBytes') }],
+        }),
+      ]),
     ),
   );
 }

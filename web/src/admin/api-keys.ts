@@ -66,6 +66,7 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
       name: (k) => k.name,
       // Revoked keys stay listed (who had what, until when) and can do nothing more.
       fixed: (k) => k.revoked_at !== null,
+      fixedLabel: '–',
       fields: () => [
         { name: 'name', label: t.colName, required: true },
         {

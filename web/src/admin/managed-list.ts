@@ -26,8 +26,9 @@ export interface ManagedList<R> {
   removeLabel?: string;
   /** What the status line says after it ("Revoked"); "Deleted" by default. */
   removedLabel?: string;
-  /** Rows that cannot be changed (built-in roles) get no buttons. */
+  /** Rows that cannot be changed (built-in roles, revoked keys) get no buttons, but this word. */
   fixed?: (row: R) => boolean;
+  fixedLabel?: string;
   /** A word of the API's message -> the field it is about (forms.ts). */
   aliases?: Record<string, string>;
   /** Called with the answer of a create (API keys show their secret once). */
@@ -40,14 +41,8 @@ export function managedList<R>(list: ManagedList<R>): HTMLElement {
   const status = el('div', { id: `${list.id}-status`, className: 'status-line', role: 'status' });
   const tableSlot = el('div', { id: `${list.id}-list` });
   const formSlot = el('div', { id: `${list.id}-form-slot` });
-  const section = el(
-    'section',
-    { id: `${list.id}-section`, className: 'managed', ariaLabelledBy: `${list.id}-title` },
-    el('h3', { id: `${list.id}-title`, textContent: list.title }),
-    status,
-    tableSlot,
-    formSlot,
-  );
+  // The tab (or the page's heading) names the list; the table's caption says it again for screen readers.
+  const section = el('section', { id: `${list.id}-section`, className: 'managed', ariaLabel: list.title }, status, tableSlot, formSlot);
 
   const say = (text: string, extra: Node | null = null) =>
     status.replaceChildren(el('p', { className: 'ok', textContent: text }), ...(extra ? [extra] : []));
@@ -61,7 +56,7 @@ export function managedList<R>(list: ManagedList<R>): HTMLElement {
           t.colActions,
           (row) =>
             list.fixed?.(row)
-              ? el('span', { className: 'muted', textContent: t.builtin })
+              ? el('span', { className: 'muted', textContent: list.fixedLabel ?? t.builtin })
               : el(
                   'span',
                   { className: 'row-actions' },

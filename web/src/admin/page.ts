@@ -83,7 +83,7 @@ function tenants(): HTMLElement {
   return managedList<Tenant>({
     id: 'tenants',
     title: t.tenants,
-    noun: t.tenant,
+    noun: t.tenantNoun,
     rows: async () => (await api<{ tenants: Tenant[] }>('/api/tenants')).tenants,
     columns: [
       ['id', (r) => r.id],
@@ -110,7 +110,7 @@ function users(roles: Role[] | null): HTMLElement {
   return managedList<User>({
     id: 'users',
     title: t.users,
-    noun: t.user.toLowerCase(),
+    noun: t.userNoun,
     rows: async () => (await api<{ users: User[] }>('/api/users')).users,
     columns: [
       [t.user, (r) => r.username],
@@ -151,7 +151,7 @@ function rolesList(permissions: string[]): HTMLElement {
   return managedList<Role>({
     id: 'roles',
     title: t.roles,
-    noun: t.role.toLowerCase(),
+    noun: t.roleNoun,
     rows: async () => (await api<{ roles: Role[] }>('/api/roles')).roles,
     columns: [
       [t.colName, (r) => r.name],

@@ -5,6 +5,7 @@ import { count, millis, percent, time } from '../format.js';
 import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { pager } from '../pager.js';
+import { rangeSelect } from '../range-select.js';
 import { serviceGraph, serviceMapFigure, type MapEdge, type MapNode } from './service-graph.js';
 import { waterfall, type Span } from './waterfall.js';
 
@@ -12,8 +13,6 @@ import { waterfall, type Span } from './waterfall.js';
  * APM (docs/apm.md): the service map as a graph, the trace list with its filters, and one trace as a
  * waterfall (`#/apm?trace=<id>`, where an entry's trace link leads).
  */
-
-const RANGES: Record<string, number> = { '15m': 900_000, '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_000 };
 
 interface TraceRow {
   traceId: string;
@@ -49,26 +48,11 @@ export function renderApm(ctx: PageContext): View {
   return { node };
 }
 
-function rangeControl(ctx: PageContext): [HTMLElement, { from: string; to: string }] {
-  const t = words();
-  const key = ctx.params.get('range') ?? '1h';
-  const select = el(
-    'select',
-    { id: 'apm-range' },
-    ...Object.keys(RANGES).map((k) => el('option', { value: k, textContent: `${t.last} ${k}` })),
-  );
-  select.value = key;
-  select.addEventListener('change', () => ctx.navigate(changed(ctx.params, { range: select.value, page: null })));
-  const now = Date.now();
-  const range = { from: new Date(now - (RANGES[key] ?? RANGES['1h']!)).toISOString(), to: new Date(now).toISOString() };
-  return [el('span', {}, el('label', { htmlFor: 'apm-range', textContent: t.range }), select), range];
-}
-
 async function mapView(ctx: PageContext): Promise<HTMLElement> {
   const t = words();
-  const [control, range] = rangeControl(ctx);
+  const { control, from, to } = rangeSelect(ctx, 'apm-range');
   const map = await api<{ nodes: MapNode[]; edges: MapEdge[]; truncated: boolean }>(
-    `/api/v1/apm/service-map?${new URLSearchParams(range).toString()}`,
+    `/api/v1/apm/service-map?${new URLSearchParams({ from, to }).toString()}`,
   );
   const tracesOf = (service: string) =>
     `#/apm?${new URLSearchParams({ view: 'traces', service, range: ctx.params.get('range') ?? '1h' }).toString()}`;
@@ -109,7 +93,7 @@ async function mapView(ctx: PageContext): Promise<HTMLElement> {
 
 async function tracesView(ctx: PageContext): Promise<HTMLElement> {
   const t = words();
-  const [control, range] = rangeControl(ctx);
+  const { control, from, to } = rangeSelect(ctx, 'apm-range');
   const page = Math.max(1, Number(ctx.params.get('page') ?? '1') || 1);
   const filters: Record<string, string> = {};
   for (const key of ['service', 'operation', 'minDurationMs', 'errorsOnly']) {
@@ -117,7 +101,7 @@ async function tracesView(ctx: PageContext): Promise<HTMLElement> {
     if (value) filters[key] = value;
   }
   const list = await api<{ data: TraceRow[]; total: number; pages: number }>(
-    `/api/v1/apm/traces?${new URLSearchParams({ ...range, ...filters, page: String(page), limit: '50' }).toString()}`,
+    `/api/v1/apm/traces?${new URLSearchParams({ from, to, ...filters, page: String(page), limit: '50' }).toString()}`,
   );
 
   const input = (id: string, label: string, key: string, type = 'text') => {

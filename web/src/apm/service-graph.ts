@@ -59,8 +59,11 @@ export function serviceGraph(label: string, nodes: MapNode[], edges: MapEdge[], 
   const width = 20 + Math.max(1, columns.size) * (NODE_W + GAP_X) - GAP_X;
   const height = 20 + Math.max(1, ...[...columns.values()].map((m) => m.length)) * (NODE_H + GAP_Y) - GAP_Y + 30;
 
+  // Drawn at its natural size (a wide map scrolls sideways), so its text keeps the size it was written in.
   const graph = svg('svg', {
     viewBox: `0 0 ${width} ${height}`,
+    width,
+    height,
     role: 'group',
     'aria-label': label,
     class: 'service-map',
@@ -119,13 +122,12 @@ export function serviceGraph(label: string, nodes: MapNode[], edges: MapEdge[], 
       svg('text', { x: at.x + 8, y: at.y + 18, class: 'node-name' }, node.name.length > 22 ? `${node.name.slice(0, 21)}…` : node.name),
       svg('text', { x: at.x + 8, y: at.y + 36, class: 'node-figures' }, `${node.requests} req · p95 ${millis(node.p95Ms)}`),
     );
-    link.setAttribute('aria-label', `${node.name}: ${node.requests} req, ${percent(node.errorRate)}, p95 ${millis(node.p95Ms)}`);
     graph.append(link);
   }
   return graph;
 }
 
-/** A figure with the graph and its words: the same figures as a table, for keyboards and screen readers. */
+/** The graph in a figure that scrolls sideways when the map is wider than the page (the page adds the same figures as tables). */
 export function serviceMapFigure(caption: string, graph: SVGSVGElement): HTMLElement {
   return el(
     'figure',

@@ -14,7 +14,7 @@ export function fieldsSidebar(options: {
 }): HTMLElement {
   const t = words();
   const list = el('ul', { id: 'fields' });
-  const narrow = el('input', { id: 'field-filter', type: 'search', autocomplete: 'off' });
+  const narrow = el('input', { id: 'field-filter', type: 'search', autocomplete: 'off', placeholder: t.findField });
   let names: string[] = [];
 
   const fieldItem = (name: string) => {
