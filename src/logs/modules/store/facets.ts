@@ -1,34 +1,52 @@
 import { isJsonScalarLiteral, type FieldRef } from './fields.js';
 import type { AttributeValue } from './log-store.js';
+import type { Condition } from './query/condition.js';
 import type { PreparedEntry } from './write-batch.js';
 
 /**
  * Facets: `field = value` facts of an entry that the full-text index holds beside the message's
- * words (SQLite: the `facets` column of the tenant's FTS5 table; PostgreSQL: lexemes of the tsvector), so
- * that `http.status_code:503 level:error` is an index lookup like a word, not a check of every row
- * of the range (docs/log-store.md, "Facets").
+ * words (SQLite: the `facets` column of the tenant's FTS5 table; PostgreSQL: lexemes of the
+ * tsvector), so that `http.status_code:503 level:error` is an index lookup like a word, not a check of
+ * every row of the range (docs/log-store.md, "Facets").
  *
- * A facet is one token of letters and digits: a kind letter, the field name in hex, `v`, the value in
- * hex (SQLite keeps them in a column of their own; PostgreSQL behind `=`, which no word holds). An attribute's value is its JSON text (`"500"` for a string, `500`
- * for a number), which is exactly what the row check compares, so a lookup finds what a check would.
- * Only values a lookup can answer exactly are faceted: strings, booleans and safe integers up to
- * MAX_FACET_LENGTH characters. A field with more than MAX_FACET_VALUES distinct values (request
- * ids, user ids) is no longer faceted from then on (log_unfaceted_fields): its terms would grow the
- * index by one per entry for lookups that a row check does as well.
+ * Each distinct value of a field gets a number in the tenant's facet dictionary
+ * (log_facet_values), and the index holds the short token `f<number in base 36>`: tokens of the
+ * field name and value themselves made FTS5 insertion three times as slow. An attribute's value is
+ * its JSON text (`"500"` for a string, `500` for a number), exactly what the row check compares, so a
+ * lookup finds what a check would. Only values a lookup can answer exactly are faceted: strings,
+ * booleans and safe integers up to MAX_FACET_LENGTH characters. A field with more than
+ * MAX_FACET_VALUES values in a tenant (request ids, user ids) is no longer faceted from then on
+ * (log_unfaceted_fields): its tokens would grow the index by one per entry for lookups that a row
+ * check does as well.
  */
 
 /** Longest field name and value text (JSON for attributes) that is faceted. */
 export const MAX_FACET_LENGTH = 64;
-/** Distinct values of one field in one tenant (seen by this process) beyond which it is not faceted. */
+/** Distinct values of one field in one tenant beyond which it is not faceted. */
 export const MAX_FACET_VALUES = 1_000;
 /** The columns that are faceted; trace and span ids are as many as the entries. */
 export const FACET_COLUMNS = ['level', 'service', 'host'] as const;
+/** A token no entry holds: what an equality with a value the dictionary has never seen looks up. */
+export const NO_FACET = 'g0';
 
-const hex = (text: string): string => Buffer.from(text, 'utf8').toString('hex');
+/** A field's value in the facet dictionary: `c:level` / `a:http.status_code`, and the value's text. */
+export interface FacetValue {
+  field: string;
+  value: string;
+}
 
-/** A facet as a PostgreSQL lexeme: behind `=`, so that no word of a message (letters and digits) can be one. */
-export function postgresFacet(facet: string): string {
-  return `=${facet}`;
+export interface FacetDictionaryRow extends FacetValue {
+  token: number;
+}
+
+/** The index token of a dictionary number. */
+export function facetToken(token: number): string {
+  return `f${token.toString(36)}`;
+}
+
+/** A facet token as a PostgreSQL lexeme: behind `=`, so that no word of a message (letters and digits) can be one. */
+export function postgresFacet(token: string): string {
+  return `=${token}`;
 }
 
 /** The key of a faceted field: `c:level`, `a:http.status_code` (log_unfaceted_fields.field). */
@@ -36,10 +54,7 @@ export function facetField(field: Exclude<FieldRef, { kind: 'timestamp' | 'messa
   return field.kind === 'column' ? `c:${field.column}` : `a:${field.name}`;
 }
 
-function facetToken(field: string, text: string): string | null {
-  if (field.length > MAX_FACET_LENGTH + 2 || text.length > MAX_FACET_LENGTH) return null;
-  return `${field.startsWith('c:') ? 'c' : 'a'}${hex(field.slice(2))}v${hex(text)}`;
-}
+const facetable = (field: string, text: string): boolean => field.length <= MAX_FACET_LENGTH + 2 && text.length <= MAX_FACET_LENGTH;
 
 /** An attribute value's JSON text when it can be faceted, else null (floats, long values). */
 function attributeText(value: AttributeValue): string | null {
@@ -47,102 +62,154 @@ function attributeText(value: AttributeValue): string | null {
   return JSON.stringify(value);
 }
 
-/**
- * Which fields of which tenant are faceted: all until one shows more than MAX_FACET_VALUES distinct
- * values, then never again. `load` takes log_unfaceted_fields; `facetsOf` reports the fields a batch
- * gives up, which its transaction stores and `remember` learns once it committed (until then a field
- * the database still calls faceted keeps being faceted here).
- */
-export class FacetCardinality {
-  readonly #values = new Map<string, Map<string, Set<string>>>();
-  readonly #unfaceted = new Map<string, Set<string>>();
-
-  load(tenantId: string, fields: readonly string[]): void {
-    this.#unfaceted.set(tenantId, new Set(fields));
-  }
-
-  isLoaded(tenantId: string): boolean {
-    return this.#unfaceted.has(tenantId);
-  }
-
-  remember(tenantId: string, fields: readonly string[]): void {
-    const unfaceted = this.#unfaceted.get(tenantId);
-    for (const field of fields) unfaceted?.add(field);
-  }
-
-  /** The facets of each entry, and the fields this batch stops faceting. */
-  facetsOf(tenantId: string, entries: readonly PreparedEntry[]): { facets: string[][]; newlyUnfaceted: string[] } {
-    const unfaceted = new Set(this.#unfaceted.get(tenantId));
-    let values = this.#values.get(tenantId);
-    if (!values) this.#values.set(tenantId, (values = new Map<string, Set<string>>()));
-    const newlyUnfaceted: string[] = [];
-    const pairs = entries.map(facetPairs);
-    // Cardinality first, over the whole batch, so that a field is faceted alike in every entry of it.
-    for (const entryPairs of pairs) {
-      for (const [field, text] of entryPairs) {
-        if (unfaceted.has(field)) continue;
-        let seen = values.get(field);
-        if (!seen) values.set(field, (seen = new Set()));
-        seen.add(text);
-        if (seen.size > MAX_FACET_VALUES) {
-          unfaceted.add(field);
-          newlyUnfaceted.push(field);
-          values.delete(field);
-        }
-      }
-    }
-    const facets = pairs.map((entryPairs) => {
-      const tokens: string[] = [];
-      for (const [field, text] of entryPairs) {
-        const token = unfaceted.has(field) ? null : facetToken(field, text);
-        if (token !== null) tokens.push(token);
-      }
-      return tokens;
-    });
-    return { facets, newlyUnfaceted };
-  }
-}
-
 /** [field key, value text] of an entry's faceted columns and attributes. */
 function facetPairs(entry: PreparedEntry): [string, string][] {
   const pairs: [string, string][] = [];
   for (const column of FACET_COLUMNS) {
     const value = entry[column];
-    if (value !== null) pairs.push([`c:${column}`, value]);
+    if (value !== null && facetable(`c:${column}`, value)) pairs.push([`c:${column}`, value]);
   }
   for (const name in entry.attributes) {
     const text = attributeText(entry.attributes[name]!);
-    if (text !== null) pairs.push([`a:${name}`, text]);
+    if (text !== null && facetable(`a:${name}`, text)) pairs.push([`a:${name}`, text]);
   }
   return pairs;
 }
 
+interface TenantFacets {
+  tokens: Map<string, number>;
+  valuesPerField: Map<string, number>;
+  unfaceted: Set<string>;
+  next: number;
+}
+
+const keyOf = (field: string, value: string): string => `${field}\u0000${value}`;
+
 /**
- * The facets any of which an entry must have for `field:value` to hold, or null when facets cannot
- * answer it exactly (the field is unfaceted, the value too long, or a number the index does not
- * hold, such as `1.5` or `1e3`). Mirrors the row checks of the compilers: a column equals the text;
- * an attribute's JSON text equals the quoted text, or the text itself when it is a JSON scalar.
+ * The facet dictionary as a writer keeps it: loaded once per tenant (`load`), extended by each batch
+ * (`facetsOf` reports the new values and the fields that stop being faceted, which the batch's
+ * transaction stores) and told once the batch committed (`remember`); until then nothing a rolled
+ * back batch saw is kept.
+ */
+export class FacetDictionary {
+  readonly #tenants = new Map<string, TenantFacets>();
+
+  isLoaded(tenantId: string): boolean {
+    return this.#tenants.has(tenantId);
+  }
+
+  load(tenantId: string, rows: readonly FacetDictionaryRow[], unfaceted: readonly string[]): void {
+    const facets: TenantFacets = { tokens: new Map(), valuesPerField: new Map(), unfaceted: new Set(unfaceted), next: 0 };
+    for (const row of rows) {
+      facets.tokens.set(keyOf(row.field, row.value), row.token);
+      facets.valuesPerField.set(row.field, (facets.valuesPerField.get(row.field) ?? 0) + 1);
+      facets.next = Math.max(facets.next, row.token + 1);
+    }
+    this.#tenants.set(tenantId, facets);
+  }
+
+  /** The index tokens of each entry, the dictionary rows the batch adds and the fields it stops faceting. */
+  facetsOf(
+    tenantId: string,
+    entries: readonly PreparedEntry[],
+  ): { facets: string[][]; newValues: FacetDictionaryRow[]; newlyUnfaceted: string[] } {
+    const known = this.#tenants.get(tenantId);
+    if (!known) throw new Error(`the facet dictionary of tenant ${tenantId} is not loaded`);
+    const added = new Map<string, FacetDictionaryRow>();
+    const addedPerField = new Map<string, number>();
+    const unfaceted = new Set(known.unfaceted);
+    const newlyUnfaceted: string[] = [];
+    let next = known.next;
+    const pairs = entries.map(facetPairs);
+    // The dictionary first, over the whole batch, so that a field is faceted alike in every entry of it.
+    for (const entryPairs of pairs) {
+      for (const [field, value] of entryPairs) {
+        const key = keyOf(field, value);
+        if (unfaceted.has(field) || known.tokens.has(key) || added.has(key)) continue;
+        const values = (known.valuesPerField.get(field) ?? 0) + (addedPerField.get(field) ?? 0) + 1;
+        if (values > MAX_FACET_VALUES) {
+          unfaceted.add(field);
+          newlyUnfaceted.push(field);
+          continue;
+        }
+        added.set(key, { field, value, token: next++ });
+        addedPerField.set(field, (addedPerField.get(field) ?? 0) + 1);
+      }
+    }
+    const facets = pairs.map((entryPairs) => {
+      const tokens: string[] = [];
+      for (const [field, value] of entryPairs) {
+        if (unfaceted.has(field)) continue;
+        const key = keyOf(field, value);
+        tokens.push(facetToken(known.tokens.get(key) ?? added.get(key)!.token));
+      }
+      return tokens;
+    });
+    return { facets, newValues: [...added.values()], newlyUnfaceted };
+  }
+
+  remember(tenantId: string, newValues: readonly FacetDictionaryRow[], newlyUnfaceted: readonly string[]): void {
+    const known = this.#tenants.get(tenantId);
+    if (!known) return;
+    for (const row of newValues) {
+      known.tokens.set(keyOf(row.field, row.value), row.token);
+      known.valuesPerField.set(row.field, (known.valuesPerField.get(row.field) ?? 0) + 1);
+      known.next = Math.max(known.next, row.token + 1);
+    }
+    for (const field of newlyUnfaceted) known.unfaceted.add(field);
+  }
+}
+
+/**
+ * The facet values any of which an entry must have for `field:value` to hold, or null when facets
+ * cannot answer it exactly (the field is unfaceted, the value too long, or a number the index does
+ * not hold, such as `1.5` or `1e3`). Mirrors the row checks of the compilers: a column equals the
+ * text; an attribute's JSON text equals the quoted text, or the text itself when it is a JSON scalar.
  */
 export function equalityFacets(
   field: Exclude<FieldRef, { kind: 'timestamp' }>,
   value: string,
   unfaceted: ReadonlySet<string>,
-): string[] | null {
+): FacetValue[] | null {
   if (field.kind === 'message') return null;
   if (field.kind === 'column' && !(FACET_COLUMNS as readonly string[]).includes(field.column)) return null;
   const key = facetField(field);
   if (unfaceted.has(key)) return null;
-  if (field.kind === 'column') {
-    const token = facetToken(key, value);
-    return token === null ? null : [token];
-  }
-  const texts = [JSON.stringify(value)];
-  if (isJsonScalarLiteral(value)) {
+  const texts = field.kind === 'column' ? [value] : [JSON.stringify(value)];
+  if (field.kind === 'attribute' && isJsonScalarLiteral(value)) {
     // Only the JSON texts the index holds: safe integers as JSON writes them, and booleans.
     const canonical = value === 'true' || value === 'false' || (Number.isSafeInteger(Number(value)) && String(Number(value)) === value);
     if (!canonical) return null;
     texts.push(value);
   }
-  const tokens = texts.map((text) => facetToken(key, text));
-  return tokens.every((token) => token !== null) ? (tokens as string[]) : null;
+  return texts.every((text) => facetable(key, text)) ? texts.map((text) => ({ field: key, value: text })) : null;
+}
+
+/**
+ * What a compiler needs to know of a tenant's facets: fields that are not faceted, and the token of
+ * each value the query names (NO_FACET for a value no entry has).
+ */
+export interface FacetLookup {
+  unfaceted: ReadonlySet<string>;
+  tokenOf: (facet: FacetValue) => string;
+}
+
+/** Every facet value an equality of the condition could look up (for one dictionary read per query). */
+export function facetValuesOf(condition: Condition): FacetValue[] {
+  if (condition.kind === 'equals') return equalityFacets(condition.field, condition.value, new Set()) ?? [];
+  if (condition.kind === 'and' || condition.kind === 'or') return condition.children.flatMap(facetValuesOf);
+  if (condition.kind === 'not') return facetValuesOf(condition.child);
+  return [];
+}
+
+/** A FacetLookup over dictionary rows read for a query. */
+export function facetLookup(unfaceted: ReadonlySet<string>, rows: readonly FacetDictionaryRow[]): FacetLookup {
+  const tokens = new Map(rows.map((row) => [keyOf(row.field, row.value), row.token]));
+  return {
+    unfaceted,
+    tokenOf: (facet) => {
+      const token = tokens.get(keyOf(facet.field, facet.value));
+      return token === undefined ? NO_FACET : facetToken(token);
+    },
+  };
 }

@@ -147,6 +147,14 @@ async function createCountsAndFacetTables(db: Kysely<any>, dialect: 'sqlite' | '
     count ${integer} NOT NULL,
     PRIMARY KEY (tenant_id, minute, host)
   )${withoutRowid}`.execute(db);
+  // Each faceted value of a tenant's field, and its number: the index holds `f<number in base 36>` (facets.ts).
+  await sql`CREATE TABLE log_facet_values (
+    tenant_id TEXT NOT NULL,
+    field TEXT NOT NULL,
+    value TEXT NOT NULL,
+    token ${integer} NOT NULL,
+    PRIMARY KEY (tenant_id, field, value)
+  )${withoutRowid}`.execute(db);
   await sql`CREATE TABLE log_unfaceted_fields (
     tenant_id TEXT NOT NULL,
     field TEXT NOT NULL,

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { FacetCardinality } from './facets.js';
+import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
+import { FacetDictionary } from './facets.js';
 import { tsvectorText } from './postgres-store.js';
 import { ENTRY_COLUMNS, toStoredEntry, type EntryRow } from './store-core.js';
 import { prepareEntries } from './write-batch.js';
@@ -13,7 +14,7 @@ const BATCH = 5_000;
  * Runs in the migration's transaction.
  */
 export async function refacetEntries(db: Kysely<any>): Promise<void> {
-  const cardinality = new FacetCardinality();
+  const dictionary = new FacetDictionary();
   let after = { tenant: '', ts: Number.MIN_SAFE_INTEGER, id: 0 };
   for (;;) {
     const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l
@@ -22,19 +23,14 @@ export async function refacetEntries(db: Kysely<any>): Promise<void> {
     if (rows.length === 0) return;
     for (const tenant of new Set(rows.map((row) => row.tenant_id))) {
       const own = rows.filter((row) => row.tenant_id === tenant);
-      if (!cardinality.isLoaded(tenant)) cardinality.load(tenant, []);
-      const { facets, newlyUnfaceted } = cardinality.facetsOf(tenant, prepareEntries(own.map(toStoredEntry)));
+      await loadFacetDictionary(db, tenant, dictionary);
+      const { facets, newValues, newlyUnfaceted } = dictionary.facetsOf(tenant, prepareEntries(own.map(toStoredEntry)));
       const updates = own.map((row, index) => ({ id: Number(row.id), ts: Number(row.ts), facets: tsvectorText([], facets[index]) }));
       await sql`UPDATE log_entries l SET search = l.search || r.facets::tsvector
         FROM json_to_recordset(${JSON.stringify(updates)}::json) AS r(id bigint, ts bigint, facets text)
         WHERE l.tenant_id = ${tenant} AND l.ts = r.ts AND l.id = r.id`.execute(db);
-      if (newlyUnfaceted.length > 0) {
-        await sql`INSERT INTO log_unfaceted_fields (tenant_id, field)
-          SELECT ${tenant}, f FROM json_array_elements_text(${JSON.stringify(newlyUnfaceted)}::json) AS f ON CONFLICT DO NOTHING`.execute(
-          db,
-        );
-      }
-      cardinality.remember(tenant, newlyUnfaceted);
+      await storeFacetDictionary(db, tenant, newValues, newlyUnfaceted);
+      dictionary.remember(tenant, newValues, newlyUnfaceted);
     }
     const last = rows.at(-1)!;
     after = { tenant: last.tenant_id, ts: Number(last.ts), id: Number(last.id) };

@@ -5,7 +5,8 @@ import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
 import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
 import { tokenize } from './tokenize.js';
-import { FacetCardinality, postgresFacet } from './facets.js';
+import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
+import { FacetDictionary, postgresFacet } from './facets.js';
 import {
   documentIdsOf,
   entryTime,
@@ -76,7 +77,7 @@ interface PostgresPlan extends ReadPlan {
 
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
-  readonly #facets = new FacetCardinality();
+  readonly #facets = new FacetDictionary();
   readonly #partitions = new Set<number>();
 
   /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
@@ -121,7 +122,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         });
         if (written) {
           this.#fields.remember(tenantId, written.newFields);
-          this.#facets.remember(tenantId, written.newlyUnfaceted);
+          this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
         }
         return { duplicates };
       } catch (error) {
@@ -138,14 +139,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    */
   async insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = prepareEntries(entries);
-    if (!this.#facets.isLoaded(tenantId)) {
-      const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(trx);
-      this.#facets.load(
-        tenantId,
-        rows.map((row) => row.field),
-      );
-    }
-    const { facets, newlyUnfaceted } = this.#facets.facetsOf(tenantId, prepared);
+    await loadFacetDictionary(trx, tenantId, this.#facets);
+    const { facets, newValues, newlyUnfaceted } = this.#facets.facetsOf(tenantId, prepared);
     const rows = JSON.stringify(
       prepared.map((entry, index) => ({
         ts: entry.ts,
@@ -178,13 +173,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
         ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
     }
-    if (newlyUnfaceted.length > 0) {
-      await sql`INSERT INTO log_unfaceted_fields (tenant_id, field)
-        SELECT ${tenantId}, f FROM json_array_elements_text(${JSON.stringify(newlyUnfaceted)}::json) AS f ON CONFLICT DO NOTHING`.execute(
-        trx,
-      );
-    }
-    return { newFields, newlyUnfaceted };
+    await storeFacetDictionary(trx, tenantId, newValues, newlyUnfaceted);
+    return { newFields, newValues, newlyUnfaceted };
   }
 
   async #ensurePartitions(starts: readonly number[]): Promise<void> {
@@ -240,10 +230,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
-    const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(this.reads);
-    const unfaceted = new Set(rows.map((row) => row.field));
+    const facets = await readFacetLookup(this.reads, tenantId, condition);
     return {
-      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, unfaceted)})`,
+      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, facets)})`,
       from,
       end,
     };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { FacetCardinality } from './facets.js';
+import { FacetDictionary } from './facets.js';
 import { writeEntries } from './sqlite-store.js';
 import { toStoredEntry, type EntryRow } from './store-core.js';
 import { FieldCatalogueCache } from './write-batch.js';
@@ -22,7 +22,7 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
     // The writer counts every entry again.
     await sql`DELETE FROM log_rollups`.execute(db);
     await createTimeOrderedTables(db);
-    const caches = { fields: new FieldCatalogueCache(), facets: new FacetCardinality() };
+    const caches = { fields: new FieldCatalogueCache(), facets: new FacetDictionary() };
     const after = { ts: Number.MIN_SAFE_INTEGER, id: Number.MIN_SAFE_INTEGER };
     for (;;) {
       const { rows } = await sql<EntryRow>`SELECT * FROM log_entries_v1
@@ -34,7 +34,7 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
         if (index < rows.length && rows[index]!.tenant_id === rows[start]!.tenant_id) continue;
         const written = await writeEntries(db, rows[start]!.tenant_id, rows.slice(start, index).map(toStoredEntry), caches);
         caches.fields.remember(rows[start]!.tenant_id, written.newFields);
-        caches.facets.remember(rows[start]!.tenant_id, written.newlyUnfaceted);
+        caches.facets.remember(rows[start]!.tenant_id, written.newValues, written.newlyUnfaceted);
         start = index;
       }
       after.ts = Number(rows.at(-1)!.ts);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { FacetCardinality } from './facets.js';
+import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
+import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
@@ -79,7 +80,7 @@ interface SqlitePlan extends ReadPlan {
  */
 export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   readonly #fields = new FieldCatalogueCache();
-  readonly #facets = new FacetCardinality();
+  readonly #facets = new FacetDictionary();
 
   constructor(
     private readonly db: Kysely<any>,
@@ -121,7 +122,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     });
     if (written) {
       this.#fields.remember(tenantId, written.newFields);
-      this.#facets.remember(tenantId, written.newlyUnfaceted);
+      this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
     }
     return { duplicates };
   }
@@ -169,18 +170,19 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     if (end <= from) return null;
     const { lo, hi } = idWindow(from, end);
     const fts = ftsTableOf(tenantId);
-    const { rows } = await sql<{ indexed: number; displaced: number; unfaceted: string }>`SELECT
+    const { rows } = await sql<{ indexed: number; displaced: number }>`SELECT
       EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ${fts}) AS indexed,
-      EXISTS (SELECT 1 FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced,
-      (SELECT json_group_array(field) FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}) AS unfaceted`.execute(this.reads);
+      EXISTS (SELECT 1 FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced`.execute(
+      this.reads,
+    );
     // No index yet: the tenant has never stored an entry.
     if (Number(rows[0]?.indexed ?? 0) !== 1) return null;
     const displaced = Number(rows[0]?.displaced ?? 0) === 1;
-    const unfaceted = new Set(JSON.parse(rows[0]?.unfaceted ?? '[]') as string[]);
+    const facets = await readFacetLookup(this.reads, tenantId, condition);
     const ids = displaced
       ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`
       : sql`l.id BETWEEN ${lo} AND ${hi}`;
-    const matches = compileSqlite(condition, { fts, idWindow: displaced ? null : { lo, hi }, unfaceted });
+    const matches = compileSqlite(condition, { fts, idWindow: displaced ? null : { lo, hi }, facets });
     return {
       where: sql`${ids} AND l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`,
       from,
@@ -189,7 +191,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       hi,
       displaced,
       fts,
-      index: displaced ? null : indexQuery(condition, unfaceted),
+      index: displaced ? null : indexQuery(condition, facets),
     };
   }
 
@@ -332,6 +334,7 @@ const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(
 /** What a batch's write added that the caches learn once it is committed. */
 interface Written {
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
+  newValues: FacetDictionaryRow[];
   newlyUnfaceted: string[];
 }
 
@@ -344,17 +347,11 @@ export async function writeEntries(
   connection: Kysely<any>,
   tenantId: string,
   entries: readonly LogEntry[],
-  caches: { fields: FieldCatalogueCache; facets: FacetCardinality },
+  caches: { fields: FieldCatalogueCache; facets: FacetDictionary },
 ): Promise<Written> {
   // In time order, so that one second's ids follow the order of their times where they can.
   const prepared = prepareEntries(entries).sort((a, b) => a.ts - b.ts);
-  if (!caches.facets.isLoaded(tenantId)) {
-    const { rows } = await sql<{ field: string }>`SELECT field FROM log_unfaceted_fields WHERE tenant_id = ${tenantId}`.execute(connection);
-    caches.facets.load(
-      tenantId,
-      rows.map((row) => row.field),
-    );
-  }
+  await loadFacetDictionary(connection, tenantId, caches.facets);
   const seconds = [...new Set(prepared.map((entry) => clampSecond(secondOf(entry.ts))))];
   const { rows: used } = await sql<{ second: number; top: number | null }>`SELECT value AS second,
       (SELECT max(id) FROM log_entries WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}) AS top
@@ -370,7 +367,7 @@ export async function writeEntries(
       return rows[0]?.top === null || rows[0]?.top === undefined ? undefined : Number(rows[0].top);
     },
   );
-  const { facets, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
+  const { facets, newValues, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
   const rows = JSON.stringify(
     prepared.map((entry, index) => [
       ids[index]!.id,
@@ -415,9 +412,6 @@ export async function writeEntries(
       SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
       ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
   }
-  if (newlyUnfaceted.length > 0) {
-    await sql`INSERT INTO log_unfaceted_fields (tenant_id, field) SELECT ${tenantId}, value FROM json_each(${JSON.stringify(newlyUnfaceted)})
-      WHERE true ON CONFLICT DO NOTHING`.execute(connection);
-  }
-  return { newFields, newlyUnfaceted };
+  await storeFacetDictionary(connection, tenantId, newValues, newlyUnfaceted);
+  return { newFields, newValues, newlyUnfaceted };
 }

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
-import { equalityFacets, postgresFacet } from '../facets.js';
+import { equalityFacets, postgresFacet, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
@@ -10,27 +10,27 @@ import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
  * `l.search @@ $n::tsquery`; the tsquery text is built here from our own tokens (letters and digits
  * only, quoted) and facets, never by PostgreSQL's parser, so it matches the tsvector built at ingest.
  */
-export function compilePostgres(condition: Condition, unfaceted: ReadonlySet<string> = ALL_FACETED): RawBuilder<unknown> {
-  const query = condition.kind === 'all' ? null : tsquery(condition, unfaceted);
+export function compilePostgres(condition: Condition, facets: FacetLookup): RawBuilder<unknown> {
+  const query = condition.kind === 'all' ? null : tsquery(condition, facets);
   if (query !== null) return sql`l.search @@ ${query}::tsquery`;
   switch (condition.kind) {
     case 'all':
       return sql`TRUE`;
     case 'and': {
       // The children the tsvector answers become one lookup; the others are checked on the rows.
-      const indexed = condition.children.filter((child) => tsquery(child, unfaceted) !== null);
-      const merged = indexed.length > 1 ? tsquery({ kind: 'and', children: indexed }, unfaceted) : null;
+      const indexed = condition.children.filter((child) => tsquery(child, facets) !== null);
+      const merged = indexed.length > 1 ? tsquery({ kind: 'and', children: indexed }, facets) : null;
       const rest = merged === null ? condition.children : condition.children.filter((child) => !indexed.includes(child));
-      const parts = rest.map((child) => sql`(${compilePostgres(child, unfaceted)})`);
+      const parts = rest.map((child) => sql`(${compilePostgres(child, facets)})`);
       if (merged !== null) parts.unshift(sql`l.search @@ ${merged}::tsquery`);
       return sql.join(parts, sql` AND `);
     }
     case 'or': {
-      const parts = condition.children.map((child) => sql`(${compilePostgres(child, unfaceted)})`);
+      const parts = condition.children.map((child) => sql`(${compilePostgres(child, facets)})`);
       return sql.join(parts, sql` OR `);
     }
     case 'not':
-      return sql`NOT (${compilePostgres(condition.child, unfaceted)})`;
+      return sql`NOT (${compilePostgres(condition.child, facets)})`;
     case 'text':
       return sql`l.search @@ ${tsqueryText(condition.expr)}::tsquery`;
     case 'contains':
@@ -46,26 +46,24 @@ export function compilePostgres(condition: Condition, unfaceted: ReadonlySet<str
   }
 }
 
-const ALL_FACETED: ReadonlySet<string> = new Set();
-
 /** The tsquery of a condition when the tsvector answers it exactly (words and facets), else null. */
-function tsquery(condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+function tsquery(condition: Condition, facets: FacetLookup): string | null {
   switch (condition.kind) {
     case 'text':
       return tsqueryText(condition.expr);
     case 'equals': {
-      const facets = equalityFacets(condition.field, condition.value, unfaceted);
-      return facets === null ? null : facets.map((facet) => `'${postgresFacet(facet)}'`).join(' | ');
+      const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
+      return values === null ? null : values.map((value) => `'${postgresFacet(facets.tokenOf(value))}'`).join(' | ');
     }
     case 'and': {
       // A NOT only beside something positive: a tsquery of a NOT alone would scan the whole index.
-      const positive = condition.children.filter((child) => child.kind !== 'not').map((child) => tsquery(child, unfaceted));
-      const negative = condition.children.flatMap((child) => (child.kind === 'not' ? [tsquery(child.child, unfaceted)] : []));
+      const positive = condition.children.filter((child) => child.kind !== 'not').map((child) => tsquery(child, facets));
+      const negative = condition.children.flatMap((child) => (child.kind === 'not' ? [tsquery(child.child, facets)] : []));
       if (positive.length === 0 || [...positive, ...negative].some((part) => part === null)) return null;
       return [...positive.map((part) => `(${part})`), ...negative.map((part) => `!(${part})`)].join(' & ');
     }
     case 'or': {
-      const parts = condition.children.map((child) => tsquery(child, unfaceted));
+      const parts = condition.children.map((child) => tsquery(child, facets));
       return parts.every((part) => part !== null) ? parts.map((part) => `(${part})`).join(' | ') : null;
     }
     default:

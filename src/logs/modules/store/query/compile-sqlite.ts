@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
-import { equalityFacets } from '../facets.js';
+import { equalityFacets, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
@@ -16,13 +16,13 @@ export interface SqliteQueryContext {
   fts: string;
   /** The ids of the time range; null when displaced entries may hold ids outside it. */
   idWindow: { lo: number; hi: number } | null;
-  /** The tenant's fields that are not faceted (log_unfaceted_fields). */
-  unfaceted: ReadonlySet<string>;
+  /** The tenant's facets the query names (facets.ts). */
+  facets: FacetLookup;
 }
 
 export function compileSqlite(condition: Condition, context: SqliteQueryContext): RawBuilder<unknown> {
   if (condition.kind !== 'all') {
-    const match = ftsQuery(condition, context.unfaceted);
+    const match = ftsQuery(condition, context.facets);
     if (match !== null) return ftsLookup(match, context);
   }
   switch (condition.kind) {
@@ -30,8 +30,8 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
       return sql`1 = 1`;
     case 'and': {
       // The children the index answers become one lookup; the others are checked on the rows.
-      const indexed = condition.children.filter((child) => ftsQuery(child, context.unfaceted) !== null);
-      const match = indexed.length > 1 ? ftsQuery({ kind: 'and', children: indexed }, context.unfaceted) : null;
+      const indexed = condition.children.filter((child) => ftsQuery(child, context.facets) !== null);
+      const match = indexed.length > 1 ? ftsQuery({ kind: 'and', children: indexed }, context.facets) : null;
       const rest = match === null ? condition.children : condition.children.filter((child) => !indexed.includes(child));
       const parts = rest.map((child) => sql`(${compileSqlite(child, context)})`);
       if (match !== null) parts.unshift(ftsLookup(match, context));
@@ -75,22 +75,22 @@ export function ftsTableOf(tenantId: string): string {
  * The FTS5 query of a condition when the index answers it exactly, else null: words in the `body`
  * column, facets in the `facets` column; AND, OR, and NOT after something positive (FTS5's NOT is binary).
  */
-export function ftsQuery(condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+export function ftsQuery(condition: Condition, facets: FacetLookup): string | null {
   switch (condition.kind) {
     case 'text': {
       const match = ftsMatchExpression(condition.expr);
       return match === null ? null : `body : (${match})`;
     }
     case 'equals': {
-      const facets = equalityFacets(condition.field, condition.value, unfaceted);
-      return facets === null ? null : `(${facets.map((facet) => `facets : "${facet}"`).join(' OR ')})`;
+      const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
+      return values === null ? null : `(${values.map((value) => `facets : "${facets.tokenOf(value)}"`).join(' OR ')})`;
     }
     case 'or': {
-      const parts = condition.children.map((child) => ftsQuery(child, unfaceted));
+      const parts = condition.children.map((child) => ftsQuery(child, facets));
       return parts.every((part) => part !== null) ? parts.map((part) => `(${part})`).join(' OR ') : null;
     }
     case 'and':
-      return conjunction(condition.children, unfaceted);
+      return conjunction(condition.children, facets);
     default:
       return null;
   }
@@ -100,16 +100,16 @@ export function ftsQuery(condition: Condition, unfaceted: ReadonlySet<string>): 
  * The FTS5 query that finds exactly the entries matching a condition in a tenant's index, or null
  * when the index cannot answer it alone (or it is everything: no lookup needed).
  */
-export function indexQuery(condition: Condition, unfaceted: ReadonlySet<string>): string | null {
+export function indexQuery(condition: Condition, facets: FacetLookup): string | null {
   if (condition.kind === 'all') return null;
-  return conjunction(condition.kind === 'and' ? condition.children : [condition], unfaceted);
+  return conjunction(condition.kind === 'and' ? condition.children : [condition], facets);
 }
 
-function conjunction(children: readonly Condition[], unfaceted: ReadonlySet<string>): string | null {
+function conjunction(children: readonly Condition[], facets: FacetLookup): string | null {
   const positive: string[] = [];
   const negative: string[] = [];
   for (const child of children) {
-    const part = ftsQuery(child.kind === 'not' ? child.child : child, unfaceted);
+    const part = ftsQuery(child.kind === 'not' ? child.child : child, facets);
     if (part === null) return null;
     (child.kind === 'not' ? negative : positive).push(part);
   }
