@@ -22,6 +22,7 @@ const LOGS_TABLES = [
   'log_rollups',
   'log_host_rollups',
   'log_fields',
+  'log_facet_values',
   'log_unfaceted_fields',
   'logs_alert_rules',
   'logs_alerts',
