@@ -58,32 +58,31 @@ const facetable = (field: string, text: string): boolean => field.length <= MAX_
 
 /** An attribute value's JSON text when it can be faceted, else null (floats, long values). */
 function attributeText(value: AttributeValue): string | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? JSON.stringify(value) : null;
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? String(value) : null;
   return JSON.stringify(value);
 }
 
-/** [field key, value text] of an entry's faceted columns and attributes. */
-function facetPairs(entry: PreparedEntry): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (const column of FACET_COLUMNS) {
-    const value = entry[column];
-    if (value !== null && facetable(`c:${column}`, value)) pairs.push([`c:${column}`, value]);
-  }
-  for (const name in entry.attributes) {
-    const text = attributeText(entry.attributes[name]!);
-    if (text !== null && facetable(`a:${name}`, text)) pairs.push([`a:${name}`, text]);
-  }
-  return pairs;
-}
+const COLUMN_KEYS = FACET_COLUMNS.map((column) => `c:${column}`);
+
+/** One field's values in a tenant's dictionary: value text -> index token. */
+type FieldTokens = Map<string, string>;
 
 interface TenantFacets {
-  tokens: Map<string, number>;
-  valuesPerField: Map<string, number>;
+  fields: Map<string, FieldTokens>;
   unfaceted: Set<string>;
   next: number;
 }
 
-const keyOf = (field: string, value: string): string => `${field}\u0000${value}`;
+/** `a:` + an attribute's name, made once per name (entries repeat their attribute names). */
+const attributeKeys = new Map<string, string>();
+function attributeKey(name: string): string {
+  let key = attributeKeys.get(name);
+  if (key === undefined) {
+    key = `a:${name}`;
+    if (attributeKeys.size < 100_000) attributeKeys.set(name, key);
+  }
+  return key;
+}
 
 /**
  * The facet dictionary as a writer keeps it: loaded once per tenant (`load`), extended by each batch
@@ -99,13 +98,9 @@ export class FacetDictionary {
   }
 
   load(tenantId: string, rows: readonly FacetDictionaryRow[], unfaceted: readonly string[]): void {
-    const facets: TenantFacets = { tokens: new Map(), valuesPerField: new Map(), unfaceted: new Set(unfaceted), next: 0 };
-    for (const row of rows) {
-      facets.tokens.set(keyOf(row.field, row.value), row.token);
-      facets.valuesPerField.set(row.field, (facets.valuesPerField.get(row.field) ?? 0) + 1);
-      facets.next = Math.max(facets.next, row.token + 1);
-    }
+    const facets: TenantFacets = { fields: new Map(), unfaceted: new Set(unfaceted), next: 0 };
     this.#tenants.set(tenantId, facets);
+    this.remember(tenantId, rows, []);
   }
 
   /** The index tokens of each entry, the dictionary rows the batch adds and the fields it stops faceting. */
@@ -115,45 +110,56 @@ export class FacetDictionary {
   ): { facets: string[][]; newValues: FacetDictionaryRow[]; newlyUnfaceted: string[] } {
     const known = this.#tenants.get(tenantId);
     if (!known) throw new Error(`the facet dictionary of tenant ${tenantId} is not loaded`);
-    const added = new Map<string, FacetDictionaryRow>();
-    const addedPerField = new Map<string, number>();
     const unfaceted = new Set(known.unfaceted);
     const newlyUnfaceted: string[] = [];
-    let next = known.next;
-    const pairs = entries.map(facetPairs);
-    // The dictionary first, over the whole batch, so that a field is faceted alike in every entry of it.
-    for (const entryPairs of pairs) {
-      for (const [field, value] of entryPairs) {
-        const key = keyOf(field, value);
-        if (unfaceted.has(field) || known.tokens.has(key) || added.has(key)) continue;
-        const values = (known.valuesPerField.get(field) ?? 0) + (addedPerField.get(field) ?? 0) + 1;
-        if (values > MAX_FACET_VALUES) {
+    for (;;) {
+      const givenUp = newlyUnfaceted.length;
+      const newValues: FacetDictionaryRow[] = [];
+      const added = new Map<string, FieldTokens>();
+      let next = known.next;
+      const tokenOf = (field: string, value: string): string | null => {
+        if (unfaceted.has(field) || !facetable(field, value)) return null;
+        const token = known.fields.get(field)?.get(value) ?? added.get(field)?.get(value);
+        if (token !== undefined) return token;
+        let fresh = added.get(field);
+        if (!fresh) added.set(field, (fresh = new Map()));
+        if ((known.fields.get(field)?.size ?? 0) + fresh.size >= MAX_FACET_VALUES) {
           unfaceted.add(field);
           newlyUnfaceted.push(field);
-          continue;
+          return null;
         }
-        added.set(key, { field, value, token: next++ });
-        addedPerField.set(field, (addedPerField.get(field) ?? 0) + 1);
-      }
+        const number = next++;
+        const text = facetToken(number);
+        fresh.set(value, text);
+        newValues.push({ field, value, token: number });
+        return text;
+      };
+      const facets = entries.map((entry) => {
+        const tokens: string[] = [];
+        FACET_COLUMNS.forEach((column, index) => {
+          const value = entry[column];
+          const token = value === null ? null : tokenOf(COLUMN_KEYS[index]!, value);
+          if (token !== null) tokens.push(token);
+        });
+        for (const name in entry.attributes) {
+          const text = attributeText(entry.attributes[name]!);
+          const token = text === null ? null : tokenOf(attributeKey(name), text);
+          if (token !== null) tokens.push(token);
+        }
+        return tokens;
+      });
+      // A field given up part-way through the batch: once more, so that every entry of it is alike.
+      if (newlyUnfaceted.length === givenUp) return { facets, newValues, newlyUnfaceted };
     }
-    const facets = pairs.map((entryPairs) => {
-      const tokens: string[] = [];
-      for (const [field, value] of entryPairs) {
-        if (unfaceted.has(field)) continue;
-        const key = keyOf(field, value);
-        tokens.push(facetToken(known.tokens.get(key) ?? added.get(key)!.token));
-      }
-      return tokens;
-    });
-    return { facets, newValues: [...added.values()], newlyUnfaceted };
   }
 
   remember(tenantId: string, newValues: readonly FacetDictionaryRow[], newlyUnfaceted: readonly string[]): void {
     const known = this.#tenants.get(tenantId);
     if (!known) return;
     for (const row of newValues) {
-      known.tokens.set(keyOf(row.field, row.value), row.token);
-      known.valuesPerField.set(row.field, (known.valuesPerField.get(row.field) ?? 0) + 1);
+      let tokens = known.fields.get(row.field);
+      if (!tokens) known.fields.set(row.field, (tokens = new Map()));
+      tokens.set(row.value, facetToken(row.token));
       known.next = Math.max(known.next, row.token + 1);
     }
     for (const field of newlyUnfaceted) known.unfaceted.add(field);
@@ -204,6 +210,7 @@ export function facetValuesOf(condition: Condition): FacetValue[] {
 
 /** A FacetLookup over dictionary rows read for a query. */
 export function facetLookup(unfaceted: ReadonlySet<string>, rows: readonly FacetDictionaryRow[]): FacetLookup {
+  const keyOf = (field: string, value: string): string => `${field}\u0000${value}`;
   const tokens = new Map(rows.map((row) => [keyOf(row.field, row.value), row.token]));
   return {
     unfaceted,
