@@ -122,7 +122,7 @@ export class FacetDictionary {
         const token = known.fields.get(field)?.get(value) ?? added.get(field)?.get(value);
         if (token !== undefined) return token;
         let fresh = added.get(field);
-        if (!fresh) added.set(field, (fresh = new Map()));
+        if (!fresh) added.set(field, (fresh = new Map<string, string>()));
         if ((known.fields.get(field)?.size ?? 0) + fresh.size >= MAX_FACET_VALUES) {
           unfaceted.add(field);
           newlyUnfaceted.push(field);
@@ -158,7 +158,7 @@ export class FacetDictionary {
     if (!known) return;
     for (const row of newValues) {
       let tokens = known.fields.get(row.field);
-      if (!tokens) known.fields.set(row.field, (tokens = new Map()));
+      if (!tokens) known.fields.set(row.field, (tokens = new Map<string, string>()));
       tokens.set(row.value, facetToken(row.token));
       known.next = Math.max(known.next, row.token + 1);
     }
