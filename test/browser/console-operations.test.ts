@@ -335,4 +335,32 @@ describe('console operations pages in Chromium', { timeout: 900_000 }, () => {
     await screenshot(page, 'infra-kubernetes');
     assert.deepEqual(page.problems, []);
   });
+  test('every page reads at 1280x800 and on a 375-pixel phone: the page never scrolls sideways', async () => {
+    const pages: [name: string, hash: string, ready: string][] = [
+      ['dashboards', '#/dashboards', '#volume-chart'],
+      ['alerts', '#/alerts?view=all', '#alerts-table'],
+      ['apm', '#/apm', '#service-graph'],
+      ['apm-traces', '#/apm?view=traces', '#traces-table'],
+      ['infra', '#/infra', '#hosts section.host'],
+      ['audit', '#/audit', '#audit-table'],
+      ['admin', '#/admin?view=users', '#users-table'],
+      ['keys', '#/keys', '#keys-table'],
+    ];
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
+      const sized = await newPage(browser, viewport);
+      await signIn(sized, system.logs, ADMIN, ADMIN_PASSWORD);
+      for (const [name, hash, ready] of pages) {
+        await sized.goto(`${system.logs}/console/${hash}`);
+        await sized.waitForSelector(ready);
+        const overflow = await sized.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 1, `${name} at ${viewport.width} px: ${overflow} px too wide`);
+        if (viewport.width < 500) await screenshot(sized, `phone-${name}`);
+      }
+      assert.deepEqual(sized.problems, []);
+      await sized.close();
+    }
+  });
 });

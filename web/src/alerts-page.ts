@@ -193,7 +193,10 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
     'div',
     {},
     el('div', { className: 'toolbar' }, el('label', { htmlFor: 'alert-state', textContent: t.colState }), stateSelect, refresh),
-    el('p', { role: 'status', textContent: `${count(answer.total ?? answer.data.length)} ${t.alertsCount}` }),
+    el('p', {
+      role: 'status',
+      textContent: `${count(answer.total ?? answer.data.length)} ${answer.total === 1 ? t.alertOne : t.alertsCount}`,
+    }),
     rows,
     pager(ctx, pageNumber, answer.pages ?? 1),
   );

@@ -70,7 +70,7 @@ function tenantSwitcher(current: Me): HTMLElement | null {
   );
   select.addEventListener('change', () => {
     chooseTenant(select.value === current.tenant_id ? null : select.value);
-    void render(true);
+    render(true);
   });
   return el('span', { className: 'tenant' }, el('label', { htmlFor: 'tenant', textContent: t.tenant }), select);
 }

@@ -110,7 +110,11 @@ function secretOnce(key: { name: string; encoded: string }): HTMLElement {
     value,
     button(t.copy, () => {
       value.select();
-      void navigator.clipboard?.writeText(value.value).then(() => (copied.textContent = t.copied));
+      // The text is selected either way: if the clipboard is refused, Ctrl+C still copies it.
+      void navigator.clipboard?.writeText(value.value).then(
+        () => (copied.textContent = t.copied),
+        () => undefined,
+      );
     }),
     copied,
   );

@@ -1,5 +1,6 @@
 import { api } from '../api.js';
 import { button, el } from '../dom.js';
+import { problem } from '../feedback.js';
 import { count } from '../format.js';
 import { words } from '../i18n.js';
 
@@ -19,7 +20,20 @@ export function fieldsSidebar(options: {
 
   const fieldItem = (name: string) => {
     const values = el('ul', { className: 'values' });
-    const toggle = button(name, () => void open(), { className: 'field', ariaExpanded: 'false' });
+    const valueRow = ({ value, count: n }: { value: string; count: number }) =>
+      el(
+        'li',
+        { className: 'value-row' },
+        button(`${value} (${count(n)})`, () => options.onFilter(name, value, false), {
+          className: 'value',
+          title: `${t.filterFor} ${name}: ${value}`,
+        }),
+        button('−', () => options.onFilter(name, value, true), {
+          className: 'exclude',
+          ariaLabel: `${t.filterOut} ${name}: ${value}`,
+          title: `${t.filterOut} ${name}: ${value}`,
+        }),
+      );
     const open = async () => {
       if (toggle.ariaExpanded === 'true') {
         toggle.ariaExpanded = 'false';
@@ -31,26 +45,12 @@ export function fieldsSidebar(options: {
       const { values: top } = await api<{ values: { value: string; count: number }[] }>(
         `/api/v1/logs/fields/${encodeURIComponent(name)}/distinct?${query.toString()}`,
       );
-      values.replaceChildren(
-        ...(top.length ? top : [])
-          .map(({ value, count: n }) =>
-            el(
-              'li',
-              { className: 'value-row' },
-              button(`${value} (${count(n)})`, () => options.onFilter(name, value, false), {
-                className: 'value',
-                title: `${t.filterFor} ${name}: ${value}`,
-              }),
-              button('−', () => options.onFilter(name, value, true), {
-                className: 'exclude',
-                ariaLabel: `${t.filterOut} ${name}: ${value}`,
-                title: `${t.filterOut} ${name}: ${value}`,
-              }),
-            ),
-          )
-          .concat(top.length ? [] : [el('li', { className: 'empty', textContent: t.none })]),
-      );
+      values.replaceChildren(...(top.length ? top.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]));
     };
+    const toggle = button(name, () => void open().catch((error: unknown) => values.replaceChildren(el('li', {}, problem(error)))), {
+      className: 'field',
+      ariaExpanded: 'false',
+    });
     return el('li', {}, toggle, values);
   };
 
