@@ -87,11 +87,11 @@ const ERROR: Template[] = [
   (r, pick) => `Upstream ${pick(SERVICES)} returned 503 Service Unavailable`,
 ];
 
-/** `count` events spread evenly over the day, in time order (as a shipper sends them). */
-export function* generateEvents(count: number, seed = 42): Generator<LogEntry> {
+/** `count` events spread evenly over `days` days from DAY_START, in time order (as a shipper sends them). */
+export function* generateEvents(count: number, seed = 42, days = 1): Generator<LogEntry> {
   const r = mulberry32(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
-  const step = DAY / count;
+  const step = (days * DAY) / count;
   for (let i = 0; i < count; i += 1) {
     const x = r();
     const level = LEVELS.find(([, p]) => x < p)![0];

@@ -37,11 +37,17 @@ const { values: args } = parseArgs({
     passes: { type: 'string', default: '2' },
     // Reads as the logs service runs them: worker-thread pool (SQLite) / statement_timeout pool (PostgreSQL), 30 s budget.
     'read-pool': { type: 'boolean', default: false },
+    // The events spread over this many days (10M events a day for ten days: --events 100000000 --days 10);
+    // the queries ask about the last day.
+    days: { type: 'string', default: '1' },
+    // After the queries: remove the first day by retention while batches keep arriving, and time both.
+    retention: { type: 'boolean', default: false },
   },
 });
 const dialect = args.dialect as 'sqlite' | 'postgres';
 const events = Number(args.events);
 const batchSize = Number(args.batch);
+const days = Number(args.days);
 const runs = Number(args.runs);
 const HOUR = 3_600_000;
 const TENANT = 'bench';
@@ -58,7 +64,9 @@ const database = await openDatabase<any>(url);
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
-  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_fields, logs_migrations, logs_migrations_lock CASCADE`.execute(database.db);
+  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, logs_migrations, logs_migrations_lock CASCADE`.execute(
+    database.db,
+  );
 }
 await migrateToLatest(database.db, logStoreMigrations, 'logs');
 const reads = args['read-pool'] ? await openStoreReads(url, database.db, { timeoutMs: 30_000, workers: 2 }) : undefined;
@@ -71,7 +79,7 @@ let ingestMs = 0;
 const loadBefore = loadavg()[0];
 const cpuBefore = process.cpuUsage();
 let generated = 0;
-for (const entry of queriesOnly ? [] : generateEvents(events)) {
+for (const entry of queriesOnly ? [] : generateEvents(events, 42, days)) {
   batch.push(entry);
   if (batch.length === batchSize) {
     await flush();
@@ -130,11 +138,12 @@ async function measure(
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 // A different 1-hour window each run, inside the day.
+const LAST_DAY = DAY_START + (days - 1) * DAY;
 const hourWindow = (i: number): { from: number; to: number } => {
-  const from = DAY_START + ((i * 7) % 23) * HOUR + 13 * 60_000;
+  const from = LAST_DAY + ((i * 7) % 23) * HOUR + 13 * 60_000;
   return { from, to: from + HOUR - 1 };
 };
-const fullDay = { from: DAY_START, to: DAY_START + DAY - 1 };
+const fullDay = { from: LAST_DAY, to: LAST_DAY + DAY - 1 };
 const autoInterval = 24 * 60_000; // about 60 buckets over a day
 
 let results: Awaited<ReturnType<typeof measure>>[] = [];
@@ -213,6 +222,14 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
   );
   pass.push(
     await measure(
+      'search: common word, full day ("completed")',
+      async () =>
+        (await store.search({ tenantId: TENANT, query: 'completed', ...fullDay, page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL }))
+          .total,
+    ),
+  );
+  pass.push(
+    await measure(
       'histogram: full day, ~60 buckets',
       async () => (await store.histogram({ tenantId: TENANT, ...fullDay, intervalMs: autoInterval })).length,
     ),
@@ -264,7 +281,40 @@ function ripgrep(pattern: string): { name: string; ms: number; matches: number }
     return null;
   }
 }
-const rg = queriesOnly ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
+// Over the same day's events only: with more days the NDJSON holds them all.
+const rg = queriesOnly || days > 1 ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
+
+// ---- retention while ingesting ------------------------------------------------------------------
+async function retentionWhileIngesting(): Promise<{ removed: number; removeMs: number; batches: number; worstBatchMs: number }> {
+  let removing = true;
+  const latencies: number[] = [];
+  const ingest = (async () => {
+    let n = 0;
+    while (removing) {
+      const start = performance.now();
+      await store.append(
+        TENANT,
+        Array.from({ length: 100 }, (_, k) => ({
+          timestamp: LAST_DAY + DAY - 1000 + (n % 1000),
+          message: `arriving ${n}-${k}`,
+          level: 'info',
+        })),
+      );
+      latencies.push(performance.now() - start);
+      n += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const start = performance.now();
+  const removed = await store.removeOlderThan(TENANT, DAY_START + DAY);
+  const removeMs = performance.now() - start;
+  removing = false;
+  await ingest;
+  const result = { removed, removeMs: round(removeMs), batches: latencies.length, worstBatchMs: round(Math.max(0, ...latencies)) };
+  process.stderr.write(`retention: ${JSON.stringify(result)}\n`);
+  return result;
+}
+const retention = args.retention ? await retentionWhileIngesting() : undefined;
 
 const sizeBytes =
   dialect === 'sqlite'
@@ -291,8 +341,10 @@ const summary = {
   storeBytes: sizeBytes,
   ndjsonBytes: queriesOnly ? 0 : statSync(ndjsonPath).size,
   queriesOnly,
+  days,
   queries: results,
   ripgrep: rg,
+  retention,
   // Other jobs share this machine: the 1-minute load average before/after ingest and at the end.
   loadAverage: [loadBefore, loadAfterIngest, loadavg()[0]].map((value) => Math.round((value ?? 0) * 100) / 100),
   processCpuSecondsTotal: round((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1e6),
