@@ -13,6 +13,10 @@
 // Needs: `npm run build` in the repository root; wrk and taskset (Debian: apt-get install -y wrk).
 // Options (env): BENCH_DURATION (seconds, default 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
 // BENCH_PACE_MS (10; 0 = full speed), BENCH_SAMPLE_RATIO (GATEWAY_TELEMETRY_SAMPLE_RATIO, default 1).
+// Diagnosis: BENCH_SINK=null ships to bench/otlp-sink.mjs on CPU 1 instead of the logs service (the
+// gateway's own cost of shipping, with nothing else busy); BENCH_NEIGHBOUR=burn keeps CPU 1 busy in
+// the "off" runs with bench/cpu-burn.mjs (what a busy neighbour core alone costs the gateway: on a
+// VM the two vCPUs may be hyperthreads of one physical core, sharing its execution units and caches).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +29,9 @@ const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 10);
 const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO ?? '1';
 process.env.PACE_MS = String(PACE_MS); // read by paced.lua
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const PORTS = { upstream: 9201, gateway: 9203, logs: 9204 };
+const SINK = process.env.BENCH_SINK ?? 'logs';
+const NEIGHBOUR = process.env.BENCH_NEIGHBOUR ?? 'none';
+const PORTS = { upstream: 9201, gateway: 9203, logs: 9204, sink: 9205 };
 const PASSWORD = 'Bench#Passw0rd1';
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-self-watch-'));
 
@@ -48,18 +54,21 @@ const baseEnv = (dataDir) => ({
 async function startSystem(shipping, run) {
   const dataDir = join(tmp, `${shipping ? 'on' : 'off'}-${run}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = start(shipping ? 'all' : 'gateway', process.execPath, [join(ROOT, 'dist/cli.js'), shipping ? 'all' : 'gateway'], {
-    env: baseEnv(dataDir),
-  });
+  const toSink = shipping && SINK === 'null';
+  const command = shipping && !toSink ? 'all' : 'gateway';
+  const env = toSink ? { ...baseEnv(dataDir), GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}` } : baseEnv(dataDir);
+  const child = start(command, process.execPath, [join(ROOT, 'dist/cli.js'), command], { env });
   await waitForPort(PORTS.gateway);
-  if (shipping) await waitForPort(PORTS.logs);
+  if (command === 'all') await waitForPort(PORTS.logs);
   const services = childrenOf(child.pid);
   const gatewayPid = services.find((s) => / gateway\b/.test(s.cmdline))?.pid ?? child.pid;
   const logsPid = services.find((s) => / logs\b/.test(s.cmdline))?.pid;
   pin(child.pid, '1');
   pin(gatewayPid, '0');
   if (logsPid) pin(logsPid, '1');
-  return { child, gatewayPid, separate: logsPid !== undefined };
+  const neighbour =
+    !shipping && NEIGHBOUR === 'burn' ? start('burn', 'taskset', ['-c', '1', process.execPath, join(HERE, 'cpu-burn.mjs')]) : undefined;
+  return { child, gatewayPid, separate: logsPid !== undefined, neighbour };
 }
 
 /** CPU time (user + system, all threads) a process has used, in milliseconds. */
@@ -89,6 +98,9 @@ async function main() {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('run `npm run build` in the repository root first');
   const upstream = start('upstream', 'taskset', ['-c', '1', process.execPath, join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
   await waitForPort(PORTS.upstream);
+  const sink =
+    SINK === 'null' ? start('sink', 'taskset', ['-c', '1', process.execPath, join(HERE, 'otlp-sink.mjs'), String(PORTS.sink)]) : undefined;
+  if (sink) await waitForPort(PORTS.sink);
   const url = `http://127.0.0.1:${PORTS.gateway}/api/v1/master-data/1k`;
   const runs = [];
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -102,11 +114,12 @@ async function main() {
       // The gateway's own CPU per request: what shipping costs its core, whatever CPU 1 could give wrk.
       get.cpuUsPerRequest = ((cpuMs(system.gatewayPid) - cpuBefore) * 1000) / get.requests;
       let shipped;
-      if (shipping) {
+      if (shipping && SINK !== 'null') {
         await delay(3_000); // the last batches (GATEWAY_TELEMETRY_INTERVAL, 1 s) reach the console
         shipped = await accessLinesShipped();
       }
       runs.push({ round, shipping, separate: system.separate, get, shipped });
+      if (system.neighbour) await stop(system.neighbour);
       process.stdout.write(
         `round ${round + 1} ${shipping ? 'on ' : 'off'}: ${fmt(get.rps, 0)} req/s p99 ${fmt(get.p99)} ms, gateway ${fmt(get.cpuUsPerRequest, 1)} us CPU/request${shipping ? `, ${shipped} access lines shipped of ${get.requests + '+warm-up'}` : ''}\n`,
       );
@@ -114,6 +127,7 @@ async function main() {
     }
   }
   await stop(upstream);
+  if (sink) await stop(sink);
 
   // The gateway's capacity with shipping on, as a share of off: the inverse ratio of its CPU per request.
   const ratios = [];
@@ -124,21 +138,34 @@ async function main() {
   const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
   const rows = runs.map(
     (r) =>
-      `| ${r.round + 1} | ${r.shipping ? `on (${r.separate ? 'logs service in its own process, CPU 1' : 'one process'})` : 'off (gateway alone)'} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p99)} | ${fmt(r.get.cpuUsPerRequest, 1)} | ${r.get.non2xx} | ${r.shipped ?? '-'} |`,
+      `| ${r.round + 1} | ${r.shipping ? `on (${SINK === 'null' ? 'null sink, CPU 1' : r.separate ? 'logs service in its own process, CPU 1' : 'one process'})` : `off (gateway alone${NEIGHBOUR === 'burn' ? ', CPU 1 busy' : ''})`} | ${fmt(r.get.rps, 0)} | ${fmt(r.get.p99)} | ${fmt(r.get.cpuUsPerRequest, 1)} | ${r.get.non2xx} | ${r.shipped ?? '-'} |`,
   );
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}`;
+  const heading =
+    SINK === 'null'
+      ? '## Self-watching diagnosis: null sink'
+      : NEIGHBOUR === 'burn'
+        ? '## Self-watching diagnosis: busy neighbour core'
+        : '## Self-watching cost';
+  const onMeans =
+    SINK === 'null'
+      ? `\`cli.js gateway\` shipping every access line and span (span sampling ratio ${SAMPLE_RATIO}) to bench/otlp-sink.mjs on CPU 1, which reads and drops them`
+      : `\`cli.js all\`, the gateway shipping every access line and span (default batching; span sampling ratio ${SAMPLE_RATIO}) to the logs service`;
+  const offMeans =
+    NEIGHBOUR === 'burn'
+      ? '`cli.js gateway` with no telemetry, CPU 1 kept busy by bench/cpu-burn.mjs'
+      : '`cli.js gateway` with no telemetry';
   writeSection(
-    '## Self-watching cost',
-    `## Self-watching cost
+    heading,
+    `${heading}
 
 Run: ${new Date().toISOString()} with \`node bench/self-watch.mjs\` (after \`npm run build\`). Machine: ${machine}
 (load average at the end: ${loadavg()
       .map((n) => n.toFixed(2))
       .join(' ')}). The gateway proxies a 1 KiB GET (wrk, ${CONNECTIONS}
 connections${PACE_MS > 0 ? `, each pausing ${PACE_MS} ms after an answer so that both runs offer the same load` : ', full speed'}; ${DURATION} s after a 3 s warm-up)
-pinned to CPU 0; wrk, the upstream and the logs service share CPU 1. "off": \`cli.js gateway\` with no telemetry.
-"on": \`cli.js all\`, the gateway shipping every access line and span (default batching; span sampling ratio
-${SAMPLE_RATIO}) to the logs service. "shipped": access lines of the run found by a search afterwards.
+pinned to CPU 0; wrk, the upstream and the logs service share CPU 1. "off": ${offMeans}.
+"on": ${onMeans}. "shipped": access lines of the run found by a search afterwards.
 
 | round | telemetry | GET req/s | p99 ms | gateway CPU us/request | non-2xx | shipped |
 |---|---|---|---|---|---|---|
