@@ -140,6 +140,19 @@ describe('console operations pages in Chromium', { timeout: 900_000 }, () => {
     await page.waitForSelector('#rules-table');
     const rules = await page.$$eval('#rules-table tbody tr td:first-child', (cells) => cells.map((cell) => cell.textContent));
     assert.ok(rules.includes(`${MARK} alpha rule`) && rules.includes(`${MARK} beta rule`), rules.join(', '));
+    // Disabling a rule: the API's rule says so, and the button now offers the opposite.
+    const betaRule = async () =>
+      ((await system.api.asAdmin('GET', '/api/v1/alerts/rules')).data as { id: string; name: string; enabled: boolean }[]).find(
+        (rule) => rule.name === `${MARK} beta rule`,
+      )!;
+    const ruleRow = `#rules-table tr[data-rule-id="${(await betaRule()).id}"]`;
+    await page.click(`${ruleRow} button.toggle-rule`);
+    await page.waitForFunction(
+      (selector) => document.querySelector(`${selector} button.toggle-rule`)?.textContent === 'Enable',
+      {},
+      ruleRow,
+    );
+    assert.equal((await betaRule()).enabled, false);
     await assertAccessible(page, 'alert rules');
     await screenshot(page, 'alerts-rules');
     assert.deepEqual(page.problems, []);

@@ -230,5 +230,8 @@ async function rulesView(ctx: PageContext, reload: () => void): Promise<HTMLElem
           { className: 'toggle-rule' },
         ),
     ]);
-  return el('div', {}, message, data.length ? table(t.rules, columns, data, { id: 'rules-table' }) : el('p', { textContent: t.noRules }));
+  if (!data.length) return el('div', {}, message, el('p', { textContent: t.noRules }));
+  const rows = table(t.rules, columns, data, { id: 'rules-table' });
+  data.forEach((rule, i) => rows.tBodies[0]!.rows[i]!.setAttribute('data-rule-id', rule.id));
+  return el('div', {}, message, rows);
 }
