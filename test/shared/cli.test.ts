@@ -10,7 +10,7 @@ import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
-import { ftsTableOf } from '../../src/logs/modules/store/query/compile-sqlite.js';
+import { ftsTableName } from '../../src/logs/modules/store/fts-hours.js';
 import { closedPort } from '../helpers/upstream.js';
 
 /** The real CLI (docs/operations.md): help, exit codes, logs-reset-password, backup and restore. */
@@ -211,8 +211,13 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
       const { n } = db.prepare('SELECT count(*) AS n FROM log_entries').get() as { n: number };
       // Whole batches only (one transaction each), as many as were acknowledged before the copy at most.
       assert.ok(n >= 500 && n <= acknowledged && n % 100 === 0, `${n} of ${acknowledged}`);
-      // The admin writes to the default tenant: its full-text index.
-      const { fts } = db.prepare(`SELECT count(*) AS fts FROM "${ftsTableOf('default')}"`).get() as { fts: number };
+      // The admin writes to the default tenant: its full-text index, an FTS5 table per hour.
+      const hours = db.prepare(`SELECT hour FROM log_fts_hours WHERE tenant_id = 'default'`).all() as { hour: number }[];
+      let fts = 0;
+      for (const { hour } of hours) {
+        const table = ftsTableName('default', hour);
+        fts += (db.prepare(`SELECT count(*) AS n FROM "${table}" WHERE "${table}" MATCH ?`).get(`body : "${marker}"`) as { n: number }).n;
+      }
       assert.equal(fts, n, 'the full-text index is as consistent as the table');
     } finally {
       db.close();

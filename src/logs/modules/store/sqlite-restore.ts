@@ -50,7 +50,8 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
 
 /** The SQLite store's entry tables since migration 0120. */
 async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
-  // No secondary index: the id is the time; each tenant's full-text index (created at its first write) finds its words and facets.
+  // No secondary index: the id is the time; each tenant's full-text index (a table per hour, made at
+  // its first entry) finds words and facets.
   await sql`CREATE TABLE log_entries (
     id INTEGER PRIMARY KEY,
     tenant_id TEXT NOT NULL,
@@ -63,6 +64,10 @@ async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
     message TEXT NOT NULL,
     attributes TEXT NOT NULL DEFAULT '{}'
   )`.execute(db);
+  // The hours of each tenant's full-text index, a table each (fts-hours.ts).
+  await sql`CREATE TABLE log_fts_hours (tenant_id TEXT NOT NULL, hour INTEGER NOT NULL, PRIMARY KEY (tenant_id, hour)) WITHOUT ROWID`.execute(
+    db,
+  );
   // Entries whose id is not in their own second's block (time-ids.ts).
   await sql`CREATE TABLE log_displaced (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, ts INTEGER NOT NULL)`.execute(db);
   await sql`CREATE INDEX log_displaced_tenant_ts ON log_displaced (tenant_id, ts)`.execute(db);

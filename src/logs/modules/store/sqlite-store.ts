@@ -1,17 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
+import { FtsHours, ftsTableName, hourOfId } from './fts-hours.js';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
-import {
-  compileSqlite,
-  ftsTableOf,
-  indexQuery,
-  sqliteFieldValue,
-  sqliteNumberValue,
-  sqliteSortExpression,
-} from './query/compile-sqlite.js';
+import { compileSqlite, indexQuery, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression } from './query/compile-sqlite.js';
 import {
   ENTRY_COLUMNS,
   LogStoreCore,
@@ -62,8 +56,8 @@ const RETENTION_BATCH = 5_000;
  * reads then count, page and bucket from the index without touching rows.
  */
 interface SqlitePlan extends ReadPlan {
-  /** The tenant's full-text index. */
-  fts: string;
+  /** The tenant's hour tables of the full-text index that the read touches. */
+  fts: FtsHours;
   from: number;
   end: number;
   lo: number;
@@ -127,39 +121,59 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     return { duplicates };
   }
 
+  /**
+   * The tenant's entries before 00:00 UTC of `before`'s day: their index tables are dropped whole (an
+   * hour each), their rows deleted 5,000 per transaction, so ingestion interleaves with a large purge.
+   */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
     const { hi } = idWindow(Number.MIN_SAFE_INTEGER, cutoff);
     let removed = 0;
     for (;;) {
-      const batch = await this.db.connection().execute(async (connection) => {
-        await sql`BEGIN IMMEDIATE`.execute(connection);
-        try {
-          // Time-ordered ids: the tenant's oldest entries are the first ids (displaced ones aside).
-          const { rows } = await sql<{ id: number }>`SELECT id FROM log_entries
-            WHERE (id <= ${hi} OR id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts < ${cutoff}))
-              AND tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
-          if (rows.length > 0) {
-            const ids = JSON.stringify(rows.map((row) => row.id));
-            await sql`DELETE FROM ${sql.table(ftsTableOf(tenantId))} WHERE rowid IN (SELECT value FROM json_each(${ids}))`.execute(
-              connection,
-            );
-            await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
-            await sql`DELETE FROM log_displaced WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
-          } else {
-            await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
-            await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
-          }
-          await sql`COMMIT`.execute(connection);
-          return rows.length;
-        } catch (error) {
-          await sql`ROLLBACK`.execute(connection).catch(() => undefined);
-          throw error;
+      const batch = await this.#inWriteTransaction(async (connection) => {
+        // Time-ordered ids: the tenant's oldest entries are the first ids (displaced ones aside).
+        const { rows } = await sql<{ id: number }>`SELECT id FROM log_entries
+          WHERE (id <= ${hi} OR id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts < ${cutoff}))
+            AND tenant_id = ${tenantId} AND ts < ${cutoff} LIMIT ${RETENTION_BATCH}`.execute(connection);
+        if (rows.length > 0) {
+          const ids = JSON.stringify(rows.map((row) => row.id));
+          await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
+          await sql`DELETE FROM log_displaced WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
         }
+        return rows.length;
       });
       removed += batch;
-      if (batch === 0) return removed;
+      if (batch === 0) break;
     }
+    // Then the index: whole hours of ids before the cutoff (a displaced entry's hour may be later; it stays).
+    const { rows: hours } = await sql<{ hour: number }>`SELECT hour FROM log_fts_hours
+      WHERE tenant_id = ${tenantId} AND hour < ${hourOfId(hi + 1)}`.execute(this.db);
+    for (const { hour } of hours) {
+      await this.#inWriteTransaction(async (connection) => {
+        await sql`DROP TABLE IF EXISTS ${sql.table(ftsTableName(tenantId, hour))}`.execute(connection);
+        await sql`DELETE FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour = ${hour}`.execute(connection);
+      });
+    }
+    await this.#inWriteTransaction(async (connection) => {
+      await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+      await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+    });
+    return removed;
+  }
+
+  /** Runs `work` in an IMMEDIATE transaction on the writer's connection. */
+  async #inWriteTransaction<T>(work: (connection: Kysely<any>) => Promise<T>): Promise<T> {
+    return this.db.connection().execute(async (connection) => {
+      await sql`BEGIN IMMEDIATE`.execute(connection);
+      try {
+        const result = await work(connection);
+        await sql`COMMIT`.execute(connection);
+        return result;
+      } catch (error) {
+        await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   /**
@@ -169,20 +183,27 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<SqlitePlan | null> {
     if (end <= from) return null;
     const { lo, hi } = idWindow(from, end);
-    const fts = ftsTableOf(tenantId);
-    const { rows } = await sql<{ indexed: number; displaced: number }>`SELECT
-      EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ${fts}) AS indexed,
-      EXISTS (SELECT 1 FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced`.execute(
+    const { rows } = await sql<{ hours: string; displaced: string }>`SELECT
+      (SELECT json_group_array(hour) FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour BETWEEN ${hourOfId(lo)} AND ${hourOfId(hi)}) AS hours,
+      (SELECT json_group_array(id) FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced`.execute(
       this.reads,
     );
-    // No index yet: the tenant has never stored an entry.
-    if (Number(rows[0]?.indexed ?? 0) !== 1) return null;
-    const displaced = Number(rows[0]?.displaced ?? 0) === 1;
+    const hours = JSON.parse(rows[0]?.hours ?? '[]') as number[];
+    const displacedIds = JSON.parse(rows[0]?.displaced ?? '[]') as number[];
+    // No index in the range: the tenant stored nothing there.
+    if (hours.length === 0 && displacedIds.length === 0) return null;
+    const displaced = displacedIds.length > 0;
+    // A displaced entry's words are in the table of its id's hour, which may lie outside the range.
+    const fts = new FtsHours(
+      tenantId,
+      [...new Set([...hours, ...displacedIds.map(hourOfId)])].sort((a, b) => a - b),
+    );
     const facets = await readFacetLookup(this.reads, tenantId, condition);
     const ids = displaced
       ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`
       : sql`l.id BETWEEN ${lo} AND ${hi}`;
-    const matches = compileSqlite(condition, { fts, idWindow: displaced ? null : { lo, hi }, facets });
+    const [lookupLo, lookupHi] = displaced ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [lo, hi];
+    const matches = compileSqlite(condition, { matchingIds: (match) => fts.matchingIds(match, lookupLo, lookupHi), facets });
     return {
       where: sql`${ids} AND l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`,
       from,
@@ -204,9 +225,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     for (const edge of split.edges) total += (await this.#rowsOf(plan, edge.lo, edge.hi, 'desc', undefined)).rows.length;
     if (split.whole) {
       const limit = bound === undefined ? -1 : Math.max(0, bound + 1 - total);
-      const fts = sql.table(plan.fts);
-      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${fts}
-        WHERE ${fts} MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi} LIMIT ${limit})`.execute(this.reads);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM
+        (${plan.fts.matchingIds(index, split.whole.lo, split.whole.hi)} LIMIT ${limit})`.execute(this.reads);
       total += Number(rows[0]?.n ?? 0);
     }
     return total;
@@ -276,16 +296,29 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
    */
   async #rowsOf(plan: SqlitePlan, lo: number, hi: number, order: 'asc' | 'desc', limit: number | undefined) {
     const direction = order === 'asc' ? sql`ASC` : sql`DESC`;
-    const source =
-      plan.index === null
-        ? sql`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
-            ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`
-        : sql`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${sql.table(plan.fts)}
-              WHERE ${sql.table(plan.fts)} MATCH ${plan.index} AND rowid BETWEEN ${lo} AND ${hi} ORDER BY rowid ${direction} LIMIT ${limit ?? -1}) m
-            CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`;
-    const { rows } = await sql<EntryRow>`${source}`.execute(this.reads);
-    const lastId = rows.length > 0 ? Number(rows.at(-1)!.id) : null;
-    return { rows: rows.filter((row) => Number(row.ts) >= plan.from && Number(row.ts) < plan.end), lastId };
+    const inRange = (row: EntryRow) => Number(row.ts) >= plan.from && Number(row.ts) < plan.end;
+    if (plan.index === null) {
+      const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
+        ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`.execute(this.reads);
+      return { rows, lastId: rows.length > 0 ? Number(rows.at(-1)!.id) : null };
+    }
+    // Hour by hour in the walk's order, until `limit` ids were looked at.
+    const found: EntryRow[] = [];
+    let seen = 0;
+    let lastId: number | null = null;
+    for (const slice of plan.fts.slices(lo, hi, order)) {
+      const table = sql.table(slice.table);
+      const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${table}
+          WHERE ${table} MATCH ${plan.index} AND rowid BETWEEN ${slice.lo} AND ${slice.hi} ORDER BY rowid ${direction}
+          LIMIT ${limit === undefined ? -1 : limit - seen}) m
+        CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`.execute(this.reads);
+      if (rows.length === 0) continue;
+      found.push(...rows.filter(inRange));
+      seen += rows.length;
+      lastId = Number(rows.at(-1)!.id);
+      if (limit !== undefined && seen >= limit) break;
+    }
+    return { rows: found, lastId };
   }
 
   /** With the index and buckets of whole seconds: whole seconds bucketed in FTS5 alone, the ragged ones on their rows. */
@@ -306,8 +339,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         bucket: number;
         n: number;
       }>`SELECT s - (((s % ${intervalMs}) + ${intervalMs}) % ${intervalMs}) AS bucket, count(*) AS n
-        FROM (SELECT (rowid >> 21) * 1000 AS s FROM ${sql.table(plan.fts)}
-          WHERE ${sql.table(plan.fts)} MATCH ${index} AND rowid BETWEEN ${split.whole.lo} AND ${split.whole.hi})
+        FROM (SELECT (rowid >> 21) * 1000 AS s FROM (${plan.fts.matchingIds(index, split.whole.lo, split.whole.hi)}))
         GROUP BY 1`.execute(this.reads);
       for (const row of rows) counts.push({ bucket: Number(row.bucket), group: null, count: Number(row.n) });
     }
@@ -381,20 +413,31 @@ export async function writeEntries(
       entry.attributes,
     ]),
   );
-  const indexed = JSON.stringify(prepared.map((entry, index) => [ids[index]!.id, ftsBody(entry.message), facets[index]!.join(' ')]));
   const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
   const newFields = caches.fields.newFields(tenantId, prepared);
   // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
   await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
     SELECT value ->> 0, ${tenantId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value -> 8
     FROM json_each(${rows})`.execute(connection);
-  const fts = sql.table(ftsTableOf(tenantId));
-  // Contentless: the text lives once, in log_entries; the index holds our own tokens (tokenize.ts)
-  // and the entry's facets, keyed by the entry's id.
-  await sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${fts} USING fts5(body, facets, content='', contentless_delete=1)`.execute(connection);
-  await sql`INSERT INTO ${fts} (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexed})`.execute(
-    connection,
-  );
+  // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
+  // once, in log_entries; the index holds our own tokens (tokenize.ts) and the entry's facets. No
+  // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
+  const byHour = new Map<number, unknown[][]>();
+  prepared.forEach((entry, index) => {
+    const { id } = ids[index]!;
+    const hour = hourOfId(id);
+    let rowsOfHour = byHour.get(hour);
+    if (!rowsOfHour) byHour.set(hour, (rowsOfHour = []));
+    rowsOfHour.push([id, ftsBody(entry.message), facets[index]!.join(' ')]);
+  });
+  for (const [hour, indexed] of byHour) {
+    const table = sql.table(ftsTableName(tenantId, hour));
+    await sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.execute(connection);
+    await sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.execute(connection);
+    await sql`INSERT INTO ${table} (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(indexed)})`.execute(
+      connection,
+    );
+  }
   if (displaced.length > 0) {
     await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
       FROM json_each(${JSON.stringify(displaced)})`.execute(connection);

@@ -7,15 +7,12 @@ import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 /**
  * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the tenant's
  * full-text index can answer (message words, and equalities on faceted fields: facets.ts) becomes one
- * lookup, `l.id IN (SELECT rowid FROM log_fts_<tenant> WHERE ... MATCH ? AND rowid BETWEEN ? AND ?)`, with the
- * ids of the time range (time-ids.ts), so FTS5 only walks the part of its doclists that can matter;
- * the rest is checked on the rows.
+ * lookup, `l.id IN (SELECT rowid FROM log_fts_<tenant>_<hour> WHERE ... MATCH ? AND rowid BETWEEN ? AND ?
+ * UNION ALL ...)` over the hours of the read's ids (fts-hours.ts); the rest is checked on the rows.
  */
 export interface SqliteQueryContext {
-  /** The tenant's full-text index (ftsTableOf). */
-  fts: string;
-  /** The ids of the time range; null when displaced entries may hold ids outside it. */
-  idWindow: { lo: number; hi: number } | null;
+  /** `SELECT rowid …` of the entries an FTS5 query matches in the tenant's index, over the read's ids (fts-hours.ts). */
+  matchingIds: (match: string) => RawBuilder<unknown>;
   /** The tenant's facets the query names (facets.ts). */
   facets: FacetLookup;
 }
@@ -60,15 +57,8 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
   }
 }
 
-function ftsLookup(match: string, { fts, idWindow }: SqliteQueryContext): RawBuilder<unknown> {
-  const table = sql.table(fts);
-  if (idWindow === null) return sql`l.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${match})`;
-  return sql`l.id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${match} AND rowid BETWEEN ${idWindow.lo} AND ${idWindow.hi})`;
-}
-
-/** The full-text index of a tenant's entries: their words and facets by entry id, one FTS5 table per tenant. */
-export function ftsTableOf(tenantId: string): string {
-  return `log_fts_${Buffer.from(tenantId, 'utf8').toString('hex')}`;
+function ftsLookup(match: string, context: SqliteQueryContext): RawBuilder<unknown> {
+  return sql`l.id IN (${context.matchingIds(match)})`;
 }
 
 /**
