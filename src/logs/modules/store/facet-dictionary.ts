@@ -17,6 +17,26 @@ export async function loadFacetDictionary(db: Kysely<any>, tenantId: string, dic
   );
 }
 
+/**
+ * Learns what other writers committed to a tenant's dictionary since the cache was loaded: values
+ * numbered from the cache's next number on, and the unfaceted fields. A writer that is about to add
+ * values calls it while holding the tenant's dictionary lock, so numbers are never given twice.
+ */
+export async function refreshFacetDictionary(db: Kysely<any>, tenantId: string, dictionary: FacetDictionary): Promise<void> {
+  const values = await db
+    .selectFrom('log_facet_values')
+    .select(['field', 'value', 'token'])
+    .where('tenant_id', '=', tenantId)
+    .where('token', '>=', dictionary.nextToken(tenantId))
+    .execute();
+  const unfaceted = await db.selectFrom('log_unfaceted_fields').select('field').where('tenant_id', '=', tenantId).execute();
+  dictionary.remember(
+    tenantId,
+    values.map((row) => ({ field: row.field as string, value: row.value as string, token: Number(row.token) })),
+    unfaceted.map((row) => row.field as string),
+  );
+}
+
 /** Stores what a batch added to the dictionary, in the batch's transaction. */
 export async function storeFacetDictionary(
   db: Kysely<any>,

@@ -97,6 +97,11 @@ export class FacetDictionary {
     return this.#tenants.has(tenantId);
   }
 
+  /** The first dictionary number this writer has not seen for the tenant (rows from it on are news). */
+  nextToken(tenantId: string): number {
+    return this.#tenants.get(tenantId)?.next ?? 0;
+  }
+
   load(tenantId: string, rows: readonly FacetDictionaryRow[], unfaceted: readonly string[]): void {
     const facets: TenantFacets = { fields: new Map(), unfaceted: new Set(unfaceted), next: 0 };
     this.#tenants.set(tenantId, facets);

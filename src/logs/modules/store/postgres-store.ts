@@ -5,7 +5,7 @@ import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
 import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
 import { tokenize } from './tokenize.js';
-import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
+import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, postgresFacet } from './facets.js';
 import {
   documentIdsOf,
@@ -33,6 +33,8 @@ const postgresReads: ReadDialect = {
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
+/** With the tenant's hash: serialises additions to a tenant's facet dictionary. */
+const FACET_LOCK = 0x66616374; // 'fact'
 
 /**
  * One partition per UTC hour: a 1-hour search then reads the full-text index of one or two small
@@ -140,7 +142,15 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   async insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = prepareEntries(entries);
     await loadFacetDictionary(trx, tenantId, this.#facets);
-    const { facets, newValues, newlyUnfaceted } = this.#facets.facetsOf(tenantId, prepared);
+    let faceted = this.#facets.facetsOf(tenantId, prepared);
+    if (faceted.newValues.length > 0 || faceted.newlyUnfaceted.length > 0) {
+      // Batches run concurrently here: adding to the dictionary is one at a time per tenant, and
+      // from what the others committed (a value has one number; numbers are never given twice).
+      await sql`SELECT pg_advisory_xact_lock(${FACET_LOCK}, hashtext(${tenantId}))`.execute(trx);
+      await refreshFacetDictionary(trx, tenantId, this.#facets);
+      faceted = this.#facets.facetsOf(tenantId, prepared);
+    }
+    const { facets, newValues, newlyUnfaceted } = faceted;
     const rows = JSON.stringify(
       prepared.map((entry, index) => ({
         ts: entry.ts,

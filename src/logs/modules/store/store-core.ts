@@ -27,6 +27,14 @@ import { both, filtersToCondition, toCondition, type Condition } from './query/c
 import { parseQuery } from './query/parser.js';
 import type { PreparedEntry } from './write-batch.js';
 
+/**
+ * Lets writes that wait for the connection go first: a loop of write transactions (retention) would
+ * otherwise take SQLite's one connection again before any waiter resumes.
+ */
+export function yieldToWaitingWrites(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The columns of a stored entry, as every read of entries selects them. */
 export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
 
@@ -108,6 +116,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       const removed = Number(result.numAffectedRows ?? 0);
       forgotten += removed;
       if (removed < 5000) return forgotten;
+      await yieldToWaitingWrites();
     }
   }
 
@@ -266,15 +275,20 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     }
     if (minutes) {
       const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
-      const bucket =
-        intervalMs === null ? sql`0` : sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)})`;
+      // Grouped only by what varies: a constant key in GROUP BY made the sort half as slow again.
+      const keys = [
+        ...(intervalMs === null
+          ? []
+          : [sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)}) AS bucket`]),
+        ...(groupColumn === null ? [] : [sql`${sql.ref(groupColumn)} AS grp`]),
+      ];
       const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${text(filter.value)}`);
-      const { rows } = await sql<{ bucket: number; grp?: string; n: number }>`
-        SELECT ${bucket} AS bucket${groupColumn ? sql`, ${sql.ref(groupColumn)} AS grp` : sql``}, ${sumOfCounts} AS n
+      const { rows } = await sql<{ bucket?: number; grp?: string; n: number }>`
+        SELECT ${sql.join([...keys, sql`${sumOfCounts} AS n`])}
         FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute >= ${int(minutes[0])} AND minute < ${int(minutes[1])}${sql.join(filterSql, sql``)}
-        GROUP BY 1${groupColumn ? sql`, 2` : sql``}`.execute(this.reads);
+        ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}`.execute(this.reads);
       for (const row of rows)
-        counts.push({ bucket: Number(row.bucket), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
+        counts.push({ bucket: Number(row.bucket ?? 0), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
     }
     return counts;
   }
