@@ -286,6 +286,21 @@ function ripgrep(pattern: string): { name: string; ms: number; matches: number }
 // Over the same day's events only: with more days the NDJSON holds them all.
 const rg = !writesNdjson ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
 
+const sizeBytes =
+  dialect === 'sqlite'
+    ? statSync(sqlitePath).size
+    : Number(
+        (
+          await (
+            await import('kysely')
+          ).sql<{
+            n: number;
+          }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(
+            database.db,
+          )
+        ).rows[0]?.n ?? 0,
+      );
+
 // ---- retention while ingesting ------------------------------------------------------------------
 async function retentionWhileIngesting(): Promise<{ removed: number; removeMs: number; batches: number; worstBatchMs: number }> {
   let removing = true;
@@ -317,21 +332,6 @@ async function retentionWhileIngesting(): Promise<{ removed: number; removeMs: n
   return result;
 }
 const retention = args.retention ? await retentionWhileIngesting() : undefined;
-
-const sizeBytes =
-  dialect === 'sqlite'
-    ? statSync(sqlitePath).size
-    : Number(
-        (
-          await (
-            await import('kysely')
-          ).sql<{
-            n: number;
-          }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(
-            database.db,
-          )
-        ).rows[0]?.n ?? 0,
-      );
 
 const summary = {
   date: new Date().toISOString(),
