@@ -89,7 +89,7 @@ async function accessLinesShipped() {
   const search = await fetch(`${base}/api/v1/logs/list/paginate`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ filters: [{ field: 'log.type', value: 'access' }], limit: 1 }),
+    body: JSON.stringify({ filters: [{ field: 'log.type', value: 'access' }], limit: 1, trackTotal: true }),
   });
   return (await search.json()).total;
 }
