@@ -19,6 +19,7 @@ import {
   type TimePage,
 } from './store-core.js';
 import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
+import { insertRows } from './sqlite-insert.js';
 import { ftsBody } from './tokenize.js';
 import { documentIdsOf, FieldCatalogueCache, hostRollupRows, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
 import type { FieldRef } from './fields.js';
@@ -361,6 +362,8 @@ function splitBySecond(plan: SqlitePlan): { whole: { lo: number; hi: number } | 
 const newestFirst = (a: EntryRow, b: EntryRow): number => Number(b.ts) - Number(a.ts) || Number(b.id) - Number(a.id);
 const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(b.ts) || Number(a.id) - Number(b.id);
 
+const ENTRY_INSERT_COLUMNS = ['id', 'tenant_id', 'ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes'];
+
 /** What a batch's write added that the caches learn once it is committed. */
 interface Written {
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
@@ -398,9 +401,16 @@ export async function writeEntries(
     },
   );
   const { facets, newValues, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
-  const rows = JSON.stringify(
+  const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
+  const newFields = caches.fields.newFields(tenantId, prepared);
+  // Bound values in multi-row statements (sqlite-insert.ts); the small tables below take one JSON array each.
+  await insertRows(
+    connection,
+    'log_entries',
+    ENTRY_INSERT_COLUMNS,
     prepared.map((entry, index) => [
       ids[index]!.id,
+      tenantId,
       entry.ts,
       entry.level,
       entry.service,
@@ -408,15 +418,9 @@ export async function writeEntries(
       entry.trace_id,
       entry.span_id,
       entry.message,
-      entry.attributes,
+      JSON.stringify(entry.attributes),
     ]),
   );
-  const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
-  const newFields = caches.fields.newFields(tenantId, prepared);
-  // json_each turns one bound JSON array into rows: one statement per table, whatever the batch size.
-  await sql`INSERT INTO log_entries (id, tenant_id, ts, level, service, host, trace_id, span_id, message, attributes)
-    SELECT value ->> 0, ${tenantId}, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value -> 8
-    FROM json_each(${rows})`.execute(connection);
   // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
   // once, in log_entries; the index holds our own tokens (tokenize.ts) and the entry's facets. No
   // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
@@ -432,9 +436,7 @@ export async function writeEntries(
     const table = sql.table(ftsTableName(tenantId, hour));
     await sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.execute(connection);
     await sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.execute(connection);
-    await sql`INSERT INTO ${table} (rowid, body, facets) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(indexed)})`.execute(
-      connection,
-    );
+    await insertRows(connection, ftsTableName(tenantId, hour), ['rowid', 'body', 'facets'], indexed);
   }
   if (displaced.length > 0) {
     await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
