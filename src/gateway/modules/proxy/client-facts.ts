@@ -60,6 +60,8 @@ export class ClientFacts implements TokenRequest {
 
   /** The direct peer, or the client a trusted proxy in front names. */
   get ip(): string | undefined {
+    // An untrusted peer is the client (what proxy-addr answers too, without parsing X-Forwarded-For).
+    if (!this.peerTrusted) return this.peerAddress || undefined;
     // proxy-addr reads only `headers` and `socket.remoteAddress`: given the recorded peer, never the live socket.
     const addresses = proxyAddr.all(
       { headers: this.raw.headers, socket: { remoteAddress: this.peerAddress } } as unknown as IncomingMessage,

@@ -10,7 +10,7 @@ import { renderErrorEnvelope } from '../../http/envelope.js';
 import type { TokenRequest } from '../auth/authenticate.js';
 import { wrapToken } from '../auth/token-wrapping.js';
 import type { AuthContext } from '../auth/tokens.js';
-import { SPAN_STATUS_ERROR, type GatewayTelemetry, type RequestFacts, type TelemetrySpan } from '../telemetry/telemetry.js';
+import type { GatewayTelemetry, RequestFacts, TelemetrySpan } from '../telemetry/telemetry.js';
 import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
 import { clientResponseHeaders, upstreamRequestHeaders, withoutBodyFraming } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
@@ -116,11 +116,21 @@ class Exchange extends ClientFacts {
     this.requestId = genReqId(req);
   }
 
-  /** For telemetry. */
+  private requestFacts: RequestFacts | undefined = undefined;
+
+  /** For telemetry (made once: its span starts and ends with it). */
   get facts(): RequestFacts {
-    return { method: this.method, url: this.raw.url!, route: `${this.service.basePath}/*`, headers: this.headers };
+    return (this.requestFacts ??= { method: this.method, url: this.raw.url!, route: routeOf(this.service), headers: this.headers });
   }
 }
+
+/** A service's route pattern, as telemetry records it (one string per service, not one per request). */
+const routes = new Map<ServiceDefinition, string>();
+const routeOf = (service: ServiceDefinition): string => {
+  let route = routes.get(service);
+  if (route === undefined) routes.set(service, (route = `${service.basePath}/*`));
+  return route;
+};
 
 /**
  * The reverse proxy of the eight services (spec 4.4). It takes its requests before Fastify routes
@@ -154,7 +164,8 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
 
   const finish = (exchange: Exchange) => {
     const { raw: req, res, service } = exchange;
-    const totalMs = performance.now() - exchange.start;
+    const end = performance.now();
+    const totalMs = end - exchange.start;
     // A response that never completed was cut short: by the client (499), or after a broken upstream body.
     const status = res.writableFinished || res.headersSent ? res.statusCode : 499;
     const failure = res.writableFinished ? undefined : (exchange.failure ?? 'client went away');
@@ -189,6 +200,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
         clientAddress: exchange.ip,
         userId: exchange.auth?.userId,
         service: service.key,
+        endAt: end,
       });
     }
   };
@@ -286,12 +298,9 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
         // From here the upstream's answer is relayed as is: headers go out at once, and a body that
         // breaks off closes the client's connection (there is no way left to tell the client in-band).
         (status, upstreamHeaders) => {
-          exchange.upstreamMs = performance.now() - exchange.start;
-          if (span) {
-            span.setAttribute('http.response.status_code', status);
-            if (status >= 500) span.setStatus({ code: SPAN_STATUS_ERROR });
-            span.end();
-          }
+          const now = performance.now();
+          exchange.upstreamMs = now - exchange.start;
+          span?.end(status, undefined, now);
           beforeAnswer(res);
           // The request id and CORS fields, unless the upstream set its own.
           const headers = clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]);
@@ -300,10 +309,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
         },
       );
     } catch (error) {
-      if (span && exchange.upstreamMs === undefined) {
-        span.setStatus({ code: SPAN_STATUS_ERROR, message: error instanceof UpstreamError ? error.kind : 'error' });
-        span.end();
-      }
+      if (span && exchange.upstreamMs === undefined) span.end(0, error instanceof UpstreamError ? error.kind : 'error');
       failed(exchange, error, body);
     }
   };
@@ -320,7 +326,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
       }
       finish(exchange);
     });
-    if (deps.telemetry.enabled) exchange.span = deps.telemetry.startRequest(exchange.facts);
+    if (deps.telemetry.enabled) exchange.span = deps.telemetry.startRequest(exchange.facts, exchange.start);
     proxy(exchange).catch((error: unknown) => {
       // A bug, not a request's fault: logged, and the client's connection closed rather than left hanging.
       deps.log.error({ reqId: exchange.requestId, err: error }, 'proxy failed');

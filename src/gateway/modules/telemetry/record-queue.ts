@@ -1,3 +1,16 @@
+import { ProtoWriter } from './proto-writer.js';
+
+/** What goes around a batch's records in a request body: written in front of them when the batch is sent. */
+export interface Envelope {
+  /** Bytes kept free at the start of every batch buffer for what goes in front of the records. */
+  readonly headroom: number;
+  /**
+   * Writes what goes in front of the records (which lie at `recordsStart` to `recordsEnd`), ending
+   * exactly at `recordsStart`, inside the headroom; returns where the request body starts.
+   */
+  frame(bytes: Buffer, recordsStart: number, recordsEnd: number): number;
+}
+
 export interface RecordQueueOptions {
   /** Records held at most; past it new records are dropped (and counted), never blocking the caller. */
   maxQueue: number;
@@ -5,8 +18,8 @@ export interface RecordQueueOptions {
   maxBatch: number;
   /** How often a batch is sent. */
   intervalMs: number;
-  /** What every request body starts and ends with around the comma-separated records. */
-  envelope: { head: string; tail: string };
+  /** What every request body has around the records. */
+  envelope: Envelope;
   /** Sends one batch: the request body. */
   send: (body: Buffer, count: number) => Promise<void>;
   /** Called with each failure (for a rate-limited log line). */
@@ -31,10 +44,12 @@ const BATCH_BYTES = 1024 * 1024;
 
 /**
  * A bounded queue of encoded records, sent in batches in the background: the producer never waits
- * and never fails. Each record is written into its batch's request body as it is pushed, so a queued
- * record is bytes outside the JS heap, not an object the garbage collector must carry until the
- * send, and a send copies nothing; the body buffers are reused. For thousands of records a second,
- * retained strings and fresh buffers cost the gateway more than encoding the records.
+ * and never fails. Each record is written straight into its batch's request body (write(), then
+ * commit()), so a queued record is bytes outside the JS heap, not an object the garbage collector
+ * must carry until the send, and a send copies nothing: what goes in front of the records (the
+ * envelope, whose lengths depend on them) is written into room kept free at the start of the
+ * buffer. The body buffers are reused. For thousands of records a second, retained strings and
+ * fresh buffers cost the gateway more than encoding the records.
  * A batch that fails goes back to the front (what no longer fits is dropped), and the next sends
  * back off, doubling up to a minute, so a down receiver is not hammered.
  */
@@ -42,8 +57,9 @@ export class RecordQueue {
   private readonly batches: Batch[] = [];
   /** Buffers of sent batches, reused: allocating fresh ones made V8 count external memory and collect often. */
   private readonly spare: Buffer[] = [];
-  private readonly head: Buffer;
-  private readonly tail: Buffer;
+  private readonly writer = new ProtoWriter(Buffer.alloc(0));
+  /** The batch the writer is positioned in, between write() and commit(). */
+  private open: Batch | undefined;
   private queued = 0;
   /** The batch being sent: no record is added to it any more. */
   private sending: Batch | undefined;
@@ -53,29 +69,57 @@ export class RecordQueue {
   private readonly counters = { sent: 0, dropped: 0, failedBatches: 0 };
 
   constructor(private readonly options: RecordQueueOptions) {
-    this.head = Buffer.from(options.envelope.head);
-    this.tail = Buffer.from(options.envelope.tail);
     this.schedule(options.intervalMs);
   }
 
-  push(record: string): void {
+  /**
+   * Room for one record of at most `maxBytes`: the writer, positioned at the end of the batch it
+   * goes into; the record counts once commit() is called. Undefined when the queue is full (the
+   * record is dropped and counted).
+   */
+  write(maxBytes: number): ProtoWriter | undefined {
     if (this.queued >= this.options.maxQueue) {
       this.counters.dropped += 1;
-      return;
+      return undefined;
     }
-    // Room for the record, a comma and the envelope's tail.
-    const size = Buffer.byteLength(record) + 1 + this.tail.length;
     let batch = this.batches.at(-1);
-    if (!batch || batch === this.sending || batch.count >= this.options.maxBatch || batch.used + size > batch.bytes.length) {
-      const needed = this.head.length + size;
+    if (!batch || batch === this.sending || batch.count >= this.options.maxBatch || batch.used + maxBytes > batch.bytes.length) {
+      const needed = this.options.envelope.headroom + maxBytes;
       const bytes = needed <= BATCH_BYTES ? (this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES)) : Buffer.allocUnsafeSlow(needed);
-      batch = { bytes, used: this.head.copy(bytes, 0), count: 0 };
+      batch = { bytes, used: this.options.envelope.headroom, count: 0 };
       this.batches.push(batch);
     }
-    if (batch.count > 0) batch.bytes[batch.used++] = 0x2c; // ','
-    batch.used += batch.bytes.write(record, batch.used);
+    this.open = batch;
+    this.writer.buf = batch.bytes;
+    this.writer.pos = batch.used;
+    return this.writer;
+  }
+
+  /** Keeps the record just written; one that ran past its buffer (its size was underestimated) is dropped. */
+  commit(): void {
+    const batch = this.open;
+    if (batch === undefined) return;
+    this.open = undefined;
+    if (this.writer.pos > batch.bytes.length) return this.discard(batch);
+    batch.used = this.writer.pos;
     batch.count += 1;
     this.queued += 1;
+  }
+
+  /** Forgets the record being written (its encoding failed): counted as dropped. */
+  abandon(): void {
+    const batch = this.open;
+    this.open = undefined;
+    if (batch !== undefined) this.discard(batch);
+  }
+
+  private discard(batch: Batch): void {
+    this.counters.dropped += 1;
+    // A batch made for this record alone must not stay behind empty.
+    if (batch.count === 0 && batch !== this.sending && this.batches.at(-1) === batch) {
+      this.batches.pop();
+      if (batch.bytes.length === BATCH_BYTES && this.spare.length < 4) this.spare.push(batch.bytes);
+    }
   }
 
   stats(): QueueStats {
@@ -88,9 +132,10 @@ export class RecordQueue {
     const batch = this.batches[0];
     if (!batch) return;
     this.sending = batch;
-    const end = batch.used + this.tail.copy(batch.bytes, batch.used);
+    const { headroom } = this.options.envelope;
+    const start = this.options.envelope.frame(batch.bytes, headroom, batch.used);
     this.inFlight = this.options
-      .send(batch.bytes.subarray(0, end), batch.count)
+      .send(batch.bytes.subarray(start, batch.used), batch.count)
       .then(() => {
         this.batches.shift();
         this.queued -= batch.count;

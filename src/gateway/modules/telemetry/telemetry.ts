@@ -5,19 +5,21 @@ import { Pool } from 'undici';
 import { AUDIT_ATTRIBUTES, GATEWAY_SERVICE_NAME, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { AuditLogTable } from '../../db/schema.js';
 import {
-  dateNanos,
-  exportEnvelope,
-  logRecordJson,
-  nowNanos,
+  accessLineBound,
+  logRecordBound,
+  otlpEnvelope,
   SEVERITY,
   SPAN_KIND,
-  spanJson,
-  STATUS_ERROR,
-  type AttributeValue,
+  spanBound,
+  writeAccessLine,
+  writeLogRecord,
+  writeSpan,
   type Attributes,
-} from './otlp-json.js';
+  type SpanKind,
+  type SpanRecord,
+} from './otlp-records.js';
 import { RecordQueue, type QueueStats } from './record-queue.js';
-import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, sampledByRatio } from './trace-context.js';
+import { hexWord, parseTraceparent, randomWord, sampledByWords, traceparentOf } from './trace-context.js';
 
 export interface TelemetryConfig {
   /** Base URL of the logs service; unset = telemetry off. */
@@ -59,32 +61,37 @@ export interface ResponseFacts {
   readonly userId?: string | undefined;
   /** The proxied service the request went to. */
   readonly service?: string | undefined;
+  /** performance.now() when the answer ended, if the caller has read the clock already. */
+  readonly endAt?: number | undefined;
 }
 
-/** A span as the proxy and the Fastify hooks hold it; ended exactly once, shipped only when sampled. */
+/** A span as the proxy holds it; shipped only when sampled. */
 export interface TelemetrySpan {
-  readonly traceId: string;
-  readonly spanId: string;
   readonly sampled: boolean;
-  setAttribute(key: string, value: AttributeValue): void;
-  setStatus(status: { code: number; message?: string }): void;
-  end(): void;
+  /**
+   * Ends the span of an upstream call (once; later calls do nothing): with the HTTP status the
+   * upstream answered (5xx marks it failed), or with 0 and why there was no answer. `at`:
+   * performance.now() at the end, when the caller has read the clock already. A request's own
+   * span is ended by endRequest.
+   */
+  end(status: number, failure?: string, at?: number): void;
 }
-
-/** The span status of a failed call (OTLP's STATUS_CODE_ERROR). */
-export const SPAN_STATUS_ERROR = STATUS_ERROR;
 
 /**
- * The gateway's own access logs, audit events and traces, shipped to the logs service as OTLP/JSON
- * over HTTP through bounded background queues: a request never waits for the logs service and
- * never fails because of it; what does not fit is dropped and counted. Each record is encoded once,
- * when it ends (otlp-json.ts), which keeps the cost per request small (docs/benchmarks.md).
+ * The gateway's own access logs, audit events and traces, shipped to the logs service as
+ * OTLP/protobuf over HTTP through bounded background queues: a request never waits for the logs
+ * service and never fails because of it; what does not fit is dropped and counted. Each record is
+ * written once, when it ends, straight into the body of the next export request (otlp-records.ts),
+ * which keeps the cost per request small (docs/benchmarks.md).
  */
 export interface GatewayTelemetry {
   readonly enabled: boolean;
-  /** Starts the server span of a request (continuing a client's `traceparent`). */
-  startRequest(request: RequestFacts): TelemetrySpan | undefined;
-  /** Ends the span and ships the access log line. */
+  /**
+   * Starts the server span of a request (continuing a client's `traceparent`); `startAt`:
+   * performance.now() when the request arrived, if the caller has read the clock already.
+   */
+  startRequest(request: RequestFacts, startAt?: number): TelemetrySpan | undefined;
+  /** Ends the span and ships the access line (its time is the span's end). */
   endRequest(span: TelemetrySpan | undefined, request: RequestFacts, response: ResponseFacts): void;
   /** A child span for a call to an upstream; its `traceparent` (and the client's `tracestate`) go into `headers`. */
   startUpstreamCall(
@@ -128,55 +135,83 @@ export function watchFastifyRequests(app: FastifyInstance, telemetry: GatewayTel
   });
 }
 
-class GatewaySpan implements TelemetrySpan {
-  private readonly startNanos: string;
-  private status: { code: number; message?: string } = { code: 0 };
-  private ended = false;
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
+
+/**
+ * A span: its ids as 32-bit words (trace-context.ts) and the request's own strings and numbers,
+ * written out as protobuf when it ends (otlp-records.ts). Nothing else is made for it.
+ */
+class GatewaySpan implements TelemetrySpan, SpanRecord {
+  t0 = 0;
+  t1 = 0;
+  t2 = 0;
+  t3 = 0;
+  s0 = 0;
+  s1 = 0;
+  /** The parent span's id; 0, 0 for a root span. */
+  p0 = 0;
+  p1 = 0;
+  sampled = true;
+  /** The client's `tracestate`, passed on to the upstreams. */
+  traceState: string | undefined = undefined;
+  statusCode = 0;
+  failed = false;
+  failure: string | undefined = undefined;
+  endAt = -1;
 
   constructor(
-    readonly traceId: string,
-    readonly spanId: string,
-    readonly parentSpanId: string | undefined,
-    readonly sampled: boolean,
-    readonly traceState: string | undefined,
-    private readonly name: string,
-    private readonly kind: (typeof SPAN_KIND)[keyof typeof SPAN_KIND],
-    private readonly attributes: Attributes,
-    private readonly ship: (span: string) => void,
+    readonly kind: SpanKind,
+    readonly method: string,
+    readonly route: string,
+    readonly path: string,
+    public service: string | undefined,
+    readonly startAt: number,
+    private readonly ship: (span: GatewaySpan) => void,
   ) {
-    // An unsampled span only carries ids: nothing else is recorded for it.
-    this.startNanos = sampled ? nowNanos() : '';
+    do {
+      this.s0 = randomWord();
+      this.s1 = randomWord();
+    } while ((this.s0 | this.s1) === 0);
   }
 
-  setAttribute(key: string, value: AttributeValue): void {
-    if (this.sampled) this.attributes[key] = value;
+  /** A new trace, recorded or not by its id. */
+  startTrace(sampleRatio: number): void {
+    do {
+      this.t0 = randomWord();
+      this.t1 = randomWord();
+      this.t2 = randomWord();
+      this.t3 = randomWord();
+    } while ((this.t0 | this.t1 | this.t2 | this.t3) === 0);
+    this.sampled = sampledByWords(this.t0, this.t1, this.t2, this.t3, sampleRatio);
   }
 
-  setStatus(status: { code: number; message?: string }): void {
-    this.status = status;
+  /** Continues a trace: the parent's id and decision. */
+  continueTrace(parent: GatewaySpan): void {
+    this.t0 = parent.t0;
+    this.t1 = parent.t1;
+    this.t2 = parent.t2;
+    this.t3 = parent.t3;
+    this.p0 = parent.s0;
+    this.p1 = parent.s1;
+    this.sampled = parent.sampled;
+    this.traceState = parent.traceState;
   }
 
-  end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (!this.sampled) return;
-    this.ship(
-      spanJson({
-        traceId: this.traceId,
-        spanId: this.spanId,
-        parentSpanId: this.parentSpanId,
-        name: this.name,
-        kind: this.kind,
-        startNanos: this.startNanos,
-        endNanos: nowNanos(),
-        attributes: this.attributes,
-        status: this.status,
-      }),
-    );
+  end(status: number, failure?: string, at?: number): void {
+    if (this.endAt >= 0) return;
+    this.endAt = at ?? performance.now();
+    this.statusCode = status;
+    if (status >= 500 || failure !== undefined) {
+      this.failed = true;
+      this.failure = failure;
+    }
+    // An unsampled span only carries ids: nothing is recorded of it.
+    if (this.sampled) this.ship(this);
   }
 }
-
-const severityOf = (status: number) => (status >= 500 ? SEVERITY.ERROR : status >= 400 ? SEVERITY.WARN : SEVERITY.INFO);
 
 export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBaseLogger): GatewayTelemetry {
   if (!config.url) return disabledTelemetry;
@@ -205,118 +240,116 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     const response = await logsService.request({
       method: 'POST',
       path: `${prefix}${path}`,
-      headers: { ...headers, 'content-type': 'application/json' },
+      headers: { ...headers, 'content-type': 'application/x-protobuf' },
       body,
       signal: AbortSignal.any([inFlight.signal, AbortSignal.timeout(10_000)]),
     });
     await response.body.dump();
     if (response.statusCode >= 300) throw new Error(`logs service answered ${response.statusCode}`);
   };
-  const queue = (signal: 'logs' | 'spans', path: string) =>
+  const envelope = otlpEnvelope(resource, GATEWAY_SERVICE_NAME);
+  const queue = (kind: 'logs' | 'traces', path: string) =>
     new RecordQueue({
       maxQueue: config.maxQueue,
       maxBatch: config.maxBatch ?? 512,
       intervalMs: config.intervalMs,
-      onError: onError(signal === 'logs' ? 'logs' : 'traces'),
-      envelope: exportEnvelope(signal, resource, GATEWAY_SERVICE_NAME),
+      onError: onError(kind),
+      envelope,
       send: (body) => post(path, body),
     });
   const logQueue = queue('logs', '/v1/logs');
-  const spanQueue = queue('spans', '/v1/traces');
-  const shipSpan = (span: string) => spanQueue.push(span);
+  const spanQueue = queue('traces', '/v1/traces');
+  // Encoding never fails a request: a record that cannot be written is dropped, counted and reported.
+  const encodingFailed = onError('encoding');
+  const shipSpan = (span: GatewaySpan) => {
+    const w = spanQueue.write(spanBound(span));
+    if (w === undefined) return;
+    try {
+      writeSpan(w, span);
+      spanQueue.commit();
+    } catch (error) {
+      spanQueue.abandon();
+      encodingFailed(error);
+    }
+  };
 
   return {
     enabled: true,
-    startRequest(request) {
+    startRequest(request, startAt) {
+      const span = new GatewaySpan(
+        SPAN_KIND.server,
+        request.method,
+        request.route,
+        pathOf(request.url),
+        undefined,
+        startAt ?? performance.now(),
+        shipSpan,
+      );
       // A client's sampled flag is followed (parent-based); a new trace is decided by its id, and
       // the spans of one request share that decision, so a shipped trace is whole.
       const parent = parseTraceparent(request.headers.traceparent, request.headers.tracestate);
-      const traceId = parent?.traceId ?? newTraceId();
-      const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
-      const attributes: Attributes = sampled
-        ? { 'http.request.method': request.method, 'url.path': request.url.split('?')[0], 'http.route': request.route }
-        : {};
-      return new GatewaySpan(
-        traceId,
-        newSpanId(),
-        parent?.spanId,
-        sampled,
-        parent?.traceState,
-        `${request.method} ${request.route || 'unmatched'}`,
-        SPAN_KIND.server,
-        attributes,
-        shipSpan,
-      );
+      if (parent === undefined) span.startTrace(sampleRatio);
+      else {
+        span.t0 = hexWord(parent.traceId, 0);
+        span.t1 = hexWord(parent.traceId, 1);
+        span.t2 = hexWord(parent.traceId, 2);
+        span.t3 = hexWord(parent.traceId, 3);
+        span.p0 = hexWord(parent.spanId, 0);
+        span.p1 = hexWord(parent.spanId, 1);
+        span.sampled = parent.sampled;
+        span.traceState = parent.traceState;
+      }
+      return span;
     },
     endRequest(span, request, response) {
-      const { status } = response;
-      if (span) {
-        span.setAttribute('http.response.status_code', status);
-        if (response.service) span.setAttribute('gerbang.service', response.service);
-        if (status >= 500) span.setStatus({ code: STATUS_ERROR });
-        span.end();
+      // One clock reading: the span's end is the access line's time.
+      const at = response.endAt ?? performance.now();
+      const own = span instanceof GatewaySpan ? span : undefined;
+      if (own) {
+        own.service = response.service;
+        own.end(response.status, undefined, at);
       }
-      const path = request.url.split('?')[0]!;
-      logQueue.push(
-        logRecordJson({
-          timeNanos: nowNanos(),
-          severity: severityOf(status),
-          body: `${request.method} ${path} ${status}`,
-          attributes: {
-            [LOG_TYPE]: LOG_TYPES.access,
-            'http.request.method': request.method,
-            'url.path': path,
-            'http.route': request.route,
-            'http.response.status_code': status,
-            duration_ms: Math.round(response.durationMs * 1000) / 1000,
-            request_id: response.requestId,
-            'client.address': response.clientAddress || undefined,
-            'user.id': response.userId || undefined,
-            'gerbang.service': response.service || undefined,
-          },
-          trace: span,
-        }),
-      );
+      const path = own ? own.path : pathOf(request.url);
+      const w = logQueue.write(accessLineBound(request, path, response));
+      if (w === undefined) return;
+      try {
+        writeAccessLine(w, request, path, response, at, own);
+        logQueue.commit();
+      } catch (error) {
+        logQueue.abandon();
+        encodingFailed(error);
+      }
     },
     startUpstreamCall(parent, method, service, outgoing) {
-      const traceId = parent?.traceId ?? newTraceId();
-      const sampled = parent ? parent.sampled : sampledByRatio(traceId, sampleRatio);
-      const traceState = parent instanceof GatewaySpan ? parent.traceState : undefined;
-      const span = new GatewaySpan(
-        traceId,
-        newSpanId(),
-        parent?.spanId,
-        sampled,
-        traceState,
-        `${method} ${service}`,
-        SPAN_KIND.client,
-        sampled ? { 'peer.service': service, 'http.request.method': method } : {},
-        shipSpan,
-      );
-      outgoing.traceparent = formatTraceparent(traceId, span.spanId, sampled);
-      if (traceState) outgoing.tracestate = traceState;
+      const span = new GatewaySpan(SPAN_KIND.client, method, '', '', service, performance.now(), shipSpan);
+      if (parent instanceof GatewaySpan) span.continueTrace(parent);
+      else span.startTrace(sampleRatio);
+      outgoing.traceparent = traceparentOf(span);
+      if (span.traceState) outgoing.tracestate = span.traceState;
       return span;
     },
     audit(row) {
-      const failed = row.outcome === 'failure';
-      logQueue.push(
-        logRecordJson({
-          timeNanos: dateNanos(new Date(row.at)),
-          severity: failed ? SEVERITY.WARN : SEVERITY.INFO,
-          body: `${row.action} ${row.outcome}`,
-          attributes: {
-            [LOG_TYPE]: LOG_TYPES.audit,
-            [AUDIT_ATTRIBUTES.action]: row.action,
-            [AUDIT_ATTRIBUTES.outcome]: row.outcome,
-            [AUDIT_ATTRIBUTES.actor]: row.actor || undefined,
-            [AUDIT_ATTRIBUTES.actorId]: row.actor_id || undefined,
-            [AUDIT_ATTRIBUTES.targetType]: row.target_type || undefined,
-            [AUDIT_ATTRIBUTES.targetId]: row.target_id || undefined,
-            [AUDIT_ATTRIBUTES.clientAddress]: row.ip || undefined,
-            [AUDIT_ATTRIBUTES.requestId]: row.request_id || undefined,
-          },
-        }),
-      );
+      const attributes: Attributes = {
+        [LOG_TYPE]: LOG_TYPES.audit,
+        [AUDIT_ATTRIBUTES.action]: row.action,
+        [AUDIT_ATTRIBUTES.outcome]: row.outcome,
+        [AUDIT_ATTRIBUTES.actor]: row.actor || undefined,
+        [AUDIT_ATTRIBUTES.actorId]: row.actor_id || undefined,
+        [AUDIT_ATTRIBUTES.targetType]: row.target_type || undefined,
+        [AUDIT_ATTRIBUTES.targetId]: row.target_id || undefined,
+        [AUDIT_ATTRIBUTES.clientAddress]: row.ip || undefined,
+        [AUDIT_ATTRIBUTES.requestId]: row.request_id || undefined,
+      };
+      const body = `${row.action} ${row.outcome}`;
+      const w = logQueue.write(logRecordBound(body, attributes));
+      if (w === undefined) return;
+      try {
+        writeLogRecord(w, new Date(row.at).getTime(), row.outcome === 'failure' ? SEVERITY.WARN : SEVERITY.INFO, body, attributes);
+        logQueue.commit();
+      } catch (error) {
+        logQueue.abandon();
+        encodingFailed(error);
+      }
     },
     stats: () => ({ logs: logQueue.stats(), traces: spanQueue.stats() }),
     async close() {

@@ -35,39 +35,65 @@ export function parseTraceparent(header: string | string[] | undefined, state: s
   };
 }
 
-export const formatTraceparent = (traceId: string, spanId: string, sampled: boolean): string =>
-  `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
+/**
+ * Ids are kept as 32-bit words, most significant byte first (a trace id is four, a span id two):
+ * a span holds them as small integers, not strings or buffers, and they are written into the
+ * protobuf records as the bytes they are (otlp-records.ts). Hex only for the `traceparent` header.
+ */
 
-/** Random ids from a pooled buffer: one randomFillSync per 256 ids instead of one per id. */
+/** Random words from a pooled buffer: one randomFillSync per 1,024 words. */
 const pool = Buffer.alloc(4096);
 let offset = pool.length;
-function randomHex(bytes: number): string {
-  if (offset + bytes > pool.length) {
+export function randomWord(): number {
+  if (offset + 4 > pool.length) {
     randomFillSync(pool);
     offset = 0;
   }
-  offset += bytes;
-  return pool.toString('hex', offset - bytes, offset);
+  offset += 4;
+  return pool.readInt32BE(offset - 4);
 }
 
-export function newTraceId(): string {
-  const id = randomHex(16);
-  return id === ZERO_TRACE ? newTraceId() : id;
-}
+/** Word `index` of a hex id (as parseTraceparent gives it). */
+export const hexWord = (hex: string, index: number): number => parseInt(hex.slice(index * 8, index * 8 + 8), 16) | 0;
 
-export function newSpanId(): string {
-  const id = randomHex(8);
-  return id === ZERO_SPAN ? newSpanId() : id;
+const HEX = Array.from({ length: 256 }, (_, byte) =>
+  byte
+    .toString(16)
+    .padStart(2, '0')
+    .split('')
+    .map((c) => c.charCodeAt(0)),
+);
+const header = Buffer.from('00-00000000000000000000000000000000-0000000000000000-00', 'latin1');
+const putWord = (at: number, word: number) => {
+  for (let shift = 24, i = at; shift >= 0; shift -= 8, i += 2) {
+    const digits = HEX[(word >>> shift) & 0xff]!;
+    header[i] = digits[0]!;
+    header[i + 1] = digits[1]!;
+  }
+};
+
+/** The `traceparent` header of a span, from its ids as words. */
+export function traceparentOf(ids: { t0: number; t1: number; t2: number; t3: number; s0: number; s1: number; sampled: boolean }): string {
+  putWord(3, ids.t0);
+  putWord(11, ids.t1);
+  putWord(19, ids.t2);
+  putWord(27, ids.t3);
+  putWord(36, ids.s0);
+  putWord(44, ids.s1);
+  header[54] = ids.sampled ? 0x31 : 0x30;
+  return header.toString('latin1');
 }
 
 /**
  * Whether a new trace is recorded, decided by its id (as OpenTelemetry's TraceIdRatioBased
  * sampler does), so every instance that sees the same trace id decides the same way.
  */
-export function sampledByRatio(traceId: string, ratio: number): boolean {
+export function sampledByWords(t0: number, t1: number, t2: number, t3: number, ratio: number): boolean {
   if (ratio >= 1) return true;
   if (ratio <= 0) return false;
-  let accumulated = 0;
-  for (let i = 0; i < 32; i += 8) accumulated = (accumulated ^ parseInt(traceId.slice(i, i + 8), 16)) >>> 0;
-  return accumulated <= Math.floor(ratio * 0xffffffff);
+  return (t0 ^ t1 ^ t2 ^ t3) >>> 0 <= Math.floor(ratio * 0xffffffff);
 }
+
+/** sampledByWords of a hex trace id. */
+export const sampledByRatio = (traceId: string, ratio: number): boolean =>
+  sampledByWords(hexWord(traceId, 0), hexWord(traceId, 1), hexWord(traceId, 2), hexWord(traceId, 3), ratio);

@@ -1,0 +1,193 @@
+/**
+ * Protocol Buffers wire format (https://protobuf.dev/programming-guides/encoding/) written straight
+ * into a Buffer that the caller owns (a batch's request body, record-queue.ts): varints, fixed-width
+ * numbers and length-delimited fields, with no intermediate strings or objects. The caller makes
+ * sure there is room: each record is written against an upper bound of its size, and a write past
+ * the end shows as `pos > buf.length` (a typed array ignores writes out of range), which the queue
+ * checks before it keeps a record.
+ */
+
+const TWO_32 = 4294967296;
+
+/** Bytes a varint of a non-negative integer (below 2^53) takes. */
+export function varintSize(value: number): number {
+  if (value < 0x80) return 1;
+  if (value < 0x4000) return 2;
+  if (value < 0x200000) return 3;
+  if (value < 0x10000000) return 4;
+  let size = 4;
+  for (let rest = Math.floor(value / 0x10000000); rest > 0; rest = Math.floor(rest / 0x80)) size += 1;
+  return size;
+}
+
+/** Writes a varint of a non-negative integer (below 2^53) at `pos`; returns the position after it. */
+export function writeVarintAt(buf: Uint8Array, pos: number, value: number): number {
+  while (value > 0x7f) {
+    buf[pos++] = (value & 0x7f) | 0x80;
+    value = value >= TWO_32 ? Math.floor(value / 0x80) : value >>> 7;
+  }
+  buf[pos++] = value;
+  return pos;
+}
+
+/**
+ * UTF-8 bytes of a string as Buffer.write encodes it: a surrogate pair is 4 bytes, a lone surrogate
+ * becomes U+FFFD (3 bytes).
+ */
+export function utf8Length(text: string): number {
+  const n = text.length;
+  let length = n;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) length += 1;
+    else if ((c & 0xfc00) === 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      length += 2; // 4 bytes for the two UTF-16 units
+      i += 1;
+    } else length += 2;
+  }
+  return length;
+}
+
+/** Strings up to this length are copied byte by byte when ASCII: cheaper than a call into Buffer.write. */
+const SHORT_STRING = 64;
+
+export class ProtoWriter {
+  constructor(
+    public buf: Buffer,
+    public pos = 0,
+  ) {}
+
+  byte(value: number): void {
+    this.buf[this.pos++] = value;
+  }
+
+  /** Pre-encoded bytes (a tag and a key, a whole field). */
+  raw(bytes: Uint8Array): void {
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  /** A varint of a non-negative integer below 2^53 (uint32, uint64, a positive int64, an enum). */
+  varint(value: number): void {
+    this.pos = writeVarintAt(this.buf, this.pos, value);
+  }
+
+  /** An int64 varint: negative values take ten bytes (two's complement), as protobuf writes them. */
+  int64(value: number): void {
+    if (value >= 0) return this.varint(value);
+    let high = Math.floor(value / TWO_32);
+    let low = (value - high * TWO_32) >>> 0;
+    high >>>= 0;
+    const buf = this.buf;
+    let pos = this.pos;
+    while (high > 0 || low > 0x7f) {
+      buf[pos++] = (low & 0x7f) | 0x80;
+      low = ((low >>> 7) | (high << 25)) >>> 0;
+      high >>>= 7;
+    }
+    buf[pos++] = low;
+    this.pos = pos;
+  }
+
+  /** A 32-bit word, most significant byte first (ids are kept as such words, trace-context.ts). */
+  word(value: number): void {
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = value >>> 24;
+    buf[pos + 1] = value >>> 16;
+    buf[pos + 2] = value >>> 8;
+    buf[pos + 3] = value;
+    this.pos = pos + 4;
+  }
+
+  fixed32(value: number): void {
+    const buf = this.buf;
+    const pos = this.pos;
+    buf[pos] = value;
+    buf[pos + 1] = value >>> 8;
+    buf[pos + 2] = value >>> 16;
+    buf[pos + 3] = value >>> 24;
+    this.pos = pos + 4;
+  }
+
+  /** A fixed64 of an unsigned integer below 2^64 given as two 32-bit halves. */
+  fixed64(low: number, high: number): void {
+    this.fixed32(low);
+    this.fixed32(high);
+  }
+
+  /**
+   * Milliseconds since the epoch (with a fraction, as performance.timeOrigin + performance.now()
+   * gives) as a fixed64 of nanoseconds, exactly to the nanosecond the fraction holds and without a
+   * BigInt: the low and high 32 bits are computed from the whole milliseconds split at 2^32.
+   */
+  nanosFromMs(ms: number): void {
+    const whole = Math.floor(ms);
+    const fraction = Math.floor((ms - whole) * 1e6);
+    const wholeHigh = Math.floor(whole / TWO_32);
+    const low = (whole - wholeHigh * TWO_32) * 1e6 + fraction; // below 2^53: exact
+    const carry = Math.floor(low / TWO_32);
+    this.fixed64(low - carry * TWO_32, wholeHigh * 1e6 + carry);
+  }
+
+  double(value: number): void {
+    this.buf.writeDoubleLE(value, this.pos);
+    this.pos += 8;
+  }
+
+  /** The UTF-8 bytes of a string whose byte length is `length` (utf8Length), no length prefix. */
+  utf8(text: string, length: number): void {
+    if (length === text.length && length <= SHORT_STRING) {
+      const buf = this.buf;
+      const pos = this.pos;
+      for (let i = 0; i < length; i++) buf[pos + i] = text.charCodeAt(i);
+      this.pos = pos + length;
+    } else if (length > 0) {
+      // Advanced by the length the record was sized with, so a write cut short at the end of the
+      // buffer shows as pos > buf.length.
+      this.buf.write(text, this.pos, length, 'utf8');
+      this.pos += length;
+    }
+  }
+
+  /** The UTF-8 bytes of a string, no length prefix (for parts of a field: see begin/end). */
+  text(text: string): void {
+    this.utf8(text, text.length <= SHORT_STRING ? utf8Length(text) : Buffer.byteLength(text));
+  }
+
+  /** A string field: tag, length, UTF-8 bytes. */
+  string(tag: number, text: string): void {
+    const length = text.length <= SHORT_STRING ? utf8Length(text) : Buffer.byteLength(text);
+    this.buf[this.pos++] = tag;
+    this.varint(length);
+    this.utf8(text, length);
+  }
+
+  /** Decimal digits of a non-negative integer (an HTTP status in a message), no length prefix. */
+  digits(value: number): void {
+    if (value >= 10) this.digits(Math.floor(value / 10));
+    this.buf[this.pos++] = 0x30 + (value % 10);
+  }
+
+  /**
+   * Starts a length-delimited field whose length is not known yet: `reserve` bytes are left for it.
+   * Returns where the length goes, for end().
+   */
+  begin(reserve: number): number {
+    const at = this.pos;
+    this.pos += reserve;
+    return at;
+  }
+
+  /** Writes the length of what was written since begin(), moving it when its varint is not `reserve` bytes. */
+  end(at: number, reserve: number): void {
+    const length = this.pos - at - reserve;
+    const size = varintSize(length);
+    if (size !== reserve) {
+      this.buf.copyWithin(at + size, at + reserve, this.pos);
+      this.pos += size - reserve;
+    }
+    writeVarintAt(this.buf, at, length);
+  }
+}
