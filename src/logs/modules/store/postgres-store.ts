@@ -160,16 +160,18 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         trace_id: entry.trace_id,
         span_id: entry.span_id,
         message: entry.message,
-        attributes: entry.attributes,
+        // Text, read as jsonb in the statement: a jsonb column of json_to_recordset costs the server a
+        // third more an entry (44 against 34 µs of CPU, docs/benchmarks.md).
+        attributes: JSON.stringify(entry.attributes),
         search: tsvectorText(tokenize(entry.message), facets[index]),
       })),
     );
     const rollups = JSON.stringify(rollupRows(prepared));
     const newFields = this.#fields.newFields(tenantId, prepared);
     await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search)
-      SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes, r.search::tsvector
+      SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes::jsonb, r.search::tsvector
       FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
-        message text, attributes jsonb, search text)`.execute(trx);
+        message text, attributes text, search text)`.execute(trx);
     await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
       SELECT ${tenantId}, r.minute, r.level, r.service, r.count
       FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
