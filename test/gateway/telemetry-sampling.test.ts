@@ -43,10 +43,13 @@ describe('gateway telemetry: span sampling', () => {
       await receiver.waitFor(
         () => receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/sampled 200') && receiver.spans().length >= 2,
       );
-      assert.ok(
-        receiver.logRecords().some((r) => r.body === 'GET /api/v1/master-data/unsampled 200'),
-        'access lines are not sampled',
-      );
+      const unsampled = receiver.logRecords().find((r) => r.body === 'GET /api/v1/master-data/unsampled 200');
+      assert.ok(unsampled, 'access lines are not sampled');
+      assert.equal(unsampled.flags, undefined, 'the access line of an unsampled trace says so (flags 0)');
+      assert.match(String(unsampled.traceId), /^[0-9a-f]{32}$/, 'and names its trace');
+      const sampled = receiver.logRecords().find((r) => r.body === 'GET /api/v1/master-data/sampled 200')!;
+      assert.equal(sampled.flags, 1);
+      assert.equal(sampled.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
       const spans = receiver.spans();
       assert.ok(
         spans.every((s: any) => s.traceId === '4bf92f3577b34da6a3ce929d0e0e4736'),

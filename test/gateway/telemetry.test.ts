@@ -30,8 +30,20 @@ describe('gateway telemetry shipping', () => {
 
     const records = receiver.logRecords();
     const access = records.find((r) => r.body === 'GET /api/v1/auth/profile 200')!;
-    assert.equal(access.attributes['log.type'], 'access');
-    assert.equal(access.attributes['http.response.status_code'], 200);
+    const { duration_ms: duration, request_id: requestId, 'user.id': userId, ...attributes } = access.attributes;
+    assert.deepEqual(attributes, {
+      'log.type': 'access',
+      'http.request.method': 'GET',
+      'url.path': '/api/v1/auth/profile',
+      'http.route': '/api/v1/auth/profile',
+      'http.response.status_code': 200,
+      'client.address': '127.0.0.1',
+    });
+    assert.equal(typeof duration, 'number');
+    assert.equal(typeof requestId, 'string');
+    assert.equal(typeof userId, 'string');
+    assert.equal(access.severity, 'INFO');
+    assert.equal(access.scope, 'gerbang-gateway');
     assert.equal(access.service, 'gerbang-gateway');
     assert.equal(access.traceId, '0af7651916cd43dd8448eb211c80319c', "continues the client's trace");
     const audit = records.find((r) => r.attributes['event.action'] === 'auth.login')!;
@@ -41,9 +53,29 @@ describe('gateway telemetry shipping', () => {
     assert.ok(!records.some((r) => r.attributes['url.path'] === '/healthz'), 'probes are not shipped');
     const span = receiver.spans().find((s: any) => s.name === 'GET /api/v1/auth/profile');
     assert.equal(span.traceId, '0af7651916cd43dd8448eb211c80319c');
+    assert.equal(span.parentSpanId, 'b7ad6b7169203331', "the client's span is the parent");
+    assert.equal(span.kind, 2);
+    assert.equal(access.spanId, span.spanId, "the access line names the request's span");
+    assert.equal(access.flags, 1, 'sampled');
+    assert.equal(access.timeUnixNano, span.endTimeUnixNano, "the access line's time is the span's end: one clock reading");
+    assert.equal(access.observedTimeUnixNano, access.timeUnixNano);
+    assert.ok(BigInt(span.startTimeUnixNano) < BigInt(span.endTimeUnixNano));
+    assert.deepEqual(
+      span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]),
+      [
+        ['http.request.method', 'GET'],
+        ['url.path', '/api/v1/auth/profile'],
+        ['http.route', '/api/v1/auth/profile'],
+        ['http.response.status_code', '200'],
+      ],
+    );
     const expectedAuth = `Basic ${Buffer.from('gateway-shipper:Ship#Secret1').toString('base64')}`;
     assert.ok(receiver.received.every((r) => r.headers.authorization === expectedAuth));
-    const shipped = JSON.stringify(receiver.received.map((r) => r.body));
+    assert.ok(
+      receiver.received.every((r) => r.headers['content-type'] === 'application/x-protobuf'),
+      'OTLP/protobuf',
+    );
+    const shipped = Buffer.concat(receiver.received.map((r) => r.raw)).toString('latin1');
     assert.ok(!shipped.includes(ADMIN_PASSWORD) && !shipped.includes(token.slice(3, -5)), 'no password or token shipped');
     await gw.close();
     await receiver.stop();
