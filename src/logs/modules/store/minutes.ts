@@ -1,6 +1,7 @@
 /** Minute and day arithmetic of the store (rollups are per minute, retention per day), on epoch ms. */
 
 export const MINUTE = 60_000;
+export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
 
 /** The remainder with the sign of the divisor, so times before 1970 fall in the right minute. */

@@ -13,6 +13,8 @@ import {
   FieldCatalogueCache,
   hostRollupRows,
   prepareEntries,
+  ROLLUP_BUCKETS,
+  ROLLUP_TABLE_NAMES,
   rollupRows,
   splitByDocumentId,
 } from './write-batch.js';
@@ -166,20 +168,22 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         search: tsvectorText(tokenize(entry.message), facets[index]),
       })),
     );
-    const rollups = JSON.stringify(rollupRows(prepared));
     const newFields = this.#fields.newFields(tenantId, prepared);
     await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search)
       SELECT ${tenantId}, r.ts, r.level, r.service, r.host, r.trace_id, r.span_id, r.message, r.attributes::jsonb, r.search::tsvector
       FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
         message text, attributes text, search text)`.execute(trx);
-    await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
-      SELECT ${tenantId}, r.minute, r.level, r.service, r.count
-      FROM json_to_recordset(${rollups}::json) AS r(minute bigint, level text, service text, count bigint)
-      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = log_rollups.count + excluded.count`.execute(trx);
-    await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
-      SELECT ${tenantId}, r.minute, r.host, r.count
-      FROM json_to_recordset(${JSON.stringify(hostRollupRows(prepared))}::json) AS r(minute bigint, host text, count bigint)
-      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = log_host_rollups.count + excluded.count`.execute(trx);
+    // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
+    for (const [bucketMs, table, hostTable] of ROLLUP_BUCKETS) {
+      await sql`INSERT INTO ${sql.table(table)} AS r0 (tenant_id, minute, level, service, count)
+        SELECT ${tenantId}, r.minute, r.level, r.service, r.count
+        FROM json_to_recordset(${JSON.stringify(rollupRows(prepared, bucketMs))}::json) AS r(minute bigint, level text, service text, count bigint)
+        ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
+      await sql`INSERT INTO ${sql.table(hostTable)} AS r0 (tenant_id, minute, host, count)
+        SELECT ${tenantId}, r.minute, r.host, r.count
+        FROM json_to_recordset(${JSON.stringify(hostRollupRows(prepared, bucketMs))}::json) AS r(minute bigint, host text, count bigint)
+        ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
+    }
     if (newFields.length > 0) {
       await sql`INSERT INTO log_fields (tenant_id, name, type)
         SELECT ${tenantId}, r.name, r.type FROM json_to_recordset(${JSON.stringify(newFields)}::json) AS r(name text, type text)
@@ -219,8 +223,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         return this.#removeFromPartition(trx, name, start, tenantId);
       });
     }
-    await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
-    await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
+    for (const table of ROLLUP_TABLE_NAMES) {
+      await sql`DELETE FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(this.db);
+    }
     return removed;
   }
 

@@ -21,7 +21,16 @@ import {
 import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
 import { insertRows } from './sqlite-insert.js';
 import { ftsBody } from './tokenize.js';
-import { documentIdsOf, FieldCatalogueCache, hostRollupRows, prepareEntries, rollupRows, splitByDocumentId } from './write-batch.js';
+import {
+  documentIdsOf,
+  FieldCatalogueCache,
+  hostRollupRows,
+  prepareEntries,
+  ROLLUP_BUCKETS,
+  ROLLUP_TABLE_NAMES,
+  rollupRows,
+  splitByDocumentId,
+} from './write-batch.js';
 import type { FieldRef } from './fields.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
@@ -173,8 +182,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       await yieldToWaitingWrites();
     }
     await this.#inWriteTransaction(async (connection) => {
-      await sql`DELETE FROM log_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
-      await sql`DELETE FROM log_host_rollups WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+      for (const table of ROLLUP_TABLE_NAMES) {
+        await sql`DELETE FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
+      }
     });
     return removed;
   }
@@ -469,14 +479,17 @@ export async function writeEntries(
     await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
       FROM json_each(${JSON.stringify(displaced)})`.execute(connection);
   }
-  const rollups = JSON.stringify(rollupRows(prepared).map((row) => [row.minute, row.level, row.service, row.count]));
-  await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
-    SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
-    ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
-  const hostRollups = JSON.stringify(hostRollupRows(prepared).map((row) => [row.minute, row.host, row.count]));
-  await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
-    SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
-    ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.execute(connection);
+  // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
+  for (const [bucketMs, table, hostTable] of ROLLUP_BUCKETS) {
+    const rollups = JSON.stringify(rollupRows(prepared, bucketMs).map((row) => [row.minute, row.level, row.service, row.count]));
+    await sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
+      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
+      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
+    const hostRollups = JSON.stringify(hostRollupRows(prepared, bucketMs).map((row) => [row.minute, row.host, row.count]));
+    await sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
+      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
+      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.execute(connection);
+  }
   if (newFields.length > 0) {
     await sql`INSERT INTO log_fields (tenant_id, name, type)
       SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true

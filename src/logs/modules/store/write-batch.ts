@@ -1,7 +1,7 @@
 import { storableText } from '../../../shared/text/storable-text.js';
 import type { AttributeValue, FieldInfo, LogEntry } from './log-store.js';
 import { normalizeLevel } from './fields.js';
-import { compareText, MINUTE, mod } from './minutes.js';
+import { compareText, HOUR, MINUTE, mod } from './minutes.js';
 
 /** What every dialect's append prepares from a batch: storable entries, their rollup rows, new catalogue fields. */
 
@@ -88,6 +88,16 @@ export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
   });
 }
 
+/**
+ * The rollup tables by bucket, [bucket, level and service table, host table]: per minute, and per hour
+ * for counts over days (migration 0130); `minute` holds the bucket's first millisecond in both.
+ */
+export const ROLLUP_BUCKETS = [
+  [MINUTE, 'log_rollups', 'log_host_rollups'],
+  [HOUR, 'log_rollups_hourly', 'log_host_rollups_hourly'],
+] as const;
+export const ROLLUP_TABLE_NAMES = ROLLUP_BUCKETS.flatMap(([, table, hostTable]) => [table, hostTable]);
+
 export interface RollupRow {
   minute: number;
   level: string;
@@ -95,11 +105,14 @@ export interface RollupRow {
   count: number;
 }
 
-/** Per-minute counts by level and service, sorted so concurrent upserts lock rows in one order. */
-export function rollupRows(entries: readonly PreparedEntry[]): RollupRow[] {
+/**
+ * Counts by level and service per minute (or per `bucketMs`: the hourly rollups), sorted so
+ * concurrent upserts lock rows in one order. `minute` is the bucket's first millisecond.
+ */
+export function rollupRows(entries: readonly PreparedEntry[], bucketMs = MINUTE): RollupRow[] {
   const counts = new Map<string, RollupRow>();
   for (const entry of entries) {
-    const minute = entry.ts - mod(entry.ts, MINUTE);
+    const minute = entry.ts - mod(entry.ts, bucketMs);
     const level = entry.level ?? '';
     const service = entry.service ?? '';
     const key = `${minute}\u0000${level}\u0000${service}`;
@@ -110,11 +123,11 @@ export function rollupRows(entries: readonly PreparedEntry[]): RollupRow[] {
   return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service));
 }
 
-/** Per-minute counts by host ('' for none), sorted like rollupRows. */
-export function hostRollupRows(entries: readonly PreparedEntry[]): { minute: number; host: string; count: number }[] {
+/** Counts by host ('' for none) per minute (or per `bucketMs`), sorted like rollupRows. */
+export function hostRollupRows(entries: readonly PreparedEntry[], bucketMs = MINUTE): { minute: number; host: string; count: number }[] {
   const counts = new Map<string, { minute: number; host: string; count: number }>();
   for (const entry of entries) {
-    const minute = entry.ts - mod(entry.ts, MINUTE);
+    const minute = entry.ts - mod(entry.ts, bucketMs);
     const host = entry.host ?? '';
     const key = `${minute}\u0000${host}`;
     const row = counts.get(key);
