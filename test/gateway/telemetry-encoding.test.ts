@@ -395,6 +395,38 @@ describe('gateway telemetry encoding', () => {
     assert.deepEqual(queue.stats(), { queued: 0, sent: 5, dropped: 2, failedBatches: 1 });
   });
 
+  test('a full batch is sent at once, the rest at the interval; none while backing off after a failure', async () => {
+    const sent: number[] = [];
+    let fail = true;
+    const queue = new RecordQueue({
+      maxQueue: 100,
+      maxBatch: 3,
+      intervalMs: 3_600_000,
+      envelope: otlpEnvelope(RESOURCE, 'scope'),
+      send: async (_body, count) => {
+        if (fail) throw new Error('down');
+        sent.push(count);
+      },
+    });
+    const record = () => put(queue, logRecordBound('r', {}), (w) => writeLogRecord(w, 1, SEVERITY.INFO, 'r', {}));
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 3; i++) record();
+    await settled();
+    assert.deepEqual(queue.stats().failedBatches, 1, 'the full batch went at once (and failed)');
+    for (let i = 0; i < 3; i++) record();
+    await settled();
+    assert.equal(queue.stats().failedBatches, 1, 'backing off: the next full batch waits for the timer');
+    fail = false;
+    await queue.flush();
+    await settled();
+    assert.deepEqual(sent, [3, 3], 'after a success, the full batch waiting goes at once');
+    record();
+    await settled();
+    assert.deepEqual(sent, [3, 3], 'a partial batch waits for the interval');
+    await queue.close();
+    assert.deepEqual(sent, [3, 3, 1]);
+  });
+
   test('a record larger than a batch buffer is sent whole, in a larger buffer made for it', async () => {
     const big = 'x'.repeat(2 * 1024 * 1024);
     const bodies = await bodiesOf(

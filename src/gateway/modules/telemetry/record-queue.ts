@@ -43,8 +43,8 @@ interface Batch {
 const BATCH_BYTES = 1024 * 1024;
 
 /**
- * A bounded queue of encoded records, sent in batches in the background: the producer never waits
- * and never fails. Each record is written straight into its batch's request body (write(), then
+ * A bounded queue of encoded records, sent in batches in the background (a batch as soon as it is
+ * full, what is left every interval): the producer never waits and never fails. Each record is written straight into its batch's request body (write(), then
  * commit()), so a queued record is bytes outside the JS heap, not an object the garbage collector
  * must carry until the send, and a send copies nothing: what goes in front of the records (the
  * envelope, whose lengths depend on them) is written into room kept free at the start of the
@@ -65,6 +65,8 @@ export class RecordQueue {
   private sending: Batch | undefined;
   private inFlight: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** A send of a full batch, due as soon as the current work is done. */
+  private soon: NodeJS.Immediate | undefined;
   private backoffMs = 0;
   private readonly counters = { sent: 0, dropped: 0, failedBatches: 0 };
 
@@ -104,6 +106,7 @@ export class RecordQueue {
     batch.used = this.writer.pos;
     batch.count += 1;
     this.queued += 1;
+    if (batch.count >= this.options.maxBatch) this.sendFull();
   }
 
   /** Forgets the record being written (its encoding failed): counted as dropped. */
@@ -153,14 +156,36 @@ export class RecordQueue {
       .finally(() => {
         this.sending = undefined;
         this.inFlight = undefined;
+        if (this.backoffMs === 0 && this.fullBatchWaits()) this.sendFull();
       });
     return this.inFlight;
+  }
+
+  private fullBatchWaits(): boolean {
+    return this.batches.length > 1 || (this.batches[0]?.count ?? 0) >= this.options.maxBatch;
+  }
+
+  /**
+   * A full batch goes at once (after the current request's work, never in it), not at the next
+   * interval: at thousands of records a second, full batches waiting for the timer each held a
+   * buffer of their own, more than the spares, and the buffers made and dropped every second cost
+   * the gateway a major garbage collection a second (docs/benchmarks.md, "Self-watching cost").
+   * Not while backing off after a failure: then the timer decides.
+   */
+  private sendFull(): void {
+    if (this.timer === undefined || this.inFlight !== undefined || this.backoffMs > 0 || this.soon !== undefined) return;
+    this.soon = setImmediate(() => {
+      this.soon = undefined;
+      void this.flush();
+    });
   }
 
   /** Stops the timer and sends what is left, batch by batch, giving up at the first failure. */
   async close(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearImmediate(this.soon);
+    this.soon = undefined;
     await this.inFlight;
     while (this.batches.length > 0) {
       const before = this.counters.failedBatches;
@@ -171,9 +196,8 @@ export class RecordQueue {
 
   private async tick(): Promise<void> {
     await this.flush();
-    // Keep sending while a full batch waits; otherwise wait an interval (longer after failures).
-    const full = this.batches.length > 1 || (this.batches[0]?.count ?? 0) >= this.options.maxBatch;
-    if (this.timer) this.schedule(this.backoffMs || (full ? 0 : this.options.intervalMs));
+    // Full batches are sent as they fill (sendFull); what is left waits an interval (longer after failures).
+    if (this.timer) this.schedule(this.backoffMs || this.options.intervalMs);
   }
 
   private schedule(delayMs: number): void {
