@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { blocksOfWholeLines } from '../../src/shared/http/logger.js';
+import { blocksOfWholeLines, logBlockSize } from '../../src/shared/http/logger.js';
 
 const lines = (...texts: string[]) => Buffer.from(texts.map((text) => `${text}\n`).join(''));
 const asText = (blocks: Buffer[]) => blocks.map((block) => block.toString());
@@ -27,5 +27,12 @@ describe('log blocks for a shared stdout', () => {
   test('exactly the limit is one block; nothing is none', () => {
     assert.deepEqual(asText(blocksOfWholeLines(lines('1234567'), 8)), ['1234567\n']);
     assert.deepEqual(blocksOfWholeLines(Buffer.alloc(0), 8), []);
+  });
+
+  test('blocks of PIPE_BUF only where siblings share a pipe or socket; larger on a file, a terminal, /dev/null, or alone', () => {
+    assert.equal(logBlockSize(true, true), 4_096);
+    assert.equal(logBlockSize(true, false), 16_384);
+    assert.equal(logBlockSize(false, true), 16_384);
+    assert.equal(logBlockSize(false, false), 16_384);
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify';
 import cluster from 'node:cluster';
+import { fstatSync } from 'node:fs';
 import pino from 'pino';
 
 /** Paths pino replaces with "[redacted]": passwords, tokens and credentials never reach a log. */
@@ -39,12 +40,31 @@ const FLUSH_INTERVAL_MS = 1_000;
 /**
  * Largest block written at once. A process started with an IPC channel shares its stdout with
  * siblings: the gateway's workers (GATEWAY_WORKERS) under their primary, and the gateway and the
- * logs service under `cli all`'s supervisor. A pipe takes at most PIPE_BUF (4 KiB on Linux) in one
- * piece, so a longer write could interleave with a sibling's. A process alone writes larger blocks:
- * fewer writes, which was worth about 3% of the proxy's throughput. (Parents log a few short lines,
- * far below 4 KiB a second.)
+ * logs service under `cli all`'s supervisor. A pipe (or a socket) takes at most PIPE_BUF (4 KiB on
+ * Linux) in one piece, so a longer write could interleave with a sibling's there. A file, a
+ * terminal or /dev/null takes each write whole (Linux serialises writes to a shared file, and a
+ * terminal's under one lock), and a process alone has no sibling: they write larger blocks. Fewer
+ * writes was worth about 3% of the proxy's throughput alone; under `cli all` with stdout on
+ * /dev/null, where 4 KiB blocks bought nothing, they cost the gateway a third or more of its CPU per
+ * request at a paced load (101-107 against 141-176 us: each write is a round trip through libuv's
+ * thread pool; docs/benchmarks.md, "Self-watching cost: reading").
+ * (Parents log a few short lines, far below 4 KiB a second.)
  */
-const BLOCK = cluster.isWorker || process.send !== undefined ? 4_096 : 16_384;
+export function logBlockSize(sharesStdout: boolean, stdoutIsPipe: boolean): number {
+  return sharesStdout && stdoutIsPipe ? 4_096 : 16_384;
+}
+
+/** Whether stdout is a pipe or a socket (unknown counts as one: the safe choice). */
+function stdoutIsPipe(): boolean {
+  try {
+    const stat = fstatSync(1);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return true;
+  }
+}
+
+const BLOCK = logBlockSize(cluster.isWorker || process.send !== undefined, stdoutIsPipe());
 
 /**
  * Buffered, asynchronous writes to stdout, like nginx's `access_log ... buffer= flush=`: lines go
