@@ -427,6 +427,24 @@ describe('gateway telemetry encoding', () => {
     assert.deepEqual(sent, [3, 3, 1]);
   });
 
+  test('a batch also ends when its buffer is full, and then goes at once', async () => {
+    const sent: number[] = [];
+    const queue = new RecordQueue({
+      maxQueue: 100,
+      maxBatch: 100,
+      intervalMs: 3_600_000,
+      envelope: otlpEnvelope(RESOURCE, 'scope'),
+      send: async (_body, count) => void sent.push(count),
+    });
+    // 40 KB records, each written against a bound of three times that, in 256 KB buffers: four fit.
+    const text = 'x'.repeat(40_000);
+    for (let i = 0; i < 5; i++) put(queue, logRecordBound(text, {}), (w) => writeLogRecord(w, 1, SEVERITY.INFO, text, {}));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(sent, [4]);
+    await queue.close();
+    assert.deepEqual(sent, [4, 1]);
+  });
+
   test('a record larger than a batch buffer is sent whole, in a larger buffer made for it', async () => {
     const big = 'x'.repeat(2 * 1024 * 1024);
     const bodies = await bodiesOf(

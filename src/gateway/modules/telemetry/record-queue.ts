@@ -40,7 +40,12 @@ interface Batch {
   count: number;
 }
 
-const BATCH_BYTES = 1024 * 1024;
+/**
+ * A batch buffer: room for a full batch of the gateway's records (512 of them take 130-170 KB as
+ * protobuf); a batch also ends when its buffer is full, and a record larger than a buffer gets a
+ * buffer of its own size.
+ */
+const BATCH_BYTES = 256 * 1024;
 
 /**
  * A bounded queue of encoded records, sent in batches in the background (a batch as soon as it is
@@ -55,8 +60,13 @@ const BATCH_BYTES = 1024 * 1024;
  */
 export class RecordQueue {
   private readonly batches: Batch[] = [];
-  /** Buffers of sent batches, reused: allocating fresh ones made V8 count external memory and collect often. */
+  /**
+   * Buffers of sent batches, reused: allocating fresh ones made V8 count external memory and collect
+   * often. As many are kept as the queue's bound can fill (a backlog while the logs service is slow
+   * is sent and refilled without making buffers anew), at most 32 (8 MB).
+   */
   private readonly spare: Buffer[] = [];
+  private readonly maxSpare: number;
   private readonly writer = new ProtoWriter(Buffer.alloc(0));
   /** The batch the writer is positioned in, between write() and commit(). */
   private open: Batch | undefined;
@@ -71,6 +81,7 @@ export class RecordQueue {
   private readonly counters = { sent: 0, dropped: 0, failedBatches: 0 };
 
   constructor(private readonly options: RecordQueueOptions) {
+    this.maxSpare = Math.min(32, Math.max(4, Math.ceil(options.maxQueue / options.maxBatch) + 1));
     this.schedule(options.intervalMs);
   }
 
@@ -90,6 +101,8 @@ export class RecordQueue {
       const bytes = needed <= BATCH_BYTES ? (this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES)) : Buffer.allocUnsafeSlow(needed);
       batch = { bytes, used: this.options.envelope.headroom, count: 0 };
       this.batches.push(batch);
+      // The one before is full (of records or of bytes): it goes now.
+      if (this.batches.length > 1) this.sendFull();
     }
     this.open = batch;
     this.writer.buf = batch.bytes;
@@ -121,7 +134,7 @@ export class RecordQueue {
     // A batch made for this record alone must not stay behind empty.
     if (batch.count === 0 && batch !== this.sending && this.batches.at(-1) === batch) {
       this.batches.pop();
-      if (batch.bytes.length === BATCH_BYTES && this.spare.length < 4) this.spare.push(batch.bytes);
+      if (batch.bytes.length === BATCH_BYTES && this.spare.length < this.maxSpare) this.spare.push(batch.bytes);
     }
   }
 
@@ -143,7 +156,7 @@ export class RecordQueue {
         this.batches.shift();
         this.queued -= batch.count;
         this.counters.sent += batch.count;
-        if (batch.bytes.length === BATCH_BYTES && this.spare.length < 4) this.spare.push(batch.bytes);
+        if (batch.bytes.length === BATCH_BYTES && this.spare.length < this.maxSpare) this.spare.push(batch.bytes);
         this.backoffMs = 0;
       })
       .catch((error: unknown) => {
