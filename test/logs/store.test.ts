@@ -612,4 +612,35 @@ describe('log store partitions [postgres]', () => {
       'c second',
     ]);
   });
+
+  const removedTables = async (): Promise<string[]> => {
+    const { sql } = await import('kysely');
+    const { rows } = await sql<{ name: string }>`SELECT relname AS name FROM pg_class WHERE relname LIKE 'log\\_removed\\_%' ORDER BY 1`.execute(
+      handle.database.db,
+    );
+    return rows.map((row) => row.name);
+  };
+
+  test('a removed day leaves no table behind, counts come from the rollups, and a stopped run’s leftovers go with the next run', async () => {
+    const { store } = handle;
+    const { sql } = await import('kysely');
+    // Two hours of day 10 with 3 and 2 entries, one hour of day 11.
+    await store.append('d', [
+      ...[1, 2, 3].map((n) => ({ timestamp: T0 + 10 * DAY + 3 * HOUR + n, message: `d ${n}`, level: 'info' })),
+      ...[1, 2].map((n) => ({ timestamp: T0 + 10 * DAY + 7 * HOUR + n, message: `d ${n}`, level: 'warn', service: 's' })),
+      { timestamp: T0 + 11 * DAY, message: 'd kept' },
+    ]);
+    // What a run stopped between detaching and dropping leaves: a detached, renamed table.
+    await sql`CREATE TABLE log_removed_p2026110100_1 (LIKE log_entries)`.execute(handle.database.db);
+    assert.equal(await store.removeOlderThan('d', T0 + 11 * DAY), 5);
+    assert.deepEqual(await removedTables(), []);
+    assert.ok(!(await partitions()).some((name) => name.startsWith('log_entries_p202611300')));
+    assert.equal((await store.search({ tenantId: 'd', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 1);
+    assert.deepEqual(await store.distinct({ tenantId: 'd', field: 'level', limit: 5 }), []);
+    // The same hour written and removed again.
+    await store.append('d', [{ timestamp: T0 + 10 * DAY + 3 * HOUR, message: 'd again' }]);
+    assert.equal(await store.removeOlderThan('d', T0 + 11 * DAY), 1);
+    assert.deepEqual(await removedTables(), []);
+    assert.equal((await store.search({ tenantId: 'd', query: 'again', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 0);
+  });
 });
