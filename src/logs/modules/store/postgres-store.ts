@@ -57,18 +57,25 @@ function partitionStart(name: string): number | null {
   return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
 }
 
-async function isAttached(trx: Kysely<any>, name: string): Promise<boolean> {
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-    WHERE i.inhparent = 'log_entries'::regclass AND c.relname = ${name}`.execute(trx);
-  return Number(rows[0]?.n ?? 0) > 0;
+interface Partition {
+  name: string;
+  start: number;
 }
 
-/** Whether a partition holds rows of tenants other than `tenantId`: two index range probes, not a scan. */
-async function otherTenantsIn(trx: Kysely<any>, name: string, tenantId: string): Promise<boolean> {
-  const table = sql.table(name);
-  const { rows } = await sql<{ other: boolean }>`SELECT EXISTS (SELECT 1 FROM ${table} WHERE tenant_id < ${tenantId})
-    OR EXISTS (SELECT 1 FROM ${table} WHERE tenant_id > ${tenantId}) AS other`.execute(trx);
-  return rows[0]?.other === true;
+/**
+ * The partitions that hold rows of tenants other than `tenantId`: per partition two index range
+ * probes (`tenant_id < $1`, `tenant_id > $1`; `<>` would scan it), all in one statement.
+ */
+async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly Partition[], tenantId: string): Promise<Partition[]> {
+  if (partitions.length === 0) return [];
+  const probes = partitions.map(({ name }) => {
+    const table = sql.table(name);
+    return sql`SELECT ${name}::text AS name WHERE EXISTS (SELECT 1 FROM ${table} WHERE tenant_id < ${tenantId})
+      OR EXISTS (SELECT 1 FROM ${table} WHERE tenant_id > ${tenantId})`;
+  });
+  const { rows } = await sql<{ name: string }>`${sql.join(probes, sql` UNION ALL `)}`.execute(db);
+  const names = new Set(rows.map((row) => row.name));
+  return partitions.filter((partition) => names.has(partition.name));
 }
 
 /**
@@ -237,42 +244,43 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const cutoff = before - mod(before, DAY);
     const expired = (await this.#attachedPartitions()).filter(({ start }) => start + PARTITION_MS <= cutoff);
     let removed = 0;
-    const whole: typeof expired = [];
-    for (const partition of expired) {
+    const shared = await partitionsWithOtherTenants(this.db, expired, tenantId);
+    for (const { name } of shared) {
       removed += await this.db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
-        if (!(await isAttached(trx, partition.name))) return 0;
-        if (!(await otherTenantsIn(trx, partition.name, tenantId))) {
-          whole.push(partition);
-          return 0;
-        }
-        const result = await sql`DELETE FROM ${sql.table(partition.name)} WHERE tenant_id = ${tenantId}`.execute(trx);
+        if (!(await this.#attachedPartitions(trx)).some((partition) => partition.name === name)) return 0;
+        const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
         return Number(result.numAffectedRows ?? 0);
       });
     }
     removed += await this.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
-      // No batch may add another tenant's row to an hour between the check below and its detachment.
-      if (whole.length > 0) await sql`LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      let whole = expired.filter((partition) => !shared.includes(partition));
       let counted = 0;
-      for (const { name, start } of whole) {
-        if (!(await isAttached(trx, name))) continue; // another process removed it meanwhile
-        const table = sql.table(name);
-        if (await otherTenantsIn(trx, name, tenantId)) {
-          const result = await sql`DELETE FROM ${table} WHERE tenant_id = ${tenantId}`.execute(trx);
+      if (whole.length > 0) {
+        // No batch may add another tenant's row to an hour between the check below and its detachment.
+        await sql`LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE`.execute(trx);
+        const attached = new Set((await this.#attachedPartitions(trx)).map((partition) => partition.name));
+        whole = whole.filter((partition) => attached.has(partition.name)); // another process may have removed some
+        for (const { name } of await partitionsWithOtherTenants(trx, whole, tenantId)) {
+          const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
           counted += Number(result.numAffectedRows ?? 0);
-          continue;
+          whole = whole.filter((partition) => partition.name !== name);
         }
-        // The hour's count from its hourly rollups (written in the entries' own transactions, so
-        // exact): counting the rows read the whole hour.
-        const { rows: hour } = await sql<{ n: number | string | null }>`SELECT sum(count) AS n FROM log_rollups_hourly
-          WHERE tenant_id = ${tenantId} AND minute = ${start}::bigint`.execute(trx);
-        counted += Number(hour[0]?.n ?? 0);
-        await sql`ALTER TABLE log_entries DETACH PARTITION ${table}`.execute(trx);
-        await sql`ALTER TABLE ${table} RENAME TO ${sql.table(`${REMOVED_PREFIX}${name.slice('log_entries_'.length)}_${Date.now()}`)}`.execute(
-          trx,
-        );
-        this.#partitions.delete(start);
+      }
+      if (whole.length > 0) {
+        // The hours' count from their hourly rollups (written in the entries' own transactions, so
+        // exact): counting the rows read every hour.
+        const { rows } = await sql<{ n: number | string | null }>`SELECT sum(count) AS n FROM log_rollups_hourly
+          WHERE tenant_id = ${tenantId} AND minute IN (${sql.join(whole.map(({ start }) => sql`${start}::bigint`))})`.execute(trx);
+        counted += Number(rows[0]?.n ?? 0);
+        for (const { name, start } of whole) {
+          await sql`ALTER TABLE log_entries DETACH PARTITION ${sql.table(name)}`.execute(trx);
+          await sql`ALTER TABLE ${sql.table(name)} RENAME TO ${sql.table(`${REMOVED_PREFIX}${name.slice('log_entries_'.length)}_${Date.now()}`)}`.execute(
+            trx,
+          );
+          this.#partitions.delete(start);
+        }
       }
       for (const rollups of ROLLUP_TABLE_NAMES) {
         await sql`DELETE FROM ${sql.table(rollups)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(trx);
@@ -284,9 +292,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /** The hour partitions of log_entries with their first millisecond. */
-  async #attachedPartitions(): Promise<{ name: string; start: number }[]> {
+  async #attachedPartitions(db: Kysely<any> = this.db): Promise<Partition[]> {
     const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i
-      JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(this.db);
+      JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(db);
     return rows.flatMap(({ name }) => {
       const start = partitionStart(name);
       return start === null ? [] : [{ name, start }];
