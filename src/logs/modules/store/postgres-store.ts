@@ -233,12 +233,12 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   /**
    * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day. An hour partition
    * before it that holds another tenant's rows too loses this tenant's rows (a DELETE, in its own
-   * transaction). The others leave the table in **one** short transaction: detached, renamed
-   * `log_removed_…` and the tenant's rollups of those days deleted, so entries and counts go together
-   * and nothing else waits for more than that catalogue change. Their files are dropped after it, one
-   * table per transaction; a dropped table that is no longer a partition locks nothing the service
-   * uses, so ingestion and searches go on meanwhile (returning the space takes the file system about
-   * 1.5 ms a MB here: docs/benchmarks.md). Tables a stopped run left behind go the same way.
+   * transaction). The others leave the table in **one** short transaction (detached and renamed
+   * `log_removed_…`), so nothing else waits for more than that catalogue change; then the tenant's
+   * rollups of those days go. The detached tables' files are dropped last, one table per transaction;
+   * a table that is no longer a partition locks nothing the service uses, so ingestion and searches
+   * go on meanwhile (returning the space takes the file system about 1.5 ms a MB here:
+   * docs/benchmarks.md). Tables a stopped run left behind go the same way.
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
@@ -282,10 +282,14 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           this.#partitions.delete(start);
         }
       }
+      return counted;
+    });
+    // The counts of those days after the entries, as on SQLite, and outside the lock: a day of
+    // per-minute rollups is 200,000 rows, 250 ms of deleting (docs/benchmarks.md).
+    await this.db.transaction().execute(async (trx) => {
       for (const rollups of ROLLUP_TABLE_NAMES) {
         await sql`DELETE FROM ${sql.table(rollups)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(trx);
       }
-      return counted;
     });
     await this.#dropRemovedPartitions();
     return removed;
