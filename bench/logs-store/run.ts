@@ -360,6 +360,7 @@ async function retentionWhileIngesting(): Promise<{
         to: DAY_START + DAY - 1,
         page: 1,
         limit: 0,
+        trackTotal: 1,
       });
       if (total === 0) goneMs = performance.now() - start;
       else await new Promise((resolve) => setTimeout(resolve, 5));
