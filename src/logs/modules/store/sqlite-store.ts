@@ -1,8 +1,19 @@
 import { sql, type Kysely } from 'kysely';
 import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
-import { FtsHours, ftsTableName, hourOfId } from './fts-hours.js';
-import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
+import { FtsHours, ftsTableName, hourOfId, idsOfHour } from './fts-hours.js';
+import type {
+  AggregateRequest,
+  AppendResult,
+  DistinctRequest,
+  GroupCountsRequest,
+  HistogramRequest,
+  LogEntry,
+  NumericValuesRequest,
+  SearchRequest,
+  StoredLogEntry,
+  TopMessagesRequest,
+} from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compileSqlite, indexQuery, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression } from './query/compile-sqlite.js';
@@ -94,6 +105,31 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     super(db, options.reads ?? db, sqliteReads, options.documentIds);
   }
 
+  // A read lists the tenant's hour tables, then reads them in later statements; retention may drop
+  // one in between (reads are not one snapshot: the read pool runs each statement on its own). The
+  // read is then planned again, without the dropped hour.
+  override search(request: SearchRequest) {
+    return readAgainIfIndexDropped(() => super.search(request));
+  }
+  override histogram(request: HistogramRequest) {
+    return readAgainIfIndexDropped(() => super.histogram(request));
+  }
+  override distinct(request: DistinctRequest) {
+    return readAgainIfIndexDropped(() => super.distinct(request));
+  }
+  override topMessages(request: TopMessagesRequest) {
+    return readAgainIfIndexDropped(() => super.topMessages(request));
+  }
+  override groupCounts(request: GroupCountsRequest) {
+    return readAgainIfIndexDropped(() => super.groupCounts(request));
+  }
+  override aggregate(request: AggregateRequest) {
+    return readAgainIfIndexDropped(() => super.aggregate(request));
+  }
+  override numericValues(request: NumericValuesRequest) {
+    return readAgainIfIndexDropped(() => super.numericValues(request));
+  }
+
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
     if (entries.length === 0) return { duplicates: [] };
     const ids = documentIdsOf(entries);
@@ -126,12 +162,16 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   }
 
   /**
-   * The tenant's entries before 00:00 UTC of `before`'s day: their index tables are dropped whole (an
-   * hour each), their rows deleted 5,000 per transaction, so ingestion interleaves with a large purge.
+   * The tenant's entries before 00:00 UTC of `before`'s day. First their index tables (an hour each)
+   * and rollups go: from then on no read finds them (reads start at the tenant's first hour that
+   * has a table, planWhere), which takes about as long as dropping the tables. Then their rows are
+   * deleted, 5,000 per transaction, so ingestion interleaves with a large purge; last, the index and
+   * rollups once more, for an entry older than the cutoff that arrived meanwhile.
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
     const { hi } = idWindow(Number.MIN_SAFE_INTEGER, cutoff);
+    await this.#removeIndexAndCounts(tenantId, cutoff, hi);
     let removed = 0;
     // Time-ordered ids: the tenant's entries before the cutoff are its ids up to `hi`, deleted a range
     // of 5,000 at a time from where the last range ended (a range is one walk over adjacent pages; the
@@ -171,7 +211,15 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       if (batch === 0) break;
       await yieldToWaitingWrites();
     }
-    // Then the index: whole hours of ids before the cutoff (a displaced entry's hour may be later; it stays).
+    await this.#removeIndexAndCounts(tenantId, cutoff, hi);
+    return removed;
+  }
+
+  /**
+   * The tenant's index tables of whole hours of ids up to `hi` (one transaction each; a displaced
+   * entry's hour may be later, it stays) and its rollups before the cutoff.
+   */
+  async #removeIndexAndCounts(tenantId: string, cutoff: number, hi: number): Promise<void> {
     const { rows: hours } = await sql<{ hour: number }>`SELECT hour FROM log_fts_hours
       WHERE tenant_id = ${tenantId} AND hour < ${hourOfId(hi + 1)}`.execute(this.db);
     for (const { hour } of hours) {
@@ -186,7 +234,6 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         await sql`DELETE FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
       }
     });
-    return removed;
   }
 
   /** Runs `work` in an IMMEDIATE transaction on the writer's connection. */
@@ -210,16 +257,21 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
    */
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<SqlitePlan | null> {
     if (end <= from) return null;
-    const { lo, hi } = idWindow(from, end);
+    const range = idWindow(from, end);
+    const { hi } = range;
     const { rows } = await sql<{ hours: string; displaced: string }>`SELECT
-      (SELECT json_group_array(hour) FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour BETWEEN ${hourOfId(lo)} AND ${hourOfId(hi)}) AS hours,
-      (SELECT json_group_array(id) FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${lo} AND ${hi})) AS displaced`.execute(
+      (SELECT json_group_array(hour) FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour BETWEEN ${hourOfId(range.lo)} AND ${hourOfId(hi)}) AS hours,
+      (SELECT json_group_array(id) FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${range.lo} AND ${hi})) AS displaced`.execute(
       this.reads,
     );
     const hours = JSON.parse(rows[0]?.hours ?? '[]') as number[];
     const displacedIds = JSON.parse(rows[0]?.displaced ?? '[]') as number[];
     // No index in the range: the tenant stored nothing there.
     if (hours.length === 0 && displacedIds.length === 0) return null;
+    // Every stored entry's hour of ids has its table, so hours without one before the first that has
+    // one hold only entries that retention is removing (it drops their tables first): not read.
+    const { lo: firstLive } = hours.length > 0 ? idsOfHour(Math.min(...hours)) : { lo: hi + 1 };
+    const lo = Math.max(range.lo, firstLive);
     const displaced = displacedIds.length > 0;
     // A displaced entry's words are in the table of its id's hour, which may lie outside the range.
     const fts = new FtsHours(
@@ -372,6 +424,17 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       for (const row of rows) counts.push({ bucket: Number(row.bucket), group: null, count: Number(row.n) });
     }
     return counts;
+  }
+}
+
+/** Runs a read again (a few times at most) when an index table it planned with was dropped meanwhile. */
+async function readAgainIfIndexDropped<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= 3 || !/no such table: log_fts_/.test((error as Error | undefined)?.message ?? '')) throw error;
+    }
   }
 }
 
