@@ -20,9 +20,11 @@ import { closedPort } from '../helpers/upstream.js';
 const MODULE_DIRS = ['/usr/lib/x86_64-linux-gnu/rsyslog', '/usr/lib/aarch64-linux-gnu/rsyslog', '/usr/lib/rsyslog'];
 const moduleDir = MODULE_DIRS.find((dir) => existsSync(join(dir, 'omelasticsearch.so')));
 const rsyslogd = ['/usr/sbin/rsyslogd', '/sbin/rsyslogd'].find((path) => existsSync(path));
+// A real shipper or no test: without it the test fails and says what to install (.ci/run installs it).
 const missing =
-  !moduleDir || !rsyslogd ? 'rsyslog with omelasticsearch is not installed (Debian: rsyslog rsyslog-elasticsearch)' : undefined;
-if (missing) console.log(`# rsyslog shipper test skipped: ${missing}`);
+  !moduleDir || !rsyslogd
+    ? 'rsyslog with omelasticsearch is not installed (Debian: apt-get install rsyslog rsyslog-elasticsearch)'
+    : undefined;
 
 /** The configuration an operator would write (docs/elasticsearch.md), pointed at a temp dir and the test's port. */
 function rsyslogConfig(dir: string, port: number, user: string): string {
@@ -46,7 +48,8 @@ describe('rsyslog ships through a restart of the logs service', () => {
     for (const step of cleanup.reverse()) await step();
   });
 
-  test('every line is found exactly once, with its level', { skip: missing }, async () => {
+  test('every line is found exactly once, with its level', async () => {
+    if (missing) assert.fail(missing);
     const dir = mkdtempSync(join(tmpdir(), 'gerbang-rsyslog-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(join(dir, 'work'));
