@@ -12,7 +12,7 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: globals.node,
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: ['./tsconfig.json', './web/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       // The log store's tables differ per dialect (Kysely<any>), and JSON is untyped at the edges
