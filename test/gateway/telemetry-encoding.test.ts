@@ -14,7 +14,7 @@ import {
   type SpanIds,
   type SpanRecord,
 } from '../../src/gateway/modules/telemetry/otlp-records.js';
-import { ProtoWriter, utf8Length } from '../../src/gateway/modules/telemetry/proto-writer.js';
+import { ProtoWriter } from '../../src/gateway/modules/telemetry/proto-writer.js';
 import { RecordQueue } from '../../src/gateway/modules/telemetry/record-queue.js';
 import { hexWord, parseTraceparent, sampledByRatio, traceparentOf } from '../../src/gateway/modules/telemetry/trace-context.js';
 import { logsMessages } from '../../src/logs/modules/ingest/otlp-proto.js';
@@ -149,7 +149,7 @@ describe('gateway telemetry encoding', () => {
     assert.ok(ids.every((id) => sampledByRatio(id, 0.25) === sampledByRatio(id, 0.25)));
   });
 
-  test('the wire primitives: varints, int64, nanoseconds from milliseconds, UTF-8 lengths, as protobufjs reads them', () => {
+  test('the wire primitives: varints, int64, nanoseconds from milliseconds, strings, as protobufjs reads them', () => {
     const w = new ProtoWriter(Buffer.alloc(4096));
     const unsigned = [0, 1, 127, 128, 16_383, 16_384, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1];
     const signed = [-1, -128, -(2 ** 31), -(2 ** 32) - 1, -(2 ** 53) + 1];
@@ -157,6 +157,8 @@ describe('gateway telemetry encoding', () => {
     for (const value of unsigned) w.varint(value);
     for (const value of signed) w.int64(value);
     for (const ms of times) w.nanosFromMs(ms);
+    const texts = ['', 'abc', 'é', '€', '😀', 'a\ud800b', '\udc00', 'x\ud83d', 'é'.repeat(70)];
+    for (const text of texts) w.string(0x0a, text);
     const reader = protobuf.Reader.create(w.buf.subarray(0, w.pos));
     // protobufjs reads 64-bit integers as a Long ({ low, high }) or, without the long package, a number.
     const decimal = (value: number | { low: number; high: number }, signed = false) =>
@@ -166,9 +168,25 @@ describe('gateway telemetry encoding', () => {
     for (const value of unsigned) assert.equal(decimal(reader.uint64()), String(value));
     for (const value of signed) assert.equal(decimal(reader.int64(), true), String(value));
     for (const ms of times) assert.equal(decimal(reader.fixed64()), nanosOf(ms), `nanoseconds of ${ms}`);
+    for (const text of texts) {
+      assert.equal(reader.uint32(), 0x0a);
+      assert.equal(reader.string(), Buffer.from(text).toString(), `${JSON.stringify(text)}, lone surrogates as U+FFFD`);
+    }
     assert.equal(reader.pos, w.pos);
-    for (const text of ['', 'abc', 'é', '€', '😀', 'a\ud800b', '\udc00', 'x\ud83d', 'é'.repeat(70)])
-      assert.equal(utf8Length(text), Buffer.byteLength(text), JSON.stringify(text));
+  });
+
+  test('a string cut short at the end of the buffer moves the position past the end, where the queue sees it', () => {
+    for (const text of ['abcdef', '€€€', 'ab😀']) {
+      const w = new ProtoWriter(Buffer.alloc(8), 4);
+      w.text(text);
+      assert.ok(w.pos > w.buf.length, `${text}: ${w.pos}`);
+      w.text(text); // already past the end: nothing written, no throw
+      assert.ok(w.pos > w.buf.length);
+    }
+    const fits = new ProtoWriter(Buffer.alloc(16), 4);
+    fits.text('€€');
+    assert.equal(fits.pos, 10);
+    assert.equal(fits.buf.subarray(4, 10).toString(), '€€');
   });
 
   test('an access line is an OTLP LogRecord: body, severity, typed attributes, trace and span id bytes, the sampled flag, its time', async () => {
@@ -207,14 +225,14 @@ describe('gateway telemetry encoding', () => {
       attributes: [
         { key: 'log.type', value: { stringValue: 'access' } },
         { key: 'http.request.method', value: { stringValue: 'GET' } },
-        { key: 'url.path', value: { stringValue: '/a"b\\c\u0000é😀' } },
         { key: 'http.route', value: { stringValue: '/api/v1/master-data/*' } },
+        { key: 'gerbang.service', value: { stringValue: 'master-data' } },
+        { key: 'url.path', value: { stringValue: '/a"b\\c\u0000é😀' } },
         { key: 'http.response.status_code', value: { intValue: '404' } },
         { key: 'duration_ms', value: { doubleValue: 1.235 } },
         { key: 'request_id', value: { stringValue: 'req-1' } },
         { key: 'client.address', value: { stringValue: '10.0.0.1' } },
         { key: 'user.id', value: { stringValue: 'user-1' } },
-        { key: 'gerbang.service', value: { stringValue: 'master-data' } },
       ],
       flags: 1,
       traceId,
@@ -226,7 +244,7 @@ describe('gateway telemetry encoding', () => {
     assert.equal(second.traceId, traceId, 'an unsampled request still names its trace');
     assert.deepEqual(
       second.attributes.map((a: any) => a.key),
-      ['log.type', 'http.request.method', 'url.path', 'http.route', 'http.response.status_code', 'duration_ms', 'request_id'],
+      ['log.type', 'http.request.method', 'http.route', 'url.path', 'http.response.status_code', 'duration_ms', 'request_id'],
       'absent and empty values are left out',
     );
     assert.deepEqual(second.attributes[5], { key: 'duration_ms', value: { intValue: '2' } }, 'a whole duration is an integer');
@@ -336,10 +354,10 @@ describe('gateway telemetry encoding', () => {
       endTimeUnixNano: nanosOf(performance.timeOrigin + 1003.125),
       attributes: [
         { key: 'http.request.method', value: { stringValue: 'POST' } },
-        { key: 'url.path', value: { stringValue: '/api/v1/keuangan/gaji' } },
         { key: 'http.route', value: { stringValue: '/api/v1/keuangan/*' } },
-        { key: 'http.response.status_code', value: { intValue: '503' } },
         { key: 'gerbang.service', value: { stringValue: 'keuangan' } },
+        { key: 'url.path', value: { stringValue: '/api/v1/keuangan/gaji' } },
+        { key: 'http.response.status_code', value: { intValue: '503' } },
       ],
       status: { code: 2 },
     });
@@ -360,7 +378,41 @@ describe('gateway telemetry encoding', () => {
     assert.equal(r.parentSpanId, undefined, 'a root span has no parent');
     assert.equal(r.name, 'GET unmatched');
     assert.equal(r.status, undefined, 'unset status (code 0) is left out');
-    assert.deepEqual(r.attributes[2], { key: 'http.route', value: { stringValue: '' } });
+    assert.deepEqual(r.attributes[1], { key: 'http.route', value: { stringValue: '' } });
+  });
+
+  test('repeated values are encoded once and copied: the same bytes for every record, past the cache bound and for long values', async () => {
+    const request = { method: 'GET', route: '/api/v1/master-data/*' };
+    const responseOf = (i: number) => ({
+      status: 200,
+      durationMs: 1,
+      requestId: `req-${i}`,
+      // Past the caches' bound of 1,000 values (they start over), and a value too long to cache.
+      clientAddress: `10.0.${i % 7}.${i % 1500}`,
+      userId: i % 100 === 0 ? `u-${'x'.repeat(2000)}` : `user-${i % 1300}`,
+      service: i % 2 ? 'master-data' : undefined,
+    });
+    const count = 3000;
+    const bodies = await bodiesOf(
+      (queue) => {
+        for (let i = 0; i < count; i++) {
+          const response = responseOf(i);
+          put(queue, accessLineBound(request, '/p', response), (w) => writeAccessLine(w, request, '/p', response, 1, undefined));
+        }
+      },
+      { maxQueue: count, maxBatch: 500 },
+    );
+    const records = bodies.flatMap(logRecords);
+    assert.equal(records.length, count);
+    records.forEach((record, i) => {
+      const { clientAddress, userId, service } = responseOf(i);
+      const attributes = Object.fromEntries(record.attributes.map((a: any) => [a.key, a.value.stringValue ?? a.value.intValue]));
+      assert.deepEqual(
+        [attributes['request_id'], attributes['client.address'], attributes['user.id'], attributes['gerbang.service']],
+        [`req-${i}`, clientAddress, userId, service],
+        `record ${i}`,
+      );
+    });
   });
 
   test('the queue: batches of at most maxBatch in one request body each, drops past its bound, keeps a failed batch for the next send', async () => {

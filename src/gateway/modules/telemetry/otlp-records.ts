@@ -1,5 +1,5 @@
 import { LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
-import { ProtoWriter, utf8Length, varintSize, writeVarintAt } from './proto-writer.js';
+import { ProtoWriter, varintSize, writeVarintAt } from './proto-writer.js';
 import type { Envelope } from './record-queue.js';
 
 /**
@@ -92,22 +92,66 @@ const KEYS = {
   peerService: keyField('peer.service'),
 };
 
-const stringLength = (text: string): number => (text.length <= 64 ? utf8Length(text) : Buffer.byteLength(text));
+/** Encodes a field from up to three strings (see FieldCache). */
+type FieldEncoder = (w: ProtoWriter, a: string, b: string, c: string) => void;
+
+/** Where a field is encoded before it is cached: a few KB at most (FieldCache.MAX_CHARS). */
+const scratch = new ProtoWriter(Buffer.alloc(16 * 1024));
+
+/**
+ * Fields whose values repeat from request to request (the method, route and service of a record, a
+ * client address, a user id), encoded once and then copied: with one Buffer.write per string, the
+ * records' encoding was most of what shipping cost the gateway's CPU (docs/benchmarks.md,
+ * "Self-watching cost in instructions"). Keyed by up to three strings; bounded: a full cache starts
+ * over, and values longer than MAX_CHARS are written every time.
+ */
+class FieldCache {
+  static readonly MAX_CHARS = 1_000;
+  private readonly fields = new Map<string, Map<string, Map<string, Uint8Array>>>();
+  private count = 0;
+
+  constructor(
+    private readonly encode: FieldEncoder,
+    private readonly limit: number,
+  ) {}
+
+  write(w: ProtoWriter, a: string, b = '', c = ''): void {
+    const field = this.fields.get(a)?.get(b)?.get(c) ?? this.add(a, b, c);
+    if (field === undefined) this.encode(w, a, b, c);
+    else w.raw(field);
+  }
+
+  private add(a: string, b: string, c: string): Uint8Array | undefined {
+    if (a.length + b.length + c.length > FieldCache.MAX_CHARS) return undefined;
+    scratch.pos = 0;
+    this.encode(scratch, a, b, c);
+    const field = Uint8Array.prototype.slice.call(scratch.buf, 0, scratch.pos);
+    if (this.count >= this.limit) {
+      this.fields.clear();
+      this.count = 0;
+    }
+    let byB = this.fields.get(a);
+    if (byB === undefined) this.fields.set(a, (byB = new Map<string, Map<string, Uint8Array>>()));
+    let byC = byB.get(b);
+    if (byC === undefined) byB.set(b, (byC = new Map<string, Uint8Array>()));
+    byC.set(c, field);
+    this.count += 1;
+    return field;
+  }
+}
 
 /** Bytes a string takes at most in UTF-8 (three per UTF-16 unit), for a record's size bound. */
 const most = (text: string | undefined): number => (text === undefined ? 0 : 3 * text.length);
 
 function stringAttribute(w: ProtoWriter, tag: number, key: Uint8Array, value: string): void {
-  const length = stringLength(value);
-  const any = 1 + varintSize(length) + length;
   w.byte(tag);
-  w.varint(key.length + 1 + varintSize(any) + any);
+  const keyValue = w.begin(1);
   w.raw(key);
   w.byte(KEY_VALUE_VALUE);
-  w.varint(any);
-  w.byte(ANY_VALUE.string);
-  w.varint(length);
-  w.utf8(value, length);
+  const any = w.begin(1);
+  w.string(ANY_VALUE.string, value);
+  w.end(any, 1);
+  w.end(keyValue, 1);
 }
 
 function intAttribute(w: ProtoWriter, tag: number, key: Uint8Array, value: number): void {
@@ -129,6 +173,21 @@ function doubleAttribute(w: ProtoWriter, tag: number, key: Uint8Array, value: nu
   w.byte(9);
   w.byte(ANY_VALUE.double);
   w.double(Number.isFinite(value) ? value : 0);
+}
+
+/** `http.response.status_code` attributes of the statuses 0-599 under one tag, encoded once. */
+function statusFields(tag: number): Uint8Array[] {
+  return Array.from({ length: 600 }, (_, status) => {
+    scratch.pos = 0;
+    intAttribute(scratch, tag, KEYS.status, status);
+    return Uint8Array.prototype.slice.call(scratch.buf, 0, scratch.pos);
+  });
+}
+
+function statusAttribute(w: ProtoWriter, fields: Uint8Array[], tag: number, status: number): void {
+  const field = fields[status];
+  if (field === undefined) intAttribute(w, tag, KEYS.status, status);
+  else w.raw(field);
 }
 
 /** A number attribute: an int_value when it is a (safe) integer, else a double_value. */
@@ -224,37 +283,56 @@ export function spanBound(span: SpanRecord): number {
   return 400 + 3 * (2 * span.method.length + 2 * span.route.length + span.path.length) + 2 * most(span.service) + most(span.failure);
 }
 
-/** A span, as one `spans` field of ScopeSpans. */
+const SPAN_STATUS_FIELDS = statusFields(SPAN.attributes);
+const ACCESS_STATUS_FIELDS = statusFields(LOG_RECORD.attributes);
+
+/** A server span's name, kind, and the attributes that repeat: method, route, the proxied service. */
+const serverSpanHead = new FieldCache((w, method, route, service) => {
+  spanName(w, method, route || 'unmatched');
+  w.byte(SPAN.kind);
+  w.byte(SPAN_KIND.server);
+  stringAttribute(w, SPAN.attributes, KEYS.method, method);
+  stringAttribute(w, SPAN.attributes, KEYS.route, route);
+  if (service) stringAttribute(w, SPAN.attributes, KEYS.service, service);
+}, 1_000);
+
+/** A client span's name, kind and attributes but its status: the service called and the method. */
+const clientSpanHead = new FieldCache((w, method, service) => {
+  spanName(w, method, service);
+  w.byte(SPAN.kind);
+  w.byte(SPAN_KIND.client);
+  stringAttribute(w, SPAN.attributes, KEYS.peerService, service);
+  stringAttribute(w, SPAN.attributes, KEYS.method, method);
+}, 1_000);
+
+function spanName(w: ProtoWriter, method: string, what: string): void {
+  w.byte(SPAN.name);
+  const name = w.begin(1);
+  w.text(method);
+  w.byte(0x20);
+  w.text(what);
+  w.end(name, 1);
+}
+
+/**
+ * A span, as one `spans` field of ScopeSpans. What repeats from request to request is copied from
+ * a cache, which puts the name and kind ahead of the times (protobuf fields may come in any order).
+ */
 export function writeSpan(w: ProtoWriter, span: SpanRecord): void {
   w.byte(FIELD_2);
   const record = w.begin(2);
   traceIdField(w, SPAN.traceId, span);
   spanIdField(w, SPAN.spanId, span.s0, span.s1);
   if ((span.p0 | span.p1) !== 0) spanIdField(w, SPAN.parentSpanId, span.p0, span.p1);
-  w.byte(SPAN.name);
-  const name = w.begin(1);
-  w.text(span.method);
-  w.byte(0x20);
-  w.text(span.kind === SPAN_KIND.server ? span.route || 'unmatched' : (span.service ?? ''));
-  w.end(name, 1);
-  w.byte(SPAN.kind);
-  w.byte(span.kind);
+  const server = span.kind === SPAN_KIND.server;
+  if (server) serverSpanHead.write(w, span.method, span.route, span.service ?? '');
+  else clientSpanHead.write(w, span.method, span.service ?? '');
   w.byte(SPAN.startTimeUnixNano);
   w.nanosFromMs(TIME_ORIGIN + span.startAt);
   w.byte(SPAN.endTimeUnixNano);
   w.nanosFromMs(TIME_ORIGIN + span.endAt);
-  const tag = SPAN.attributes;
-  if (span.kind === SPAN_KIND.server) {
-    stringAttribute(w, tag, KEYS.method, span.method);
-    stringAttribute(w, tag, KEYS.path, span.path);
-    stringAttribute(w, tag, KEYS.route, span.route);
-    if (span.statusCode > 0) intAttribute(w, tag, KEYS.status, span.statusCode);
-    if (span.service) stringAttribute(w, tag, KEYS.service, span.service);
-  } else {
-    if (span.service !== undefined) stringAttribute(w, tag, KEYS.peerService, span.service);
-    stringAttribute(w, tag, KEYS.method, span.method);
-    if (span.statusCode > 0) intAttribute(w, tag, KEYS.status, span.statusCode);
-  }
+  if (server) stringAttribute(w, SPAN.attributes, KEYS.path, span.path);
+  if (span.statusCode > 0) statusAttribute(w, SPAN_STATUS_FIELDS, SPAN.attributes, span.statusCode);
   if (span.failed) {
     w.byte(SPAN.status);
     const status = w.begin(1);
@@ -306,6 +384,16 @@ export function accessLineBound(request: AccessRequest, path: string, response: 
   );
 }
 
+/** An access line's attributes that repeat: log.type, method, route, the proxied service. */
+const accessHead = new FieldCache((w, method, route, service) => {
+  stringAttribute(w, LOG_RECORD.attributes, KEYS.logType, LOG_TYPES.access);
+  stringAttribute(w, LOG_RECORD.attributes, KEYS.method, method);
+  stringAttribute(w, LOG_RECORD.attributes, KEYS.route, route);
+  if (service) stringAttribute(w, LOG_RECORD.attributes, KEYS.service, service);
+}, 1_000);
+const accessClientAddress = new FieldCache((w, address) => stringAttribute(w, LOG_RECORD.attributes, KEYS.clientAddress, address), 1_000);
+const accessUserId = new FieldCache((w, id) => stringAttribute(w, LOG_RECORD.attributes, KEYS.userId, id), 1_000);
+
 /**
  * A request's access line, as one `log_records` field of ScopeLogs, at `at` (performance.now(),
  * the end of its server span), with the trace and span id of that span. `path` is the request's
@@ -335,16 +423,13 @@ export function writeAccessLine(
   w.end(text, 1);
   w.end(body, 1);
   const tag = LOG_RECORD.attributes;
-  stringAttribute(w, tag, KEYS.logType, LOG_TYPES.access);
-  stringAttribute(w, tag, KEYS.method, request.method);
+  accessHead.write(w, request.method, request.route, response.service ?? '');
   stringAttribute(w, tag, KEYS.path, path);
-  stringAttribute(w, tag, KEYS.route, request.route);
-  intAttribute(w, tag, KEYS.status, status);
+  statusAttribute(w, ACCESS_STATUS_FIELDS, tag, status);
   numberAttribute(w, tag, KEYS.durationMs, Math.round(response.durationMs * 1000) / 1000);
   stringAttribute(w, tag, KEYS.requestId, response.requestId);
-  if (response.clientAddress) stringAttribute(w, tag, KEYS.clientAddress, response.clientAddress);
-  if (response.userId) stringAttribute(w, tag, KEYS.userId, response.userId);
-  if (response.service) stringAttribute(w, tag, KEYS.service, response.service);
+  if (response.clientAddress) accessClientAddress.write(w, response.clientAddress);
+  if (response.userId) accessUserId.write(w, response.userId);
   if (span !== undefined) {
     if (span.sampled) {
       w.byte(LOG_RECORD.flags);

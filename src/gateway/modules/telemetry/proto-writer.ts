@@ -30,28 +30,6 @@ export function writeVarintAt(buf: Uint8Array, pos: number, value: number): numb
   return pos;
 }
 
-/**
- * UTF-8 bytes of a string as Buffer.write encodes it: a surrogate pair is 4 bytes, a lone surrogate
- * becomes U+FFFD (3 bytes).
- */
-export function utf8Length(text: string): number {
-  const n = text.length;
-  let length = n;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) length += 1;
-    else if ((c & 0xfc00) === 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      length += 2; // 4 bytes for the two UTF-16 units
-      i += 1;
-    } else length += 2;
-  }
-  return length;
-}
-
-/** Strings up to this length are copied byte by byte when ASCII: cheaper than a call into Buffer.write. */
-const SHORT_STRING = 64;
-
 export class ProtoWriter {
   constructor(
     public buf: Buffer,
@@ -136,32 +114,26 @@ export class ProtoWriter {
     this.pos += 8;
   }
 
-  /** The UTF-8 bytes of a string whose byte length is `length` (utf8Length), no length prefix. */
-  utf8(text: string, length: number): void {
-    if (length === text.length && length <= SHORT_STRING) {
-      const buf = this.buf;
-      const pos = this.pos;
-      for (let i = 0; i < length; i++) buf[pos + i] = text.charCodeAt(i);
-      this.pos = pos + length;
-    } else if (length > 0) {
-      // Advanced by the length the record was sized with, so a write cut short at the end of the
-      // buffer shows as pos > buf.length.
-      this.buf.write(text, this.pos, length, 'utf8');
-      this.pos += length;
-    }
-  }
-
-  /** The UTF-8 bytes of a string, no length prefix (for parts of a field: see begin/end). */
+  /**
+   * The UTF-8 bytes of a string (a lone surrogate as U+FFFD), no length prefix (for parts of a
+   * field: see begin/end). One call into Buffer.write: a JS loop over the characters cost about
+   * three times as much, most of the records' encoding (docs/benchmarks.md).
+   */
   text(text: string): void {
-    this.utf8(text, text.length <= SHORT_STRING ? utf8Length(text) : Buffer.byteLength(text));
+    const room = this.buf.length - this.pos;
+    const written = room > 0 ? this.buf.write(text, this.pos, 'utf8') : 0;
+    // Buffer.write stops at the end, leaving out a character that does not fit whole: a write that
+    // leaves fewer than 4 bytes may have been cut short, so the position goes past the end, which
+    // the queue checks. (Records are sized far above what they take, so a whole record never ends there.)
+    this.pos += text.length > 0 && room - written < 4 ? room + 1 : written;
   }
 
   /** A string field: tag, length, UTF-8 bytes. */
   string(tag: number, text: string): void {
-    const length = text.length <= SHORT_STRING ? utf8Length(text) : Buffer.byteLength(text);
     this.buf[this.pos++] = tag;
-    this.varint(length);
-    this.utf8(text, length);
+    const at = this.begin(1);
+    this.text(text);
+    this.end(at, 1);
   }
 
   /** Decimal digits of a non-negative integer (an HTTP status in a message), no length prefix. */
