@@ -146,7 +146,7 @@ async function main() {
       ? '## Self-watching diagnosis: null sink'
       : NEIGHBOUR === 'burn'
         ? '## Self-watching diagnosis: busy neighbour core'
-        : '## Self-watching cost';
+        : `## Self-watching cost${SAMPLE_RATIO === '1' ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
   const onMeans =
     SINK === 'null'
       ? `\`cli.js gateway\` shipping every access line and span (span sampling ratio ${SAMPLE_RATIO}) to bench/otlp-sink.mjs on CPU 1, which reads and drops them`

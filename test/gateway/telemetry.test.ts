@@ -64,8 +64,8 @@ describe('gateway telemetry shipping', () => {
       span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]),
       [
         ['http.request.method', 'GET'],
-        ['url.path', '/api/v1/auth/profile'],
         ['http.route', '/api/v1/auth/profile'],
+        ['url.path', '/api/v1/auth/profile'],
         ['http.response.status_code', '200'],
       ],
     );

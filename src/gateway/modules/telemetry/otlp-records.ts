@@ -100,10 +100,10 @@ const scratch = new ProtoWriter(Buffer.alloc(16 * 1024));
 
 /**
  * Fields whose values repeat from request to request (the method, route and service of a record, a
- * client address, a user id), encoded once and then copied: with one Buffer.write per string, the
- * records' encoding was most of what shipping cost the gateway's CPU (docs/benchmarks.md,
- * "Self-watching cost in instructions"). Keyed by up to three strings; bounded: a full cache starts
- * over, and values longer than MAX_CHARS are written every time.
+ * client address, a user id), encoded once and then copied: writing the records' strings was most
+ * of what shipping cost the gateway's CPU (docs/benchmarks.md, "Self-watching cost: reading").
+ * Keyed by up to three strings; bounded: a full cache starts over, and values longer than
+ * MAX_CHARS are written every time.
  */
 class FieldCache {
   static readonly MAX_CHARS = 1_000;
@@ -301,7 +301,7 @@ const clientSpanHead = new FieldCache((w, method, service) => {
   spanName(w, method, service);
   w.byte(SPAN.kind);
   w.byte(SPAN_KIND.client);
-  stringAttribute(w, SPAN.attributes, KEYS.peerService, service);
+  if (service) stringAttribute(w, SPAN.attributes, KEYS.peerService, service);
   stringAttribute(w, SPAN.attributes, KEYS.method, method);
 }, 1_000);
 
