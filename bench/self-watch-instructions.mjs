@@ -2,16 +2,17 @@
 // What watching itself costs the gateway, counted in instructions instead of CPU time (issue 11):
 // on this 2-vCPU VM, CPU time per request varies by ±20-40 % from one 10-second run to the next,
 // more than the cost being measured. Here `cli.js gateway` runs under valgrind's callgrind with
-// collection off; after a warm-up, collection is switched on (`callgrind_control -i on`) for a
-// fixed number of proxied requests and off again, so JIT compilation and start-up are not counted.
+// instrumentation off; after a warm-up it is switched on (`callgrind_control -i on`) for a fixed
+// number of proxied requests and off again, so start-up and warm-up are not counted.
 // Each arm measures BENCH_WINDOWS windows in one process; the cheapest window of each is compared.
 //   "off": no telemetry; "on": shipping every access line and span to bench/otlp-sink.mjs.
 // Instructions in user space only (callgrind does not see the kernel): socket writes of the batches
 // show as their syscalls' user-side cost, not their kernel time.
 //
 // Needs: `npm run build`, valgrind (Debian: apt-get install -y valgrind).
-// Options (env): BENCH_WARMUP (requests, default 3000), BENCH_WINDOW (2000), BENCH_CONCURRENCY (20),
-// BENCH_SAMPLE_RATIO (1), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the callgrind files (cg.<arm>.<pid>.<window>) for callgrind_annotate.
+// Options (env): BENCH_WARMUP (requests, default 3000), BENCH_WINDOW (2000), BENCH_WINDOWS (5),
+// BENCH_CONCURRENCY (20), BENCH_SAMPLE_RATIO (1), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the
+// callgrind files (cg.<arm>.<pid>.<window>) and V8's perf map for callgrind_annotate.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
