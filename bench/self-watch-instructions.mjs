@@ -113,7 +113,8 @@ async function measure(shipping) {
       join(ROOT, 'dist/cli.js'),
       'gateway',
     ],
-    { env },
+    // In the scratch directory: --perf-basic-prof also writes V8 log files into the working directory.
+    { env, cwd: tmp },
   );
   await waitForPort(PORTS.gateway, 3000);
   const token = await gatewayLogin(PORTS.gateway, PASSWORD);

@@ -107,13 +107,11 @@ const scratch = new ProtoWriter(Buffer.alloc(16 * 1024));
  */
 class FieldCache {
   static readonly MAX_CHARS = 1_000;
+  static readonly MAX_VALUES = 1_000;
   private readonly fields = new Map<string, Map<string, Map<string, Uint8Array>>>();
   private count = 0;
 
-  constructor(
-    private readonly encode: FieldEncoder,
-    private readonly limit: number,
-  ) {}
+  constructor(private readonly encode: FieldEncoder) {}
 
   write(w: ProtoWriter, a: string, b = '', c = ''): void {
     const field = this.fields.get(a)?.get(b)?.get(c) ?? this.add(a, b, c);
@@ -126,7 +124,7 @@ class FieldCache {
     scratch.pos = 0;
     this.encode(scratch, a, b, c);
     const field = Uint8Array.prototype.slice.call(scratch.buf, 0, scratch.pos);
-    if (this.count >= this.limit) {
+    if (this.count >= FieldCache.MAX_VALUES) {
       this.fields.clear();
       this.count = 0;
     }
@@ -294,7 +292,7 @@ const serverSpanHead = new FieldCache((w, method, route, service) => {
   stringAttribute(w, SPAN.attributes, KEYS.method, method);
   stringAttribute(w, SPAN.attributes, KEYS.route, route);
   if (service) stringAttribute(w, SPAN.attributes, KEYS.service, service);
-}, 1_000);
+});
 
 /** A client span's name, kind and attributes but its status: the service called and the method. */
 const clientSpanHead = new FieldCache((w, method, service) => {
@@ -303,7 +301,7 @@ const clientSpanHead = new FieldCache((w, method, service) => {
   w.byte(SPAN_KIND.client);
   if (service) stringAttribute(w, SPAN.attributes, KEYS.peerService, service);
   stringAttribute(w, SPAN.attributes, KEYS.method, method);
-}, 1_000);
+});
 
 function spanName(w: ProtoWriter, method: string, what: string): void {
   w.byte(SPAN.name);
@@ -390,9 +388,9 @@ const accessHead = new FieldCache((w, method, route, service) => {
   stringAttribute(w, LOG_RECORD.attributes, KEYS.method, method);
   stringAttribute(w, LOG_RECORD.attributes, KEYS.route, route);
   if (service) stringAttribute(w, LOG_RECORD.attributes, KEYS.service, service);
-}, 1_000);
-const accessClientAddress = new FieldCache((w, address) => stringAttribute(w, LOG_RECORD.attributes, KEYS.clientAddress, address), 1_000);
-const accessUserId = new FieldCache((w, id) => stringAttribute(w, LOG_RECORD.attributes, KEYS.userId, id), 1_000);
+});
+const accessClientAddress = new FieldCache((w, address) => stringAttribute(w, LOG_RECORD.attributes, KEYS.clientAddress, address));
+const accessUserId = new FieldCache((w, id) => stringAttribute(w, LOG_RECORD.attributes, KEYS.userId, id));
 
 /**
  * A request's access line, as one `log_records` field of ScopeLogs, at `at` (performance.now(),
