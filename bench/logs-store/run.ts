@@ -68,7 +68,7 @@ const database = await openDatabase<any>(url);
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
-  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, logs_migrations, logs_migrations_lock CASCADE`.execute(
+  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,
   );
 }

@@ -577,6 +577,45 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(messagesOf((await store.search({ ...day, query: 'n:>=0' })).entries), ['new one']);
     });
 
+    test('a purged day leaves every read at once, not an hour at a time', async () => {
+      const { store } = handle;
+      // Six hours of one old day: six index tables on SQLite, six partitions on PostgreSQL.
+      for (let start = 0; start < 20_000; start += 5_000) {
+        await store.append(
+          'whole',
+          Array.from({ length: 5_000 }, (_, k) => ({ timestamp: T0 + (start + k) * 1_000, message: `old ${start + k}`, level: 'info' })),
+        );
+      }
+      // Another tenant in the same hours: PostgreSQL then deletes rows partition by partition.
+      await store.append(
+        'beside',
+        Array.from({ length: 6 }, (_, hour) => ({ timestamp: T0 + hour * HOUR, message: 'other tenant' })),
+      );
+      const day = { tenantId: 'whole', from: T0, to: T0 + DAY - 1, page: 1, limit: 0 };
+      let done = false;
+      const purge = store.removeOlderThan('whole', T0 + 2 * DAY).finally(() => (done = true));
+      // A word, found through the index; a level, counted from the rollups.
+      const reads = [{ query: 'old' }, { query: 'level:info' }];
+      const seen: number[] = [];
+      while (!done) {
+        for (const read of reads) seen.push((await store.search({ ...day, ...read })).total);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.equal(await purge, 20_000);
+      assert.deepEqual(
+        seen.filter((total) => total !== 20_000 && total !== 0),
+        [],
+        'every read saw the whole day or none of it',
+      );
+      const gone = seen.indexOf(0);
+      assert.ok(gone >= 0, 'the purge was watched after the day was gone');
+      assert.deepEqual(
+        seen.slice(gone).filter((total) => total !== 0),
+        [],
+        'once gone, the day stayed gone',
+      );
+    });
+
     test('concurrent batches are all stored', async () => {
       const { store } = handle;
       await Promise.all(

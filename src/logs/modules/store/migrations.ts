@@ -207,10 +207,28 @@ async function createHourlyRollupTables(db: Kysely<any>, dialect: 'sqlite' | 'po
   )${withoutRowid}`.execute(db);
 }
 
+/**
+ * Per tenant, the time before which retention is removing entries (LogStoreCore.purging): reads
+ * start there, so a day leaves every answer in one small write, however long its removal takes.
+ */
+const retentionFloors: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    const [time, withoutRowid] = isSqlite(db) ? [sql`INTEGER`, sql` WITHOUT ROWID`] : [sql`bigint`, sql``];
+    await sql`CREATE TABLE log_retention_floors (
+      tenant_id TEXT PRIMARY KEY,
+      hidden_before ${time} NOT NULL
+    )${withoutRowid}`.execute(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    await sql`DROP TABLE IF EXISTS log_retention_floors`.execute(db);
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
   '0110_document_ids': documentIds,
   '0120_time_ordered_facets': timeOrderedFacets,
   '0130_hourly_rollups': hourlyRollups,
+  '0140_retention_floors': retentionFloors,
 };

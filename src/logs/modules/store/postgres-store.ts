@@ -231,7 +231,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
-   * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day. An hour partition
+   * Partitions are shared by all tenants. The cutoff is 00:00 UTC of `before`'s day; the entries
+   * before it are hidden from reads first (purging). An hour partition
    * before it that holds another tenant's rows too loses this tenant's rows (a DELETE, in its own
    * transaction). The others leave the table in **one** short transaction (detached and renamed
    * `log_removed_…`), so nothing else waits for more than that catalogue change; then the tenant's
@@ -242,6 +243,10 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
+    return this.purging(tenantId, cutoff, () => this.#removeBefore(tenantId, cutoff));
+  }
+
+  async #removeBefore(tenantId: string, cutoff: number): Promise<number> {
     const expired = (await this.#attachedPartitions()).filter(({ start }) => start + PARTITION_MS <= cutoff);
     let removed = 0;
     const shared = await partitionsWithOtherTenants(this.db, expired, tenantId);

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
-import { FtsHours, ftsTableName, hourOfId, idsOfHour } from './fts-hours.js';
+import { FtsHours, ftsTableName, hourOfId } from './fts-hours.js';
 import type {
   AggregateRequest,
   AppendResult,
@@ -162,14 +162,17 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   }
 
   /**
-   * The tenant's entries before 00:00 UTC of `before`'s day. First their index tables (an hour each)
-   * and rollups go: from then on no read finds them (reads start at the tenant's first hour that
-   * has a table, planWhere), which takes about as long as dropping the tables. Then their rows are
-   * deleted, 5,000 per transaction, so ingestion interleaves with a large purge; last, the index and
-   * rollups once more, for an entry older than the cutoff that arrived meanwhile.
+   * The tenant's entries before 00:00 UTC of `before`'s day, hidden from reads first (purging).
+   * Their index tables (an hour each) and rollups go, then their rows, 5,000 per transaction, so
+   * ingestion interleaves with a large purge; last, the index and rollups once more, for an entry
+   * older than the cutoff that arrived meanwhile.
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
+    return this.purging(tenantId, cutoff, () => this.#removeBefore(tenantId, cutoff));
+  }
+
+  async #removeBefore(tenantId: string, cutoff: number): Promise<number> {
     const { hi } = idWindow(Number.MIN_SAFE_INTEGER, cutoff);
     await this.#removeIndexAndCounts(tenantId, cutoff, hi);
     let removed = 0;
@@ -268,10 +271,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     const displacedIds = JSON.parse(rows[0]?.displaced ?? '[]') as number[];
     // No index in the range: the tenant stored nothing there.
     if (hours.length === 0 && displacedIds.length === 0) return null;
-    // Every stored entry's hour of ids has its table, so hours without one before the first that has
-    // one hold only entries that retention is removing (it drops their tables first): not read.
-    const { lo: firstLive } = hours.length > 0 ? idsOfHour(Math.min(...hours)) : { lo: hi + 1 };
-    const lo = Math.max(range.lo, firstLive);
+    const { lo } = range;
     const displaced = displacedIds.length > 0;
     // A displaced entry's words are in the table of its id's hour, which may lie outside the range.
     const fts = new FtsHours(

@@ -123,11 +123,46 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   /** The WHERE of a condition over [from, end); null when nothing can match. */
   protected abstract planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<Plan | null>;
 
+  /** planWhere over the part of [from, end) that reads may see (#visibleFrom). */
+  async #plan(tenantId: string, from: number, end: number, condition: Condition): Promise<Plan | null> {
+    const visible = await this.#visibleFrom(tenantId, from);
+    return visible >= end ? null : this.planWhere(tenantId, visible, end, condition);
+  }
+
+  /**
+   * `from`, or later while retention removes the tenant's older entries (purging): every read of
+   * entries or rollups starts here, the one place that hides what is being removed.
+   */
+  async #visibleFrom(tenantId: string, from: number): Promise<number> {
+    const { rows } = await sql<{ hidden_before: number | string }>`SELECT hidden_before FROM log_retention_floors
+      WHERE tenant_id = ${tenantId}`.execute(this.reads);
+    return rows.length === 0 ? from : Math.max(from, Number(rows[0]!.hidden_before));
+  }
+
+  /**
+   * Runs retention's removal of the tenant's entries before `cutoff`, with those entries hidden from
+   * every read first: one small write, so a day leaves every answer at once at any size, whatever
+   * the removal then takes (deleting rows, dropping index tables or partitions, one transaction
+   * after another). Once they are removed they stop being hidden, so an entry older than the cutoff
+   * that arrives later is found, as without retention. A removal that fails leaves them hidden;
+   * the next one ends that.
+   */
+  protected async purging<T>(tenantId: string, cutoff: number, removal: () => Promise<T>): Promise<T> {
+    const floor = this.dialect.int(cutoff);
+    await sql`INSERT INTO log_retention_floors (tenant_id, hidden_before) VALUES (${tenantId}, ${floor})
+      ON CONFLICT (tenant_id) DO UPDATE SET hidden_before = excluded.hidden_before
+      WHERE log_retention_floors.hidden_before < excluded.hidden_before`.execute(this.writes);
+    const result = await removal();
+    // Unless a removal with a later cutoff began meanwhile: its entries stay hidden until it ends.
+    await sql`DELETE FROM log_retention_floors WHERE tenant_id = ${tenantId} AND hidden_before <= ${floor}`.execute(this.writes);
+    return result;
+  }
+
   async search(input: SearchRequest): Promise<SearchResult> {
     const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
     const end = request.to + 1;
-    const plan = await this.planWhere(request.tenantId, request.from, end, condition);
+    const plan = await this.#plan(request.tenantId, request.from, end, condition);
     if (plan === null) return { entries: [], total: 0, totalRelation: 'eq' };
     const offset = request.offset ?? (request.page - 1) * request.limit;
     const sortField = resolveField(request.sort?.field ?? '@timestamp');
@@ -237,7 +272,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     intervalMs: number,
     groupField: FieldRef | null,
   ): Promise<BucketCount[]> {
-    const plan = await this.planWhere(tenantId, from, end, condition);
+    const plan = await this.#plan(tenantId, from, end, condition);
     return plan === null ? [] : this.countBuckets(plan, intervalMs, groupField);
   }
 
@@ -268,6 +303,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   ): Promise<BucketCount[]> {
     const { int, text, sumOfCounts } = this.dialect;
     const counts: BucketCount[] = [];
+    from = await this.#visibleFrom(tenantId, from);
+    if (from >= end) return counts;
     const { minutes, edges } = splitByMinute(from, end - 1);
     for (const [edgeFrom, edgeEnd] of edges) {
       const edge = await this.#bucketCounts(tenantId, edgeFrom, edgeEnd, condition, intervalMs ?? MINUTE, groupField);
@@ -338,7 +375,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       return sortDistinct(values, request.q, request.limit);
     }
 
-    const plan = await this.planWhere(request.tenantId, from, to + 1, { kind: 'all' });
+    const plan = await this.#plan(request.tenantId, from, to + 1, { kind: 'all' });
     if (plan === null) return [];
     const value = fieldValue(field);
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
@@ -354,7 +391,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       kind: 'or',
       children: levels.map((level) => ({ kind: 'equals', field: { kind: 'column', column: 'level' }, value: level })),
     };
-    const plan = levels.length === 0 ? null : await this.planWhere(tenantId, from, to, ofLevels);
+    const plan = levels.length === 0 ? null : await this.#plan(tenantId, from, to, ofLevels);
     if (plan === null) return [];
     const range = plan.where;
     const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
@@ -379,7 +416,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async groupCounts({ tenantId, from, to, groups, limit }: GroupCountsRequest): Promise<GroupCount[]> {
     const { fieldValue } = this.dialect;
-    const plan = await this.planWhere(tenantId, from, to, { kind: 'all' });
+    const plan = await this.#plan(tenantId, from, to, { kind: 'all' });
     if (plan === null) return [];
     const keys = groups.map((names) => {
       const values = names.map((name) => fieldValue(resolveField(name)));
@@ -400,7 +437,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async aggregate(input: AggregateRequest): Promise<AggregateRow[]> {
     const request = normalizeRange(input);
-    const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    const plan = await this.#plan(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
     const keys = this.#groupKeys(request.groups);
     const metrics = request.metrics.map((metric) => {
@@ -422,7 +459,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async numericValues(input: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]> {
     const request = normalizeRange(input);
-    const plan = await this.planWhere(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    const plan = await this.#plan(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
     const keys = this.#groupKeys(request.groups);
     const value = this.dialect.numberValue(resolveField(request.field));
