@@ -15,6 +15,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import SQLite from 'better-sqlite3';
 import { ftsBody } from '../../src/logs/modules/store/tokenize.js';
 import { DAY_START, generateEvents } from './generate.js';
+import { SpikeFacets } from './spike-facets.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,21 +38,7 @@ db.pragma('synchronous = FULL');
 db.pragma('cache_size = -65536');
 db.exec(`CREATE TABLE log_blocks (first_id INTEGER PRIMARY KEY, last_id INTEGER NOT NULL, tenant_id TEXT NOT NULL, data BLOB NOT NULL)`);
 
-// Facets as the store numbers them: field=value per tenant, `f<base36>`; over 1,000 values a field is not faceted.
-const facetNumbers = new Map<string, number>();
-const valuesPerField = new Map<string, number>();
-function facetToken(field: string, value: string | number | boolean): string | null {
-  const key = `${field}\u0000${String(value)}`;
-  let number = facetNumbers.get(key);
-  if (number === undefined) {
-    const count = valuesPerField.get(field) ?? 0;
-    if (count >= 1000) return null;
-    valuesPerField.set(field, count + 1);
-    number = facetNumbers.size;
-    facetNumbers.set(key, number);
-  }
-  return `f${number.toString(36)}`;
-}
+const facets = new SpikeFacets('f');
 
 const hourTables = new Set<number>();
 const insertBlock = db.prepare('INSERT INTO log_blocks (first_id, last_id, tenant_id, data) VALUES (?, ?, ?, ?)');
@@ -100,19 +87,7 @@ const write = db.transaction((entries: typeof batch) => {
     insertBlock.run(ids[start], ids[start + block.length - 1], 'bench', deflateRawSync(JSON.stringify(columns), { level: LEVEL }));
   }
   entries.forEach((entry, index) => {
-    const facets: string[] = [];
-    for (const [field, value] of [
-      ['level', entry.level],
-      ['service', entry.service],
-      ['host', entry.host],
-      ...Object.entries(entry.attributes ?? {}),
-    ] as [string, unknown][]) {
-      if (typeof value === 'string' ? value.length <= 64 : typeof value === 'boolean' || Number.isSafeInteger(value)) {
-        const token = facetToken(field, value as string);
-        if (token) facets.push(token);
-      }
-    }
-    ftsInsert(Math.floor(ids[index]! / HOUR_IDS)).run(ids[index], ftsBody(entry.message), facets.join(' '));
+    ftsInsert(Math.floor(ids[index]! / HOUR_IDS)).run(ids[index], ftsBody(entry.message), facets.of(entry).join(' '));
   });
 });
 
