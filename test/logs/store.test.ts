@@ -616,6 +616,29 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('a removal that stopped half-way keeps its day hidden until the next one ends', async () => {
+      const { store, database } = handle;
+      const { sql } = await import('kysely');
+      await store.append('halted', [
+        { timestamp: T0 + HOUR, message: 'old entry', level: 'info' },
+        { timestamp: T0 + 3 * DAY, message: 'new entry', level: 'info' },
+      ]);
+      const all = { tenantId: 'halted', from: T0, to: T0 + 4 * DAY, page: 1, limit: 10 };
+      // What a removal leaves when the process stops after its first write.
+      await sql`INSERT INTO log_retention_floors (tenant_id, hidden_before) VALUES ('halted', ${T0 + 2 * DAY})`.execute(database.db);
+      assert.deepEqual(messagesOf((await store.search(all)).entries), ['new entry']);
+      assert.equal((await store.search({ ...all, query: 'old' })).total, 0);
+      assert.deepEqual(
+        (await store.histogram({ tenantId: 'halted', from: T0, to: T0 + DAY - 1, intervalMs: DAY })).map((bucket) => bucket.count),
+        [0],
+      );
+      assert.deepEqual(await store.distinct({ tenantId: 'halted', field: 'level', from: T0, to: T0 + DAY - 1, limit: 5 }), []);
+      assert.equal(await store.removeOlderThan('halted', T0 + 2 * DAY), 1);
+      // Once removed, nothing is hidden: an old entry that arrives later is found, as without retention.
+      await store.append('halted', [{ timestamp: T0 + 2 * HOUR, message: 'late old entry' }]);
+      assert.deepEqual(messagesOf((await store.search(all)).entries), ['new entry', 'late old entry']);
+    });
+
     test('concurrent batches are all stored', async () => {
       const { store } = handle;
       await Promise.all(
