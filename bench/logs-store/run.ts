@@ -2,7 +2,7 @@
  * Log store benchmark: ingest N generated events through the LogStore (as the ingestion routes do),
  * then measure search, histogram and distinct latency, and ripgrep over the same data as NDJSON.
  *   node --import tsx bench/logs-store/run.ts --dialect sqlite --events 1000000 [--url ...] [--dir /tmp/x]
- *     [--days 10] [--retention] [--concurrency 2] [--queries-only] [--read-pool]
+ *     [--days 10] [--retention [--neighbour]] [--concurrency 2] [--queries-only] [--read-pool]
  * Prints a JSON result and appends it to bench/logs-store/results.ndjson.
  */
 import { execFileSync } from 'node:child_process';
@@ -43,6 +43,9 @@ const { values: args } = parseArgs({
     days: { type: 'string', default: '1' },
     // After the queries: remove the first day by retention while batches keep arriving, and time both.
     retention: { type: 'boolean', default: false },
+    // With --retention: another tenant logs one entry an hour on every day, so that the removed day's
+    // hours are shared (PostgreSQL then deletes the tenant's rows partition by partition).
+    neighbour: { type: 'boolean', default: false },
     // Batches in flight at once, as several shippers send them to the logs service (PostgreSQL
     // writes them on several connections; SQLite's one writer takes them in turn).
     concurrency: { type: 'string', default: '1' },
@@ -380,6 +383,12 @@ async function retentionWhileIngesting(): Promise<{
   process.stderr.write(`retention: ${JSON.stringify(result)}\n`);
   return result;
 }
+if (args.retention && args.neighbour) {
+  await store.append(
+    'neighbour',
+    Array.from({ length: days * 24 }, (_, hour) => ({ timestamp: DAY_START + hour * HOUR + 1, message: 'another tenant' })),
+  );
+}
 const retention = args.retention ? await retentionWhileIngesting() : undefined;
 
 const summary = {
@@ -397,6 +406,7 @@ const summary = {
   queries: results,
   ripgrep: rg,
   retention,
+  neighbour: args.neighbour,
   // Other jobs share this machine: the 1-minute load average before/after ingest and at the end.
   loadAverage: [loadBefore, loadAfterIngest, loadavg()[0]].map((value) => Math.round((value ?? 0) * 100) / 100),
   processCpuSecondsTotal: round((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1e6),
