@@ -15,11 +15,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import pg from 'pg';
+import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
 import { tokenize } from '../../src/logs/modules/store/tokenize.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
-import { SpikeFacets } from './spike-facets.js';
+import { deflatedBlock, SpikeFacets, SpikeIds } from './spike-parts.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +37,6 @@ const BLOCK = Number(args.block);
 const BUCKETS = Number(args.buckets);
 const RUNS = Number(args.runs);
 const BATCH = 5_000;
-const IDS_PER_SECOND = 2 ** 21;
 const TENANT = 'bench';
 const client = new pg.Client({ connectionString: args.url });
 await client.connect();
@@ -205,8 +205,7 @@ function idsIn(data: Buffer, layout: Buffer, token: string, into: number[]): voi
 // ---- ingest ---------------------------------------------------------------------------------------
 const expected = { declined: 0, completedAtNoon: 0 };
 const facetsOf503Error = { status: '', level: '' };
-let nextSecond = -1;
-let nextSeq = 0;
+const spikeIds = new SpikeIds();
 let ingestMs = 0;
 let serverMs = 0;
 const cpuBefore = process.cpuUsage();
@@ -218,14 +217,7 @@ const hourIds = { lo: NOON * IDS_PER_SECOND, hi: (NOON + 3600) * IDS_PER_SECOND 
 async function flush(): Promise<void> {
   const start = performance.now();
   const serverBefore = serverCpuMs();
-  const ids = batch.map((entry) => {
-    const second = Math.floor(entry.timestamp / 1000);
-    if (second !== nextSecond) {
-      nextSecond = second;
-      nextSeq = 0;
-    }
-    return second * IDS_PER_SECOND + nextSeq++;
-  });
+  const ids = batch.map((entry) => spikeIds.next(entry.timestamp));
   const tokens = batch.map(tokensOf);
   tokens.forEach((set, index) => {
     if (set.has('declined')) expected.declined += 1;
@@ -235,22 +227,10 @@ async function flush(): Promise<void> {
   const blockLast: number[] = [];
   const blockData: Buffer[] = [];
   for (let start = 0; start < batch.length; start += BLOCK) {
-    const block = batch.slice(start, start + BLOCK);
-    // Columns, not rows: each column's values sit together and deflate better.
-    const columns = {
-      id: ids.slice(start, start + block.length),
-      ts: block.map((entry) => entry.timestamp),
-      level: block.map((entry) => entry.level ?? null),
-      service: block.map((entry) => entry.service ?? null),
-      host: block.map((entry) => entry.host ?? null),
-      trace_id: block.map((entry) => entry.trace_id ?? null),
-      span_id: block.map((entry) => entry.span_id ?? null),
-      message: block.map((entry) => entry.message),
-      attributes: block.map((entry) => entry.attributes ?? {}),
-    };
+    const end = Math.min(batch.length, start + BLOCK);
     blockFirst.push(ids[start]!);
-    blockLast.push(ids[start + block.length - 1]!);
-    blockData.push(deflateRawSync(JSON.stringify(columns), { level: 1 }));
+    blockLast.push(ids[end - 1]!);
+    blockData.push(deflatedBlock(batch.slice(start, end), ids.slice(start, end)));
   }
   const groups = encodePostings(tokens);
   await client.query('BEGIN');

@@ -1,4 +1,42 @@
+import { deflateRawSync } from 'node:zlib';
 import type { LogEntry } from '../../src/logs/modules/store/index.js';
+import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
+
+/** What the spikes share (block-spike.ts, postings-spike.ts): ids, facets and blocks as the store would make them. */
+
+/** Time-ordered ids as time-ids.ts gives them, for entries that arrive in time order (the generator's). */
+export class SpikeIds {
+  #second = -1;
+  #seq = 0;
+
+  next(timestamp: number): number {
+    const second = Math.floor(timestamp / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#seq = 0;
+    }
+    return second * IDS_PER_SECOND + this.#seq++;
+  }
+}
+
+/**
+ * Entries with their ids as one deflated block: columns, not rows, so that each column's values sit
+ * together and deflate better.
+ */
+export function deflatedBlock(entries: readonly LogEntry[], ids: readonly number[], level = 1): Buffer {
+  const columns = {
+    id: ids,
+    ts: entries.map((entry) => entry.timestamp),
+    level: entries.map((entry) => entry.level ?? null),
+    service: entries.map((entry) => entry.service ?? null),
+    host: entries.map((entry) => entry.host ?? null),
+    trace_id: entries.map((entry) => entry.trace_id ?? null),
+    span_id: entries.map((entry) => entry.span_id ?? null),
+    message: entries.map((entry) => entry.message),
+    attributes: entries.map((entry) => entry.attributes ?? {}),
+  };
+  return deflateRawSync(JSON.stringify(columns), { level });
+}
 
 /**
  * The spikes' facets, numbered per field=value as the store numbers them (facets.ts): a token per
