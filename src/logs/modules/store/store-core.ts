@@ -123,15 +123,15 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   /** The WHERE of a condition over [from, end); null when nothing can match. */
   protected abstract planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<Plan | null>;
 
-  /** planWhere over the part of [from, end) that reads may see (#visibleFrom). */
+  /** planWhere, or null when [from, end) is empty (`from` past `end` once #visibleFrom moved it). */
   async #plan(tenantId: string, from: number, end: number, condition: Condition): Promise<Plan | null> {
-    const visible = await this.#visibleFrom(tenantId, from);
-    return visible >= end ? null : this.planWhere(tenantId, visible, end, condition);
+    return from >= end ? null : this.planWhere(tenantId, from, end, condition);
   }
 
   /**
-   * `from`, or later while retention removes the tenant's older entries (purging): every read of
-   * entries or rollups starts here, the one place that hides what is being removed.
+   * `from`, or later while retention removes the tenant's older entries (purging): every public read
+   * asks this once, first, and reads entries and rollups from there on; the one place that hides
+   * what is being removed.
    */
   async #visibleFrom(tenantId: string, from: number): Promise<number> {
     const { rows } = await sql<{ hidden_before: number | string }>`SELECT hidden_before FROM log_retention_floors
@@ -162,7 +162,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const request = normalizeRange(input);
     const condition = requestCondition(request.query, request.filters);
     const end = request.to + 1;
-    const plan = await this.#plan(request.tenantId, request.from, end, condition);
+    const from = await this.#visibleFrom(request.tenantId, request.from);
+    const plan = await this.#plan(request.tenantId, from, end, condition);
     if (plan === null) return { entries: [], total: 0, totalRelation: 'eq' };
     const offset = request.offset ?? (request.page - 1) * request.limit;
     const sortField = resolveField(request.sort?.field ?? '@timestamp');
@@ -174,7 +175,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       after = { timestamp: Math.floor(request.after.timestamp), id: Number(request.after.id) };
     }
 
-    const { total, totalRelation } = await this.#countMatches(request.tenantId, request.from, end, condition, plan, request.trackTotal);
+    const { total, totalRelation } = await this.#countMatches(request.tenantId, from, end, condition, plan, request.trackTotal);
     if (total === 0 || (offset >= total && totalRelation === 'eq' && !after) || request.limit === 0)
       return { entries: [], total, totalRelation };
     const entries =
@@ -251,6 +252,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const condition = requestCondition(request.query, request.filters);
     const groupField = request.groupBy === undefined ? null : resolveField(request.groupBy);
     const end = request.to + 1;
+    const from = await this.#visibleFrom(request.tenantId, request.from);
     // Whole minutes filtered and grouped only by rolled-up columns come from the per-minute rollups.
     const filters = rollupFilters(condition);
     const groupColumn = groupField === null ? null : (rollupColumn(groupField) ?? undefined);
@@ -258,8 +260,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       filters === null || groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupTable(filters, groupColumn);
     const counts =
       filters !== null && rollups !== null
-        ? await this.#rollupCounts(request.tenantId, request.from, end, condition, filters, rollups, groupField, request.intervalMs)
-        : await this.#bucketCounts(request.tenantId, request.from, end, condition, request.intervalMs, groupField);
+        ? await this.#rollupCounts(request.tenantId, from, end, condition, filters, rollups, groupField, request.intervalMs)
+        : await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField);
     return fillBuckets(starts, counts, groupField !== null);
   }
 
@@ -303,7 +305,6 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   ): Promise<BucketCount[]> {
     const { int, text, sumOfCounts } = this.dialect;
     const counts: BucketCount[] = [];
-    from = await this.#visibleFrom(tenantId, from);
     if (from >= end) return counts;
     const { minutes, edges } = splitByMinute(from, end - 1);
     for (const [edgeFrom, edgeEnd] of edges) {
@@ -358,7 +359,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const { fieldValue, containsIgnoringCase } = this.dialect;
     const field = resolveField(request.field);
     if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
-    const from = request.from ?? Number.MIN_SAFE_INTEGER;
+    const from = await this.#visibleFrom(request.tenantId, request.from ?? Number.MIN_SAFE_INTEGER);
     const to = request.to ?? Number.MAX_SAFE_INTEGER - 1;
     const values = new Map<string, number>();
     const add = (value: string | number | null, count: number): void => {
@@ -391,7 +392,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       kind: 'or',
       children: levels.map((level) => ({ kind: 'equals', field: { kind: 'column', column: 'level' }, value: level })),
     };
-    const plan = levels.length === 0 ? null : await this.#plan(tenantId, from, to, ofLevels);
+    const plan = levels.length === 0 ? null : await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, ofLevels);
     if (plan === null) return [];
     const range = plan.where;
     const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
@@ -416,7 +417,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async groupCounts({ tenantId, from, to, groups, limit }: GroupCountsRequest): Promise<GroupCount[]> {
     const { fieldValue } = this.dialect;
-    const plan = await this.#plan(tenantId, from, to, { kind: 'all' });
+    const plan = await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, { kind: 'all' });
     if (plan === null) return [];
     const keys = groups.map((names) => {
       const values = names.map((name) => fieldValue(resolveField(name)));
@@ -437,7 +438,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async aggregate(input: AggregateRequest): Promise<AggregateRow[]> {
     const request = normalizeRange(input);
-    const plan = await this.#plan(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    const from = await this.#visibleFrom(request.tenantId, request.from);
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
     const keys = this.#groupKeys(request.groups);
     const metrics = request.metrics.map((metric) => {
@@ -459,7 +461,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async numericValues(input: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]> {
     const request = normalizeRange(input);
-    const plan = await this.#plan(request.tenantId, request.from, request.to + 1, requestCondition(request.query, request.filters));
+    const from = await this.#visibleFrom(request.tenantId, request.from);
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
     const keys = this.#groupKeys(request.groups);
     const value = this.dialect.numberValue(resolveField(request.field));
