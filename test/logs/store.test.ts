@@ -639,6 +639,25 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(messagesOf((await store.search(all)).entries), ['new entry', 'late old entry']);
     });
 
+    test("a removal with an earlier cutoff leaves a later removal's floor in place", async () => {
+      const { store, database } = handle;
+      const { sql } = await import('kysely');
+      await store.append('overlap', [
+        { timestamp: T0 + HOUR, message: 'day one' },
+        { timestamp: T0 + DAY + HOUR, message: 'day two' },
+        { timestamp: T0 + 3 * DAY, message: 'day four' },
+      ]);
+      // A removal of the first two days is under way (its floor is written) when one of the first day runs.
+      await sql`INSERT INTO log_retention_floors (tenant_id, hidden_before) VALUES ('overlap', ${T0 + 2 * DAY})`.execute(database.db);
+      assert.equal(await store.removeOlderThan('overlap', T0 + DAY), 1);
+      const all = { tenantId: 'overlap', from: T0, to: T0 + 4 * DAY, page: 1, limit: 10 };
+      assert.deepEqual(messagesOf((await store.search(all)).entries), ['day four'], 'the second day stays hidden');
+      assert.equal(await store.removeOlderThan('overlap', T0 + 2 * DAY), 1);
+      assert.deepEqual(messagesOf((await store.search(all)).entries), ['day four']);
+      const { rows } = await sql`SELECT 1 FROM log_retention_floors WHERE tenant_id = 'overlap'`.execute(database.db);
+      assert.equal(rows.length, 0, 'the floor went with the last removal');
+    });
+
     test('concurrent batches are all stored', async () => {
       const { store } = handle;
       await Promise.all(
