@@ -141,13 +141,14 @@ export class FacetDictionary {
       };
       const facets = entries.map((entry) => {
         const tokens: string[] = [];
-        FACET_COLUMNS.forEach((column, index) => {
-          const value = entry[column];
+        for (let index = 0; index < FACET_COLUMNS.length; index += 1) {
+          const value = entry[FACET_COLUMNS[index]!];
           const token = value === null ? null : tokenOf(COLUMN_KEYS[index]!, value);
           if (token !== null) tokens.push(token);
-        });
-        for (const name in entry.attributes) {
-          const text = attributeText(entry.attributes[name]!);
+        }
+        const attributes = entry.attributes;
+        for (const name in attributes) {
+          const text = attributeText(attributes[name]!);
           const token = text === null ? null : tokenOf(attributeKey(name), text);
           if (token !== null) tokens.push(token);
         }

@@ -8,14 +8,12 @@ import { tokenize } from './tokenize.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, postgresFacet } from './facets.js';
 import {
+  batchRollups,
   documentIdsOf,
   entryTime,
   FieldCatalogueCache,
-  hostRollupRows,
   prepareEntries,
-  ROLLUP_BUCKETS,
   ROLLUP_TABLE_NAMES,
-  rollupRows,
   splitByDocumentId,
 } from './write-batch.js';
 
@@ -198,14 +196,14 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       FROM json_to_recordset(${rows}::json) AS r(ts bigint, level text, service text, host text, trace_id text, span_id text,
         message text, attributes text, search text)`.execute(trx);
     // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
-    for (const [bucketMs, table, hostTable] of ROLLUP_BUCKETS) {
-      await sql`INSERT INTO ${sql.table(table)} AS r0 (tenant_id, minute, level, service, count)
+    for (const rollups of batchRollups(prepared)) {
+      await sql`INSERT INTO ${sql.table(rollups.table)} AS r0 (tenant_id, minute, level, service, count)
         SELECT ${tenantId}, r.minute, r.level, r.service, r.count
-        FROM json_to_recordset(${JSON.stringify(rollupRows(prepared, bucketMs))}::json) AS r(minute bigint, level text, service text, count bigint)
+        FROM json_to_recordset(${JSON.stringify(rollups.rows)}::json) AS r(minute bigint, level text, service text, count bigint)
         ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
-      await sql`INSERT INTO ${sql.table(hostTable)} AS r0 (tenant_id, minute, host, count)
+      await sql`INSERT INTO ${sql.table(rollups.hostTable)} AS r0 (tenant_id, minute, host, count)
         SELECT ${tenantId}, r.minute, r.host, r.count
-        FROM json_to_recordset(${JSON.stringify(hostRollupRows(prepared, bucketMs))}::json) AS r(minute bigint, host text, count bigint)
+        FROM json_to_recordset(${JSON.stringify(rollups.hostRows)}::json) AS r(minute bigint, host text, count bigint)
         ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
     }
     if (newFields.length > 0) {

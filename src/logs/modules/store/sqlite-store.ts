@@ -32,16 +32,7 @@ import {
 import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
 import { insertRows } from './sqlite-insert.js';
 import { ftsBody } from './tokenize.js';
-import {
-  documentIdsOf,
-  FieldCatalogueCache,
-  hostRollupRows,
-  prepareEntries,
-  ROLLUP_BUCKETS,
-  ROLLUP_TABLE_NAMES,
-  rollupRows,
-  splitByDocumentId,
-} from './write-batch.js';
+import { batchRollups, documentIdsOf, FieldCatalogueCache, prepareEntries, ROLLUP_TABLE_NAMES, splitByDocumentId } from './write-batch.js';
 import type { FieldRef } from './fields.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
@@ -455,6 +446,7 @@ const newestFirst = (a: EntryRow, b: EntryRow): number => Number(b.ts) - Number(
 const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(b.ts) || Number(a.id) - Number(b.id);
 
 const ENTRY_INSERT_COLUMNS = ['id', 'tenant_id', 'ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes'];
+const FTS_INSERT_COLUMNS = ['rowid', 'body', 'facets'];
 
 /** What a batch's write added that the caches learn once it is committed. */
 interface Written {
@@ -495,36 +487,34 @@ export async function writeEntries(
   const { facets, newValues, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
   const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
   const newFields = caches.fields.newFields(tenantId, prepared);
-  // Bound values in multi-row statements (sqlite-insert.ts); the small tables below take one JSON array each.
-  await insertRows(
-    connection,
-    'log_entries',
-    ENTRY_INSERT_COLUMNS,
-    prepared.map((entry, index) => [
-      ids[index]!.id,
-      tenantId,
-      entry.ts,
-      entry.level,
-      entry.service,
-      entry.host,
-      entry.trace_id,
-      entry.span_id,
-      entry.message,
-      JSON.stringify(entry.attributes),
-    ]),
-  );
+  // Bound values in multi-row statements (sqlite-insert.ts), written into one flat array per table;
+  // the small tables below take one JSON array each.
+  const entryValues = new Array<unknown>(prepared.length * ENTRY_INSERT_COLUMNS.length);
   // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
   // once, in log_entries; the index holds our own tokens (tokenize.ts) and the entry's facets. No
   // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
-  const byHour = new Map<number, unknown[][]>();
-  prepared.forEach((entry, index) => {
+  const indexedByHour = new Map<number, unknown[]>();
+  let at = 0;
+  for (let index = 0; index < prepared.length; index += 1) {
+    const entry = prepared[index]!;
     const { id } = ids[index]!;
+    entryValues[at++] = id;
+    entryValues[at++] = tenantId;
+    entryValues[at++] = entry.ts;
+    entryValues[at++] = entry.level;
+    entryValues[at++] = entry.service;
+    entryValues[at++] = entry.host;
+    entryValues[at++] = entry.trace_id;
+    entryValues[at++] = entry.span_id;
+    entryValues[at++] = entry.message;
+    entryValues[at++] = JSON.stringify(entry.attributes);
     const hour = hourOfId(id);
-    let rowsOfHour = byHour.get(hour);
-    if (!rowsOfHour) byHour.set(hour, (rowsOfHour = []));
-    rowsOfHour.push([id, ftsBody(entry.message), facets[index]!.join(' ')]);
-  });
-  for (const [hour, indexed] of byHour) {
+    let indexed = indexedByHour.get(hour);
+    if (!indexed) indexedByHour.set(hour, (indexed = []));
+    indexed.push(id, ftsBody(entry.message), facets[index]!.join(' '));
+  }
+  await insertRows(connection, 'log_entries', ENTRY_INSERT_COLUMNS, entryValues);
+  for (const [hour, indexed] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
     const registered = await sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.execute(
       connection,
@@ -536,19 +526,19 @@ export async function writeEntries(
       // 3.8, and an hour's lookups measured the same (docs/benchmarks.md).
       await sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.execute(connection);
     }
-    await insertRows(connection, ftsTableName(tenantId, hour), ['rowid', 'body', 'facets'], indexed);
+    await insertRows(connection, ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed);
   }
   if (displaced.length > 0) {
     await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
       FROM json_each(${JSON.stringify(displaced)})`.execute(connection);
   }
   // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
-  for (const [bucketMs, table, hostTable] of ROLLUP_BUCKETS) {
-    const rollups = JSON.stringify(rollupRows(prepared, bucketMs).map((row) => [row.minute, row.level, row.service, row.count]));
+  for (const { table, hostTable, rows, hostRows } of batchRollups(prepared)) {
+    const rollups = JSON.stringify(rows.map((row) => [row.minute, row.level, row.service, row.count]));
     await sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
       ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
-    const hostRollups = JSON.stringify(hostRollupRows(prepared, bucketMs).map((row) => [row.minute, row.host, row.count]));
+    const hostRollups = JSON.stringify(hostRows.map((row) => [row.minute, row.host, row.count]));
     await sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
       ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.execute(connection);

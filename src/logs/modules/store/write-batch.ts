@@ -105,36 +105,78 @@ export interface RollupRow {
   count: number;
 }
 
-/**
- * Counts by level and service per minute (or per `bucketMs`: the hourly rollups), sorted so
- * concurrent upserts lock rows in one order. `minute` is the bucket's first millisecond.
- */
-export function rollupRows(entries: readonly PreparedEntry[], bucketMs = MINUTE): RollupRow[] {
-  const counts = new Map<string, RollupRow>();
-  for (const entry of entries) {
-    const minute = entry.ts - mod(entry.ts, bucketMs);
-    const level = entry.level ?? '';
-    const service = entry.service ?? '';
-    const key = `${minute}\u0000${level}\u0000${service}`;
-    const row = counts.get(key);
-    if (row) row.count += 1;
-    else counts.set(key, { minute, level, service, count: 1 });
-  }
-  return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service));
+export interface HostRollupRow {
+  minute: number;
+  host: string;
+  count: number;
 }
 
-/** Counts by host ('' for none) per minute (or per `bucketMs`), sorted like rollupRows. */
-export function hostRollupRows(entries: readonly PreparedEntry[], bucketMs = MINUTE): { minute: number; host: string; count: number }[] {
-  const counts = new Map<string, { minute: number; host: string; count: number }>();
+/** A batch's rows for one pair of rollup tables of ROLLUP_BUCKETS. */
+export interface BatchRollups {
+  table: (typeof ROLLUP_BUCKETS)[number][1];
+  hostTable: (typeof ROLLUP_BUCKETS)[number][2];
+  rows: RollupRow[];
+  hostRows: HostRollupRow[];
+}
+
+const byMinuteLevelService = (a: RollupRow, b: RollupRow): number =>
+  a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service);
+const byMinuteHost = (a: HostRollupRow, b: HostRollupRow): number => a.minute - b.minute || compareText(a.host, b.host);
+
+/**
+ * A batch's counts for every pair of rollup tables (ROLLUP_BUCKETS): by level and service, and by host
+ * ('' for none), each row sorted so that concurrent upserts lock rows in one order. The entries are
+ * counted per minute in one pass (a batch's entries mostly share their minute, so each is one lookup
+ * in that minute's map); the coarser buckets add up the minutes' rows.
+ */
+export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] {
+  const minutes = new Map<number, { rows: Map<string, RollupRow>; hosts: Map<string, HostRollupRow> }>();
+  let minute = Number.NaN;
+  let current = { rows: new Map<string, RollupRow>(), hosts: new Map<string, HostRollupRow>() };
   for (const entry of entries) {
-    const minute = entry.ts - mod(entry.ts, bucketMs);
-    const host = entry.host ?? '';
-    const key = `${minute}\u0000${host}`;
-    const row = counts.get(key);
+    const entryMinute = entry.ts - mod(entry.ts, MINUTE);
+    if (entryMinute !== minute) {
+      minute = entryMinute;
+      let counts = minutes.get(minute);
+      if (!counts) minutes.set(minute, (counts = { rows: new Map(), hosts: new Map() }));
+      current = counts;
+    }
+    const level = entry.level ?? '';
+    const service = entry.service ?? '';
+    const key = `${level}\u0000${service}`;
+    const row = current.rows.get(key);
     if (row) row.count += 1;
-    else counts.set(key, { minute, host, count: 1 });
+    else current.rows.set(key, { minute, level, service, count: 1 });
+    const host = entry.host ?? '';
+    const hostRow = current.hosts.get(host);
+    if (hostRow) hostRow.count += 1;
+    else current.hosts.set(host, { minute, host, count: 1 });
   }
-  return [...counts.values()].sort((a, b) => a.minute - b.minute || compareText(a.host, b.host));
+  const rows = [...minutes.values()].flatMap((counts) => [...counts.rows.values()]);
+  const hostRows = [...minutes.values()].flatMap((counts) => [...counts.hosts.values()]);
+  return ROLLUP_BUCKETS.map(([bucketMs, table, hostTable]) => ({
+    table,
+    hostTable,
+    rows: (bucketMs === MINUTE ? rows : coarser(rows, bucketMs, (row) => `${row.level}\u0000${row.service}`)).sort(byMinuteLevelService),
+    hostRows: (bucketMs === MINUTE ? hostRows : coarser(hostRows, bucketMs, (row) => row.host)).sort(byMinuteHost),
+  }));
+}
+
+/** Rows of minutes added up into buckets of `bucketMs` (a multiple of a minute). */
+function coarser<Row extends { minute: number; count: number }>(
+  rows: readonly Row[],
+  bucketMs: number,
+  keyOf: (row: Row) => string,
+): Row[] {
+  const sums = new Map<string, Row>();
+  for (const row of rows) {
+    const bucket = row.minute - mod(row.minute, bucketMs);
+    const key = `${bucket}\u0000${keyOf(row)}`;
+    const sum = sums.get(key);
+    if (sum) sum.count += row.count;
+    else sums.set(key, { ...row, minute: bucket });
+  }
+  return [...sums.values()];
 }
 
 export type AttributeType = Exclude<FieldInfo['type'], 'date'>;
@@ -154,8 +196,9 @@ export class FieldCatalogueCache {
     }
     const fresh = new Map<string, AttributeType>();
     for (const entry of entries) {
-      for (const [name, value] of Object.entries(entry.attributes)) {
-        const type = typeof value as AttributeType;
+      const attributes = entry.attributes;
+      for (const name in attributes) {
+        const type = typeof attributes[name] as AttributeType;
         const before = fresh.get(name) ?? known.get(name);
         if (before === type || before === 'string') continue;
         fresh.set(name, before === undefined ? type : 'string');

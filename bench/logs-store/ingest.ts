@@ -1,0 +1,66 @@
+/**
+ * Ingest alone: generated batches are made first, then appended one at a time through the LogStore
+ * (as run.ts does, without the generator, the NDJSON copy or the queries in the measured time), so
+ * that a change to the write path can be compared run against run, before and after.
+ *   node --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000]
+ * The events are as dense as 10M a day (a batch of 5,000 spans about 43 seconds). Prints one JSON line:
+ * events/s, µs an event, and the process's CPU (user and system, ms; PostgreSQL's server is not in it).
+ */
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/shared/db/database.js';
+import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { createLogStore, logStoreMigrations, type LogEntry } from '../../src/logs/modules/store/index.js';
+import { generateEvents } from './generate.js';
+
+const { values: args } = parseArgs({
+  options: {
+    dialect: { type: 'string', default: 'sqlite' },
+    url: { type: 'string' },
+    events: { type: 'string', default: '500000' },
+    batch: { type: 'string', default: '5000' },
+    file: { type: 'string', default: '/tmp/gerbang-bench-ingest.sqlite' },
+  },
+});
+const events = Number(args.events);
+const batchSize = Number(args.batch);
+if (args.dialect === 'sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(args.file + suffix, { force: true });
+const url = args.dialect === 'sqlite' ? `sqlite:${args.file}` : args.url;
+if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
+const database = await openDatabase<any>(url);
+if (args.dialect === 'postgres') {
+  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, logs_migrations, logs_migrations_lock CASCADE`.execute(
+    database.db,
+  );
+}
+await migrateToLatest(database.db, logStoreMigrations, 'logs');
+const store = createLogStore(database.db, database.dialect, {});
+
+const batches: LogEntry[][] = [];
+let batch: LogEntry[] = [];
+for (const entry of generateEvents(events, 42, events / 10_000_000)) {
+  batch.push(entry);
+  if (batch.length === batchSize) {
+    batches.push(batch);
+    batch = [];
+  }
+}
+if (batch.length > 0) batches.push(batch);
+
+const start = performance.now();
+const cpu = process.cpuUsage();
+for (const entries of batches) await store.append('bench', entries);
+const ms = performance.now() - start;
+const used = process.cpuUsage(cpu);
+process.stdout.write(
+  `${JSON.stringify({
+    dialect: args.dialect,
+    events,
+    eventsPerSecond: Math.round(events / (ms / 1000)),
+    usPerEvent: Number(((ms * 1000) / events).toFixed(1)),
+    cpuUserMs: Math.round(used.user / 1000),
+    cpuSystemMs: Math.round(used.system / 1000),
+  })}\n`,
+);
+await database.close();

@@ -1,0 +1,117 @@
+/**
+ * The JavaScript half of a batch write, which both stores share: the rollup rows a batch adds (counted
+ * per minute in one pass, hours added up from the minutes) and SQLite's multi-row inserts from one
+ * flat array of values. The store tests check what reads answer; these check the pieces on shapes
+ * the generated batches rarely have (entries out of order, before 1970, across hours, a statement's
+ * worth of rows and one more).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql, type Kysely } from 'kysely';
+import { openDatabase } from '../../src/shared/db/database.js';
+import { HOUR, MINUTE, mod } from '../../src/logs/modules/store/minutes.js';
+import { insertRows } from '../../src/logs/modules/store/sqlite-insert.js';
+import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../src/logs/modules/store/write-batch.js';
+
+const entry = (ts: number, level: string | null, service: string | null, host: string | null): PreparedEntry => ({
+  ts,
+  level,
+  service,
+  host,
+  trace_id: null,
+  span_id: null,
+  message: 'm',
+  attributes: {},
+});
+
+/** The counts as a plain loop makes them: one key per bucket and value. */
+function naive(entries: readonly PreparedEntry[], bucketMs: number, keyOf: (entry: PreparedEntry) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const e of entries) {
+    const key = `${e.ts - mod(e.ts, bucketMs)}|${keyOf(e)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe('batch rollups', () => {
+  // Out of time order, before and after 1970, over two hours; null columns count under ''.
+  const levels = ['info', 'error', null];
+  const services = ['api', null];
+  const hosts = ['h1', 'h2', null];
+  const base = -2 * MINUTE + 1;
+  const entries = Array.from({ length: 500 }, (_, i) =>
+    entry(base + ((i * 7919) % 500) * 13_337, levels[i % 3]!, services[i % 2]!, hosts[(i * 5) % 3]!),
+  );
+
+  test('every bucket counts each entry once, by level and service and by host, in lock order', () => {
+    const rollups = batchRollups(entries);
+    assert.deepEqual(
+      rollups.map((r) => [r.table, r.hostTable]),
+      ROLLUP_BUCKETS.map(([, table, hostTable]) => [table, hostTable]),
+    );
+    for (const [index, [bucketMs]] of ROLLUP_BUCKETS.entries()) {
+      const { rows, hostRows } = rollups[index]!;
+      const got = new Map(rows.map((row) => [`${row.minute}|${row.level}/${row.service}`, row.count]));
+      assert.deepEqual(
+        got,
+        naive(entries, bucketMs, (e) => `${e.level ?? ''}/${e.service ?? ''}`),
+      );
+      assert.equal(got.size, rows.length, 'one row per bucket, level and service');
+      const gotHosts = new Map(hostRows.map((row) => [`${row.minute}|${row.host}`, row.count]));
+      assert.deepEqual(
+        gotHosts,
+        naive(entries, bucketMs, (e) => e.host ?? ''),
+      );
+      assert.equal(gotHosts.size, hostRows.length);
+      // Sorted by bucket, then by value: concurrent upserts lock rows in one order.
+      const order = rows.map((row) => [row.minute, row.level, row.service] as const);
+      const sorted = [...order].sort(
+        (a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0) || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0),
+      );
+      assert.deepEqual(order, sorted);
+      assert.ok(hostRows.every((row, i) => i === 0 || hostRows[i - 1]!.minute <= row.minute));
+    }
+    // The entries span more than one hour, so the hourly rows are sums, not copies.
+    const hourly = rollups[ROLLUP_BUCKETS.findIndex(([bucketMs]) => bucketMs === HOUR)]!;
+    assert.ok(new Set(hourly.rows.map((row) => row.minute)).size >= 2);
+    assert.equal(
+      hourly.rows.reduce((sum, row) => sum + row.count, 0),
+      entries.length,
+    );
+  });
+
+  test('an empty batch adds no rows', () => {
+    assert.ok(batchRollups([]).every((r) => r.rows.length === 0 && r.hostRows.length === 0));
+  });
+});
+
+describe('SQLite multi-row inserts', () => {
+  let db: Kysely<any>;
+  let close: () => Promise<void>;
+  before(async () => {
+    ({ db, close } = await openDatabase<any>('sqlite::memory:'));
+    await sql`CREATE TABLE t (a INTEGER, b TEXT, c TEXT)`.execute(db);
+  });
+  after(() => close());
+
+  test('rows from one flat array, over more statements than one, in order and with every value as bound', async () => {
+    // 32,766 parameters / 3 columns allows 10,922 rows a statement, capped at 1,000: 2,501 rows are three statements.
+    const rows = 2_501;
+    const values = Array.from({ length: rows }, (_, i) => [i, `b${i}`, i % 2 === 0 ? null : "it's; DROP TABLE t; --"]).flat();
+    await insertRows(db, 't', ['a', 'b', 'c'], values);
+    const { rows: stored } = await sql<{ a: number; b: string; c: string | null }>`SELECT a, b, c FROM t ORDER BY rowid`.execute(db);
+    assert.equal(stored.length, rows);
+    assert.deepEqual(
+      stored.flatMap((row) => [row.a, row.b, row.c]),
+      values,
+    );
+  });
+
+  test('values that do not make whole rows are refused before anything is written', async () => {
+    const before = await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db);
+    await assert.rejects(insertRows(db, 't', ['a', 'b', 'c'], [1, 'x']), /do not make rows of 3/);
+    const after = await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db);
+    assert.equal(after.rows[0]!.n, before.rows[0]!.n);
+  });
+});
