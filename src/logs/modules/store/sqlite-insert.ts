@@ -10,7 +10,7 @@ const MAX_ROWS = 1_000;
  * store's large batches this is three times faster than one bound JSON array expanded by json_each
  * (measured: 3–5 µs against 14 µs an entry): SQLite parses no JSON and JavaScript writes none.
  * `values` holds the rows one after the other, `columns.length` values each: a batch's rows are
- * written straight into it, without an array per row (docs/benchmarks.md, "SQLite ingest: the
+ * written straight into it, without an array per row (docs/benchmarks.md, "Issue 15: the batch's
  * JavaScript"). `table` and `columns` are the store's own names, never user input.
  */
 export async function insertRows(
