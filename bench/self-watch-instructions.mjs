@@ -4,14 +4,16 @@
 // more than the cost being measured. Here `cli.js gateway` runs under valgrind's callgrind with
 // instrumentation off; after a warm-up it is switched on (`callgrind_control -i on`) for a fixed
 // number of proxied requests and off again, so start-up and warm-up are not counted.
-// Each arm measures BENCH_WINDOWS windows in one process; the cheapest window of each is compared.
+// Each process measures BENCH_WINDOWS windows and keeps its cheapest (its steady state). The arms
+// alternate over BENCH_PROCESSES processes each, and the medians of those are compared: one process
+// of the same arm differs from the next by up to ±10 % (how V8 compiled it), more than the cost measured.
 //   "off": no telemetry; "on": shipping every access line and span to bench/otlp-sink.mjs.
 // Instructions in user space only (callgrind does not see the kernel): socket writes of the batches
 // show as their syscalls' user-side cost, not their kernel time.
 //
 // Needs: `npm run build`, valgrind (Debian: apt-get install -y valgrind).
 // Options (env): BENCH_WARMUP (requests, default 3000), BENCH_WINDOW (2000), BENCH_WINDOWS (5),
-// BENCH_CONCURRENCY (20), BENCH_SAMPLE_RATIO (1), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the
+// BENCH_PROCESSES (3), BENCH_CONCURRENCY (20), BENCH_SAMPLE_RATIO (1), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the
 // callgrind files (cg.<arm>.<pid>.<window>) and V8's perf map for callgrind_annotate.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +27,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 5);
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
 const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO ?? '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 // BENCH_PORT_BASE: two runs side by side (say, two sampling ratios) need their own ports.
@@ -128,29 +131,42 @@ async function measure(shipping) {
     control('-i', 'off', pid);
     control('-d', pid); // dump what the window counted: cg.<arm>.<pid>.<n>
     windows.push((await instructionsOf(join(tmp, `cg.${name}.${pid}.${i + 1}`))) / WINDOW);
-    process.stdout.write(`${name} window ${i + 1}: ${fmt(windows.at(-1) / 1000, 0)} thousand instructions a request\n`);
+    process.stdout.write(`${name} (pid ${pid}) window ${i + 1}: ${fmt(windows.at(-1) / 1000, 0)} thousand instructions a request\n`);
   }
   await stop(gateway);
   return windows;
 }
+
+// The cheapest window of a process: its steady state. Under valgrind the gateway runs ~70 times
+// slower, so V8's time-driven work (the memory reducer's major GCs, code flushing and the
+// recompilation after it) lands on far fewer requests than at full speed, and a window holding it
+// costs up to three times the others, in either arm.
+const steady = (windows) => Math.min(...windows);
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
 
 async function main() {
   const upstream = start('upstream', process.execPath, [join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
   const sink = start('sink', process.execPath, [join(HERE, 'otlp-sink.mjs'), String(PORTS.sink)]);
   await waitForPort(PORTS.upstream);
   await waitForPort(PORTS.sink);
-  const off = await measure(false);
-  const on = await measure(true);
+  // Alternating, so that a slow stretch of the machine's day falls on both arms.
+  const off = [];
+  const on = [];
+  for (let i = 0; i < PROCESSES; i += 1) {
+    off.push(await measure(false));
+    on.push(await measure(true));
+  }
   await stop(upstream);
   await stop(sink);
-  // The cheapest window of each arm: its steady state. Under valgrind the gateway runs ~70 times
-  // slower, so V8's time-driven work (the memory reducer's major GCs, code flushing and the
-  // recompilation after it) lands on far fewer requests than at full speed, and a window holding
-  // it costs up to three times the others, in either arm.
-  const steady = (xs) => Math.min(...xs);
-  const ratio = steady(off) / steady(on);
+  const ratio = median(off.map(steady)) / median(on.map(steady));
   process.stdout.write(`on/off capacity by instructions: ${fmt(ratio)}\n`);
   const heading = `## Self-watching cost in instructions${SAMPLE_RATIO === '1' ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
+  const row = (arm, windows, i) =>
+    `| ${arm} | ${i + 1} | ${windows.map((x) => fmt(x / 1000, 0)).join(' | ')} | ${fmt(steady(windows) / 1000, 0)} |`;
   writeSection(
     heading,
     `${heading}
@@ -158,19 +174,20 @@ async function main() {
 Run: ${new Date().toISOString()} with \`node bench/self-watch-instructions.mjs\` (after \`npm run build\`).
 \`cli.js gateway\` under valgrind's callgrind proxies a 1 KiB GET (${CONCURRENCY} keep-alive connections); after
 ${WARMUP} requests of warm-up, instructions are counted over ${WINDOWS} windows of ${WINDOW} requests each
-(user space only; batches leave full, as at full speed). "off": no telemetry; "on": every access line
-and span (span sampling ratio ${SAMPLE_RATIO}) shipped to bench/otlp-sink.mjs. Thousands of instructions a
-request, per window:
+(user space only; batches leave full, as at full speed), in ${PROCESSES} gateway processes of each arm, started
+in turn. "off": no telemetry; "on": every access line and span (span sampling ratio ${SAMPLE_RATIO}) shipped to
+bench/otlp-sink.mjs. Thousands of instructions a request, per window:
 
-| telemetry | ${off.map((_, i) => `window ${i + 1}`).join(' | ')} | steady (cheapest) |
-|---|${off.map(() => '---|').join('')}---|
-| off | ${off.map((x) => fmt(x / 1000, 0)).join(' | ')} | ${fmt(steady(off) / 1000, 0)} |
-| on | ${on.map((x) => fmt(x / 1000, 0)).join(' | ')} | ${fmt(steady(on) / 1000, 0)} |
+| telemetry | process | ${off[0].map((_, i) => `window ${i + 1}`).join(' | ')} | steady (cheapest) |
+|---|---|${off[0].map(() => '---|').join('')}---|
+${off.map((windows, i) => row('off', windows, i)).join('\n')}
+${on.map((windows, i) => row('on', windows, i)).join('\n')}
 
 The gateway's user-space instructions with shipping on, as a share of off, in steady state (the
-cheapest window of each arm): **${fmt(ratio)}**. Windows far dearer than the rest hold a major GC or a
-wave of recompilation: under valgrind, V8's time-driven work lands on ~70 times fewer requests than
-at full speed. Kernel time (socket writes) is not counted here; bench/self-watch.mjs measures CPU time.
+median over the processes of each one's cheapest window): **${fmt(ratio)}**. Windows far dearer than
+the rest hold a major GC or a wave of recompilation: under valgrind, V8's time-driven work lands on
+~70 times fewer requests than at full speed. Kernel time (socket writes) is not counted here;
+bench/self-watch.mjs measures CPU time.
 
 `,
   );
