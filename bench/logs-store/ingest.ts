@@ -4,9 +4,10 @@
  * that a change to the write path can be compared run against run, before and after.
  *   node --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000]
  * The events are as dense as 10M a day (a batch of 5,000 spans about 43 seconds). Prints one JSON line:
- * events/s, µs an event, and the process's CPU (user and system, ms; PostgreSQL's server is not in it).
+ * events/s, µs an event, the process's CPU (user and system, ms) and, for PostgreSQL, the CPU of every
+ * `postgres` process of this machine (the server must run here, as bench/logs-store/postgres-server.mjs does).
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
@@ -48,11 +49,29 @@ for (const entry of generateEvents(events, 42, events / 10_000_000)) {
 }
 if (batch.length > 0) batches.push(batch);
 
+/** CPU time (user + system, ms) of this machine's `postgres` processes (Linux /proc). */
+function postgresCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10; // 100 ticks a second
+}
+
 const start = performance.now();
 const cpu = process.cpuUsage();
+const serverBefore = args.dialect === 'postgres' ? postgresCpuMs() : 0;
 for (const entries of batches) await store.append('bench', entries);
 const ms = performance.now() - start;
 const used = process.cpuUsage(cpu);
+const serverMs = args.dialect === 'postgres' ? postgresCpuMs() - serverBefore : undefined;
 process.stdout.write(
   `${JSON.stringify({
     dialect: args.dialect,
@@ -61,6 +80,7 @@ process.stdout.write(
     usPerEvent: Number(((ms * 1000) / events).toFixed(1)),
     cpuUserMs: Math.round(used.user / 1000),
     cpuSystemMs: Math.round(used.system / 1000),
+    ...(serverMs === undefined ? {} : { serverCpuMs: serverMs, serverUsPerEvent: Number(((serverMs * 1000) / events).toFixed(1)) }),
   })}\n`,
 );
 await database.close();
