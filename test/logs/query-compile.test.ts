@@ -79,6 +79,9 @@ describe('tokenizer', () => {
   test('tsvector literal keeps positions', () => {
     assert.equal(tsvectorText(['a', 'b', 'a']), "'a':1,3 'b':2");
     assert.equal(tsvectorText([]), '');
+    // Facets follow the words, behind `=` and without positions; alone when the message has no word.
+    assert.equal(tsvectorText(['x', 'y', 'x', 'x'], ['f1', 'fz']), "'x':1,3,4 'y':2 '=f1' '=fz'");
+    assert.equal(tsvectorText([], ['f1']), "'=f1'");
   });
 });
 

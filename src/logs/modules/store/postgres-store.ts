@@ -81,14 +81,17 @@ async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly 
  * the entry's facets (facets.ts) as lexemes without positions behind `=`, which no word can hold.
  */
 export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
-  const positions = new Map<string, number[]>();
-  tokens.forEach((token, index) => {
-    const list = positions.get(token);
-    if (list) list.push(index + 1);
-    else positions.set(token, [index + 1]);
-  });
-  const words = [...positions.entries()].map(([token, list]) => `'${token}':${list.join(',')}`);
-  return [...words, ...facets.map((facet) => `'${postgresFacet(facet)}'`)].join(' ');
+  // Each token's positions as text ("2,5"), then one string: no array per token (most occur once).
+  const positions = new Map<string, string>();
+  for (let index = 0; index < tokens.length; index += 1) {
+    const token = tokens[index]!;
+    const before = positions.get(token);
+    positions.set(token, before === undefined ? String(index + 1) : `${before},${index + 1}`);
+  }
+  let text = '';
+  for (const [token, list] of positions) text += `${text === '' ? '' : ' '}'${token}':${list}`;
+  for (const facet of facets) text += `${text === '' ? '' : ' '}'${postgresFacet(facet)}'`;
+  return text;
 }
 
 /**
