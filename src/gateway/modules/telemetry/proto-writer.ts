@@ -46,6 +46,12 @@ export class ProtoWriter {
     this.pos += bytes.length;
   }
 
+  /** A copy of `length` bytes this writer wrote earlier at `from` (a value that a record holds twice). */
+  copy(from: number, length: number): void {
+    this.buf.copyWithin(this.pos, from, from + length);
+    this.pos += length;
+  }
+
   /** A varint of a non-negative integer below 2^53 (uint32, uint64, a positive int64, an enum). */
   varint(value: number): void {
     this.pos = writeVarintAt(this.buf, this.pos, value);

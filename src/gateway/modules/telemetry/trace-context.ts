@@ -41,16 +41,15 @@ export function parseTraceparent(header: string | string[] | undefined, state: s
  * protobuf records as the bytes they are (otlp-records.ts). Hex only for the `traceparent` header.
  */
 
-/** Random words from a pooled buffer: one randomFillSync per 1,024 words. */
-const pool = Buffer.alloc(4096);
+/** Random words from a pool: one randomFillSync per 1,024 words; the words are read as they lie (any byte order is random). */
+const pool = new Int32Array(1024);
 let offset = pool.length;
 export function randomWord(): number {
-  if (offset + 4 > pool.length) {
+  if (offset === pool.length) {
     randomFillSync(pool);
     offset = 0;
   }
-  offset += 4;
-  return pool.readInt32BE(offset - 4);
+  return pool[offset++]!;
 }
 
 /** Word `index` of a hex id (as parseTraceparent gives it). */
