@@ -13,7 +13,7 @@
 //
 // Needs: `npm run build`, valgrind (Debian: apt-get install -y valgrind).
 // Options (env): BENCH_WARMUP (requests, default 3000), BENCH_WINDOW (2000), BENCH_WINDOWS (5),
-// BENCH_PROCESSES (3), BENCH_CONCURRENCY (20), BENCH_SAMPLE_RATIO (1), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the
+// BENCH_PROCESSES (3), BENCH_CONCURRENCY (20), BENCH_SAMPLE_RATIO (unset: the gateway's default), BENCH_PORT_BASE (9300), BENCH_KEEP=1 keeps the
 // callgrind files (cg.<arm>.<pid>.<window>) and V8's perf map for callgrind_annotate.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +28,9 @@ const WINDOW = Number(process.env.BENCH_WINDOW ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 5);
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
-const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO ?? '1';
+// Unset: the gateway's default span sampling (GATEWAY_TELEMETRY_SAMPLE_RATIO).
+const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO;
+const SAMPLING = SAMPLE_RATIO === undefined ? 'the default span sampling, 0.1' : `span sampling ratio ${SAMPLE_RATIO}`;
 const KEEP = process.env.BENCH_KEEP === '1';
 // BENCH_PORT_BASE: two runs side by side (say, two sampling ratios) need their own ports.
 const BASE = Number(process.env.BENCH_PORT_BASE ?? 9300);
@@ -97,7 +99,7 @@ async function measure(shipping) {
     GATEWAY_ADMIN_PASSWORD: PASSWORD,
     LOG_LEVEL: 'info',
     SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
-    GATEWAY_TELEMETRY_SAMPLE_RATIO: SAMPLE_RATIO,
+    ...(SAMPLE_RATIO === undefined ? {} : { GATEWAY_TELEMETRY_SAMPLE_RATIO: SAMPLE_RATIO }),
     // Under valgrind the gateway serves ~70 times fewer requests a second, so the 1 s timer would
     // send batches of a few dozen records; at full speed they leave full (512), as here.
     ...(shipping ? { GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`, GATEWAY_TELEMETRY_INTERVAL: '1h' } : {}),
@@ -164,7 +166,7 @@ async function main() {
   await stop(sink);
   const ratio = median(off.map(steady)) / median(on.map(steady));
   process.stdout.write(`on/off capacity by instructions: ${fmt(ratio)}\n`);
-  const heading = `## Self-watching cost in instructions${SAMPLE_RATIO === '1' ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
+  const heading = `## Self-watching cost in instructions${SAMPLE_RATIO === undefined ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
   const row = (arm, windows, i) =>
     `| ${arm} | ${i + 1} | ${windows.map((x) => fmt(x / 1000, 0)).join(' | ')} | ${fmt(steady(windows) / 1000, 0)} |`;
   writeSection(
@@ -175,8 +177,8 @@ Run: ${new Date().toISOString()} with \`node bench/self-watch-instructions.mjs\`
 \`cli.js gateway\` under valgrind's callgrind proxies a 1 KiB GET (${CONCURRENCY} keep-alive connections); after
 ${WARMUP} requests of warm-up, instructions are counted over ${WINDOWS} windows of ${WINDOW} requests each
 (user space only; batches leave full, as at full speed), in ${PROCESSES} gateway processes of each arm, started
-in turn. "off": no telemetry; "on": every access line and span (span sampling ratio ${SAMPLE_RATIO}) shipped to
-bench/otlp-sink.mjs. Thousands of instructions a request, per window:
+in turn. "off": no telemetry; "on": every access line, and the spans of sampled traces (${SAMPLING}), shipped
+to bench/otlp-sink.mjs. Thousands of instructions a request, per window:
 
 | telemetry | process | ${off[0].map((_, i) => `window ${i + 1}`).join(' | ')} | steady (cheapest) |
 |---|---|${off[0].map(() => '---|').join('')}---|

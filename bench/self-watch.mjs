@@ -12,7 +12,7 @@
 //
 // Needs: `npm run build` in the repository root; wrk and taskset (Debian: apt-get install -y wrk).
 // Options (env): BENCH_DURATION (seconds, default 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
-// BENCH_PACE_MS (10; 0 = full speed), BENCH_SAMPLE_RATIO (GATEWAY_TELEMETRY_SAMPLE_RATIO, default 1).
+// BENCH_PACE_MS (10; 0 = full speed), BENCH_SAMPLE_RATIO (GATEWAY_TELEMETRY_SAMPLE_RATIO; unset: the gateway's default, 0.1).
 // Diagnosis: BENCH_SINK=null ships to bench/otlp-sink.mjs on CPU 1 instead of the logs service (the
 // gateway's own cost of shipping, with nothing else busy); BENCH_NEIGHBOUR=burn keeps CPU 1 busy in
 // the "off" runs with bench/cpu-burn.mjs (what a busy neighbour core alone costs the gateway: on a
@@ -26,7 +26,8 @@ import { HERE, ROOT, childrenOf, fmt, gatewayLogin, pin, run, start, stop, waitF
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 10);
-const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO ?? '1';
+const SAMPLE_RATIO = process.env.BENCH_SAMPLE_RATIO;
+const SAMPLING = SAMPLE_RATIO === undefined ? 'the default span sampling, 0.1' : `span sampling ratio ${SAMPLE_RATIO}`;
 process.env.PACE_MS = String(PACE_MS); // read by paced.lua
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SINK = process.env.BENCH_SINK ?? 'logs';
@@ -47,7 +48,7 @@ const baseEnv = (dataDir) => ({
   SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
   // The benchmark's own traffic must not be refused by the console's per-tenant ingestion limit.
   LOGS_INGEST_RATE_PER_TENANT: '1000000',
-  GATEWAY_TELEMETRY_SAMPLE_RATIO: SAMPLE_RATIO,
+  ...(SAMPLE_RATIO === undefined ? {} : { GATEWAY_TELEMETRY_SAMPLE_RATIO: SAMPLE_RATIO }),
 });
 
 /** Starts the gateway alone (off) or both services (on) and pins them; returns what to stop. */
@@ -146,11 +147,11 @@ async function main() {
       ? '## Self-watching diagnosis: null sink'
       : NEIGHBOUR === 'burn'
         ? '## Self-watching diagnosis: busy neighbour core'
-        : `## Self-watching cost${SAMPLE_RATIO === '1' ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
+        : `## Self-watching cost${SAMPLE_RATIO === undefined ? '' : `: span sampling ${SAMPLE_RATIO}`}`;
   const onMeans =
     SINK === 'null'
-      ? `\`cli.js gateway\` shipping every access line and span (span sampling ratio ${SAMPLE_RATIO}) to bench/otlp-sink.mjs on CPU 1, which reads and drops them`
-      : `\`cli.js all\`, the gateway shipping every access line and span (default batching; span sampling ratio ${SAMPLE_RATIO}) to the logs service`;
+      ? `\`cli.js gateway\` shipping every access line and the spans of sampled traces (${SAMPLING}) to bench/otlp-sink.mjs on CPU 1, which reads and drops them`
+      : `\`cli.js all\`, the gateway shipping every access line and the spans of sampled traces (default batching; ${SAMPLING}) to the logs service`;
   const offMeans =
     NEIGHBOUR === 'burn'
       ? '`cli.js gateway` with no telemetry, CPU 1 kept busy by bench/cpu-burn.mjs'

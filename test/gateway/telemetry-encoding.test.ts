@@ -16,7 +16,7 @@ import {
 } from '../../src/gateway/modules/telemetry/otlp-records.js';
 import { ProtoWriter } from '../../src/gateway/modules/telemetry/proto-writer.js';
 import { RecordQueue } from '../../src/gateway/modules/telemetry/record-queue.js';
-import { hexWord, parseTraceparent, sampledByRatio, traceparentOf } from '../../src/gateway/modules/telemetry/trace-context.js';
+import { hexWord, parseTraceparent, sampledByRatio, samplingOf, traceparentOf } from '../../src/gateway/modules/telemetry/trace-context.js';
 import { logsMessages } from '../../src/logs/modules/ingest/otlp-proto.js';
 import { tracesMessages } from '../../src/logs/modules/ingest/otlp-proto-telemetry.js';
 
@@ -147,6 +147,17 @@ describe('gateway telemetry encoding', () => {
     const share = ids.filter((id) => sampledByRatio(id, 0.25)).length / ids.length;
     assert.ok(share > 0.15 && share < 0.35, `share ${share}`);
     assert.ok(ids.every((id) => sampledByRatio(id, 0.25) === sampledByRatio(id, 0.25)));
+  });
+
+  test('sampling as OpenTelemetry states it: the randomness in the last 56 bits of the id against a threshold, written as ot=th', () => {
+    // Threshold of 0.25: 0.75 * 2^16 = 0xc000, "c". Bits 55-40 of the randomness are bytes 9 and 10 of the id.
+    assert.deepEqual(samplingOf(0.25), { threshold: 0xc000, traceState: 'ot=th:c' });
+    assert.deepEqual(samplingOf(0.1), { threshold: 0xe666, traceState: 'ot=th:e666' });
+    assert.deepEqual(samplingOf(1), { threshold: 0, traceState: undefined }, 'every trace: counted once, nothing to say');
+    assert.equal(samplingOf(0).threshold, 65_536, 'none');
+    assert.equal(sampledByRatio('ffffffffffffffff00c0000000000000', 0.25), true, 'randomness 0xc000... is at the threshold');
+    assert.equal(sampledByRatio('ffffffffffffffff00bfffffffffffff', 0.25), false, 'just below it');
+    assert.equal(sampledByRatio('0000000000000000ffbfffffffffffff', 0.25), false, 'byte 8 is not part of the randomness');
   });
 
   test('the wire primitives: varints, int64, nanoseconds from milliseconds, strings, as protobufjs reads them', () => {
@@ -309,6 +320,7 @@ describe('gateway telemetry encoding', () => {
       failure: undefined,
       startAt: 1000.25,
       endAt: 1003.125,
+      recordedState: undefined,
     };
     const client: SpanRecord = {
       ...idsOf(traceId, '1111111111111111'),
@@ -324,6 +336,7 @@ describe('gateway telemetry encoding', () => {
       failure: 'timeout',
       startAt: 1000.5,
       endAt: 1003,
+      recordedState: undefined,
     };
     const root: SpanRecord = {
       ...idsOf(traceId, '2222222222222222'),
@@ -339,6 +352,7 @@ describe('gateway telemetry encoding', () => {
       failure: undefined,
       startAt: 1,
       endAt: 2,
+      recordedState: 'ot=th:e666',
     };
     const [body] = await bodiesOf((queue) => {
       for (const span of [server, client, root]) put(queue, spanBound(span), (w) => writeSpan(w, span));
@@ -375,6 +389,7 @@ describe('gateway telemetry encoding', () => {
       ],
       status: { code: 2, message: 'timeout' },
     });
+    assert.equal(r.traceState, 'ot=th:e666', 'the sampling threshold it was recorded by');
     assert.equal(r.parentSpanId, undefined, 'a root span has no parent');
     assert.equal(r.name, 'GET unmatched');
     assert.equal(r.status, undefined, 'unset status (code 0) is left out');
@@ -488,8 +503,8 @@ describe('gateway telemetry encoding', () => {
       envelope: otlpEnvelope(RESOURCE, 'scope'),
       send: async (_body, count) => void sent.push(count),
     });
-    // 40 KB records, each written against a bound of three times that, in 256 KB buffers: four fit.
-    const text = 'x'.repeat(40_000);
+    // 160 KB records, each written against a bound of three times that, in 1 MiB buffers: four fit.
+    const text = 'x'.repeat(160_000);
     for (let i = 0; i < 5; i++) put(queue, logRecordBound(text, {}), (w) => writeLogRecord(w, 1, SEVERITY.INFO, text, {}));
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(sent, [4]);

@@ -13,6 +13,7 @@ describe('gateway telemetry shipping', () => {
       GATEWAY_TELEMETRY_USERNAME: 'gateway-shipper',
       GATEWAY_TELEMETRY_PASSWORD: 'Ship#Secret1',
       GATEWAY_TELEMETRY_INTERVAL: '20ms',
+      GATEWAY_TELEMETRY_SAMPLE_RATIO: '1',
     });
     const token = await gw.login();
     await gw.request({
@@ -87,6 +88,7 @@ describe('gateway telemetry shipping', () => {
     const gw = await startTestGateway('sqlite', {
       GATEWAY_TELEMETRY_URL: await receiver.start(),
       GATEWAY_TELEMETRY_INTERVAL: '20ms',
+      GATEWAY_TELEMETRY_SAMPLE_RATIO: '1',
       SERVER_SERVICE_MASTER_DATA: upstream.url,
       SERVER_SERVICE_KEUANGAN: `http://127.0.0.1:${await closedPort()}`,
     });

@@ -9,6 +9,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 import { listenOnLoopback } from '../helpers/listen.js';
+import { adjustedCountOf } from '../../src/logs/modules/apm/otlp-traces.js';
 
 const HOUR = 3_600_000;
 
@@ -133,6 +134,73 @@ for (const dialect of DIALECTS) {
         `/api/v1/apm/service-map?from=${new Date(base - 3 * HOUR).toISOString()}&to=${new Date(base - 2 * HOUR).toISOString()}`,
       );
       assert.deepEqual({ nodes: empty.json().nodes, edges: empty.json().edges }, { nodes: [], edges: [] });
+    });
+
+    test('sampled spans count as the spans they stand for (OpenTelemetry ot=th): rates, errors and percentiles', async () => {
+      // Four hours before the other spans: a service of its own. One span sampled at 0.5 (th:8) stands
+      // for two requests of 10 ms; one of 30 ms and a failed one of 100 ms were recorded whatever the
+      // sampling (no threshold) and count once. Unweighted this would read 3 requests, an error rate
+      // of 1/3 and a median of 30 ms.
+      const start = BigInt(base - 4 * HOUR) * 1_000_000n;
+      const span = (i: number, ms: number, extra: Record<string, unknown>) => ({
+        traceId: `${i}`.repeat(32),
+        spanId: `${i}`.repeat(16),
+        name: 'GET /weighted',
+        kind: 2,
+        startTimeUnixNano: String(start + BigInt(i) * 1_000_000_000n),
+        endTimeUnixNano: String(start + BigInt(i) * 1_000_000_000n + BigInt(ms) * 1_000_000n),
+        ...extra,
+      });
+      const response = await logs.request({
+        method: 'POST',
+        url: '/v1/traces',
+        headers: { ...writer.headers, 'content-type': 'application/json' },
+        payload: {
+          resourceSpans: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'sampled-svc' } }] },
+              scopeSpans: [
+                {
+                  spans: [span(1, 10, { traceState: 'vendor=x,ot=rv:0123;th:8' }), span(2, 30, {}), span(3, 100, { status: { code: 2 } })],
+                },
+              ],
+            },
+          ],
+        },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const map = (
+        await get(`/api/v1/apm/service-map?from=${new Date(base - 5 * HOUR).toISOString()}&to=${new Date(base - 3 * HOUR).toISOString()}`)
+      ).json();
+      const node = map.nodes.find((n: { name: string }) => n.name === 'sampled-svc');
+      assert.equal(node.requests, 4);
+      assert.equal(node.errors, 1);
+      assert.equal(node.errorRate, 0.25);
+      assert.ok(Math.abs(node.requestRate - 4 / ((2 * HOUR) / 1000)) < 1e-12);
+      assert.equal(node.p50Ms, 10, 'the sampled span holds half of the requests');
+      assert.equal(node.p95Ms, 100);
+    });
+
+    test('an adjusted count is read from a valid threshold only', () => {
+      assert.equal(adjustedCountOf('ot=th:8'), 2);
+      assert.equal(adjustedCountOf('ot=th:c'), 4);
+      assert.ok(Math.abs(adjustedCountOf('ot=th:e666') - 10) < 0.001);
+      assert.equal(adjustedCountOf('ot=th:0'), 1);
+      assert.equal(adjustedCountOf('a=1, ot=rv:abcdef;th:8'), 2, 'among other members and fields');
+      for (const invalid of [
+        undefined,
+        7,
+        '',
+        'th:8',
+        'ot=th:',
+        'ot=th:xyz',
+        'ot=th:8G',
+        `ot=th:${'8'.repeat(15)}`,
+        'other=th:8',
+        'ot=p:8',
+      ])
+        assert.equal(adjustedCountOf(invalid), 1, String(invalid));
+      assert.equal(adjustedCountOf('ot=th:ffffffffffffff'), 2 ** 56, 'the largest, never infinite');
     });
 
     test('traces list: one row per trace with root, services, span count; filters and pages', async () => {

@@ -33,6 +33,7 @@ for (const dialect of DIALECTS) {
         GATEWAY_TELEMETRY_USERNAME: shipper.username,
         GATEWAY_TELEMETRY_PASSWORD: shipper.password,
         GATEWAY_TELEMETRY_INTERVAL: '20ms',
+        GATEWAY_TELEMETRY_SAMPLE_RATIO: '1',
         SERVER_SERVICE_MASTER_DATA: upstream.url,
       });
     });

@@ -139,6 +139,6 @@ describe('shipper key settings', () => {
       refused(() => loadGatewayConfig({ GATEWAY_TELEMETRY_SAMPLE_RATIO: bad }), 'GATEWAY_TELEMETRY_SAMPLE_RATIO');
     }
     assert.equal(loadGatewayConfig({ GATEWAY_TELEMETRY_SAMPLE_RATIO: '0.25' }).telemetry.sampleRatio, 0.25);
-    assert.equal(loadGatewayConfig({}).telemetry.sampleRatio, 1);
+    assert.equal(loadGatewayConfig({}).telemetry.sampleRatio, 0.1, 'a tenth of traces by default (and every failed one)');
   });
 });

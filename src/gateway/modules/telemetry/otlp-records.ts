@@ -47,6 +47,7 @@ const LOG_RECORD = {
 const SPAN = {
   traceId: 0x0a,
   spanId: 0x12,
+  traceState: 0x1a,
   parentSpanId: 0x22,
   name: 0x2a,
   kind: 0x30,
@@ -280,6 +281,8 @@ export interface SpanRecord extends SpanIds {
   readonly failed: boolean;
   /** Why a call failed (the span status's message). */
   readonly failure: string | undefined;
+  /** The span's trace state (its sampling threshold, telemetry.ts). */
+  readonly recordedState: string | undefined;
   /** performance.now() at the start and the end. */
   readonly startAt: number;
   readonly endAt: number;
@@ -287,7 +290,13 @@ export interface SpanRecord extends SpanIds {
 
 /** What a span takes at most, in bytes. */
 export function spanBound(span: SpanRecord): number {
-  return 400 + 3 * (2 * span.method.length + 2 * span.route.length + span.path.length) + 2 * most(span.service) + most(span.failure);
+  return (
+    400 +
+    3 * (2 * span.method.length + 2 * span.route.length + span.path.length) +
+    2 * most(span.service) +
+    most(span.failure) +
+    most(span.recordedState)
+  );
 }
 
 const SPAN_STATUS_FIELDS = statusFields(SPAN.attributes);
@@ -312,6 +321,9 @@ const clientSpanHead = new FieldCache((w, method, service) => {
   stringAttribute(w, SPAN.attributes, KEYS.method, method);
 });
 
+/** A span's trace_state field: one value for every span the gateway's own ratio recorded. */
+const spanTraceState = new FieldCache((w, state) => w.string(SPAN.traceState, state));
+
 function spanName(w: ProtoWriter, method: string, what: string): void {
   w.byte(SPAN.name);
   const name = w.begin(1);
@@ -331,6 +343,7 @@ export function writeSpan(w: ProtoWriter, span: SpanRecord): void {
   traceIdField(w, SPAN.traceId, span);
   spanIdField(w, SPAN.spanId, span.s0, span.s1);
   if ((span.p0 | span.p1) !== 0) spanIdField(w, SPAN.parentSpanId, span.p0, span.p1);
+  if (span.recordedState !== undefined) spanTraceState.write(w, span.recordedState);
   const server = span.kind === SPAN_KIND.server;
   if (server) serverSpanHead.write(w, span.method, span.route, span.service ?? '');
   else clientSpanHead.write(w, span.method, span.service ?? '');

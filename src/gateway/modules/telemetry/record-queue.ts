@@ -41,11 +41,13 @@ interface Batch {
 }
 
 /**
- * A batch buffer: room for a full batch of the gateway's records (512 of them take 130-170 KB as
+ * A batch buffer: room for a full batch of the gateway's records (2,048 of them take 520-680 KB as
  * protobuf); a batch also ends when its buffer is full, and a record larger than a buffer gets a
  * buffer of its own size.
  */
-const BATCH_BYTES = 256 * 1024;
+const BATCH_BYTES = 1024 * 1024;
+/** Spare buffers kept at most: 8 MB. */
+const MAX_SPARE = 8;
 
 /**
  * A bounded queue of encoded records, sent in batches in the background (a batch as soon as it is
@@ -63,7 +65,7 @@ export class RecordQueue {
   /**
    * Buffers of sent batches, reused: allocating fresh ones made V8 count external memory and collect
    * often. As many are kept as the queue's bound can fill (a backlog while the logs service is slow
-   * is sent and refilled without making buffers anew), at most 32 (8 MB).
+   * is sent and refilled without making buffers anew), at most MAX_SPARE.
    */
   private readonly spare: Buffer[] = [];
   private readonly maxSpare: number;
@@ -81,7 +83,7 @@ export class RecordQueue {
   private readonly counters = { sent: 0, dropped: 0, failedBatches: 0 };
 
   constructor(private readonly options: RecordQueueOptions) {
-    this.maxSpare = Math.min(32, Math.max(4, Math.ceil(options.maxQueue / options.maxBatch) + 1));
+    this.maxSpare = Math.min(MAX_SPARE, Math.max(4, Math.ceil(options.maxQueue / options.maxBatch) + 1));
     this.schedule(options.intervalMs);
   }
 

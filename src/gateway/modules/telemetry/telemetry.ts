@@ -19,7 +19,7 @@ import {
   type SpanRecord,
 } from './otlp-records.js';
 import { RecordQueue, type QueueStats } from './record-queue.js';
-import { hexWord, parseTraceparent, randomWord, sampledByWords, traceparentOf } from './trace-context.js';
+import { hexWord, parseTraceparent, randomWord, sampledByWords, samplingOf, traceparentOf, type Sampling } from './trace-context.js';
 
 export interface TelemetryConfig {
   /** Base URL of the logs service; unset = telemetry off. */
@@ -32,10 +32,13 @@ export interface TelemetryConfig {
   /** Records (and, separately, spans) held at most while the logs service is slow or down. */
   readonly maxQueue: number;
   /** Records (or spans) sent in one request at most. */
-  readonly maxBatch?: number;
+  readonly maxBatch: number;
   readonly intervalMs: number;
-  /** Share of traces recorded (0-1), decided at the root: a trace is shipped whole or not at all. */
-  readonly sampleRatio?: number;
+  /**
+   * Share of traces recorded (0-1), decided at the root: a trace is shipped whole or not at all,
+   * except that the spans of a failed request are always shipped.
+   */
+  readonly sampleRatio: number;
 }
 
 export interface TelemetryStats {
@@ -157,6 +160,16 @@ class GatewaySpan implements TelemetrySpan, SpanRecord {
   sampled = true;
   /** The client's `tracestate`, passed on to the upstreams. */
   traceState: string | undefined = undefined;
+  /**
+   * The span's own trace state as shipped: the sampling threshold it was recorded by (`ot=th:...`,
+   * trace-context.ts), or the client's `tracestate` when the client decided. The logs service counts a
+   * span as 1 / its sampling probability from it.
+   */
+  recordedState: string | undefined = undefined;
+  /** An upstream call's span: the request span it belongs to, which decides whether both are shipped. */
+  private parent: GatewaySpan | undefined = undefined;
+  /** A request span: its upstream call, shipped with it. */
+  private child: GatewaySpan | undefined = undefined;
   statusCode = 0;
   failed = false;
   failure: string | undefined = undefined;
@@ -178,14 +191,15 @@ class GatewaySpan implements TelemetrySpan, SpanRecord {
   }
 
   /** A new trace, recorded or not by its id. */
-  startTrace(sampleRatio: number): void {
+  startTrace(sampling: Sampling): void {
     do {
       this.t0 = randomWord();
       this.t1 = randomWord();
       this.t2 = randomWord();
       this.t3 = randomWord();
     } while ((this.t0 | this.t1 | this.t2 | this.t3) === 0);
-    this.sampled = sampledByWords(this.t0, this.t1, this.t2, this.t3, sampleRatio);
+    this.sampled = sampledByWords(this.t2, sampling);
+    this.recordedState = sampling.traceState;
   }
 
   /** Continues a trace: the parent's id and decision. */
@@ -198,6 +212,9 @@ class GatewaySpan implements TelemetrySpan, SpanRecord {
     this.p1 = parent.s1;
     this.sampled = parent.sampled;
     this.traceState = parent.traceState;
+    this.recordedState = parent.recordedState;
+    this.parent = parent;
+    parent.child = this;
   }
 
   end(status: number, failure?: string, at?: number): void {
@@ -208,8 +225,31 @@ class GatewaySpan implements TelemetrySpan, SpanRecord {
       this.failed = true;
       this.failure = failure;
     }
-    // An unsampled span only carries ids: nothing is recorded of it.
-    if (this.sampled) this.ship(this);
+    const parent = this.parent;
+    // An upstream call ends before its request span (unless the client went away first): that one decides for both.
+    if (parent === undefined) this.decide();
+    else if (parent.endAt >= 0 && parent.sampled) this.ship(this);
+  }
+
+  /**
+   * Whether a request span and its upstream call are shipped: when the trace is sampled, and also
+   * when the request failed (a 5xx, or an upstream call that failed), whatever the sampling decision,
+   * as SkyWalking's forceSampleErrorSegment does: with a ratio below 1 the traces an operator looks
+   * for are still there. Every failed request is recorded, so its spans count once (no sampling
+   * threshold in their trace state), and the access line says its trace was recorded. An unsampled
+   * span only carries ids: nothing is recorded of it.
+   */
+  private decide(): void {
+    const child = this.child;
+    const childEnded = child !== undefined && child.endAt >= 0;
+    if (this.failed || (childEnded && child.failed)) {
+      this.sampled = true;
+      this.recordedState = undefined;
+      if (child !== undefined) child.recordedState = undefined;
+    }
+    if (!this.sampled) return;
+    this.ship(this);
+    if (childEnded) this.ship(child);
   }
 }
 
@@ -223,7 +263,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
   const { origin, pathname } = new URL(config.url);
   const prefix = pathname.replace(/\/+$/, '');
   const resource: Attributes = { 'service.name': config.serviceName, 'service.namespace': 'gerbang' };
-  const sampleRatio = config.sampleRatio ?? 1;
+  const sampling = samplingOf(config.sampleRatio);
   let lastWarning = 0;
   const onError = (kind: string) => (error: unknown) => {
     // One line a minute at most: a down logs service must not flood the gateway's own log.
@@ -232,9 +272,10 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     log.warn({ kind, err: error instanceof Error ? error.message : String(error) }, 'telemetry shipping failed; buffering, then dropping');
   };
 
-  // One keep-alive connection to the logs service; every send has a timeout, and shutdown cancels
-  // what is in flight.
-  const logsService = new Pool(origin, { connections: 2 });
+  // Keep-alive connections to the logs service; every send times out after 10 s without an answer
+  // or a byte of it (undici's own timers: a timeout signal combined with AbortSignal.any cost a
+  // quarter of a send's CPU), and shutdown cancels what is in flight.
+  const logsService = new Pool(origin, { connections: 2, headersTimeout: 10_000, bodyTimeout: 10_000 });
   const inFlight = new AbortController();
   const post = async (path: string, body: Buffer) => {
     const response = await logsService.request({
@@ -242,7 +283,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
       path: `${prefix}${path}`,
       headers: { ...headers, 'content-type': 'application/x-protobuf' },
       body,
-      signal: AbortSignal.any([inFlight.signal, AbortSignal.timeout(10_000)]),
+      signal: inFlight.signal,
     });
     await response.body.dump();
     if (response.statusCode >= 300) throw new Error(`logs service answered ${response.statusCode}`);
@@ -251,7 +292,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
   const queue = (kind: 'logs' | 'traces', path: string) =>
     new RecordQueue({
       maxQueue: config.maxQueue,
-      maxBatch: config.maxBatch ?? 512,
+      maxBatch: config.maxBatch,
       intervalMs: config.intervalMs,
       onError: onError(kind),
       envelope,
@@ -288,7 +329,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
       // A client's sampled flag is followed (parent-based); a new trace is decided by its id, and
       // the spans of one request share that decision, so a shipped trace is whole.
       const parent = parseTraceparent(request.headers.traceparent, request.headers.tracestate);
-      if (parent === undefined) span.startTrace(sampleRatio);
+      if (parent === undefined) span.startTrace(sampling);
       else {
         span.t0 = hexWord(parent.traceId, 0);
         span.t1 = hexWord(parent.traceId, 1);
@@ -298,6 +339,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
         span.p1 = hexWord(parent.spanId, 1);
         span.sampled = parent.sampled;
         span.traceState = parent.traceState;
+        span.recordedState = parent.traceState;
       }
       return span;
     },
@@ -323,7 +365,7 @@ export function createGatewayTelemetry(config: TelemetryConfig, log: FastifyBase
     startUpstreamCall(parent, method, service, outgoing) {
       const span = new GatewaySpan(SPAN_KIND.client, method, '', '', service, performance.now(), shipSpan);
       if (parent instanceof GatewaySpan) span.continueTrace(parent);
-      else span.startTrace(sampleRatio);
+      else span.startTrace(sampling);
       outgoing.traceparent = traceparentOf(span);
       if (span.traceState) outgoing.tracestate = span.traceState;
       return span;

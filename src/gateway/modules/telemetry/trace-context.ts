@@ -84,15 +84,28 @@ export function traceparentOf(ids: { t0: number; t1: number; t2: number; t3: num
 }
 
 /**
- * Whether a new trace is recorded, decided by its id (as OpenTelemetry's TraceIdRatioBased
- * sampler does), so every instance that sees the same trace id decides the same way.
+ * A sampling ratio as OpenTelemetry's consistent probability sampling states it
+ * (https://opentelemetry.io/docs/specs/otel/trace/tracestate-probability-sampling/): a trace is
+ * recorded when the randomness in the last 56 bits of its id is at least a rejection threshold, and
+ * a recorded span says so in its trace state (`ot=th:<hex>`), from which a backend counts it as
+ * 1 / ratio spans (its adjusted count): the APM views' rates stay right under sampling. The threshold
+ * is kept to four hex digits (a ratio in steps of 1/65,536), so the decision compares 16 bits.
  */
-export function sampledByWords(t0: number, t1: number, t2: number, t3: number, ratio: number): boolean {
-  if (ratio >= 1) return true;
-  if (ratio <= 0) return false;
-  return (t0 ^ t1 ^ t2 ^ t3) >>> 0 <= Math.floor(ratio * 0xffffffff);
+export interface Sampling {
+  /** The threshold's top 16 bits: 0 records every trace, 65,536 none. */
+  readonly threshold: number;
+  /** The trace state of a span recorded by this ratio (`ot=th:...`); undefined at ratio 1 (adjusted count 1). */
+  readonly traceState: string | undefined;
 }
 
+export function samplingOf(ratio: number): Sampling {
+  const threshold = Math.min(65_536, Math.max(0, Math.round((1 - ratio) * 65_536)));
+  const hex = threshold.toString(16).padStart(4, '0').replace(/0+$/, '');
+  return { threshold, traceState: threshold === 0 || threshold === 65_536 ? undefined : `ot=th:${hex}` };
+}
+
+/** Whether a new trace is recorded: bits 55-40 of its id's last 56 (the top 16 of its randomness) against the threshold. */
+export const sampledByWords = (t2: number, sampling: Sampling): boolean => ((t2 >>> 8) & 0xffff) >= sampling.threshold;
+
 /** sampledByWords of a hex trace id. */
-export const sampledByRatio = (traceId: string, ratio: number): boolean =>
-  sampledByWords(hexWord(traceId, 0), hexWord(traceId, 1), hexWord(traceId, 2), hexWord(traceId, 3), ratio);
+export const sampledByRatio = (traceId: string, ratio: number): boolean => sampledByWords(hexWord(traceId, 2), samplingOf(ratio));

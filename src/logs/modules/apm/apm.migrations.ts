@@ -37,4 +37,18 @@ const spans: Migration = {
   },
 };
 
-export const apmMigrations: Record<string, Migration> = { '0300_apm_spans': spans };
+/**
+ * How many spans a stored span stands for: 1 / the probability it was sampled with, from its trace
+ * state's OpenTelemetry threshold (`ot=th`); 1 for a span recorded whatever the sampling.
+ */
+const adjustedCount: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    const real = isSqlite(db) ? sql`REAL` : sql`double precision`;
+    await sql`ALTER TABLE apm_spans ADD COLUMN adjusted_count ${real} NOT NULL DEFAULT 1`.execute(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    await sql`ALTER TABLE apm_spans DROP COLUMN adjusted_count`.execute(db);
+  },
+};
+
+export const apmMigrations: Record<string, Migration> = { '0300_apm_spans': spans, '0310_apm_span_adjusted_count': adjustedCount };

@@ -49,36 +49,46 @@ export function traceSummaryView(
   };
 }
 
+/**
+ * Requests, errors and durations of a node or an edge. Each span counts as the spans it stands for
+ * (its adjusted count: 1 / the probability it was sampled with), so rates and percentiles stay
+ * right when the sender samples its traces (docs/apm.md).
+ */
 interface Accumulator {
   count: number;
   errors: number;
-  durationsUs: number[];
+  durations: { us: number; weight: number }[];
 }
 
-const accumulator = (): Accumulator => ({ count: 0, errors: 0, durationsUs: [] });
+const accumulator = (): Accumulator => ({ count: 0, errors: 0, durations: [] });
 
 function add(acc: Accumulator, row: MapSpanRow): void {
-  acc.count += 1;
-  if (row.status_code === 2) acc.errors += 1;
-  acc.durationsUs.push(row.duration_us);
+  acc.count += row.adjusted_count;
+  if (row.status_code === 2) acc.errors += row.adjusted_count;
+  acc.durations.push({ us: row.duration_us, weight: row.adjusted_count });
 }
 
-/** Nearest-rank percentile of durations (µs), in ms. */
-function percentileMs(sorted: number[], p: number): number | null {
+/** Nearest-rank percentile of durations (µs) weighted by the spans each stands for, in ms. */
+function percentileMs(sorted: { us: number; weight: number }[], total: number, p: number): number | null {
   if (sorted.length === 0) return null;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]! / 1000;
+  const rank = (p / 100) * total;
+  let seen = 0;
+  for (const { us, weight } of sorted) {
+    seen += weight;
+    if (seen >= rank) return us / 1000;
+  }
+  return sorted.at(-1)!.us / 1000;
 }
 
 function statsOf(acc: Accumulator, rangeSeconds: number) {
-  const sorted = [...acc.durationsUs].sort((a, b) => a - b);
+  const sorted = [...acc.durations].sort((a, b) => a.us - b.us);
   return {
-    requests: acc.count,
-    errors: acc.errors,
+    requests: Math.round(acc.count),
+    errors: Math.round(acc.errors),
     requestRate: acc.count / rangeSeconds,
     errorRate: acc.count === 0 ? 0 : acc.errors / acc.count,
-    p50Ms: percentileMs(sorted, 50),
-    p95Ms: percentileMs(sorted, 95),
+    p50Ms: percentileMs(sorted, acc.count, 50),
+    p95Ms: percentileMs(sorted, acc.count, 95),
   };
 }
 

@@ -21,6 +21,8 @@ export interface SpanRecord {
   peerService: string | null;
   attributes: Record<string, AttributeValue>;
   events: { name: string; timeUs: number; attributes: Record<string, AttributeValue> }[];
+  /** How many spans this one stands for: 1 / the probability it was sampled with (adjustedCountOf). */
+  adjustedCount: number;
 }
 
 export const SPAN_KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
@@ -40,6 +42,32 @@ function enumOf(value: unknown, names: readonly string[], prefix: string): numbe
 }
 
 const usOf = (ns: bigint): number => Number(ns / 1000n);
+
+const TWO_56 = 2 ** 56;
+
+/**
+ * The spans a sampled span stands for, from its trace state: OpenTelemetry's consistent probability
+ * sampling writes the rejection threshold it was recorded by as `ot=th:<1-14 hex digits>` (56 bits,
+ * trailing zeros implied), and the span stood a (2^56 - th) / 2^56 chance, so it counts as the
+ * inverse (https://opentelemetry.io/docs/specs/otel/trace/tracestate-probability-sampling/). Without a
+ * valid threshold a span counts once.
+ */
+export function adjustedCountOf(traceState: unknown): number {
+  if (typeof traceState !== 'string' || traceState.length > 512) return 1;
+  const ot = traceState
+    .split(',')
+    .map((member) => member.trim())
+    .find((member) => member.startsWith('ot='));
+  const th = ot
+    ?.slice(3)
+    .split(';')
+    .find((field) => field.startsWith('th:'))
+    ?.slice(3);
+  if (th === undefined || !/^[0-9a-f]{1,14}$/.test(th)) return 1;
+  // At most 2^56 (a threshold of 14 f's, which a double may round up to 2^56 itself).
+  const rest = TWO_56 - parseInt(th.padEnd(14, '0'), 16);
+  return rest >= 1 ? TWO_56 / rest : TWO_56;
+}
 
 /**
  * OTLP traces (JSON or decoded protobuf) -> spans. `service.name` of the resource is the span's
@@ -124,6 +152,7 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
           peerService: typeof peer === 'string' && peer !== '' ? peer.slice(0, MAX_NAME) : null,
           attributes,
           events,
+          adjustedCount: adjustedCountOf(span.traceState),
         });
       }
     }

@@ -17,6 +17,7 @@ interface SpansTable {
   peer_service: string | null;
   attributes: string;
   events: string | null;
+  adjusted_count: number;
 }
 interface ApmSchema {
   apm_spans: SpansTable;
@@ -54,9 +55,11 @@ export interface MapSpanRow {
   status_code: number;
   peer_service: string | null;
   parent_service: string | null;
+  /** The spans this one stands for (1 / its sampling probability). */
+  adjusted_count: number;
 }
 
-/** Rows per insert statement: 15 parameters a row stays under both engines' parameter limits. */
+/** Rows per insert statement: 16 parameters a row stays under both engines' parameter limits. */
 const CHUNK = 1000;
 /** Spans of one trace returned at most (a runaway trace must not exhaust memory). */
 export const MAX_TRACE_SPANS = 10_000;
@@ -91,6 +94,7 @@ export class SpansRepository {
       peer_service: span.peerService,
       attributes: JSON.stringify(span.attributes),
       events: span.events.length > 0 ? JSON.stringify(span.events) : null,
+      adjusted_count: span.adjustedCount,
     }));
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
@@ -208,7 +212,7 @@ export class SpansRepository {
   async mapSpans(tenantId: string, fromUs: number, toUs: number, limit: number): Promise<MapSpanRow[]> {
     const result =
       await sql<MapSpanRow>`SELECT c.service AS service, c.kind AS kind, c.duration_us AS duration_us, c.status_code AS status_code,
-        c.peer_service AS peer_service, p.service AS parent_service
+        c.peer_service AS peer_service, p.service AS parent_service, c.adjusted_count AS adjusted_count
       FROM apm_spans c
       LEFT JOIN apm_spans p ON p.tenant_id = c.tenant_id AND p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
       WHERE c.tenant_id = ${tenantId} AND c.start_us >= ${fromUs} AND c.start_us < ${toUs}
@@ -219,6 +223,7 @@ export class SpansRepository {
       kind: Number(row.kind),
       duration_us: Number(row.duration_us),
       status_code: Number(row.status_code),
+      adjusted_count: Number(row.adjusted_count),
     }));
   }
 
@@ -258,5 +263,6 @@ function spanOf(row: SpansTable): StoredSpan {
     peerService: row.peer_service,
     attributes: parse(row.attributes, {}),
     events: parse(row.events, []),
+    adjustedCount: Number(row.adjusted_count),
   };
 }
