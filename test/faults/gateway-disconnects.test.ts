@@ -47,16 +47,20 @@ for (const dialect of DIALECTS) {
         await arrived;
         client.destroy();
         await closed; // the gateway ended the upstream call (its timeout here is 30 s)
-        await gw.receiver.waitFor(() =>
+        const line = () =>
           gw.receiver
             .logRecords()
-            .some(
+            .find(
               (r) =>
                 r.attributes['url.path'] === '/api/v1/master-data/slow' &&
                 r.attributes['http.request.method'] === method &&
                 r.attributes['http.response.status_code'] === 499,
-            ),
-        );
+            );
+        // The request span ended first (the client left); its upstream call, ended after it, is still shipped with it.
+        const spansOf = () => gw.receiver.spans().filter((span: any) => span.traceId === line()?.traceId);
+        await gw.receiver.waitFor(() => spansOf().length === 2);
+        const call = spansOf().find((span: any) => span.kind === 3);
+        assert.equal(call.status.code, 2, 'the upstream call the client left is marked failed');
         await gw.stillServes(baseline);
       });
     }

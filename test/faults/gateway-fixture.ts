@@ -148,6 +148,8 @@ export async function startGatewayUnderFault(dialect: DialectName, env: Record<s
       LOG_LEVEL: 'info',
       GATEWAY_TELEMETRY_URL: await receiver.start(),
       GATEWAY_TELEMETRY_INTERVAL: '100ms',
+      // Every trace: the faults' spans (an upstream call ended after its request) are checked too.
+      GATEWAY_TELEMETRY_SAMPLE_RATIO: '1',
       GATEWAY_REQUEST_TIMEOUT: `${REQUEST_TIMEOUT_MS}ms`,
       GATEWAY_PROXY_RETRIES: '0',
       GATEWAY_PROXY_BREAKER_THRESHOLD: '0',
