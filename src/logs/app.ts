@@ -111,7 +111,7 @@ export async function buildLogsService({
   k8s,
   activeAlertsBySeverity,
 }: LogsServiceOptions): Promise<LogsService> {
-  const database = await openDatabase<LogsSchema>(config.databaseUrl);
+  const database = await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true });
   let store: LogStore;
   let storeReads: StoreReads | undefined;
   try {

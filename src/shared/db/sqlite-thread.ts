@@ -1,0 +1,298 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
+
+/**
+ * SQLite on a thread of its own (docs/architecture.md, "The logs service's database thread").
+ * better-sqlite3 is synchronous: on the service's thread a 5,000-entry log batch stopped its event
+ * loop for a quarter of a second (measured), and with it every HTTP request of the process, the
+ * gateway's proxied calls included in `cli.js all`. Here one worker thread owns the one connection;
+ * the event loop only posts statements and receives their rows.
+ *
+ * The worker's code is plain JavaScript, so it starts in about 50 ms without a TypeScript loader
+ * (under tsx a worker of a .ts file takes 300–400 ms, and the tests open many databases).
+ * Values cross the thread boundary by structured clone: BLOBs come back as Uint8Array, not Buffer.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+const database = new SQLite(workerData.path);
+for (const pragma of workerData.pragmas) database.pragma(pragma);
+// Statements reused by their text (the stores issue a few dozen shapes over and over).
+const statements = new Map();
+function prepare(text) {
+  let statement = statements.get(text);
+  if (statement === undefined) {
+    statement = database.prepare(text);
+    if (statements.size >= ${256}) statements.clear();
+    statements.set(text, statement);
+  }
+  return statement;
+}
+// A Uint8Array is what a Buffer parameter becomes in the clone; better-sqlite3 binds only Buffers.
+const bindable = (value) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
+parentPort.on('message', (message) => {
+  if (message === 'close') {
+    database.close();
+    parentPort.close();
+    return;
+  }
+  const { id, sql, parameters } = message;
+  try {
+    const statement = prepare(sql);
+    const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
+    if (statement.reader) {
+      parentPort.postMessage({ id, rows: statement.all(values), inTransaction: database.inTransaction });
+    } else {
+      const { changes, lastInsertRowid } = statement.run(values);
+      parentPort.postMessage({ id, changes, lastInsertRowid, inTransaction: database.inTransaction });
+    }
+  } catch (error) {
+    const { name, message, code } = error ?? {};
+    parentPort.postMessage({ id, error: { name, message: message ?? String(error), code }, inTransaction: database.inTransaction });
+  }
+});
+parentPort.postMessage('ready');
+`;
+
+interface Reply {
+  id: number;
+  /** Whether the connection is inside a transaction after the statement (it began one, or one is still open). */
+  inTransaction: boolean;
+  rows?: unknown[];
+  changes?: number;
+  lastInsertRowid?: number | bigint;
+  error?: { name?: string; message: string; code?: string };
+}
+
+interface Pending {
+  resolve: (reply: Reply) => void;
+  reject: (error: Error) => void;
+}
+
+/** The worker and the statements sent to it that wait for their answer. */
+class SqliteThread {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, Pending>();
+  readonly ready: Promise<void>;
+  #nextId = 1;
+  /** Why the thread stopped; every later statement fails with it. */
+  #stopped: Error | undefined;
+
+  constructor(path: string, pragmas: readonly string[]) {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.#worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path, pragmas } });
+    this.ready = new Promise((resolve, reject) => {
+      const onMessage = (reply: Reply | 'ready') => {
+        if (reply !== 'ready') return this.#settle(reply);
+        // From now on only a waiting statement keeps the process alive (ref'd while one is pending).
+        if (this.#pending.size === 0) this.#worker.unref();
+        resolve();
+      };
+      this.#worker.on('message', onMessage);
+      this.#worker.once('error', (error) => {
+        this.#stop(error instanceof Error ? error : new Error(`the SQLite thread failed: ${String(error)}`));
+        reject(this.#stopped);
+      });
+      this.#worker.once('exit', () => {
+        this.#stop(new Error('the SQLite thread stopped'));
+        reject(this.#stopped);
+      });
+    });
+    // Whoever awaits `ready` sees a failed start; nobody else should crash the process over it.
+    this.ready.catch(() => undefined);
+  }
+
+  /** Runs a statement on the thread; its SQLite error, if any, is in the reply (with the transaction state). */
+  run(sql: string, parameters: readonly unknown[]): Promise<Reply> {
+    if (this.#stopped) return Promise.reject(this.#stopped);
+    const id = this.#nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      if (this.#pending.size === 0) this.#worker.ref();
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, sql, parameters });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#stopped) return;
+    const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
+    this.#worker.ref();
+    this.#worker.postMessage('close');
+    await exited;
+  }
+
+  #settle(reply: Reply): void {
+    const pending = this.#pending.get(reply.id);
+    if (!pending) return;
+    this.#pending.delete(reply.id);
+    if (this.#pending.size === 0) this.#worker.unref();
+    pending.resolve(reply);
+  }
+
+  #stop(reason: Error): void {
+    this.#stopped ??= reason;
+    for (const pending of this.#pending.values()) pending.reject(this.#stopped);
+    this.#pending.clear();
+  }
+}
+
+
+/** Kysely's answer to a statement the thread ran. */
+function resultOf<R>(reply: Reply): QueryResult<R> {
+  if (reply.error) throw Object.assign(new Error(reply.error.message), { name: reply.error.name ?? 'Error', code: reply.error.code });
+  if (reply.rows) return { rows: reply.rows as R[] };
+  return {
+    numAffectedRows: reply.changes === undefined ? undefined : BigInt(reply.changes),
+    insertId: reply.lastInsertRowid === undefined ? undefined : BigInt(reply.lastInsertRowid),
+    rows: [],
+  };
+}
+
+/** The writer: one holder at a time, from a statement that opens a transaction until the one that ends it. */
+class WriterLock {
+  #held: Promise<void> | undefined;
+  #release: (() => void) | undefined;
+
+  async acquire(): Promise<void> {
+    while (this.#held) await this.#held;
+    this.#held = new Promise((resolve) => (this.#release = resolve));
+  }
+
+  release(): void {
+    const release = this.#release;
+    this.#held = this.#release = undefined;
+    release?.();
+  }
+}
+
+/** What the event loop's own connection offers: statements prepared (and cached) by their text. */
+export interface StatementSource {
+  prepare(sql: string): { reader: boolean; readonly: boolean; all(parameters: readonly unknown[]): unknown[] };
+  close(): void;
+}
+
+/**
+ * One caller's use of the database (a query, or a transaction from BEGIN to COMMIT). A statement that
+ * only reads, outside a transaction, runs on the event loop's connection: small and never waiting
+ * (WAL readers do not wait for the writer), and it sees every write whose promise has resolved. Every
+ * other statement runs on the thread, holding the writer from the statement that opens a transaction
+ * (Kysely's or the store's own `BEGIN IMMEDIATE`) to the one that ends it, as the thread reports.
+ */
+class SqliteThreadConnection implements DatabaseConnection {
+  #holding = false;
+
+  constructor(
+    private readonly reads: StatementSource,
+    private readonly thread: SqliteThread,
+    private readonly writer: WriterLock,
+  ) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const { sql, parameters } = compiled;
+    if (!this.#holding) {
+      const statement = this.#readOnly(sql);
+      if (statement) return { rows: statement.all(parameters) as R[] };
+      await this.writer.acquire();
+      this.#holding = true;
+    }
+    let reply: Reply | undefined;
+    try {
+      reply = await this.thread.run(sql, parameters);
+    } finally {
+      if (!reply?.inTransaction) this.#letGo();
+    }
+    return resultOf<R>(reply);
+  }
+
+  /** A statement that leaves the writer holding a transaction (a bug) is rolled back when the caller lets go. */
+  async release(): Promise<void> {
+    if (!this.#holding) return;
+    await this.thread.run('ROLLBACK', []).catch(() => undefined);
+    this.#letGo();
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('the SQLite thread does not stream: page the query instead');
+  }
+
+  #readOnly(sql: string) {
+    try {
+      const statement = this.reads.prepare(sql);
+      return statement.reader && statement.readonly ? statement : undefined;
+    } catch {
+      // Not preparable here (a table of an uncommitted transaction, say): the thread answers it.
+      return undefined;
+    }
+  }
+
+  #letGo(): void {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.writer.release();
+  }
+}
+
+class SqliteThreadDriver implements Driver {
+  readonly #writer = new WriterLock();
+  #thread: SqliteThread | undefined;
+
+  constructor(
+    private readonly reads: StatementSource,
+    private readonly path: string,
+    private readonly pragmas: readonly string[],
+  ) {}
+
+  async init(): Promise<void> {
+    this.#thread = new SqliteThread(this.path, this.pragmas);
+    await this.#thread.ready;
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new SqliteThreadConnection(this.reads, this.#thread!, this.#writer);
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await (connection as SqliteThreadConnection).release();
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async destroy(): Promise<void> {
+    await this.#thread?.close();
+    this.reads.close();
+  }
+}
+
+/**
+ * A Kysely dialect for a SQLite file whose writes run on a worker thread's connection and whose
+ * plain reads run on `reads`, the event loop's connection to the same file.
+ */
+export function sqliteThreadDialect(reads: StatementSource, path: string, pragmas: readonly string[]): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new SqliteThreadDriver(reads, path, pragmas),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+  };
+}
