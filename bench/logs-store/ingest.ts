@@ -1,11 +1,13 @@
 /**
- * Ingest alone: generated batches are made first, then appended one at a time through the LogStore
- * (as run.ts does, without the generator, the NDJSON copy or the queries in the measured time), so
- * that a change to the write path can be compared run against run, before and after.
- *   node --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000]
+ * Ingest alone: generated batches are made first, then appended through the LogStore (as run.ts does,
+ * without the generator, the NDJSON copy or the queries in the measured time), so that a change to the
+ * write path can be compared run against run, before and after. The database is opened as the logs
+ * service opens it (SQLite writes on their own thread).
+ *   node --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000] [--in-flight 1]
  * The events are as dense as 10M a day (a batch of 5,000 spans about 43 seconds). Prints one JSON line:
- * events/s, µs an event, the process's CPU (user and system, ms) and, for PostgreSQL, the CPU of every
- * `postgres` process of this machine (the server must run here, as bench/logs-store/postgres-server.mjs does).
+ * events/s, µs an event, the longest stall of the event loop, the process's CPU (user and system, ms)
+ * and, for PostgreSQL, the CPU of every `postgres` process of this machine (the server must run here,
+ * as bench/logs-store/postgres-server.mjs does).
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,6 +24,7 @@ const { values: args } = parseArgs({
     events: { type: 'string', default: '500000' },
     batch: { type: 'string', default: '5000' },
     file: { type: 'string', default: '/tmp/gerbang-bench-ingest.sqlite' },
+    'in-flight': { type: 'string', default: '1' },
   },
 });
 const events = Number(args.events);
@@ -65,11 +68,30 @@ function postgresCpuMs(): number {
   return ticks * 10; // 100 ticks a second
 }
 
+// The longest the event loop went without a turn while batches were written (a 1 ms timer's gaps).
+let lastTick = performance.now();
+let longestStall = 0;
+const ticker = setInterval(() => {
+  const now = performance.now();
+  longestStall = Math.max(longestStall, now - lastTick);
+  lastTick = now;
+}, 1);
 const start = performance.now();
 const cpu = process.cpuUsage();
 const serverBefore = args.dialect === 'postgres' ? postgresCpuMs() : 0;
-for (const entries of batches) await store.append('bench', entries);
+// `--in-flight N`: N appends at a time, as N shippers (or one with requests in parallel) send them.
+let next = 0;
+const appender = async () => {
+  while (next < batches.length) {
+    await store.append('bench', batches[next++]!);
+    // A turn of the event loop between batches, as a service has between requests.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+};
+await Promise.all(Array.from({ length: Number(args['in-flight']) }, appender));
 const ms = performance.now() - start;
+clearInterval(ticker);
+longestStall = Math.max(longestStall, performance.now() - lastTick);
 const used = process.cpuUsage(cpu);
 const serverMs = args.dialect === 'postgres' ? postgresCpuMs() - serverBefore : undefined;
 process.stdout.write(
@@ -78,6 +100,8 @@ process.stdout.write(
     events,
     eventsPerSecond: Math.round(events / (ms / 1000)),
     usPerEvent: Number(((ms * 1000) / events).toFixed(1)),
+    inFlight: Number(args['in-flight']),
+    longestStallMs: Math.round(longestStall),
     cpuUserMs: Math.round(used.user / 1000),
     cpuSystemMs: Math.round(used.system / 1000),
     ...(serverMs === undefined ? {} : { serverCpuMs: serverMs, serverUsPerEvent: Number(((serverMs * 1000) / events).toFixed(1)) }),

@@ -10,10 +10,10 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-/** A migrated log store on a fresh database of the dialect. */
+/** A migrated log store on a fresh database of the dialect, opened as the logs service opens it (SQLite writes on their thread). */
 export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   const testDb: TestDatabase = await createTestDatabase(dialect);
-  const database = await openDatabase<any>(testDb.url);
+  const database = await openDatabase<any>(testDb.url, { sqliteThread: true });
   await migrateToLatest(database.db, logStoreMigrations, 'logs');
   return {
     store: createLogStore(database.db, database.dialect),
@@ -27,7 +27,7 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
 
 /** A migrated log store on an existing database (closing leaves the database in place). */
 export async function openTestStoreAt(url: string): Promise<TestStore> {
-  const database = await openDatabase<any>(url);
+  const database = await openDatabase<any>(url, { sqliteThread: true });
   await migrateToLatest(database.db, logStoreMigrations, 'logs');
   return { store: createLogStore(database.db, database.dialect), database, close: () => database.close() };
 }

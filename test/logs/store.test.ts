@@ -658,8 +658,11 @@ for (const dialect of DIALECTS) {
       assert.equal(rows.length, 0, 'the floor went with the last removal');
     });
 
-    test('concurrent batches are all stored', async () => {
-      const { store } = handle;
+    test('concurrent batches are all stored, with the facet values they add numbered once', async () => {
+      const { store, database } = handle;
+      const { sql } = await import('kysely');
+      // Each batch brings a host no other has, and one of three services the others bring too: while
+      // one batch writes, the next prepares its facets against a dictionary that is about to change.
       await Promise.all(
         Array.from({ length: 8 }, (_, batch) =>
           store.append(
@@ -668,11 +671,19 @@ for (const dialect of DIALECTS) {
               timestamp: T0 + batch * 1000 + i,
               message: `batch ${batch} item ${i}`,
               level: 'info',
-              service: 's',
+              service: `s${batch % 3}`,
+              host: `h${batch}`,
             })),
           ),
         ),
       );
+      const count = async (query: string) =>
+        (await store.search({ tenantId: 'conc', query, from: T0, to: T0 + DAY, page: 1, limit: 1 })).total;
+      assert.deepEqual([await count('service:s0'), await count('service:s1'), await count('service:s2')], [150, 150, 100]);
+      assert.deepEqual(await Promise.all(Array.from({ length: 8 }, (_, batch) => count(`host:h${batch}`))), Array(8).fill(50));
+      const { rows } = await sql<{ n: number; tokens: number }>`SELECT count(*) AS n, count(DISTINCT token) AS tokens
+        FROM log_facet_values WHERE tenant_id = 'conc'`.execute(database.db);
+      assert.equal(Number(rows[0]!.tokens), Number(rows[0]!.n));
       assert.equal((await store.search({ tenantId: 'conc', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
       assert.equal((await store.search({ tenantId: 'conc', query: 'item', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
       const hist = await store.histogram({ tenantId: 'conc', from: T0, to: T0 + MINUTE - 1, intervalMs: MINUTE });

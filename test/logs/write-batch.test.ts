@@ -6,11 +6,15 @@
  * worth of rows and one more).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { HOUR, MINUTE, mod } from '../../src/logs/modules/store/minutes.js';
-import { insertRows } from '../../src/logs/modules/store/sqlite-insert.js';
+import { rowInserts } from '../../src/logs/modules/store/sqlite-insert.js';
+import { runInOrder } from '../../src/shared/db/sqlite-thread.js';
 import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../src/logs/modules/store/write-batch.js';
 
 const entry = (ts: number, level: string | null, service: string | null, host: string | null): PreparedEntry => ({
@@ -86,32 +90,55 @@ describe('batch rollups', () => {
   });
 });
 
-describe('SQLite multi-row inserts', () => {
-  let db: Kysely<any>;
-  let close: () => Promise<void>;
-  before(async () => {
-    ({ db, close } = await openDatabase<any>('sqlite::memory:'));
-    await sql`CREATE TABLE t (a INTEGER, b TEXT, c TEXT)`.execute(db);
-  });
-  after(() => close());
+// On the event loop's connection, statement by statement; on the SQLite thread, as one message.
+for (const where of ['event loop', 'thread'] as const)
+  describe(`SQLite multi-row inserts [${where}]`, () => {
+    let db: Kysely<any>;
+    let close: () => Promise<void>;
+    let dir: string;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'gerbang-inserts-'));
+      ({ db, close } =
+        where === 'thread'
+          ? await openDatabase<any>(`sqlite:${join(dir, 'inserts.sqlite')}`, { sqliteThread: true })
+          : await openDatabase<any>('sqlite::memory:'));
+      await sql`CREATE TABLE t (a INTEGER, b TEXT, c TEXT)`.execute(db);
+    });
+    after(async () => {
+      await close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  test('rows from one flat array, over more statements than one, in order and with every value as bound', async () => {
-    // 32,766 parameters / 3 columns allows 10,922 rows a statement, capped at 1,000: 2,501 rows are three statements.
-    const rows = 2_501;
-    const values = Array.from({ length: rows }, (_, i) => [i, `b${i}`, i % 2 === 0 ? null : "it's; DROP TABLE t; --"]).flat();
-    await insertRows(db, 't', ['a', 'b', 'c'], values);
-    const { rows: stored } = await sql<{ a: number; b: string; c: string | null }>`SELECT a, b, c FROM t ORDER BY rowid`.execute(db);
-    assert.equal(stored.length, rows);
-    assert.deepEqual(
-      stored.flatMap((row) => [row.a, row.b, row.c]),
-      values,
-    );
-  });
+    test('rows from one flat array, over more statements than one, in order and with every value as bound', async () => {
+      // 32,766 parameters / 3 columns allows 10,922 rows a statement, capped at 1,000: 2,501 rows are three statements.
+      const rows = 2_501;
+      const values = Array.from({ length: rows }, (_, i) => [i, `b${i}`, i % 2 === 0 ? null : "it's; DROP TABLE t; --"]).flat();
+      await runInOrder(db, rowInserts('t', ['a', 'b', 'c'], values));
+      const { rows: stored } = await sql<{ a: number; b: string; c: string | null }>`SELECT a, b, c FROM t ORDER BY rowid`.execute(db);
+      assert.equal(stored.length, rows);
+      assert.deepEqual(
+        stored.flatMap((row) => [row.a, row.b, row.c]),
+        values,
+      );
+    });
 
-  test('values that do not make whole rows are refused before anything is written', async () => {
-    const before = await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db);
-    await assert.rejects(insertRows(db, 't', ['a', 'b', 'c'], [1, 'x']), /do not make rows of 3/);
-    const after = await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db);
-    assert.equal(after.rows[0]!.n, before.rows[0]!.n);
+    test('a failing statement stops the list: what follows it is not run', async () => {
+      await assert.rejects(
+        runInOrder(db, [
+          ...rowInserts('t', ['a', 'b', 'c'], [-1, 'first', null]),
+          sql`INSERT INTO missing (a) VALUES (1)`.compile(db),
+          ...rowInserts('t', ['a', 'b', 'c'], [-2, 'after the failure', null]),
+        ]),
+        /no such table: missing/,
+      );
+      const { rows } = await sql<{ b: string }>`SELECT b FROM t WHERE a < 0 ORDER BY a DESC`.execute(db);
+      assert.deepEqual(
+        rows.map((row) => row.b),
+        ['first'],
+      );
+    });
+
+    test('values that do not make whole rows are refused before any statement is made', () => {
+      assert.throws(() => rowInserts('t', ['a', 'b', 'c'], [1, 'x']), /do not make rows of 3/);
+    });
   });
-});

@@ -7,6 +7,7 @@ import {
   SqliteQueryCompiler,
   type DatabaseConnection,
   type Dialect,
+  type Kysely,
   type Driver,
   type QueryResult,
 } from 'kysely';
@@ -40,22 +41,24 @@ function prepare(text) {
 }
 // A Uint8Array is what a Buffer parameter becomes in the clone; better-sqlite3 binds only Buffers.
 const bindable = (value) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
+function execute(sql, parameters) {
+  const statement = prepare(sql);
+  const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
+  if (statement.reader) return { rows: statement.all(values) };
+  const { changes, lastInsertRowid } = statement.run(values);
+  return { changes, lastInsertRowid };
+}
 parentPort.on('message', (message) => {
   if (message === 'close') {
     database.close();
     parentPort.close();
     return;
   }
-  const { id, sql, parameters } = message;
+  const { id, sql, parameters, list } = message;
   try {
-    const statement = prepare(sql);
-    const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
-    if (statement.reader) {
-      parentPort.postMessage({ id, rows: statement.all(values), inTransaction: database.inTransaction });
-    } else {
-      const { changes, lastInsertRowid } = statement.run(values);
-      parentPort.postMessage({ id, changes, lastInsertRowid, inTransaction: database.inTransaction });
-    }
+    // A list: its statements in order, up to the first that fails (the caller's transaction then rolls back).
+    const result = list ? (list.forEach((statement) => execute(statement.sql, statement.parameters)), { rows: [] }) : execute(sql, parameters);
+    parentPort.postMessage({ id, ...result, inTransaction: database.inTransaction });
   } catch (error) {
     const { name, message, code } = error ?? {};
     parentPort.postMessage({ id, error: { name, message: message ?? String(error), code }, inTransaction: database.inTransaction });
@@ -63,6 +66,31 @@ parentPort.on('message', (message) => {
 });
 parentPort.postMessage('ready');
 `;
+
+/**
+ * The text of a query whose parameters are statements ({ sql, parameters }) to run in order in one
+ * message (runInOrder): a batch's inserts then cost one hop between threads, not one each, and
+ * the event loop is free meanwhile. No SQL: only this dialect takes it.
+ */
+const STATEMENT_LIST = '-- gerbang: statement list';
+
+/** The adapter of sqliteThreadDialect, by which runInOrder knows that a list can go in one message. */
+class SqliteThreadAdapter extends SqliteAdapter {}
+
+/** Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite thread, else one by one. */
+export async function runInOrder(db: Kysely<any>, statements: readonly CompiledQuery[]): Promise<void> {
+  if (statements.length === 0) return;
+  if (db.getExecutor().adapter instanceof SqliteThreadAdapter) {
+    await db.executeQuery(
+      CompiledQuery.raw(
+        STATEMENT_LIST,
+        statements.map(({ sql, parameters }) => ({ sql, parameters })),
+      ),
+    );
+    return;
+  }
+  for (const statement of statements) await db.executeQuery(statement);
+}
 
 interface Reply {
   id: number;
@@ -112,14 +140,17 @@ class SqliteThread {
     this.ready.catch(() => undefined);
   }
 
-  /** Runs a statement on the thread; its SQLite error, if any, is in the reply (with the transaction state). */
+  /**
+   * Runs a statement on the thread, or a list of them (STATEMENT_LIST); its SQLite error, if any, is
+   * in the reply, with the transaction state.
+   */
   run(sql: string, parameters: readonly unknown[]): Promise<Reply> {
     if (this.#stopped) return Promise.reject(this.#stopped);
     const id = this.#nextId++;
     return new Promise<Reply>((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, sql, parameters });
+      this.#worker.postMessage(sql === STATEMENT_LIST ? { id, list: parameters } : { id, sql, parameters });
     });
   }
 
@@ -145,7 +176,6 @@ class SqliteThread {
     this.#pending.clear();
   }
 }
-
 
 /** Kysely's answer to a statement the thread ran. */
 function resultOf<R>(reply: Reply): QueryResult<R> {
@@ -200,7 +230,7 @@ class SqliteThreadConnection implements DatabaseConnection {
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const { sql, parameters } = compiled;
     if (!this.#holding) {
-      const statement = this.#readOnly(sql);
+      const statement = sql === STATEMENT_LIST ? undefined : this.#readOnly(sql);
       if (statement) return { rows: statement.all(parameters) as R[] };
       await this.writer.acquire();
       this.#holding = true;
@@ -290,7 +320,7 @@ class SqliteThreadDriver implements Driver {
  */
 export function sqliteThreadDialect(reads: StatementSource, path: string, pragmas: readonly string[]): Dialect {
   return {
-    createAdapter: () => new SqliteAdapter(),
+    createAdapter: () => new SqliteThreadAdapter(),
     createDriver: () => new SqliteThreadDriver(reads, path, pragmas),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createIntrospector: (db) => new SqliteIntrospector(db),

@@ -102,6 +102,15 @@ export class FacetDictionary {
     return this.#tenants.get(tenantId)?.next ?? 0;
   }
 
+  /**
+   * Changes whenever the tenant's dictionary does (values and unfaceted fields are only ever added):
+   * facets taken under one state hold while it lasts. Undefined until the dictionary is loaded.
+   */
+  stateOf(tenantId: string): string | undefined {
+    const known = this.#tenants.get(tenantId);
+    return known && `${known.next}:${known.unfaceted.size}`;
+  }
+
   load(tenantId: string, rows: readonly FacetDictionaryRow[], unfaceted: readonly string[]): void {
     const facets: TenantFacets = { fields: new Map(), unfaceted: new Set(unfaceted), next: 0 };
     this.#tenants.set(tenantId, facets);

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery } from 'kysely';
 
 /** SQLite's default limit of bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER). */
 const MAX_PARAMETERS = 32_766;
@@ -6,29 +6,26 @@ const MAX_PARAMETERS = 32_766;
 const MAX_ROWS = 1_000;
 
 /**
- * Inserts rows with multi-row `VALUES (?, …), (?, …)` statements, each value bound as it is. For the
- * store's large batches this is three times faster than one bound JSON array expanded by json_each
+ * Statements that insert rows, multi-row `VALUES (?, …), (?, …)`, each value bound as it is (run
+ * them with runInOrder, src/shared/db/sqlite-thread.ts). For the store's large batches this is three times faster than one bound JSON array expanded by json_each
  * (measured: 3–5 µs against 14 µs an entry): SQLite parses no JSON and JavaScript writes none.
  * `values` holds the rows one after the other, `columns.length` values each: a batch's rows are
  * written straight into it, without an array per row (docs/benchmarks.md, "Issue 15: the batch's
  * JavaScript"). `table` and `columns` are the store's own names, never user input.
  */
-export async function insertRows(
-  connection: Kysely<any>,
-  table: string,
-  columns: readonly string[],
-  values: readonly unknown[],
-): Promise<void> {
+export function rowInserts(table: string, columns: readonly string[], values: readonly unknown[]): CompiledQuery[] {
   const width = columns.length;
-  if (values.length % width !== 0) throw new Error(`insertRows: ${values.length} values do not make rows of ${width}`);
+  if (values.length % width !== 0) throw new Error(`rowInserts: ${values.length} values do not make rows of ${width}`);
   const perStatement = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMETERS / width)));
   const tuple = `(${columns.map(() => '?').join(',')})`;
   const head = `INSERT INTO "${table}" (${columns.map((column) => `"${column}"`).join(',')}) VALUES `;
   const rows = values.length / width;
+  const statements: CompiledQuery[] = [];
   for (let start = 0; start < rows; start += perStatement) {
     const count = Math.min(perStatement, rows - start);
     const text = head + new Array<string>(count).fill(tuple).join(',');
     const parameters = count === rows ? values : values.slice(start * width, (start + count) * width);
-    await connection.executeQuery(CompiledQuery.raw(text, parameters as unknown[]));
+    statements.push(CompiledQuery.raw(text, parameters as unknown[]));
   }
+  return statements;
 }

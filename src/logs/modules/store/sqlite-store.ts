@@ -30,9 +30,19 @@ import {
   type TimePage,
 } from './store-core.js';
 import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
-import { insertRows } from './sqlite-insert.js';
+import { rowInserts } from './sqlite-insert.js';
+import { runInOrder } from '../../../shared/db/sqlite-thread.js';
 import { ftsBody } from './tokenize.js';
-import { batchRollups, documentIdsOf, FieldCatalogueCache, prepareEntries, ROLLUP_TABLE_NAMES, splitByDocumentId } from './write-batch.js';
+import {
+  batchRollups,
+  documentIdsOf,
+  FieldCatalogueCache,
+  prepareEntries,
+  ROLLUP_TABLE_NAMES,
+  splitByDocumentId,
+  type BatchRollups,
+  type PreparedEntry,
+} from './write-batch.js';
 import type { FieldRef } from './fields.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
@@ -124,31 +134,39 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
     if (entries.length === 0) return { duplicates: [] };
     const ids = documentIdsOf(entries);
+    const caches = { fields: this.#fields, facets: this.#facets };
+    // Before the writer is ours: while another batch's statements run on the SQLite thread.
+    const ready = await prepareBatch(tenantId, entries, caches);
     let duplicates: number[] = [];
     let written: Written | undefined;
     // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
     // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
-    await this.#inWriteTransaction(async (connection) => {
-      let batch: readonly LogEntry[] = entries;
-      if (ids.length > 0) {
-        // Under the write lock: no other batch can store one of these ids meanwhile.
-        const now = this.documentIds.now();
-        const { rows: known } = await sql<{ doc_id: string }>`SELECT doc_id FROM log_document_ids
+    await this.#inWriteTransaction(
+      async (connection) => {
+        let batch = ready;
+        if (ids.length > 0) {
+          // Under the write lock: no other batch can store one of these ids meanwhile.
+          const now = this.documentIds.now();
+          const { rows: known } = await sql<{ doc_id: string }>`SELECT doc_id FROM log_document_ids
           WHERE tenant_id = ${tenantId} AND expires_at > ${now} AND doc_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`.execute(
-          connection,
-        );
-        const split = splitByDocumentId(entries, new Set(known.map((row) => row.doc_id)));
-        ({ kept: batch, duplicates } = split);
-        await sql`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
+            connection,
+          );
+          const split = splitByDocumentId(entries, new Set(known.map((row) => row.doc_id)));
+          duplicates = split.duplicates;
+          batch = await withoutPlaces(ready, new Set(duplicates), caches);
+          await sql`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
           SELECT ${tenantId}, value, ${now + this.documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
           ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
-      }
-      if (batch.length > 0) written = await writeEntries(connection, tenantId, batch, { fields: this.#fields, facets: this.#facets });
-    });
-    if (written) {
-      this.#fields.remember(tenantId, written.newFields);
-      this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
-    }
+        }
+        if (batch.entries.length > 0) written = await writePrepared(connection, batch, caches);
+      },
+      () => {
+        // Still holding the writer: the next batch sees what this one added to the caches.
+        if (!written) return;
+        this.#fields.remember(tenantId, written.newFields);
+        this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
+      },
+    );
     return { duplicates };
   }
 
@@ -230,13 +248,14 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     });
   }
 
-  /** Runs `work` in an IMMEDIATE transaction on the writer's connection. */
-  async #inWriteTransaction<T>(work: (connection: Kysely<any>) => Promise<T>): Promise<T> {
+  /** Runs `work` in an IMMEDIATE transaction on the writer's connection; `committed` before another may start. */
+  async #inWriteTransaction<T>(work: (connection: Kysely<any>) => Promise<T>, committed?: () => void): Promise<T> {
     return this.db.connection().execute(async (connection) => {
       await sql`BEGIN IMMEDIATE`.execute(connection);
       try {
         const result = await work(connection);
         await sql`COMMIT`.execute(connection);
+        committed?.();
         return result;
       } catch (error) {
         await sql`ROLLBACK`.execute(connection).catch(() => undefined);
@@ -464,16 +483,123 @@ export async function writeEntries(
   connection: Kysely<any>,
   tenantId: string,
   entries: readonly LogEntry[],
-  caches: { fields: FieldCatalogueCache; facets: FacetDictionary },
+  caches: WriterCaches,
 ): Promise<Written> {
-  // In time order, so that one second's ids follow the order of their times where they can.
-  const prepared = prepareEntries(entries).sort((a, b) => a.ts - b.ts);
+  return writePrepared(connection, await prepareBatch(tenantId, entries, caches), caches);
+}
+
+/** What a writer keeps between batches; reads and updates of it happen while the batch holds the writer. */
+interface WriterCaches {
+  fields: FieldCatalogueCache;
+  facets: FacetDictionary;
+}
+
+/**
+ * What a batch's write can compute before it takes the writer, so that with batches in flight it
+ * runs beside another batch's statements: the entries cleaned and in time order (one second's ids
+ * then follow the order of their times where they can), each with its place in the batch; the
+ * values of their rows but the ids; their words for the index; rollups and new catalogue fields;
+ * and their facets, as the tenant's dictionary stood (`facetsAt`): taken again under the writer
+ * when the dictionary changed meanwhile.
+ */
+interface PreparedBatch {
+  tenantId: string;
+  entries: PreparedEntry[];
+  places: number[];
+  /** ENTRY_INSERT_COLUMNS of each entry, the id (its first value) filled in under the writer. */
+  entryValues: unknown[];
+  bodies: string[];
+  rollups: BatchRollups[];
+  newFields: ReturnType<FieldCatalogueCache['newFields']>;
+  facets: ReturnType<FacetDictionary['facetsOf']> | undefined;
+  facetsAt: string | undefined;
+}
+
+/** Entries prepared between turns of the event loop, so that no batch holds it for long. */
+const PREPARE_CHUNK = 1_000;
+
+async function prepareBatch(tenantId: string, entries: readonly LogEntry[], caches: WriterCaches): Promise<PreparedBatch> {
+  const cleaned: PreparedEntry[] = [];
+  for (let first = 0; first < entries.length; first += PREPARE_CHUNK) {
+    if (first > 0) await yieldToWaitingWrites();
+    cleaned.push(...prepareEntries(entries.slice(first, first + PREPARE_CHUNK), first));
+  }
+  const places = cleaned.map((_, place) => place).sort((a, b) => cleaned[a]!.ts - cleaned[b]!.ts);
+  return preparedOf(
+    tenantId,
+    places.map((place) => cleaned[place]!),
+    places,
+    caches,
+  );
+}
+
+async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: number[], caches: WriterCaches): Promise<PreparedBatch> {
+  const entryValues = new Array<unknown>(sorted.length * ENTRY_INSERT_COLUMNS.length);
+  const bodies = new Array<string>(sorted.length);
+  let at = 0;
+  for (let index = 0; index < sorted.length; index += 1) {
+    if (index > 0 && index % PREPARE_CHUNK === 0) await yieldToWaitingWrites();
+    const entry = sorted[index]!;
+    entryValues[at++] = null;
+    entryValues[at++] = tenantId;
+    entryValues[at++] = entry.ts;
+    entryValues[at++] = entry.level;
+    entryValues[at++] = entry.service;
+    entryValues[at++] = entry.host;
+    entryValues[at++] = entry.trace_id;
+    entryValues[at++] = entry.span_id;
+    entryValues[at++] = entry.message;
+    entryValues[at++] = JSON.stringify(entry.attributes);
+    bodies[index] = ftsBody(entry.message);
+  }
+  await yieldToWaitingWrites();
+  // Taken last: the dictionary may have changed while this batch waited for turns of the event loop.
+  const facetsAt = caches.facets.stateOf(tenantId);
+  return {
+    tenantId,
+    entries: sorted,
+    places,
+    entryValues,
+    bodies,
+    rollups: batchRollups(sorted),
+    // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
+    newFields: caches.fields.newFields(tenantId, sorted),
+    facets: facetsAt === undefined ? undefined : caches.facets.facetsOf(tenantId, sorted),
+    facetsAt,
+  };
+}
+
+/** The batch without the entries at `places` (repeated document ids), prepared again: rare. */
+function withoutPlaces(batch: PreparedBatch, places: ReadonlySet<number>, caches: WriterCaches): Promise<PreparedBatch> {
+  if (places.size === 0) return Promise.resolve(batch);
+  const kept = batch.places.flatMap((place, index) => (places.has(place) ? [] : [index]));
+  return preparedOf(
+    batch.tenantId,
+    kept.map((index) => batch.entries[index]!),
+    kept.map((index) => batch.places[index]!),
+    caches,
+  );
+}
+
+async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, caches: WriterCaches): Promise<Written> {
+  const { tenantId, entries: prepared, entryValues, newFields } = batch;
   await loadFacetDictionary(connection, tenantId, caches.facets);
+  const { facets, newValues, newlyUnfaceted } =
+    batch.facets !== undefined && batch.facetsAt === caches.facets.stateOf(tenantId)
+      ? batch.facets
+      : caches.facets.facetsOf(tenantId, prepared);
   const seconds = [...new Set(prepared.map((entry) => clampSecond(secondOf(entry.ts))))];
-  const { rows: used } = await sql<{ second: number; top: number | null }>`SELECT value AS second,
-      (SELECT max(id) FROM log_entries WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}) AS top
-    FROM json_each(${JSON.stringify(seconds)})`.execute(connection);
-  const lastUsed = new Map(used.map((row) => [Number(row.second), row.top === null ? undefined : Number(row.top)]));
+  // One hop to the SQLite thread: the last id of each second, and which of the batch's hours have
+  // their index table (an entry displaced into another hour finds out below).
+  const hours = [...new Set(seconds.map((second) => hourOfId(firstIdOf(second))))];
+  const { rows: state } = await sql<{ used: string; known: string }>`SELECT
+      (SELECT json_group_array(json_array(value, (SELECT max(id) FROM log_entries
+        WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}))) FROM json_each(${JSON.stringify(seconds)})) AS used,
+      (SELECT json_group_array(hour) FROM log_fts_hours
+        WHERE tenant_id = ${tenantId} AND hour IN (SELECT value FROM json_each(${JSON.stringify(hours)}))) AS known`.execute(connection);
+  const used = JSON.parse(state[0]!.used) as [number, number | null][];
+  const known = new Set(JSON.parse(state[0]!.known) as number[]);
+  const lastUsed = new Map(used.map(([second, top]) => [second, top ?? undefined]));
   const ids = await assignIds(
     prepared.map((entry) => entry.ts),
     async (second) => {
@@ -484,70 +610,62 @@ export async function writeEntries(
       return rows[0]?.top === null || rows[0]?.top === undefined ? undefined : Number(rows[0].top);
     },
   );
-  const { facets, newValues, newlyUnfaceted } = caches.facets.facetsOf(tenantId, prepared);
   const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
-  const newFields = caches.fields.newFields(tenantId, prepared);
-  // Bound values in multi-row statements (sqlite-insert.ts), written into one flat array per table;
-  // the small tables below take one JSON array each.
-  const entryValues = new Array<unknown>(prepared.length * ENTRY_INSERT_COLUMNS.length);
   // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
   // once, in log_entries; the index holds our own tokens (tokenize.ts) and the entry's facets. No
   // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
   const indexedByHour = new Map<number, unknown[]>();
-  let at = 0;
   for (let index = 0; index < prepared.length; index += 1) {
-    const entry = prepared[index]!;
     const { id } = ids[index]!;
-    entryValues[at++] = id;
-    entryValues[at++] = tenantId;
-    entryValues[at++] = entry.ts;
-    entryValues[at++] = entry.level;
-    entryValues[at++] = entry.service;
-    entryValues[at++] = entry.host;
-    entryValues[at++] = entry.trace_id;
-    entryValues[at++] = entry.span_id;
-    entryValues[at++] = entry.message;
-    entryValues[at++] = JSON.stringify(entry.attributes);
+    entryValues[index * ENTRY_INSERT_COLUMNS.length] = id;
     const hour = hourOfId(id);
     let indexed = indexedByHour.get(hour);
     if (!indexed) indexedByHour.set(hour, (indexed = []));
-    indexed.push(id, ftsBody(entry.message), facets[index]!.join(' '));
+    indexed.push(id, batch.bodies[index], facets[index]!.join(' '));
   }
-  await insertRows(connection, 'log_entries', ENTRY_INSERT_COLUMNS, entryValues);
+  // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
+  const writes = rowInserts('log_entries', ENTRY_INSERT_COLUMNS, entryValues);
   for (const [hour, indexed] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
-    const registered = await sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.execute(
-      connection,
-    );
-    if (Number(registered.numAffectedRows ?? 0) > 0) {
-      await sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.execute(connection);
-      // FTS5 merges a level's segments once it holds `automerge` of them (default 4): an hour of
-      // 5,000-entry batches rewrote each posting often enough to cost 6.6 µs an entry; at 8 it costs
-      // 3.8, and an hour's lookups measured the same (docs/benchmarks.md).
-      await sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.execute(connection);
+    if (!known.has(hour)) {
+      writes.push(
+        sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.compile(connection),
+        sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.compile(connection),
+        // FTS5 merges a level's segments once it holds `automerge` of them (default 4): an hour of
+        // 5,000-entry batches rewrote each posting often enough to cost 6.6 µs an entry; at 8 it costs
+        // 3.8, and an hour's lookups measured the same (docs/benchmarks.md).
+        sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.compile(connection),
+      );
     }
-    await insertRows(connection, ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed);
+    writes.push(...rowInserts(ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed));
   }
   if (displaced.length > 0) {
-    await sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
-      FROM json_each(${JSON.stringify(displaced)})`.execute(connection);
+    writes.push(
+      sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
+      FROM json_each(${JSON.stringify(displaced)})`.compile(connection),
+    );
   }
   // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
-  for (const { table, hostTable, rows, hostRows } of batchRollups(prepared)) {
+  for (const { table, hostTable, rows, hostRows } of batch.rollups) {
     const rollups = JSON.stringify(rows.map((row) => [row.minute, row.level, row.service, row.count]));
-    await sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
-      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.execute(connection);
     const hostRollups = JSON.stringify(hostRows.map((row) => [row.minute, row.host, row.count]));
-    await sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
+    writes.push(
+      sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
+      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
+      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.compile(connection),
+      sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.execute(connection);
+      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.compile(connection),
+    );
   }
   if (newFields.length > 0) {
-    await sql`INSERT INTO log_fields (tenant_id, name, type)
+    writes.push(
+      sql`INSERT INTO log_fields (tenant_id, name, type)
       SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
-      ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(connection);
+      ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.compile(connection),
+    );
   }
+  await runInOrder(connection, writes);
   await storeFacetDictionary(connection, tenantId, newValues, newlyUnfaceted);
   return { newFields, newValues, newlyUnfaceted };
 }

@@ -59,8 +59,10 @@ export function entryTime(entry: LogEntry, index: number): number {
   return Math.floor(entry.timestamp);
 }
 
-export function prepareEntries(entries: readonly LogEntry[]): PreparedEntry[] {
-  return entries.map((entry, index) => {
+/** `first`: the place of `entries[0]` in its batch, for the messages of refused entries. */
+export function prepareEntries(entries: readonly LogEntry[], first = 0): PreparedEntry[] {
+  return entries.map((entry, place) => {
+    const index = first + place;
     const ts = entryTime(entry, index);
     if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
     const attributes: Record<string, AttributeValue> = {};
