@@ -18,7 +18,9 @@ describe('logs service: writes off the event loop [sqlite]', () => {
       method: 'POST',
       url: '/api/v1/_elastic/_bulk',
       headers,
-      payload: messages.map((message, i) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(T0 + i).toISOString(), message })}\n`).join(''),
+      payload: messages
+        .map((message, i) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date(T0 + i).toISOString(), message })}\n`)
+        .join(''),
     });
   const search = (query: string) =>
     logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers, payload: { timeRange: range, query, limit: 10 } });

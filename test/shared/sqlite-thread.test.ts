@@ -23,7 +23,10 @@ describe('SQLite on its own thread', () => {
   });
 
   it('answers rows, counts, inserted ids and BLOBs as the event-loop driver does; errors keep their SQLite code', async () => {
-    const inserted = await database.db.insertInto('t').values({ name: 'a', data: Buffer.from([0, 1, 255]) }).executeTakeFirstOrThrow();
+    const inserted = await database.db
+      .insertInto('t')
+      .values({ name: 'a', data: Buffer.from([0, 1, 255]) })
+      .executeTakeFirstOrThrow();
     assert.equal(inserted.insertId, 1n);
     assert.equal(inserted.numInsertedOrUpdatedRows, 1n);
     const row = await database.db.selectFrom('t').selectAll().where('name', '=', 'a').executeTakeFirstOrThrow();
@@ -36,8 +39,14 @@ describe('SQLite on its own thread', () => {
   it('runs transactions one at a time; a failed one leaves nothing behind', async () => {
     const add = (name: string) =>
       database.db.transaction().execute(async (trx) => {
-        const { count } = await trx.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-        await trx.insertInto('t').values({ name: `${name}${count}` }).execute();
+        const { count } = await trx
+          .selectFrom('t')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow();
+        await trx
+          .insertInto('t')
+          .values({ name: `${name}${count}` })
+          .execute();
       });
     await Promise.all([add('x'), add('x'), add('x')]);
     const names = (await database.db.selectFrom('t').select('name').where('name', 'like', 'x%').execute()).map((row) => row.name);

@@ -127,14 +127,16 @@ class SqliteThread {
         resolve();
       };
       this.#worker.on('message', onMessage);
-      this.#worker.once('error', (error) => {
-        this.#stop(error instanceof Error ? error : new Error(`the SQLite thread failed: ${String(error)}`));
-        reject(this.#stopped);
+      this.#worker.once('error', (thrown: unknown) => {
+        // An error thrown while the thread starts may arrive as a plain object ({ code: 'SQLITE_CANTOPEN' }).
+        const code = (thrown as { code?: string } | null)?.code;
+        reject(
+          this.#stop(
+            thrown instanceof Error ? thrown : Object.assign(new Error(`the SQLite thread failed: ${code ?? String(thrown)}`), { code }),
+          ),
+        );
       });
-      this.#worker.once('exit', () => {
-        this.#stop(new Error('the SQLite thread stopped'));
-        reject(this.#stopped);
-      });
+      this.#worker.once('exit', () => reject(this.#stop(new Error('the SQLite thread stopped'))));
     });
     // Whoever awaits `ready` sees a failed start; nobody else should crash the process over it.
     this.ready.catch(() => undefined);
@@ -170,10 +172,12 @@ class SqliteThread {
     pending.resolve(reply);
   }
 
-  #stop(reason: Error): void {
+  /** Fails every waiting and later statement; returns the first reason. */
+  #stop(reason: Error): Error {
     this.#stopped ??= reason;
     for (const pending of this.#pending.values()) pending.reject(this.#stopped);
     this.#pending.clear();
+    return this.#stopped;
   }
 }
 
