@@ -13,15 +13,17 @@ import {
 } from 'kysely';
 
 /**
- * SQLite on a thread of its own (docs/architecture.md, "The logs service's database thread").
- * better-sqlite3 is synchronous: on the service's thread a 5,000-entry log batch stopped its event
- * loop for a quarter of a second (measured), and with it every HTTP request of the process, the
- * gateway's proxied calls included in `cli.js all`. Here one worker thread owns the one connection;
- * the event loop only posts statements and receives their rows.
+ * SQLite writes on a thread of their own (docs/log-store.md, "The SQLite thread"). better-sqlite3 is
+ * synchronous: on the event loop a 5,000-entry log batch stopped it for a quarter of a second
+ * (measured), and with it every request of the service. Here one worker thread owns the connection
+ * that every write goes through; the event loop posts statements and keeps a connection of its own
+ * for plain reads.
  *
  * The worker's code is plain JavaScript, so it starts in about 50 ms without a TypeScript loader
  * (under tsx a worker of a .ts file takes 300–400 ms, and the tests open many databases).
  * Values cross the thread boundary by structured clone: BLOBs come back as Uint8Array, not Buffer.
+ * If the thread ever stopped (it runs nothing but better-sqlite3 calls, each in a try), every later
+ * write fails with "the SQLite thread stopped" until the service restarts.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -34,7 +36,7 @@ function prepare(text) {
   let statement = statements.get(text);
   if (statement === undefined) {
     statement = database.prepare(text);
-    if (statements.size >= ${256}) statements.clear();
+    if (statements.size >= 256) statements.clear();
     statements.set(text, statement);
   }
   return statement;

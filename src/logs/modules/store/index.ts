@@ -27,10 +27,9 @@ export interface LogStoreOptions {
 }
 
 /**
- * The log store on the logs service's database (opened with openDatabase, migrated with
- * logStoreMigrations). Writes go through the same Kysely connection: measured, one json_each
- * (SQLite) / json_to_recordset (PostgreSQL) statement per table and batch is as fast as prepared
- * better-sqlite3 statements, so the store needs no raw driver handle.
+ * The log store on the logs service's database (opened with openDatabase, on SQLite with its writes
+ * on a thread of their own, and migrated with logStoreMigrations). Writes go through `db`, reads
+ * through `options.reads`; the store needs no raw driver handle.
  */
 export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {
   const reads = options.reads ?? db;

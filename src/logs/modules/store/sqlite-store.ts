@@ -488,7 +488,7 @@ export async function writeEntries(
   return writePrepared(connection, await prepareBatch(tenantId, entries, caches), caches);
 }
 
-/** What a writer keeps between batches; reads and updates of it happen while the batch holds the writer. */
+/** What a writer keeps between batches: read while a batch is prepared, updated only under the writer, once a batch committed. */
 interface WriterCaches {
   fields: FieldCatalogueCache;
   facets: FacetDictionary;
