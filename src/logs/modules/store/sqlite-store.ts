@@ -20,7 +20,6 @@ import { compileSqlite, indexQuery, sqliteFieldValue, sqliteNumberValue, sqliteS
 import {
   ENTRY_COLUMNS,
   LogStoreCore,
-  yieldToWaitingWrites,
   toStoredEntry,
   type BucketCount,
   type DocumentIdWindow,
@@ -37,7 +36,9 @@ import {
   batchRollups,
   documentIdsOf,
   FieldCatalogueCache,
-  prepareEntries,
+  nextTurn,
+  PREPARE_CHUNK,
+  prepareEntriesInTurns,
   ROLLUP_TABLE_NAMES,
   splitByDocumentId,
   type BatchRollups,
@@ -206,7 +207,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       if (batch === 0) break;
       // Let waiting writes take the connection between batches: without it the next batch took the
       // lock first every time, and ingestion waited for the whole purge (measured: 36 s at 10M).
-      await yieldToWaitingWrites();
+      await nextTurn();
     }
     // Displaced entries (time-ids.ts) before the cutoff, wherever their ids are.
     for (;;) {
@@ -221,7 +222,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         return rows.length;
       });
       if (batch === 0) break;
-      await yieldToWaitingWrites();
+      await nextTurn();
     }
     await this.#removeIndexAndCounts(tenantId, cutoff, hi);
     return removed;
@@ -239,7 +240,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         await sql`DROP TABLE IF EXISTS ${sql.table(ftsTableName(tenantId, hour))}`.execute(connection);
         await sql`DELETE FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour = ${hour}`.execute(connection);
       });
-      await yieldToWaitingWrites();
+      await nextTurn();
     }
     await this.#inWriteTransaction(async (connection) => {
       for (const table of ROLLUP_TABLE_NAMES) {
@@ -515,15 +516,8 @@ interface PreparedBatch {
   facetsAt: string | undefined;
 }
 
-/** Entries prepared between turns of the event loop, so that no batch holds it for long. */
-const PREPARE_CHUNK = 1_000;
-
 async function prepareBatch(tenantId: string, entries: readonly LogEntry[], caches: WriterCaches): Promise<PreparedBatch> {
-  const cleaned: PreparedEntry[] = [];
-  for (let first = 0; first < entries.length; first += PREPARE_CHUNK) {
-    if (first > 0) await yieldToWaitingWrites();
-    cleaned.push(...prepareEntries(entries.slice(first, first + PREPARE_CHUNK), first));
-  }
+  const cleaned = await prepareEntriesInTurns(entries);
   const places = cleaned.map((_, place) => place).sort((a, b) => cleaned[a]!.ts - cleaned[b]!.ts);
   return preparedOf(
     tenantId,
@@ -538,7 +532,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
   const bodies = new Array<string>(sorted.length);
   let at = 0;
   for (let index = 0; index < sorted.length; index += 1) {
-    if (index > 0 && index % PREPARE_CHUNK === 0) await yieldToWaitingWrites();
+    if (index > 0 && index % PREPARE_CHUNK === 0) await nextTurn();
     const entry = sorted[index]!;
     entryValues[at++] = null;
     entryValues[at++] = tenantId;
@@ -552,7 +546,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     entryValues[at++] = JSON.stringify(entry.attributes);
     bodies[index] = ftsBody(entry.message);
   }
-  await yieldToWaitingWrites();
+  await nextTurn();
   // Taken last: the dictionary may have changed while this batch waited for turns of the event loop.
   const facetsAt = caches.facets.stateOf(tenantId);
   return {

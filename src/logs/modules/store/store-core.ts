@@ -25,15 +25,7 @@ import {
 import { compareText, HOUR, MINUTE, mod, splitByMinute } from './minutes.js';
 import { both, filtersToCondition, toCondition, type Condition } from './query/condition.js';
 import { parseQuery } from './query/parser.js';
-import type { PreparedEntry } from './write-batch.js';
-
-/**
- * Lets writes that wait for the connection go first: a loop of write transactions (retention) would
- * otherwise take SQLite's one connection again before any waiter resumes.
- */
-export function yieldToWaitingWrites(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
+import { nextTurn, type PreparedEntry } from './write-batch.js';
 
 /** The columns of a stored entry, as every read of entries selects them. */
 export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
@@ -116,7 +108,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       const removed = Number(result.numAffectedRows ?? 0);
       forgotten += removed;
       if (removed < 5000) return forgotten;
-      await yieldToWaitingWrites();
+      await nextTurn();
     }
   }
 

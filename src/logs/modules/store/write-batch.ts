@@ -59,6 +59,28 @@ export function entryTime(entry: LogEntry, index: number): number {
   return Math.floor(entry.timestamp);
 }
 
+/** Entries prepared between turns of the event loop, so that a large batch never holds it for long. */
+export const PREPARE_CHUNK = 1_000;
+
+/**
+ * A turn of the event loop: requests, timers and other batches' replies go first. Also what lets a
+ * waiting write take the writer between a loop's write transactions (retention), which would
+ * otherwise take it again before any waiter resumes.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** prepareEntries a chunk at a time, with a turn of the event loop between chunks (a batch of 5,000 took 10–20 ms in one go). */
+export async function prepareEntriesInTurns(entries: readonly LogEntry[]): Promise<PreparedEntry[]> {
+  const prepared: PreparedEntry[] = [];
+  for (let first = 0; first < entries.length; first += PREPARE_CHUNK) {
+    if (first > 0) await nextTurn();
+    prepared.push(...prepareEntries(entries.slice(first, first + PREPARE_CHUNK), first));
+  }
+  return prepared;
+}
+
 /** `first`: the place of `entries[0]` in its batch, for the messages of refused entries. */
 export function prepareEntries(entries: readonly LogEntry[], first = 0): PreparedEntry[] {
   return entries.map((entry, place) => {
