@@ -658,6 +658,36 @@ for (const dialect of DIALECTS) {
       assert.equal(rows.length, 0, 'the floor went with the last removal');
     });
 
+    test('a batch that fails half-way is not stored at all; the batches after it are stored and found', async () => {
+      const { store, database } = handle;
+      const { sql } = await import('kysely');
+      const entry = (host: string, service = 'ok') => ({ timestamp: T0 + HOUR, message: `from ${host}`, level: 'info', service, host });
+      await store.append('failing', [entry('h-old')]);
+      // The batch's last statements (its rollups) fail, after its entries, index rows and new facet
+      // values were written in its transaction.
+      const trigger =
+        dialect === 'sqlite'
+          ? sql`CREATE TRIGGER boom BEFORE INSERT ON log_rollups WHEN NEW.service = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`
+          : sql`CREATE FUNCTION boom() RETURNS trigger AS $$ BEGIN IF NEW.service = 'boom' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+              CREATE TRIGGER boom BEFORE INSERT ON log_rollups FOR EACH ROW EXECUTE FUNCTION boom()`;
+      await trigger.execute(database.db);
+      await assert.rejects(store.append('failing', [entry('h-new', 'boom'), entry('h-new2', 'boom')]), /boom/);
+      await sql`DROP TRIGGER boom${dialect === 'postgres' ? sql` ON log_rollups` : sql``}`.execute(database.db);
+      await store.append('failing', [entry('h-new2')]);
+      await store.append('failing', [entry('h-new')]);
+      // A writer that starts afresh (a restart) numbers values from what is stored, and must find the
+      // entries written before it.
+      const restarted = createLogStore(database.db, dialect);
+      await restarted.append('failing', [entry('h-other')]);
+      await restarted.append('failing', [entry('h-new')]);
+      const count = async (query: string) =>
+        (await restarted.search({ tenantId: 'failing', query, from: T0, to: T0 + DAY, page: 1, limit: 10 })).total;
+      assert.deepEqual(
+        [await count('host:h-old'), await count('host:h-new'), await count('host:h-new2'), await count('service:boom')],
+        [1, 2, 1, 0],
+      );
+    });
+
     test('concurrent batches are all stored, with the facet values they add numbered once', async () => {
       const { store, database } = handle;
       const { sql } = await import('kysely');
