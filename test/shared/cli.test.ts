@@ -107,7 +107,7 @@ for (const dialect of DIALECTS) {
         const env = { LOGS_DATABASE_URL: logs.url, GATEWAY_DATABASE_URL: gateway.databaseUrl };
         const before = await keysOf(logs.url, 'logs_signing_keys');
         // At the default LOG_LEVEL: one printed line per service and nothing else (docs/operations.md).
-        const rotated = cli(['rotate-signing-keys'], { ...env, LOG_LEVEL: 'info' });
+        const rotated = await cliAsync(['rotate-signing-keys'], { ...env, LOG_LEVEL: 'info' });
         assert.equal(rotated.status, 0, rotated.stderr);
         assert.match(
           rotated.stdout,
@@ -118,7 +118,7 @@ for (const dialect of DIALECTS) {
         assert.notEqual(after.kid, before.kid, 'a restarted instance signs with the new key');
         assert.ok(after.publicKeys.has(before.kid), 'and still verifies tokens of the old one');
         assert.match(rotated.stdout, new RegExp(`logs: new signing key ${after.kid},`));
-        const pruned = cli(['rotate-signing-keys', '--prune'], { ...env, LOG_LEVEL: 'info' });
+        const pruned = await cliAsync(['rotate-signing-keys', '--prune'], { ...env, LOG_LEVEL: 'info' });
         assert.equal(pruned.status, 0, pruned.stderr);
         assert.match(
           pruned.stdout,
@@ -154,7 +154,7 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gerbang-backup-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const live = { DATA_DIR: join(dir, 'live') };
-    assert.equal(cli(['migrate'], live).status, 0);
+    assert.equal((await cliAsync(['migrate'], live)).status, 0);
     const port = await closedPort();
     const logs = await startLogsProcess(`sqlite:${join(dir, 'live', 'logs.sqlite')}`, port);
     cleanup.push(() => killHard(logs));
@@ -196,12 +196,12 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
     assert.ok(manifest.databases[1]!.migrations.includes('0700_api_keys'));
 
     // The live databases are in use: restoring over them is refused.
-    const occupied = cli(['restore', backupDir], live);
+    const occupied = await cliAsync(['restore', backupDir], live);
     assert.equal(occupied.status, 1);
     assert.match(occupied.stderr, /stop the service first|exists/);
 
     const restored = { DATA_DIR: join(dir, 'restored') };
-    const put = cli(['restore', backupDir], restored);
+    const put = await cliAsync(['restore', backupDir], restored);
     assert.equal(put.status, 0, put.stderr);
     assert.ok(existsSync(join(dir, 'restored', 'gateway.sqlite')));
     const { default: SQLite } = await import('better-sqlite3');
@@ -232,12 +232,12 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
 
     // Tampered, partial, PostgreSQL.
     appendFileSync(join(backupDir, 'logs.sqlite'), 'x');
-    const tampered = cli(['restore', backupDir], { DATA_DIR: join(dir, 'other') });
+    const tampered = await cliAsync(['restore', backupDir], { DATA_DIR: join(dir, 'other') });
     assert.equal(tampered.status, 1);
     assert.match(tampered.stderr, /does not match the manifest/);
     rmSync(join(backupDir, 'manifest.json'));
-    assert.match(cli(['restore', backupDir], { DATA_DIR: join(dir, 'other') }).stderr, /not a complete backup/);
-    const postgres = cli(['backup', join(dir, 'pg')], { ...live, LOGS_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' });
+    assert.match((await cliAsync(['restore', backupDir], { DATA_DIR: join(dir, 'other') })).stderr, /not a complete backup/);
+    const postgres = await cliAsync(['backup', join(dir, 'pg')], { ...live, LOGS_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' });
     assert.equal(postgres.status, 1);
     assert.match(postgres.stderr, /pg_dump/);
   });
