@@ -658,6 +658,39 @@ for (const dialect of DIALECTS) {
       assert.equal(rows.length, 0, 'the floor went with the last removal');
     });
 
+    test('a retried batch: entries whose document id is stored or repeated are left out, the rest stored and counted', async () => {
+      const { store } = handle;
+      const at = (minute: number, message: string, level: string, documentId?: string) => ({
+        timestamp: T0 + 2 * HOUR + minute * MINUTE,
+        message,
+        level,
+        service: 'retry',
+        ...(documentId === undefined ? {} : { documentId }),
+      });
+      assert.deepEqual(
+        (await store.append('retried', [at(5, 'first one', 'info', 'd1'), at(6, 'first two', 'info', 'd2')])).duplicates,
+        [],
+      );
+      // Out of time order, as a shipper resends: stored ids, a new one twice, and an entry without an id.
+      const { duplicates } = await store.append('retried', [
+        at(9, 'again two', 'error', 'd2'),
+        at(1, 'new three', 'warn', 'd3'),
+        at(4, 'no id', 'debug'),
+        at(8, 'again one', 'error', 'd1'),
+        at(2, 'three twice', 'error', 'd3'),
+      ]);
+      assert.deepEqual(duplicates, [0, 3, 4]);
+      const range = { tenantId: 'retried', from: T0 + 2 * HOUR, to: T0 + 3 * HOUR };
+      const page = await store.search({ ...range, page: 1, limit: 10, sort: { field: '@timestamp', order: 'asc' } });
+      assert.deepEqual(
+        page.entries.map((entry) => entry.message),
+        ['new three', 'no id', 'first one', 'first two'],
+      );
+      const histogram = await store.histogram({ ...range, to: range.to - 1, intervalMs: HOUR, groupBy: 'level' });
+      assert.deepEqual(histogram, [{ ts: T0 + 2 * HOUR, count: 4, groups: { info: 2, warn: 1, debug: 1 } }]);
+      assert.equal((await store.search({ ...range, query: 'level:error', page: 1, limit: 1 })).total, 0);
+    });
+
     test('a batch that fails half-way is not stored at all; the batches after it are stored and found', async () => {
       const { store, database } = handle;
       const { sql } = await import('kysely');

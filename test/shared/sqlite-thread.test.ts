@@ -79,6 +79,18 @@ describe('SQLite on its own thread', () => {
     assert.equal((await database.db.selectFrom('t').select('name').where('name', '=', 'uncommitted').execute()).length, 1);
   });
 
+  it('rolls back a transaction its caller left open, and the writer serves the next caller', async () => {
+    await database.db.connection().execute(async (connection) => {
+      await sql`BEGIN IMMEDIATE`.execute(connection);
+      await connection.insertInto('t').values({ name: 'left open' }).execute();
+    });
+    await database.db.insertInto('t').values({ name: 'next caller' }).execute();
+    const names = (await database.db.selectFrom('t').select('name').where('name', 'in', ['left open', 'next caller']).execute()).map(
+      (row) => row.name,
+    );
+    assert.deepEqual(names, ['next caller']);
+  });
+
   it('keeps the event loop turning while a statement waits for the lock', async () => {
     // Another connection holds the write lock: the thread's insert waits (busy_timeout) without
     // stopping this thread, which is what releases the lock. On the event loop the insert would
