@@ -22,13 +22,15 @@ import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
 import { rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
 import { startLogs } from './logs/server.js';
+import { writerThreadOf } from './shared/db/sqlite-thread.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
 import { reportReady, stopWhenSupervisorGone } from './supervisor/messages.js';
 import { superviseServices } from './supervisor/supervise-services.js';
 
-async function start(services: FastifyInstance[]): Promise<void> {
+/** Serves until a signal; returns the graceful stop, for a service that must exit on its own (with `code`). */
+async function start(services: FastifyInstance[]): Promise<(reason: string, code: number) => Promise<void>> {
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     for (const app of services) app.log.info({ signal }, 'shutting down');
@@ -36,12 +38,13 @@ async function start(services: FastifyInstance[]): Promise<void> {
     const timer = setTimeout(() => process.exit(1), 10_000).unref();
     await Promise.allSettled(services.map((app) => app.close()));
     clearTimeout(timer);
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   stopWhenSupervisorGone();
   reportReady((services[0]!.server.address() as AddressInfo).port);
+  return stop;
 }
 
 /** Where a service listening on HOST is reached from this machine. */
@@ -136,7 +139,13 @@ const COMMANDS: Record<string, Command> = {
     usage: 'logs',
     summary: 'start the logs service alone',
     async run() {
-      await start([(await startLogs(loadLogsConfig(process.env))).app]);
+      const { app, database } = await startLogs(loadLogsConfig(process.env));
+      const stop = await start([app]);
+      // Without its SQLite thread every write fails until a restart: exit, and the supervisor (or orchestrator) restarts.
+      writerThreadOf(database.db)?.onStop((error) => {
+        app.log.fatal({ err: error }, 'the SQLite thread stopped; exiting to be restarted');
+        void stop('sqlite thread stopped', 1);
+      });
     },
   },
   migrate: {

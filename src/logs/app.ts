@@ -8,6 +8,7 @@ import { installErrorHandling } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
 import { documentPermissions } from './modules/rbac/route-permissions.js';
@@ -249,8 +250,15 @@ export async function buildLogsService({
     serviceMetrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
   await app.register(metricsRoutes(() => serviceMetrics.registry.metrics(), config.metricsToken));
+  // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
+  const writerThread = writerThreadOf(db);
   registerHealthRoutes(app, {
-    ready: async () => void (await sql`select 1`.execute(db)),
+    alive: () => !writerThread?.stopped(),
+    // The event loop's connection reads; the SQLite thread, if there is one, must answer too.
+    ready: async () => {
+      await sql`select 1`.execute(db);
+      await writerThread?.check();
+    },
     render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
   });
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });

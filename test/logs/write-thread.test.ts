@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 
 /**
@@ -58,5 +59,33 @@ describe('logs service: writes off the event loop [sqlite]', () => {
     }
     const after = await search('written');
     assert.equal(after.json().total, 2);
+  });
+});
+
+describe('logs service: a stopped SQLite thread [sqlite]', () => {
+  let logs: TestLogs;
+  let headers: Record<string, string>;
+  before(async () => {
+    logs = await startTestLogs('sqlite');
+    headers = await logs.admin();
+  });
+  after(async () => logs.close());
+
+  test('fails /readyz and /healthz (so an orchestrator restarts the service); writes fail with a 500 and the process stays up', async () => {
+    for (const url of ['/readyz', '/healthz']) assert.equal((await logs.request({ method: 'GET', url })).statusCode, 200);
+    await writerThreadOf(logs.database.db)!.stopAbruptly();
+    for (const url of ['/readyz', '/healthz']) {
+      const probe = await logs.request({ method: 'GET', url });
+      assert.equal(probe.statusCode, 503, url);
+      assert.deepEqual(probe.json(), { status: 'unavailable' });
+    }
+    const write = await logs.request({
+      method: 'POST',
+      url: '/api/v1/_elastic/_bulk',
+      headers,
+      payload: `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date().toISOString(), message: 'after the stop' })}\n`,
+    });
+    assert.equal(write.statusCode, 500);
+    assert.equal(write.json().error.reason, 'internal error', 'no internals in the answer');
   });
 });

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
+import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
 
 describe('SQLite on its own thread', () => {
   let dir: string;
@@ -121,5 +122,26 @@ describe('SQLite on its own thread', () => {
       { timeout: 30_000 },
     );
     assert.equal(stdout, '42\n');
+  });
+
+  it('reports a thread that stops other than by closing, fails statements waiting on it, and not a close', async () => {
+    const stopping = await openDatabase<any>(`sqlite:${join(dir, 'stopping.sqlite')}`, { sqliteThread: true });
+    const closing = await openDatabase<any>(`sqlite:${join(dir, 'closing.sqlite')}`, { sqliteThread: true });
+    const thread = writerThreadOf(stopping.db)!;
+    const stops: string[] = [];
+    thread.onStop((reason) => stops.push(reason.message));
+    writerThreadOf(closing.db)!.onStop((reason) => stops.push(`closed: ${reason.message}`));
+    for (const { db } of [stopping, closing]) await sql`CREATE TABLE t (id INTEGER)`.execute(db); // the thread starts with the first statement
+    await thread.check();
+    assert.equal(thread.stopped(), false);
+    await thread.stopAbruptly();
+    assert.equal(thread.stopped(), true);
+    assert.deepEqual(stops, ['the SQLite thread stopped']);
+    await assert.rejects(thread.check(), /the SQLite thread stopped/);
+    await assert.rejects(sql`CREATE TABLE later (id INTEGER)`.execute(stopping.db), /the SQLite thread stopped/);
+    await stopping.close();
+    await closing.close();
+    assert.deepEqual(stops, ['the SQLite thread stopped'], 'closing a database is not a stop');
+    assert.equal(writerThreadOf((await openDatabase<any>('sqlite::memory:')).db), undefined, 'no thread, nothing to watch');
   });
 });

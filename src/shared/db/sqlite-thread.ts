@@ -23,7 +23,8 @@ import {
  * (under tsx a worker of a .ts file takes 300–400 ms, and the tests open many databases).
  * Values cross the thread boundary by structured clone: BLOBs come back as Uint8Array, not Buffer.
  * If the thread ever stopped (it runs nothing but better-sqlite3 calls, each in a try), every later
- * write fails with "the SQLite thread stopped" until the service restarts.
+ * write fails with "the SQLite thread stopped" until the service restarts; `/healthz` and `/readyz`
+ * then answer 503 (writerThreadOf), so that an orchestrator restarts it.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -77,7 +78,29 @@ parentPort.postMessage('ready');
 const STATEMENT_LIST = '-- gerbang: statement list';
 
 /** The adapter of sqliteThreadDialect, by which runInOrder knows that a list can go in one message. */
-class SqliteThreadAdapter extends SqliteAdapter {}
+class SqliteThreadAdapter extends SqliteAdapter {
+  constructor(readonly driver: SqliteThreadDriver) {
+    super();
+  }
+}
+
+/** What the service's probes (and tests) may ask of the SQLite thread of a database. */
+export interface WriterThread {
+  /** Whether the thread has stopped: permanent until the process restarts (`/healthz` then fails). */
+  stopped(): boolean;
+  /** Throws unless the thread answers a statement, without taking the writer (`/readyz`). */
+  check(): Promise<void>;
+  /** Calls `listener` once if the thread stops other than by closing the database. */
+  onStop(listener: (reason: Error) => void): void;
+  /** Stops the thread as a crash would (tests: what a stopped writer looks like). */
+  stopAbruptly(): Promise<void>;
+}
+
+/** The SQLite thread of `db`; undefined when its writes do not run on one (PostgreSQL, the plain driver). */
+export function writerThreadOf(db: Kysely<any>): WriterThread | undefined {
+  const { adapter } = db.getExecutor();
+  return adapter instanceof SqliteThreadAdapter ? adapter.driver : undefined;
+}
 
 /** Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite thread, else one by one. */
 export async function runInOrder(db: Kysely<any>, statements: readonly CompiledQuery[]): Promise<void> {
@@ -117,8 +140,14 @@ class SqliteThread {
   #nextId = 1;
   /** Why the thread stopped; every later statement fails with it. */
   #stopped: Error | undefined;
+  #closing = false;
 
-  constructor(path: string, pragmas: readonly string[]) {
+  constructor(
+    path: string,
+    pragmas: readonly string[],
+    /** Called once if the thread stops other than by `close`. */
+    private readonly onStop: (reason: Error) => void,
+  ) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.#worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path, pragmas } });
     this.ready = new Promise((resolve, reject) => {
@@ -158,8 +187,17 @@ class SqliteThread {
     });
   }
 
+  get stopped(): boolean {
+    return this.#stopped !== undefined;
+  }
+
+  async terminate(): Promise<void> {
+    await this.#worker.terminate();
+  }
+
   async close(): Promise<void> {
     if (this.#stopped) return;
+    this.#closing = true;
     const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
     this.#worker.ref();
     this.#worker.postMessage('close');
@@ -176,10 +214,12 @@ class SqliteThread {
 
   /** Fails every waiting and later statement; returns the first reason. */
   #stop(reason: Error): Error {
-    this.#stopped ??= reason;
-    for (const pending of this.#pending.values()) pending.reject(this.#stopped);
+    if (this.#stopped) return this.#stopped;
+    this.#stopped = reason;
+    for (const pending of this.#pending.values()) pending.reject(reason);
     this.#pending.clear();
-    return this.#stopped;
+    if (!this.#closing) this.onStop(reason);
+    return reason;
   }
 }
 
@@ -279,8 +319,9 @@ class SqliteThreadConnection implements DatabaseConnection {
   }
 }
 
-class SqliteThreadDriver implements Driver {
+class SqliteThreadDriver implements Driver, WriterThread {
   readonly #writer = new WriterLock();
+  readonly #stopListeners: Array<(reason: Error) => void> = [];
   #thread: SqliteThread | undefined;
 
   constructor(
@@ -290,8 +331,27 @@ class SqliteThreadDriver implements Driver {
   ) {}
 
   async init(): Promise<void> {
-    this.#thread = new SqliteThread(this.path, this.pragmas);
+    this.#thread = new SqliteThread(this.path, this.pragmas, (reason) => {
+      for (const listener of this.#stopListeners.splice(0)) listener(reason);
+    });
     await this.#thread.ready;
+  }
+
+  stopped(): boolean {
+    return this.#thread?.stopped ?? false;
+  }
+
+  async check(): Promise<void> {
+    if (!this.#thread) throw new Error('the SQLite thread has not started');
+    resultOf(await this.#thread.run('SELECT 1', []));
+  }
+
+  onStop(listener: (reason: Error) => void): void {
+    this.#stopListeners.push(listener);
+  }
+
+  async stopAbruptly(): Promise<void> {
+    await this.#thread?.terminate();
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -325,9 +385,10 @@ class SqliteThreadDriver implements Driver {
  * plain reads run on `reads`, the event loop's connection to the same file.
  */
 export function sqliteThreadDialect(reads: StatementSource, path: string, pragmas: readonly string[]): Dialect {
+  const driver = new SqliteThreadDriver(reads, path, pragmas);
   return {
-    createAdapter: () => new SqliteThreadAdapter(),
-    createDriver: () => new SqliteThreadDriver(reads, path, pragmas),
+    createAdapter: () => new SqliteThreadAdapter(driver),
+    createDriver: () => driver,
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createIntrospector: (db) => new SqliteIntrospector(db),
   };
