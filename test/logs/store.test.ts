@@ -475,6 +475,38 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    test("tabs, line breaks, backslashes and COPY's \\N come back as they were sent, in every column", async () => {
+      const { store } = handle;
+      const odd = 'a\tb\nc\rd\\e \\N \\\\t \\. end';
+      const entry: LogEntry = {
+        timestamp: T0,
+        level: 'warn',
+        service: `svc${odd}`,
+        host: `host${odd}`,
+        trace_id: `t${odd}`,
+        span_id: `s${odd}`,
+        message: `copy ${odd}`,
+        attributes: { [`key${odd}`]: `value${odd}`, plain: '\\N', slash: '\\' },
+      };
+      await store.append('t-copy', [entry, { timestamp: T0 + 1, message: '\\N' }]);
+      const { entries } = await store.search({
+        tenantId: 't-copy',
+        from: T0,
+        to: T0 + 1,
+        page: 1,
+        limit: 10,
+        sort: { field: '@timestamp', order: 'asc' },
+      });
+      assert.equal(entries.length, 2);
+      const [stored, bare] = entries;
+      assert.deepEqual(
+        [stored!.service, stored!.host, stored!.trace_id, stored!.span_id, stored!.message, stored!.attributes],
+        [entry.service, entry.host, entry.trace_id, entry.span_id, entry.message, entry.attributes],
+      );
+      assert.equal(bare!.message, '\\N', 'a message that is the text \\N is not NULL');
+      assert.equal((await store.search({ tenantId: 't-copy', query: 'end', from: T0, to: T0 + 1, page: 1, limit: 10 })).total, 1);
+    });
+
     test('retention removes whole days of one tenant only', async () => {
       const { store } = handle;
       const day = (d: number, h: number): number => T0 + d * DAY + h * HOUR;
@@ -831,5 +863,32 @@ describe('log store partitions [postgres]', () => {
     assert.equal(await store.removeOlderThan('d', T0 + 11 * DAY), 1);
     assert.deepEqual(await removedTables(), []);
     assert.equal((await store.search({ tenantId: 'd', query: 'again', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 0);
+  });
+
+  test('a batch whose COPY the server refuses part-way stores nothing, and every pooled connection serves the batches after it', async () => {
+    const { sql } = await import('kysely');
+    const { store, database } = handle;
+    const batch = (tenant: string, size: number, failAt = -1) =>
+      Array.from({ length: size }, (_, index) => ({
+        timestamp: T0 + 20 * DAY + index,
+        message: index === failAt ? 'copy boom' : `copy row ${index}`,
+      }));
+    await sql`CREATE FUNCTION copy_boom() RETURNS trigger AS $$ BEGIN IF NEW.message = 'copy boom' THEN RAISE EXCEPTION 'copy boom'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+      CREATE TRIGGER copy_boom BEFORE INSERT ON log_entries FOR EACH ROW EXECUTE FUNCTION copy_boom()`.execute(database.db);
+    try {
+      // The 3,000th of 5,000 rows fails while the rest of the data is still on its way; twelve at once
+      // take every connection of the pool (ten), some of them twice.
+      const results = await Promise.allSettled(
+        Array.from({ length: 12 }, (_, n) => store.append(`copy-fail-${n}`, batch(`copy-fail-${n}`, 5_000, 2_999))),
+      );
+      assert.ok(results.every((result) => result.status === 'rejected' && /copy boom/.test(String(result.reason))));
+    } finally {
+      await sql`DROP TRIGGER copy_boom ON log_entries; DROP FUNCTION copy_boom()`.execute(database.db);
+    }
+    const count = (tenantId: string) =>
+      store.search({ tenantId, from: T0 + 20 * DAY, to: T0 + 21 * DAY, page: 1, limit: 1, trackTotal: 10_000 });
+    for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-fail-${n}`)).total, 0);
+    await Promise.all(Array.from({ length: 12 }, (_, n) => store.append(`copy-after-${n}`, batch(`copy-after-${n}`, 2_000))));
+    for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-after-${n}`)).total, 2_000);
   });
 });

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from 'kysely';
+import { enableCopy } from './postgres-copy.js';
 import { sqliteThreadDialect } from './sqlite-thread.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -82,5 +83,6 @@ async function postgresDialect(url: string): Promise<Dialect> {
   // An idle connection the server ends (restart, failover, admin termination) is dropped by the
   // pool and the next query reconnects; without a listener the event would crash the process.
   pool.on('error', (error) => process.emitWarning(`PostgreSQL idle connection closed: ${error.message}`));
+  enableCopy(pool);
   return new PostgresDialect({ pool });
 }
