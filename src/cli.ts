@@ -21,8 +21,7 @@ import type { LogsSchema } from './logs/db/schema.js';
 import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
 import { rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
-import { startLogs } from './logs/server.js';
-import { writerThreadOf } from './shared/db/sqlite-thread.js';
+import { exitWhenWriterStops, startLogs } from './logs/server.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
 import { reportReady, stopWhenSupervisorGone } from './supervisor/messages.js';
 import { superviseServices } from './supervisor/supervise-services.js';
@@ -139,13 +138,9 @@ const COMMANDS: Record<string, Command> = {
     usage: 'logs',
     summary: 'start the logs service alone',
     async run() {
-      const { app, database } = await startLogs(loadLogsConfig(process.env));
-      const stop = await start([app]);
-      // Without its SQLite thread every write fails until a restart: exit, and the supervisor (or orchestrator) restarts.
-      writerThreadOf(database.db)?.onStop((error) => {
-        app.log.fatal({ err: error }, 'the SQLite thread stopped; exiting to be restarted');
-        void stop('sqlite thread stopped', 1);
-      });
+      const service = await startLogs(loadLogsConfig(process.env));
+      const stop = await start([service.app]);
+      exitWhenWriterStops(service, (code) => void stop('sqlite thread stopped', code));
     },
   },
   migrate: {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
+import { exitWhenWriterStops } from '../../src/logs/server.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 
 /**
@@ -71,9 +72,12 @@ describe('logs service: a stopped SQLite thread [sqlite]', () => {
   });
   after(async () => logs.close());
 
-  test('fails /readyz and /healthz (so an orchestrator restarts the service); writes fail with a 500 and the process stays up', async () => {
+  test('fails /readyz and /healthz and asks the process to exit 1 (to be restarted); writes meanwhile fail with a 500', async () => {
     for (const url of ['/readyz', '/healthz']) assert.equal((await logs.request({ method: 'GET', url })).statusCode, 200);
+    const exits: number[] = [];
+    exitWhenWriterStops(logs, (code) => exits.push(code));
     await writerThreadOf(logs.database.db)!.stopAbruptly();
+    assert.deepEqual(exits, [1]);
     for (const url of ['/readyz', '/healthz']) {
       const probe = await logs.request({ method: 'GET', url });
       assert.equal(probe.statusCode, 503, url);
