@@ -868,7 +868,7 @@ describe('log store partitions [postgres]', () => {
   test('a batch whose COPY the server refuses part-way stores nothing, and every pooled connection serves the batches after it', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;
-    const batch = (tenant: string, size: number, failAt = -1) =>
+    const batch = (size: number, failAt = -1) =>
       Array.from({ length: size }, (_, index) => ({
         timestamp: T0 + 20 * DAY + index,
         message: index === failAt ? 'copy boom' : `copy row ${index}`,
@@ -878,9 +878,7 @@ describe('log store partitions [postgres]', () => {
     try {
       // The 3,000th of 5,000 rows fails while the rest of the data is still on its way; twelve at once
       // take every connection of the pool (ten), some of them twice.
-      const results = await Promise.allSettled(
-        Array.from({ length: 12 }, (_, n) => store.append(`copy-fail-${n}`, batch(`copy-fail-${n}`, 5_000, 2_999))),
-      );
+      const results = await Promise.allSettled(Array.from({ length: 12 }, (_, n) => store.append(`copy-fail-${n}`, batch(5_000, 2_999))));
       assert.ok(results.every((result) => result.status === 'rejected' && /copy boom/.test(String(result.reason))));
     } finally {
       await sql`DROP TRIGGER copy_boom ON log_entries; DROP FUNCTION copy_boom()`.execute(database.db);
@@ -888,7 +886,7 @@ describe('log store partitions [postgres]', () => {
     const count = (tenantId: string) =>
       store.search({ tenantId, from: T0 + 20 * DAY, to: T0 + 21 * DAY, page: 1, limit: 1, trackTotal: 10_000 });
     for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-fail-${n}`)).total, 0);
-    await Promise.all(Array.from({ length: 12 }, (_, n) => store.append(`copy-after-${n}`, batch(`copy-after-${n}`, 2_000))));
+    await Promise.all(Array.from({ length: 12 }, (_, n) => store.append(`copy-after-${n}`, batch(2_000))));
     for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-after-${n}`)).total, 2_000);
   });
 });

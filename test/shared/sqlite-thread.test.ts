@@ -124,7 +124,7 @@ describe('SQLite on its own thread', () => {
     assert.equal(stdout, '42\n');
   });
 
-  it('reports a thread that stops other than by closing, fails statements waiting on it, and not a close', async () => {
+  it('reports a thread that stops other than by closing, and fails the statements after it; a close is no stop', async () => {
     const stopping = await openDatabase<any>(`sqlite:${join(dir, 'stopping.sqlite')}`, { sqliteThread: true });
     const closing = await openDatabase<any>(`sqlite:${join(dir, 'closing.sqlite')}`, { sqliteThread: true });
     const thread = writerThreadOf(stopping.db)!;
@@ -142,6 +142,8 @@ describe('SQLite on its own thread', () => {
     await stopping.close();
     await closing.close();
     assert.deepEqual(stops, ['the SQLite thread stopped'], 'closing a database is not a stop');
-    assert.equal(writerThreadOf((await openDatabase<any>('sqlite::memory:')).db), undefined, 'no thread, nothing to watch');
+    const memory = await openDatabase<any>('sqlite::memory:');
+    assert.equal(writerThreadOf(memory.db), undefined, 'no thread, nothing to watch');
+    await memory.close();
   });
 });

@@ -5,11 +5,12 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 
 /**
- * `COPY … FROM STDIN` through Kysely (docs/log-store.md, "PostgreSQL ingest"): rows as COPY's text
- * format take the server about half the CPU of the same rows through `json_to_recordset`
+ * `COPY … FROM STDIN` through Kysely (docs/log-store.md, "Rows in by COPY"): rows in COPY's text
+ * format cost the server about half the CPU of the same rows through `json_to_recordset`
  * (docs/benchmarks.md, "PostgreSQL ingest, where the time goes"). Kysely sends only SQL text, so a
- * query with this text and parameters [statement, data] is run by the connection as a COPY, inside
- * whatever transaction the connection is in. No SQL: only a pool made with `copyingPool` takes it.
+ * query with this text and parameters [statement, lines] is run by the connection as a COPY, inside
+ * whatever transaction the connection is in. No SQL: only the clients of a pool given to
+ * `enableCopy` take it.
  */
 const COPY_ROWS = '-- gerbang: copy rows';
 

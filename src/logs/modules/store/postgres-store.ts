@@ -183,8 +183,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       faceted = this.#facets.facetsOf(tenantId, prepared);
     }
     const { facets, newValues, newlyUnfaceted } = faceted;
-    // The rows in COPY's text format (half the server's CPU of json_to_recordset: docs/benchmarks.md),
-    // made a chunk at a time between turns of the event loop.
+    // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
+    // entry, docs/benchmarks.md "Issue 15: COPY"), made a chunk at a time between turns of the event loop.
     const rows: string[] = [];
     for (let first = 0; first < prepared.length; first += PREPARE_CHUNK) {
       if (first > 0) await nextTurn();
