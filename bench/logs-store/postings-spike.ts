@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import pg from 'pg';
+import { countOf, encodeLayout, encodePostings, groupOf, idsOfPlaces, placesOf } from '../../src/logs/modules/store/postings.js';
 import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
 import { tokenize } from '../../src/logs/modules/store/tokenize.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
@@ -57,149 +58,14 @@ await client.query(`CREATE TABLE postings (tenant_id text NOT NULL, bucket int N
 await client.query(`ALTER TABLE blocks ALTER data SET STORAGE EXTERNAL; ALTER TABLE postings ALTER data SET STORAGE EXTERNAL`);
 
 // ---- encoding -------------------------------------------------------------------------------------
-const bucketOf = (token: string): number => {
-  let hash = 0x811c9dc5; // FNV-1a
-  for (let i = 0; i < token.length; i += 1) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % BUCKETS;
-};
+const bucketOf = (token: string): number => groupOf(token, BUCKETS);
 const facets = new SpikeFacets('=f');
 type Entry = ReturnType<typeof generateEvents> extends Iterable<infer T> ? T : never;
 const tokensOf = (entry: Entry): Set<string> => new Set([...tokenize(entry.message), ...facets.of(entry)]);
 
-/** A growable byte buffer with LEB128 varints. */
-class Bytes {
-  buffer = Buffer.allocUnsafe(1 << 16);
-  length = 0;
-  reserve(n: number): void {
-    if (this.length + n <= this.buffer.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + n));
-    this.buffer.copy(next, 0, 0, this.length);
-    this.buffer = next;
-  }
-  varint(value: number): void {
-    this.reserve(10);
-    while (value >= 0x80) {
-      this.buffer[this.length++] = (value % 0x80) | 0x80;
-      value = Math.floor(value / 0x80);
-    }
-    this.buffer[this.length++] = value;
-  }
-  text(value: string): void {
-    const n = Buffer.byteLength(value);
-    this.varint(n);
-    this.reserve(n);
-    this.length += this.buffer.write(value, this.length);
-  }
-  take(): Buffer {
-    const out = Buffer.from(this.buffer.subarray(0, this.length));
-    this.length = 0;
-    return out;
-  }
-}
-
-// A group's row: for each of its tokens, the token, how many entries hold it, the byte length of
-// their places, and the places in the batch (the first as it is, then each as its distance from the
-// one before).
-const groupBytes = Array.from({ length: BUCKETS }, () => new Bytes());
-const placeBytes = new Bytes();
-function encodePostings(tokens: readonly Set<string>[]): { bucket: number; data: Buffer }[] {
-  const lists = new Map<string, number[]>();
-  tokens.forEach((set, place) => {
-    for (const token of set) {
-      const list = lists.get(token);
-      if (list) list.push(place);
-      else lists.set(token, [place]);
-    }
-  });
-  for (const [token, list] of lists) {
-    let previous = 0;
-    for (const place of list) {
-      placeBytes.varint(place - previous);
-      previous = place;
-    }
-    const encoded = placeBytes.take();
-    const group = groupBytes[bucketOf(token)]!;
-    group.text(token);
-    group.varint(list.length);
-    group.varint(encoded.length);
-    group.reserve(encoded.length);
-    encoded.copy(group.buffer, group.length);
-    group.length += encoded.length;
-  }
-  return groupBytes.flatMap((group, bucket) => (group.length === 0 ? [] : [{ bucket, data: group.take() }]));
-}
-
-/** A batch's ids as runs of one second: the second (from the one before), the first sequence number, how many. */
-const layoutBytes = new Bytes();
-function encodeLayout(ids: readonly number[]): Buffer {
-  let previousSecond = 0;
-  for (let start = 0; start < ids.length;) {
-    const second = Math.floor(ids[start]! / IDS_PER_SECOND);
-    let end = start + 1;
-    while (end < ids.length && Math.floor(ids[end]! / IDS_PER_SECOND) === second) end += 1;
-    layoutBytes.varint(second - previousSecond);
-    layoutBytes.varint(ids[start]! - second * IDS_PER_SECOND);
-    layoutBytes.varint(end - start);
-    previousSecond = second;
-    start = end;
-  }
-  return layoutBytes.take();
-}
-
-/** LEB128 varints from a buffer. */
-class Reader {
-  at = 0;
-  constructor(readonly data: Buffer) {}
-  varint(): number {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = this.data[this.at++]!;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return value;
-      scale *= 0x80;
-    }
-  }
-}
-
-/** A reader at `token`'s places in a group's row, with their count and end; null when the batch has none. */
-function find(data: Buffer, token: string): { reader: Reader; count: number; end: number } | null {
-  const wanted = Buffer.from(token);
-  const reader = new Reader(data);
-  while (reader.at < data.length) {
-    const length = reader.varint();
-    const same = length === wanted.length && data.compare(wanted, 0, wanted.length, reader.at, reader.at + length) === 0;
-    reader.at += length;
-    const count = reader.varint();
-    const bytes = reader.varint();
-    if (same) return { reader, count, end: reader.at + bytes };
-    reader.at += bytes;
-  }
-  return null;
-}
-
-/** The ids of `token` in a group's row, its places made ids by the batch's layout. */
+/** The ids of `token` in a group's value, its places made ids by the batch's layout. */
 function idsIn(data: Buffer, layout: Buffer, token: string, into: number[]): void {
-  const found = find(data, token);
-  if (found === null) return;
-  const { reader, end } = found;
-  // Places ascend, and so do the layout's runs: one walk over both.
-  const runs = new Reader(layout);
-  let second = 0;
-  let runStart = 0; // the place of the run's first entry
-  let runSeq = 0;
-  let runLength = 0;
-  let place = 0;
-  while (reader.at < end) {
-    place += reader.varint();
-    while (place >= runStart + runLength) {
-      runStart += runLength;
-      second += runs.varint();
-      runSeq = runs.varint();
-      runLength = runs.varint();
-    }
-    into.push(second * IDS_PER_SECOND + runSeq + (place - runStart));
-  }
+  for (const id of idsOfPlaces(layout, placesOf(data, token))) into.push(id);
 }
 
 // ---- ingest ---------------------------------------------------------------------------------------
@@ -232,7 +98,7 @@ async function flush(): Promise<void> {
     blockLast.push(ids[end - 1]!);
     blockData.push(deflatedBlock(batch.slice(start, end), ids.slice(start, end)));
   }
-  const groups = encodePostings(tokens);
+  const groups = encodePostings(tokens, BUCKETS);
   await client.query('BEGIN');
   await client.query(
     `INSERT INTO blocks (tenant_id, first_id, last_id, data) SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bytea[])`,
@@ -246,7 +112,7 @@ async function flush(): Promise<void> {
   ]);
   await client.query(
     `INSERT INTO postings (tenant_id, bucket, first_id, last_id, data) SELECT $1, b, $2, $3, d FROM unnest($4::int[], $5::bytea[]) AS g(b, d)`,
-    [TENANT, ids[0], ids.at(-1), groups.map((group) => group.bucket), groups.map((group) => group.data)],
+    [TENANT, ids[0], ids.at(-1), groups.map((group) => group.group), groups.map((group) => group.data)],
   );
   await client.query('COMMIT');
   ingestMs += performance.now() - start;
@@ -335,7 +201,7 @@ const questions: [string, () => Promise<number>][] = [
       for (const row of rows) {
         const [first, last] = [Number(row.first_id), Number(row.last_id)];
         if (first >= day.lo && last <= day.hi && bucketOfId(first) === bucketOfId(last)) {
-          add(bucketOfId(first), find(row.data, 'declined')?.count ?? 0);
+          add(bucketOfId(first), countOf(row.data, 'declined'));
           continue;
         }
         const ids: number[] = [];

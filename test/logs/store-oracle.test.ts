@@ -15,16 +15,7 @@ import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '..
 import { DIALECTS } from '../helpers/databases.js';
 import { byTime, matches } from './store-oracle.js';
 import { HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const WORDS = ['disk', 'full', 'timeout', 'connection', 'refused', 'payment', 'declined', 'user', 'login', 'cache', 'retry', 'café'];
 const LEVELS = ['info', 'info', 'info', 'debug', 'warn', 'error', 'fatal', undefined];
@@ -124,7 +115,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       handle = await openTestStore(dialect);
       store = handle.store;
-      const r = random(7);
+      const r = seededRandom(7);
       const batches = Object.entries(TENANTS).map(([tenant, count]) => generate(r, count).map((batch) => [tenant, batch] as const));
       // Tenants' batches interleaved, as concurrent shippers send them.
       for (let index = 0; batches.some((list) => index < list.length); index += 1) {

@@ -1,0 +1,190 @@
+import { IDS_PER_SECOND } from './time-ids.js';
+
+/**
+ * Postings of a batch of entries: for each token (a word or a facet), which of the batch's entries
+ * hold it, by their place in the batch. What docs/scaling.md step 2 puts instead of a word index
+ * with one entry per word of every entry (GIN on PostgreSQL): the tokens are hashed into groups, and
+ * each group of a batch is one value (a `bytea` row), so a batch writes one row per group instead of
+ * an index entry per word, and a word's lookup over a day reads one small row per batch.
+ * The batch's layout (its ids as runs of one second) turns places into time-ordered ids (time-ids.ts),
+ * so that a histogram of whole seconds needs nothing else. Measured as a spike:
+ * bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL postings, a spike".
+ *
+ * A group's value: for each of its tokens, the token (UTF-8, length first), how many entries hold
+ * it, the byte length of their places, and the places (the first as it is, then each as its distance
+ * from the one before). Numbers are LEB128 varints.
+ */
+
+/** The group of a token among `groups` (FNV-1a of its UTF-16 code units). */
+export function groupOf(token: string, groups: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < token.length; i += 1) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % groups;
+}
+
+/** A growable byte buffer with LEB128 varints. */
+class Bytes {
+  #buffer = Buffer.allocUnsafe(1024);
+  length = 0;
+
+  #reserve(n: number): void {
+    if (this.length + n <= this.#buffer.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.length + n));
+    this.#buffer.copy(next, 0, 0, this.length);
+    this.#buffer = next;
+  }
+
+  varint(value: number): void {
+    this.#reserve(10);
+    while (value >= 0x80) {
+      this.#buffer[this.length++] = (value % 0x80) | 0x80;
+      value = Math.floor(value / 0x80);
+    }
+    this.#buffer[this.length++] = value;
+  }
+
+  bytes(value: Buffer): void {
+    this.#reserve(value.length);
+    value.copy(this.#buffer, this.length);
+    this.length += value.length;
+  }
+
+  take(): Buffer {
+    return Buffer.from(this.#buffer.subarray(0, this.length));
+  }
+}
+
+/** LEB128 varints from a buffer. */
+class Reader {
+  at = 0;
+  constructor(readonly data: Uint8Array) {}
+
+  varint(): number {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = this.data[this.at++];
+      if (byte === undefined) throw new RangeError('postings: a varint runs past the end');
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 0x80;
+    }
+  }
+}
+
+/**
+ * The postings of a batch: `tokens[place]` are the tokens of the batch's entry at `place` (repeats
+ * count once). One value per group that holds a token, groups numbered from 0 to `groups` − 1.
+ */
+export function encodePostings(tokens: readonly Iterable<string>[], groups: number): { group: number; data: Buffer }[] {
+  const lists = new Map<string, number[]>();
+  tokens.forEach((entryTokens, place) => {
+    for (const token of entryTokens) {
+      const list = lists.get(token);
+      if (list === undefined) lists.set(token, [place]);
+      else if (list.at(-1) !== place) list.push(place);
+    }
+  });
+  const values = new Map<number, Bytes>();
+  const places = new Bytes();
+  for (const [token, list] of lists) {
+    let previous = 0;
+    for (const place of list) {
+      places.varint(place - previous);
+      previous = place;
+    }
+    const group = groupOf(token, groups);
+    let value = values.get(group);
+    if (value === undefined) values.set(group, (value = new Bytes()));
+    const text = Buffer.from(token);
+    value.varint(text.length);
+    value.bytes(text);
+    value.varint(list.length);
+    value.varint(places.length);
+    value.bytes(places.take());
+    places.length = 0;
+  }
+  return [...values].sort(([a], [b]) => a - b).map(([group, value]) => ({ group, data: value.take() }));
+}
+
+/** Where `token`'s places are in a group's value, and how many; null when no entry of the batch holds it. */
+function find(data: Uint8Array, token: string): { reader: Reader; count: number; end: number } | null {
+  const wanted = Buffer.from(token);
+  const reader = new Reader(data);
+  while (reader.at < data.length) {
+    const length = reader.varint();
+    const same = length === wanted.length && Buffer.compare(wanted, data.subarray(reader.at, reader.at + length)) === 0;
+    reader.at += length;
+    const count = reader.varint();
+    const bytes = reader.varint();
+    if (reader.at + bytes > data.length) throw new RangeError("postings: a token's places run past the end");
+    if (same) return { reader, count, end: reader.at + bytes };
+    reader.at += bytes;
+  }
+  return null;
+}
+
+/** How many entries of the batch hold `token` (`data`: the value of the token's group). */
+export function countOf(data: Uint8Array, token: string): number {
+  return find(data, token)?.count ?? 0;
+}
+
+/** The places of the entries that hold `token`, ascending (`data`: the value of the token's group). */
+export function placesOf(data: Uint8Array, token: string): number[] {
+  const found = find(data, token);
+  if (found === null) return [];
+  const { reader, end } = found;
+  const places: number[] = [];
+  let place = 0;
+  while (reader.at < end) {
+    place += reader.varint();
+    places.push(place);
+  }
+  return places;
+}
+
+/**
+ * A batch's ids, ascending, as runs of consecutive ids of one second: the second (from the one before,
+ * zigzag-encoded), the first id's place in its second, how many. The store numbers a second's entries of a batch one
+ * after another, so a batch of 5,000 entries over 43 seconds is 43 runs, a few hundred bytes.
+ */
+export function encodeLayout(ids: readonly number[]): Buffer {
+  const layout = new Bytes();
+  let previousSecond = 0;
+  for (let start = 0; start < ids.length;) {
+    const first = ids[start]!;
+    const second = Math.floor(first / IDS_PER_SECOND);
+    let end = start + 1;
+    while (end < ids.length && ids[end] === first + (end - start) && Math.floor(ids[end]! / IDS_PER_SECOND) === second) end += 1;
+    if (end < ids.length && ids[end]! <= ids[end - 1]!) throw new RangeError('postings: a batch layout needs ascending ids');
+    layout.varint(zigzag(second - previousSecond)); // the first second may be before 1970
+    layout.varint(first - second * IDS_PER_SECOND);
+    layout.varint(end - start);
+    previousSecond = second;
+    start = end;
+  }
+  return layout.take();
+}
+
+const zigzag = (value: number): number => (value >= 0 ? 2 * value : -2 * value - 1);
+const unzigzag = (value: number): number => (value % 2 === 0 ? value / 2 : -(value + 1) / 2);
+
+/** The ids of ascending `places` of a batch, by its layout. */
+export function idsOfPlaces(layout: Uint8Array, places: readonly number[]): number[] {
+  const runs = new Reader(layout);
+  const ids: number[] = [];
+  let second = 0;
+  let runStart = 0; // the place of the run's first entry
+  let runFirst = 0; // its id's place in its second
+  let runLength = 0;
+  for (const place of places) {
+    while (place >= runStart + runLength) {
+      runStart += runLength;
+      second += unzigzag(runs.varint());
+      runFirst = runs.varint();
+      runLength = runs.varint();
+    }
+    ids.push(second * IDS_PER_SECOND + runFirst + (place - runStart));
+  }
+  return ids;
+}
