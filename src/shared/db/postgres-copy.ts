@@ -14,13 +14,14 @@ import { from as copyFrom } from 'pg-copy-streams';
  */
 const COPY_ROWS = '-- gerbang: copy rows';
 
-type Client = pg.PoolClient & { query: (...args: any[]) => any };
+/** `client.query` as Kysely calls it (text and values), widened so that it can be replaced. */
+type Query = (...args: unknown[]) => unknown;
 
 /** Lets every client of `pool` run COPY_ROWS; other queries go to pg as before. */
 export function enableCopy(pool: pg.Pool): void {
   pool.on('connect', (client) => {
-    const query = client.query.bind(client) as Client['query'];
-    (client as Client).query = (text: unknown, ...rest: unknown[]) => {
+    const query = client.query.bind(client) as Query;
+    (client as { query: Query }).query = (text: unknown, ...rest: unknown[]) => {
       if (text !== COPY_ROWS) return query(text, ...rest);
       const [statement, lines] = rest[0] as [string, readonly string[]];
       return copy(client, statement, lines);
