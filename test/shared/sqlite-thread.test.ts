@@ -137,11 +137,13 @@ describe('SQLite on its own thread', () => {
     await thread.stopAbruptly();
     assert.equal(thread.stopped(), true);
     assert.deepEqual(stops, ['the SQLite thread stopped']);
+    thread.onStop((reason) => stops.push(`late: ${reason.message}`));
+    assert.deepEqual(stops, ['the SQLite thread stopped', 'late: the SQLite thread stopped'], 'a listener after the stop is told at once');
     await assert.rejects(thread.check(), /the SQLite thread stopped/);
     await assert.rejects(sql`CREATE TABLE later (id INTEGER)`.execute(stopping.db), /the SQLite thread stopped/);
     await stopping.close();
     await closing.close();
-    assert.deepEqual(stops, ['the SQLite thread stopped'], 'closing a database is not a stop');
+    assert.equal(stops.length, 2, 'closing a database is not a stop');
     const memory = await openDatabase<any>('sqlite::memory:');
     assert.equal(writerThreadOf(memory.db), undefined, 'no thread, nothing to watch');
     await memory.close();

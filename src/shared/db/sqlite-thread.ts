@@ -90,7 +90,7 @@ export interface WriterThread {
   stopped(): boolean;
   /** Throws unless the thread answers a statement, without taking the writer (`/readyz`). */
   check(): Promise<void>;
-  /** Calls `listener` once if the thread stops other than by closing the database. */
+  /** Calls `listener` once if the thread stops (or has stopped) other than by closing the database. */
   onStop(listener: (reason: Error) => void): void;
   /** Stops the thread as a crash would (tests: what a stopped writer looks like). */
   stopAbruptly(): Promise<void>;
@@ -322,6 +322,7 @@ class SqliteThreadConnection implements DatabaseConnection {
 class SqliteThreadDriver implements Driver, WriterThread {
   readonly #writer = new WriterLock();
   readonly #stopListeners: Array<(reason: Error) => void> = [];
+  #stopReason: Error | undefined;
   #thread: SqliteThread | undefined;
 
   constructor(
@@ -332,6 +333,7 @@ class SqliteThreadDriver implements Driver, WriterThread {
 
   async init(): Promise<void> {
     this.#thread = new SqliteThread(this.path, this.pragmas, (reason) => {
+      this.#stopReason = reason;
       for (const listener of this.#stopListeners.splice(0)) listener(reason);
     });
     await this.#thread.ready;
@@ -347,7 +349,9 @@ class SqliteThreadDriver implements Driver, WriterThread {
   }
 
   onStop(listener: (reason: Error) => void): void {
-    this.#stopListeners.push(listener);
+    // A listener that comes after the stop (the service wires it once it listens) is told at once.
+    if (this.#stopReason) listener(this.#stopReason);
+    else this.#stopListeners.push(listener);
   }
 
   async stopAbruptly(): Promise<void> {
