@@ -1,5 +1,6 @@
 import { LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
-import { ProtoWriter, varintSize, writeVarintAt } from './proto-writer.js';
+import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
+import { ProtoWriter } from './proto-writer.js';
 import type { Envelope } from './record-queue.js';
 
 /**

@@ -1,3 +1,4 @@
+import { writeVarintAt } from '../../../shared/encoding/varint.js';
 import { IDS_PER_SECOND } from './time-ids.js';
 
 /**
@@ -35,12 +36,8 @@ class Bytes {
   }
 
   varint(value: number): void {
-    this.#reserve(10);
-    while (value >= 0x80) {
-      this.#buffer[this.length++] = (value % 0x80) | 0x80;
-      value = Math.floor(value / 0x80);
-    }
-    this.#buffer[this.length++] = value;
+    this.#reserve(8); // 2^53 takes 8
+    this.length = writeVarintAt(this.#buffer, this.length, value);
   }
 
   bytes(value: Buffer): void {
