@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
 import { DIALECTS } from '../helpers/databases.js';
+import { eventually } from '../helpers/eventually.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
 
 const ACME: LogEntry[] = [
@@ -863,6 +864,38 @@ describe('log store partitions [postgres]', () => {
     assert.equal(await store.removeOlderThan('d', T0 + 11 * DAY), 1);
     assert.deepEqual(await removedTables(), []);
     assert.equal((await store.search({ tenantId: 'd', query: 'again', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 0);
+  });
+
+  test('a batch whose connection the server drops in the middle of its COPY is not stored, and the pool serves the next batches', async () => {
+    const { sql } = await import('kysely');
+    const { store, database } = handle;
+    const batch = (size: number, stallAt = -1) =>
+      Array.from({ length: size }, (_, index) => ({
+        timestamp: T0 + 22 * DAY + index,
+        message: index === stallAt ? 'copy stall' : `copy row ${index}`,
+      }));
+    // Row 1,000 of 5,000 waits in the server until its backend is terminated (a restart, a failover).
+    await sql`CREATE FUNCTION copy_stall() RETURNS trigger AS $$ BEGIN IF NEW.message = 'copy stall' THEN PERFORM pg_sleep(60); END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+      CREATE TRIGGER copy_stall BEFORE INSERT ON log_entries FOR EACH ROW EXECUTE FUNCTION copy_stall()`.execute(database.db);
+    try {
+      const stalled = store.append('copy-dropped', batch(5_000, 999));
+      stalled.catch(() => undefined);
+      const pid = await eventually(async () => {
+        const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+          WHERE query LIKE 'COPY log_entries%' AND wait_event = 'PgSleep'`.execute(database.db);
+        assert.equal(rows.length, 1, 'the COPY is waiting in the server');
+        return rows[0]!.pid;
+      });
+      await sql`SELECT pg_terminate_backend(${pid}::int)`.execute(database.db);
+      await assert.rejects(stalled, /terminat|connection|ECONNRESET|not queryable/i);
+    } finally {
+      await sql`DROP TRIGGER copy_stall ON log_entries; DROP FUNCTION copy_stall()`.execute(database.db);
+    }
+    const count = (tenantId: string) =>
+      store.search({ tenantId, from: T0 + 22 * DAY, to: T0 + 23 * DAY, page: 1, limit: 1, trackTotal: 10_000 });
+    assert.equal((await count('copy-dropped')).total, 0);
+    await Promise.all(Array.from({ length: 12 }, (_, n) => store.append(`copy-next-${n}`, batch(1_000))));
+    for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-next-${n}`)).total, 1_000);
   });
 
   test('a batch whose COPY the server refuses part-way stores nothing, and every pooled connection serves the batches after it', async () => {

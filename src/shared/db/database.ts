@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from 'kysely';
 import { enableCopy } from './postgres-copy.js';
+import { openPostgresPool } from './postgres-pool.js';
 import { sqliteThreadDialect } from './sqlite-thread.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -79,10 +80,7 @@ async function postgresDialect(url: string): Promise<Dialect> {
   const { default: pg } = await import('pg');
   // int8 (COUNT, epoch milliseconds) as numbers: every value we store fits in 2^53.
   pg.types.setTypeParser(20, (value) => Number(value));
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  // An idle connection the server ends (restart, failover, admin termination) is dropped by the
-  // pool and the next query reconnects; without a listener the event would crash the process.
-  pool.on('error', (error) => process.emitWarning(`PostgreSQL idle connection closed: ${error.message}`));
+  const pool = await openPostgresPool({ connectionString: url, max: 10 });
   enableCopy(pool);
   return new PostgresDialect({ pool });
 }

@@ -9,10 +9,11 @@ import { from as copyFrom } from 'pg-copy-streams';
  * format cost the server about half the CPU of the same rows through `json_to_recordset`
  * (docs/benchmarks.md, "PostgreSQL ingest, where the time goes"). Kysely sends only SQL text, so a
  * query with this text and parameters [statement, lines] is run by the connection as a COPY, inside
- * whatever transaction the connection is in. No SQL: only the clients of a pool given to
- * `enableCopy` take it.
+ * whatever transaction the connection is in. Only the clients of a pool given to `enableCopy` take
+ * it; anywhere else PostgreSQL refuses the text as a syntax error (a comment alone would be an empty
+ * query, and the rows would be lost without a word).
  */
-const COPY_ROWS = '-- gerbang: copy rows';
+const COPY_ROWS = 'gerbang: copy rows';
 
 /** `client.query` as Kysely calls it (text and values), widened so that it can be replaced. */
 type Query = (...args: unknown[]) => unknown;

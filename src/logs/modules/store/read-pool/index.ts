@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { deadlineGuard, readPoolKysely } from './read-dialect.js';
 import { SqliteReadPool } from './read-pool.js';
+import { openPostgresPool } from '../../../../shared/db/postgres-pool.js';
 
 export { SqliteReadPool } from './read-pool.js';
 
@@ -32,9 +33,7 @@ export async function openStoreReads(url: string, main: Kysely<any>, options: St
     const pool = new SqliteReadPool({ path, size: options.workers });
     return { db: readPoolKysely(pool).withPlugin(deadlineGuard), pool, close: () => pool.close() };
   }
-  const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: options.workers, statement_timeout: Math.max(1, options.timeoutMs) });
-  pool.on('error', (error) => process.emitWarning(`PostgreSQL idle connection closed: ${error.message}`));
+  const pool = await openPostgresPool({ connectionString: url, max: options.workers, statement_timeout: Math.max(1, options.timeoutMs) });
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   return { db: db.withPlugin(deadlineGuard), close: () => db.destroy() };
 }
