@@ -1,6 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { countOf, encodeLayout, encodePostings, groupOf, idsOfPlaces, placesOf } from '../../src/logs/modules/store/postings.js';
+import {
+  countOf,
+  encodeLayout,
+  encodePostings,
+  encodeTimes,
+  groupOf,
+  idsOfPlaces,
+  placesOf,
+  timesOf,
+} from '../../src/logs/modules/store/postings.js';
+import { groupsFor, postingsExpr, postingsPieces } from '../../src/logs/modules/store/postgres-postings.js';
+import { facetLookup } from '../../src/logs/modules/store/facets.js';
+import { toCondition } from '../../src/logs/modules/store/query/condition.js';
+import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
+import { HOUR } from '../../src/logs/modules/store/minutes.js';
 import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
@@ -76,5 +90,80 @@ describe('postings of a batch', () => {
   test('a value cut short is an error, not a wrong answer', () => {
     const [value] = encodePostings([['declined'], ['declined']], 1);
     assert.throws(() => placesOf(value!.data.subarray(0, value!.data.length - 1), 'other'), RangeError);
+  });
+});
+
+describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
+  test('times round-trip from the first, also before 1970; descending or cut-short times are refused', () => {
+    const times = [-5_000, -5_000, -4_321, 0, 1, 3_600_000, 3_600_000 + 2 ** 40];
+    assert.deepEqual(timesOf(encodeTimes(-5_000, times), -5_000, times.length), times);
+    assert.throws(() => encodeTimes(0, [5, 4]), RangeError);
+    assert.throws(() => timesOf(encodeTimes(0, [1, 2, 3]), 0, 2), /left over/);
+    assert.throws(() => timesOf(encodeTimes(0, [1, 2]), 0, 3), RangeError);
+  });
+
+  test('a batch is split by UTC hour, each piece in time order with its tokens at the same places', () => {
+    const hour = Date.UTC(2026, 10, 20, 5);
+    const times = [hour + 10, hour - 1, hour + HOUR, hour, hour + 10];
+    const tokens = [['b'], ['a'], ['d'], ['c'], ['e']];
+    const pieces = postingsPieces(times, tokens);
+    assert.deepEqual(
+      pieces.map((piece) => [piece.first, piece.last, piece.entries, piece.groups]),
+      [
+        [hour - 1, hour - 1, 1, 1],
+        [hour, hour + 10, 3, 1],
+        [hour + HOUR, hour + HOUR, 1, 1],
+      ],
+    );
+    const middle = pieces[1]!;
+    assert.deepEqual(timesOf(middle.times, middle.first, middle.entries), [hour, hour + 10, hour + 10]);
+    // Equal times keep the batch's order: c (place 3), then b (0), then e (4).
+    assert.deepEqual(
+      ['c', 'b', 'e'].map((token) => placesOf(middle.postings[0]!.data, token)),
+      [[0], [1], [2]],
+    );
+  });
+
+  test('about 16 entries a group, at most 256', () => {
+    assert.deepEqual([1, 31, 32, 100, 5_000, 100_000].map(groupsFor), [1, 1, 2, 4, 256, 256]);
+  });
+});
+
+describe('what postings answer (PostgreSQL)', () => {
+  const facets = facetLookup(new Set(['a:user']), [{ field: 'c:level', value: 'error', token: 7 }]);
+  const expr = (query: string) => postingsExpr(toCondition(parseQuery(query)), facets);
+
+  test('words and facet equalities under AND, OR and NOT', () => {
+    assert.deepEqual(expr('disk'), { kind: 'token', token: 'disk' });
+    assert.deepEqual(expr('level:error -disk'), {
+      kind: 'and',
+      children: [
+        { kind: 'token', token: '=f7' },
+        { kind: 'not', child: { kind: 'token', token: 'disk' } },
+      ],
+    });
+    assert.deepEqual(expr('NOT level:warn'), { kind: 'not', child: { kind: 'token', token: '=g0' } }, 'a value no entry has');
+    assert.deepEqual(expr('status:500'), {
+      kind: 'or',
+      children: [
+        { kind: 'token', token: '=g0' },
+        { kind: 'token', token: '=g0' },
+      ],
+    });
+  });
+
+  test('not phrases, prefixes, ranges, unfaceted fields or substrings: those are checked on the rows', () => {
+    for (const query of [
+      '"connection refused"',
+      'disk-full',
+      'time*',
+      'status:>=500',
+      'user:u1',
+      '=>',
+      '_exists_:dur',
+      'disk OR user:u1',
+      '',
+    ])
+      assert.equal(expr(query), null, query);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Migration 0120 on a store written before it: entries re-stored under time-ordered ids (SQLite) or
- * re-faceted in place (PostgreSQL), and every read answers as for entries written after it.
+ * re-faceted in place (PostgreSQL, then given postings by 0150), and every read answers as for
+ * entries written after it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -99,9 +100,29 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    test('word and facet counts include the old entries (PostgreSQL: postings made by 0150)', async () => {
+      const counts = async (query: string) =>
+        (await store.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 5 * MINUTE - 1, intervalMs: MINUTE })).map(
+          (bucket) => bucket.count,
+        );
+      assert.deepEqual(await counts('disk OR cafe'), [0, 0, 1, 1, 0]);
+      assert.deepEqual(await counts('status:500 OR host:h2'), [0, 1, 0, 1, 0]);
+      assert.deepEqual(await counts('NOT disk'), [0, 1, 1, 0, 0]);
+      if (dialect === 'postgres') {
+        const { rows } = await sql<{ tenant_id: string; entries: number }>`SELECT tenant_id, entries FROM log_batches ORDER BY 1`.execute(
+          database.db,
+        );
+        assert.deepEqual(rows, [
+          { tenant_id: 'acme', entries: 3 },
+          { tenant_id: 'other', entries: 1 },
+        ]);
+      }
+    });
+
     test('entries written after the upgrade join the old ones in time order', async () => {
       await store.append('acme', [{ timestamp: T0 + 2 * MINUTE + 1, level: 'error', message: 'Disk check late' }]);
       assert.deepEqual(await find('disk'), ['Disk full on /dev/sda1', 'Disk check late']);
+      assert.equal((await store.search({ tenantId: 'acme', query: 'disk', from: T0, to: T0 + HOUR - 1, page: 1, limit: 1 })).total, 2);
       assert.deepEqual(await find('level:error'), ['Disk full on /dev/sda1', 'Disk check late']);
     });
   });

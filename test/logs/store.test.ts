@@ -866,6 +866,58 @@ describe('log store partitions [postgres]', () => {
     assert.equal((await store.search({ tenantId: 'd', query: 'again', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 0);
   });
 
+  test('retention removes a tenant’s postings with its rows, in a shared hour or not; a batch stored in the hour since keeps its own', async () => {
+    const { sql } = await import('kysely');
+    const { store, database } = handle;
+    const day = T0 + 30 * DAY;
+    // Hour 1 holds both tenants' rows (its rows are deleted), hour 2 only p's (its table is detached).
+    await store.append('p', [
+      { timestamp: day + HOUR, message: 'alpha p1' },
+      { timestamp: day + 2 * HOUR, message: 'alpha p2', host: 'h' },
+      { timestamp: day + DAY, message: 'alpha p kept', host: 'h' },
+    ]);
+    await store.append('q', [{ timestamp: day + HOUR + 5, message: 'alpha q1', host: 'h' }]);
+    const batches = async (tenant: string) => {
+      const { rows } = await sql<{ n: string }>`SELECT sum(entries)::text AS n FROM log_batches
+        WHERE tenant_id = ${tenant} AND first_ts >= ${day}::bigint AND first_ts < ${day + DAY}::bigint`.execute(database.db);
+      return Number(rows[0]!.n ?? 0);
+    };
+    const total = async (tenant: string, query: string) =>
+      (await store.search({ tenantId: tenant, query, from: day, to: day + 2 * DAY, page: 1, limit: 1 })).total;
+    assert.deepEqual([await batches('p'), await total('p', 'alpha'), await total('p', 'host:h')], [2, 3, 2]);
+    assert.equal(await store.removeOlderThan('p', day + DAY), 2);
+    assert.deepEqual([await batches('p'), await total('p', 'alpha'), await total('p', 'host:h')], [0, 1, 1]);
+    assert.deepEqual([await batches('q'), await total('q', 'alpha')], [1, 1], 'the other tenant keeps its postings');
+    // An entry of the removed day that arrives later is counted once, by postings of its own.
+    await store.append('p', [{ timestamp: day + 2 * HOUR + 7, message: 'alpha late' }]);
+    const byHour = await store.histogram({ tenantId: 'p', query: 'alpha', from: day, to: day + 3 * HOUR - 1, intervalMs: HOUR });
+    assert.deepEqual(
+      byHour.map((bucket) => bucket.count),
+      [0, 0, 1],
+    );
+  });
+
+  test('removing an emptied hour’s postings spares the batches numbered after the hour was emptied', async () => {
+    const { sql } = await import('kysely');
+    const { removePostings } = await import('../../src/logs/modules/store/postgres-postings.js');
+    const { store, database } = handle;
+    const hour = T0 + 32 * DAY;
+    await store.append('r', [{ timestamp: hour + 1, message: 'before the removal' }]);
+    const { rows } = await sql<{ batch: string }>`SELECT batch::text FROM log_batches WHERE tenant_id = 'r'`.execute(database.db);
+    // A batch that stores rows in the hour after its rows were removed, before its postings are.
+    await store.append('r', [{ timestamp: hour + 2, message: 'after the removal' }]);
+    await removePostings(database.db, 'r', { start: hour, lastBatch: Number(rows[0]!.batch) });
+    const left = await sql<{
+      entries: number;
+      first_ts: string;
+    }>`SELECT entries, first_ts::text FROM log_batches WHERE tenant_id = 'r'`.execute(database.db);
+    assert.deepEqual(left.rows, [{ entries: 1, first_ts: String(hour + 2) }]);
+    const { rows: postings } = await sql<{ n: string }>`SELECT count(*)::text AS n FROM log_postings WHERE tenant_id = 'r'`.execute(
+      database.db,
+    );
+    assert.equal(postings[0]!.n, '1', 'one group for a batch of one entry');
+  });
+
   test('a batch whose connection the server drops in the middle of its COPY is not stored, and the pool serves the next batches', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;

@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
 import { restoreInTimeOrder } from './sqlite-restore.js';
 
@@ -224,6 +225,40 @@ const retentionFloors: Migration = {
   },
 };
 
+/**
+ * PostgreSQL's postings (postgres-postings.ts): per batch and UTC hour, its entries' times
+ * (log_batches) and which of them hold each token (log_postings), made for the stored entries from
+ * their tsvectors. Nothing on SQLite, whose full-text index is keyed by time-ordered ids.
+ */
+const postings: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) return;
+    await sql`CREATE TABLE log_batches (
+      tenant_id text NOT NULL,
+      batch bigserial NOT NULL,
+      first_ts bigint NOT NULL,
+      last_ts bigint NOT NULL,
+      entries integer NOT NULL,
+      groups integer NOT NULL,
+      times bytea NOT NULL,
+      PRIMARY KEY (tenant_id, batch)
+    )`.execute(db);
+    await sql`CREATE INDEX log_batches_time ON log_batches (tenant_id, first_ts)`.execute(db);
+    await sql`CREATE TABLE log_postings (
+      tenant_id text NOT NULL,
+      batch bigint NOT NULL,
+      grp integer NOT NULL,
+      tokens bytea NOT NULL,
+      PRIMARY KEY (tenant_id, batch, grp)
+    )`.execute(db);
+    await buildStoredPostings(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    await sql`DROP TABLE IF EXISTS log_postings`.execute(db);
+    await sql`DROP TABLE IF EXISTS log_batches`.execute(db);
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -231,4 +266,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0120_time_ordered_facets': timeOrderedFacets,
   '0130_hourly_rollups': hourlyRollups,
   '0140_retention_floors': retentionFloors,
+  '0150_postings': postings,
 };

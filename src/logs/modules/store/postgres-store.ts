@@ -3,7 +3,17 @@ import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
-import { LogStoreCore, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
+import { LogStoreCore, type BucketCount, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
+import type { FieldRef } from './fields.js';
+import {
+  postingsCounts,
+  postingsExpr,
+  postingsPieces,
+  removePostings,
+  storePostings,
+  type EmptiedHour,
+  type PostingsExpr,
+} from './postgres-postings.js';
 import { tokenize } from './tokenize.js';
 import { copyLine, copyRows } from '../../../shared/db/postgres-copy.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
@@ -66,6 +76,17 @@ interface Partition {
 }
 
 /**
+ * The last batch number given out (postgres-postings.ts). Read while holding a lock that every
+ * batch with rows in an hour takes before its number, it parts the batches whose rows were removed
+ * with the hour from later ones.
+ */
+async function lastBatch(trx: Kysely<any>): Promise<number> {
+  const { rows } = await sql<{ last: string }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last
+    FROM log_batches_batch_seq`.execute(trx);
+  return Number(rows[0]!.last);
+}
+
+/**
  * The partitions that hold rows of tenants other than `tenantId`: per partition two index range
  * probes (`tenant_id < $1`, `tenant_id > $1`; `<>` would scan it), all in one statement.
  */
@@ -105,8 +126,11 @@ export function tsvectorText(tokens: readonly string[], facets: readonly string[
  */
 /** A read over [from, end) on PostgreSQL. */
 interface PostgresPlan extends ReadPlan {
+  tenantId: string;
   from: number;
   end: number;
+  /** The condition as postings answer it (postgres-postings.ts), or null when only the rows can. */
+  postings: PostingsExpr | null;
 }
 
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
@@ -186,11 +210,15 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
     // entry, docs/benchmarks.md "Issue 15: COPY"), made a chunk at a time between turns of the event loop.
     const rows: string[] = [];
+    const lexemes: string[][] = [];
     for (let first = 0; first < prepared.length; first += PREPARE_CHUNK) {
       if (first > 0) await nextTurn();
       const last = Math.min(prepared.length, first + PREPARE_CHUNK);
       for (let place = first; place < last; place += 1) {
         const entry = prepared[place]!;
+        const words = tokenize(entry.message);
+        const entryFacets = facets[place] ?? [];
+        lexemes.push(entryFacets.length === 0 ? words : [...words, ...entryFacets.map(postgresFacet)]);
         rows.push(
           copyLine([
             tenantId,
@@ -202,13 +230,18 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
             entry.span_id,
             entry.message,
             JSON.stringify(entry.attributes),
-            tsvectorText(tokenize(entry.message), facets[place]),
+            tsvectorText(words, entryFacets),
           ]),
         );
       }
     }
     const newFields = this.#fields.newFields(tenantId, prepared);
+    const pieces = postingsPieces(
+      prepared.map((entry) => entry.ts),
+      lexemes,
+    );
     await copyRows(trx, ENTRY_COPY, rows);
+    await storePostings(trx, tenantId, pieces);
     // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
     for (const rollups of batchRollups(prepared)) {
       await sql`INSERT INTO ${sql.table(rollups.table)} AS r0 (tenant_id, minute, level, service, count)
@@ -262,11 +295,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const expired = (await this.#attachedPartitions()).filter(({ start }) => start + PARTITION_MS <= cutoff);
     let removed = 0;
     const shared = await partitionsWithOtherTenants(this.db, expired, tenantId);
+    // The hours whose rows of the tenant are gone, with the last batch stored before (lastBatch).
+    const emptied: EmptiedHour[] = [];
     for (const { name } of shared) {
       removed += await this.db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
-        if (!(await this.#attachedPartitions(trx)).some((partition) => partition.name === name)) return 0;
+        const partition = (await this.#attachedPartitions(trx)).find((attached) => attached.name === name);
+        if (partition === undefined) return 0;
+        // Batches that add to the hour wait for this transaction (so lastBatch tells theirs apart).
+        await sql`LOCK TABLE ${sql.table(name)} IN EXCLUSIVE MODE`.execute(trx);
         const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
+        emptied.push({ start: partition.start, lastBatch: await lastBatch(trx) });
         return Number(result.numAffectedRows ?? 0);
       });
     }
@@ -279,6 +318,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         await sql`LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE`.execute(trx);
         const attached = new Set((await this.#attachedPartitions(trx)).map((partition) => partition.name));
         whole = whole.filter((partition) => attached.has(partition.name)); // another process may have removed some
+        const last = await lastBatch(trx);
+        emptied.push(...whole.map(({ start }) => ({ start, lastBatch: last })));
         for (const { name } of await partitionsWithOtherTenants(trx, whole, tenantId)) {
           const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
           counted += Number(result.numAffectedRows ?? 0);
@@ -301,6 +342,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       }
       return counted;
     });
+    // Their postings, outside the locks (a day is about 500,000 rows at 10M entries): hidden by the
+    // floor until then, and a batch stored in those hours since keeps its own (its batch is later).
+    for (const hour of emptied) await removePostings(this.db, tenantId, hour);
     // The counts of those days after the entries, as on SQLite, and outside the lock: a day of
     // per-minute rollups is 200,000 rows, 250 ms of deleting (docs/benchmarks.md).
     await this.db.transaction().execute(async (trx) => {
@@ -333,9 +377,23 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const facets = await readFacetLookup(this.reads, tenantId, condition);
     return {
       where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, facets)})`,
+      tenantId,
       from,
       end,
+      postings: postingsExpr(condition, facets),
     };
+  }
+
+  /** Counted from the postings where they answer the condition: exact, and cheap at any size. */
+  protected override async countMatches(plan: PostgresPlan, bound: number | undefined) {
+    if (plan.postings === null) return super.countMatches(plan, bound);
+    const counts = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null);
+    return { total: counts.reduce((sum, row) => sum + row.count, 0), totalRelation: 'eq' as const };
+  }
+
+  protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
+    if (plan.postings === null || groupField !== null) return super.countBuckets(plan, intervalMs, groupField);
+    return postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs);
   }
 
   /**

@@ -179,7 +179,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   /**
    * The number of matches, exact or (past `bound`) a lower bound. Level, service and host filters
-   * are counted from the rollups (exact and cheap at any size); anything else by countRows.
+   * are counted from the rollups (exact and cheap at any size); anything else by countMatches.
    */
   async #countMatches(
     tenantId: string,
@@ -196,6 +196,11 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       for (const row of await this.#rollupCounts(tenantId, from, end, condition, filters, rollups, null, null)) total += row.count;
       return { total, totalRelation: 'eq' };
     }
+    return this.countMatches(plan, bound);
+  }
+
+  /** The number of a plan's matches: exact, or `bound` marked 'gte' when there are more and counting them all would cost. */
+  protected async countMatches(plan: Plan, bound: number | undefined): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
     const total = await this.countRows(plan, bound);
     return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' } : { total, totalRelation: 'eq' };
   }

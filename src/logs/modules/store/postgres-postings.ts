@@ -1,0 +1,289 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { equalityFacets, postgresFacet, type FacetLookup } from './facets.js';
+import { HOUR, mod } from './minutes.js';
+import { countOf, encodePostings, encodeTimes, groupOf, placesOf, timesOf } from './postings.js';
+import type { Condition, TextExpr } from './query/condition.js';
+import type { BucketCount } from './store-core.js';
+import { nextTurn } from './write-batch.js';
+
+/**
+ * PostgreSQL's postings (docs/log-store.md, "Postings"; docs/scaling.md step 2b): beside the GIN
+ * index, each batch's entries of one UTC hour are a row of log_batches (their times) and a few rows
+ * of log_postings (which of them hold each token, tokens hashed into groups: postings.ts). Counting
+ * a word over a day then reads one small row per batch instead of visiting a heap page per match
+ * (the GIN index holds no times), so histograms and search totals of words and facets read them.
+ * Written in the entries' own transaction, so they always agree with the rows.
+ */
+
+/** What postings answer exactly: tokens (our words and the tsvector's facet lexemes) under and, or, not. */
+export type PostingsExpr =
+  { kind: 'token'; token: string } | { kind: 'and' | 'or'; children: PostingsExpr[] } | { kind: 'not'; child: PostingsExpr };
+
+/**
+ * The postings expression of a condition, or null when postings cannot answer it exactly: phrases
+ * of several words and prefixes (postings hold no positions and are looked up by whole token), and
+ * everything the tsvector does not hold (compile-postgres.ts checks those on the rows).
+ */
+export function postingsExpr(condition: Condition, facets: FacetLookup): PostingsExpr | null {
+  switch (condition.kind) {
+    case 'text':
+      return textPostings(condition.expr);
+    case 'equals': {
+      const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
+      if (values === null) return null;
+      const tokens: PostingsExpr[] = values.map((value) => ({ kind: 'token', token: postgresFacet(facets.tokenOf(value)) }));
+      return tokens.length === 1 ? tokens[0]! : { kind: 'or', children: tokens };
+    }
+    case 'and':
+    case 'or':
+      return allOf(
+        condition.kind,
+        condition.children.map((child) => postingsExpr(child, facets)),
+      );
+    case 'not': {
+      const child = postingsExpr(condition.child, facets);
+      return child === null ? null : { kind: 'not', child };
+    }
+    default:
+      return null;
+  }
+}
+
+function textPostings(expr: TextExpr): PostingsExpr | null {
+  switch (expr.kind) {
+    case 'phrase':
+      return expr.tokens.length === 1 && !expr.prefix ? { kind: 'token', token: expr.tokens[0]! } : null;
+    case 'and':
+    case 'or':
+      return allOf(expr.kind, expr.children.map(textPostings));
+    case 'not': {
+      const child = textPostings(expr.child);
+      return child === null ? null : { kind: 'not', child };
+    }
+  }
+}
+
+function allOf(kind: 'and' | 'or', children: (PostingsExpr | null)[]): PostingsExpr | null {
+  return children.every((child) => child !== null) ? { kind, children: children as PostingsExpr[] } : null;
+}
+
+function tokensOf(expr: PostingsExpr, into = new Set<string>()): Set<string> {
+  if (expr.kind === 'token') into.add(expr.token);
+  else if (expr.kind === 'not') tokensOf(expr.child, into);
+  else for (const child of expr.children) tokensOf(child, into);
+  return into;
+}
+
+/** Groups of a batch of `entries`: about 16 entries' tokens a group, at most 256 (a lookup reads 1/256 of a large batch). */
+export function groupsFor(entries: number): number {
+  return 2 ** Math.min(8, Math.max(0, Math.floor(Math.log2(entries / 16))));
+}
+
+/** One hour of a batch, in time order: a row of log_batches and its rows of log_postings. */
+export interface PostingsPiece {
+  first: number;
+  last: number;
+  entries: number;
+  groups: number;
+  times: Buffer;
+  postings: { group: number; data: Buffer }[];
+}
+
+/**
+ * A batch's postings by UTC hour: `times[place]` and `tokens[place]` (its words and the facet
+ * lexemes of its tsvector) of each entry, in any order.
+ */
+export function postingsPieces(times: readonly number[], tokens: readonly (readonly string[])[]): PostingsPiece[] {
+  const order = times.map((_, place) => place).sort((a, b) => times[a]! - times[b]! || a - b);
+  const pieces: PostingsPiece[] = [];
+  for (let start = 0; start < order.length;) {
+    const first = times[order[start]!]!;
+    const hourEnd = first - mod(first, HOUR) + HOUR;
+    let end = start + 1;
+    while (end < order.length && times[order[end]!]! < hourEnd) end += 1;
+    const places = order.slice(start, end);
+    const groups = groupsFor(places.length);
+    pieces.push({
+      first,
+      last: times[places.at(-1)!]!,
+      entries: places.length,
+      groups,
+      times: encodeTimes(
+        first,
+        places.map((place) => times[place]!),
+      ),
+      postings: encodePostings(
+        places.map((place) => tokens[place]!),
+        groups,
+      ),
+    });
+    start = end;
+  }
+  return pieces;
+}
+
+/** Writes a batch's pieces inside the caller's transaction (the one that stores its entries). */
+export async function storePostings(trx: Kysely<any>, tenantId: string, pieces: readonly PostingsPiece[]): Promise<void> {
+  if (pieces.length === 0) return;
+  const { rows } = await sql<{ batch: string }>`SELECT nextval('log_batches_batch_seq')::text AS batch
+    FROM generate_series(1, ${pieces.length}::int)`.execute(trx);
+  const batches = rows.map((row) => row.batch);
+  await sql`INSERT INTO log_batches (tenant_id, batch, first_ts, last_ts, entries, groups, times)
+    SELECT ${tenantId}, * FROM unnest(${batches}::bigint[], ${pieces.map((piece) => piece.first)}::bigint[],
+      ${pieces.map((piece) => piece.last)}::bigint[], ${pieces.map((piece) => piece.entries)}::int[],
+      ${pieces.map((piece) => piece.groups)}::int[], ${pieces.map((piece) => piece.times)}::bytea[])`.execute(trx);
+  const owners = pieces.flatMap((piece, index) => piece.postings.map(() => batches[index]!));
+  const postings = pieces.flatMap((piece) => piece.postings);
+  await sql`INSERT INTO log_postings (tenant_id, batch, grp, tokens)
+    SELECT ${tenantId}, * FROM unnest(${owners}::bigint[], ${postings.map((posting) => posting.group)}::int[],
+      ${postings.map((posting) => posting.data)}::bytea[])`.execute(trx);
+}
+
+/** An hour whose entries of a tenant were removed, and the last batch number given out by then. */
+export interface EmptiedHour {
+  start: number;
+  lastBatch: number;
+}
+
+/**
+ * Removes the tenant's postings of an emptied hour: those of its batches up to `lastBatch` (a batch
+ * stored in the hour since has rows there again, and keeps its postings).
+ */
+export async function removePostings(db: Kysely<any>, tenantId: string, { start, lastBatch }: EmptiedHour): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const inHour = sql`b.tenant_id = ${tenantId} AND b.first_ts >= ${start}::bigint AND b.first_ts < ${start + HOUR}::bigint
+      AND b.batch <= ${lastBatch}::bigint`;
+    await sql`DELETE FROM log_postings p USING log_batches b WHERE ${inHour} AND p.tenant_id = b.tenant_id AND p.batch = b.batch`.execute(
+      trx,
+    );
+    await sql`DELETE FROM log_batches b WHERE ${inHour}`.execute(trx);
+  });
+}
+
+interface BatchRow {
+  batch: string;
+  first_ts: string;
+  last_ts: string;
+  entries: number;
+  groups: number;
+  /** Only for a batch that is not inside [from, end) and one bucket (the others are counted whole). */
+  times: Buffer | null;
+}
+
+/**
+ * The matches of `expr` in [from, end) per bucket of `intervalMs` (epoch-aligned; null: one bucket,
+ * 0). A batch inside the range and one bucket adds its count; only the others read their times.
+ */
+export async function postingsCounts(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  intervalMs: number | null,
+): Promise<BucketCount[]> {
+  const interval = sql`${intervalMs ?? 1}::bigint`;
+  const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
+  const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
+  // A batch lies within one hour, so its first time is at most an hour before `from`.
+  const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
+      CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${oneBucket} THEN NULL ELSE times END AS times
+    FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
+      AND last_ts >= ${from}::bigint`.execute(db);
+  if (batches.length === 0) return [];
+  const tokens = [...tokensOf(expr)];
+  const keys = new Map<string, number[]>();
+  for (const { batch, groups } of batches) keys.set(batch, [...new Set(tokens.map((token) => groupOf(token, groups)))]);
+  const { rows: postings } = await sql<{ batch: string; grp: number; tokens: Buffer }>`SELECT p.batch::text, p.grp, p.tokens
+    FROM unnest(${[...keys].flatMap(([batch, groups]) => groups.map(() => batch))}::bigint[], ${[...keys.values()].flat()}::int[]) AS k(batch, grp)
+    JOIN log_postings p ON p.tenant_id = ${tenantId} AND p.batch = k.batch AND p.grp = k.grp`.execute(db);
+  const groupsOf = new Map<string, Map<number, Buffer>>();
+  for (const row of postings) {
+    let groups = groupsOf.get(row.batch);
+    if (groups === undefined) groupsOf.set(row.batch, (groups = new Map<number, Buffer>()));
+    groups.set(row.grp, row.tokens);
+  }
+
+  const counts = new Map<number, number>();
+  const add = (bucket: number, count: number): void => {
+    if (count > 0) counts.set(bucket, (counts.get(bucket) ?? 0) + count);
+  };
+  const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
+  for (let index = 0; index < batches.length; index += 1) {
+    if (index % 256 === 255) await nextTurn(); // a day is about 2,000 batches at 10M entries
+    const batch = batches[index]!;
+    const groups = groupsOf.get(batch.batch);
+    const dataOf = (token: string): Buffer | undefined => groups?.get(groupOf(token, batch.groups));
+    if (batch.times === null && expr.kind === 'token') {
+      const data = dataOf(expr.token);
+      add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+      continue;
+    }
+    const matched = evaluate(expr, batch.entries, dataOf);
+    if (batch.times === null) {
+      add(
+        bucketStart(Number(batch.first_ts)),
+        matched.reduce((sum, bit) => sum + bit, 0),
+      );
+      continue;
+    }
+    const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
+    for (let place = 0; place < batch.entries; place += 1) {
+      const ts = times[place]!;
+      if (matched[place] === 1 && ts >= from && ts < end) add(bucketStart(ts), 1);
+    }
+  }
+  return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+}
+
+/** The entries of a batch that `expr` matches: 1 at their places. */
+function evaluate(expr: PostingsExpr, entries: number, dataOf: (token: string) => Buffer | undefined): Uint8Array {
+  switch (expr.kind) {
+    case 'token': {
+      const matched = new Uint8Array(entries);
+      const data = dataOf(expr.token);
+      if (data !== undefined) for (const place of placesOf(data, expr.token)) matched[place] = 1;
+      return matched;
+    }
+    case 'not': {
+      const matched = evaluate(expr.child, entries, dataOf);
+      for (let place = 0; place < entries; place += 1) matched[place] = 1 - matched[place]!;
+      return matched;
+    }
+    case 'and':
+    case 'or': {
+      const [matched, ...rest] = expr.children.map((child) => evaluate(child, entries, dataOf)) as [Uint8Array, ...Uint8Array[]];
+      for (const other of rest) {
+        for (let place = 0; place < entries; place += 1) {
+          matched[place] = expr.kind === 'and' ? matched[place]! & other[place]! : matched[place]! | other[place]!;
+        }
+      }
+      return matched;
+    }
+  }
+}
+
+/** Stored entries read per statement by buildStoredPostings: a batch of postings each (split by hour). */
+const STORED_BATCH = 5_000;
+
+/** Migration 0150: the postings of every stored entry, from its tsvector's lexemes, in time order per tenant. */
+export async function buildStoredPostings(db: Kysely<any>): Promise<void> {
+  let after = { tenant: '', ts: Number.MIN_SAFE_INTEGER, id: 0 };
+  for (;;) {
+    const { rows } = await sql<{ tenant_id: string; ts: string; id: string; lexemes: string[] }>`
+      SELECT tenant_id, ts::text, id::text, tsvector_to_array(search) AS lexemes FROM log_entries
+      WHERE (tenant_id, ts, id) > (${after.tenant}, ${after.ts}::bigint, ${after.id}::bigint)
+      ORDER BY tenant_id, ts, id LIMIT ${STORED_BATCH}`.execute(db);
+    if (rows.length === 0) return;
+    for (const tenant of new Set(rows.map((row) => row.tenant_id))) {
+      const own = rows.filter((row) => row.tenant_id === tenant);
+      const pieces = postingsPieces(
+        own.map((row) => Number(row.ts)),
+        own.map((row) => row.lexemes),
+      );
+      await storePostings(db, tenant, pieces);
+    }
+    const last = rows.at(-1)!;
+    after = { tenant: last.tenant_id, ts: Number(last.ts), id: Number(last.id) };
+  }
+}
