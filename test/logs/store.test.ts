@@ -918,6 +918,28 @@ describe('log store partitions [postgres]', () => {
     assert.equal(postings[0]!.n, '1', 'one group for a batch of one entry');
   });
 
+  test('postings of more batches than one read takes: histograms count them all, a bounded total stops past its bound', async () => {
+    const { store } = handle;
+    const day = T0 + 34 * DAY;
+    // 1,050 batches of one entry (pieces are read a thousand at a time), two seconds apart.
+    const entries = Array.from({ length: 1_050 }, (_, n) => ({
+      timestamp: day + n * 2_000,
+      message: n % 3 === 0 ? `tick ${n}` : `tock ${n}`,
+    }));
+    for (let first = 0; first < entries.length; first += 50) {
+      await Promise.all(entries.slice(first, first + 50).map((entry) => store.append('pages', [entry])));
+    }
+    const to = day + 2_100_000 - 1;
+    const histogram = await store.histogram({ tenantId: 'pages', query: 'tick', from: day, to, intervalMs: 10 * MINUTE });
+    assert.deepEqual(
+      histogram.map((bucket) => bucket.count),
+      [100, 100, 100, 50],
+    );
+    const total = (trackTotal?: number) => store.search({ tenantId: 'pages', query: 'tock', from: day, to, page: 1, limit: 1, trackTotal });
+    assert.deepEqual([(await total()).total, (await total()).totalRelation], [700, 'eq']);
+    assert.deepEqual([(await total(10)).total, (await total(10)).totalRelation], [10, 'gte']);
+  });
+
   test('a batch whose connection the server drops in the middle of its COPY is not stored, and the pool serves the next batches', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;

@@ -243,7 +243,7 @@ const postings: Migration = {
       times bytea NOT NULL,
       PRIMARY KEY (tenant_id, batch)
     )`.execute(db);
-    await sql`CREATE INDEX log_batches_time ON log_batches (tenant_id, first_ts)`.execute(db);
+    await sql`CREATE INDEX log_batches_time ON log_batches (tenant_id, first_ts, batch)`.execute(db);
     await sql`CREATE TABLE log_postings (
       tenant_id text NOT NULL,
       batch bigint NOT NULL,

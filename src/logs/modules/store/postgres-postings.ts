@@ -170,9 +170,14 @@ interface BatchRow {
   times: Buffer | null;
 }
 
+/** Batches read per statement: a day is about 2,000 at 10M entries. */
+const BATCH_PAGE = 1_000;
+
 /**
  * The matches of `expr` in [from, end) per bucket of `intervalMs` (epoch-aligned; null: one bucket,
  * 0). A batch inside the range and one bucket adds its count; only the others read their times.
+ * Batches are read newest first, a page at a time; with `stopAbove`, counting stops once the
+ * matches pass it (`complete: false`), as a bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -181,59 +186,81 @@ export async function postingsCounts(
   end: number,
   expr: PostingsExpr,
   intervalMs: number | null,
-): Promise<BucketCount[]> {
+  stopAbove = Infinity,
+): Promise<{ counts: BucketCount[]; complete: boolean }> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
-  // A batch lies within one hour, so its first time is at most an hour before `from`.
-  const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
-      CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${oneBucket} THEN NULL ELSE times END AS times
-    FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
-      AND last_ts >= ${from}::bigint`.execute(db);
-  if (batches.length === 0) return [];
   const tokens = [...tokensOf(expr)];
-  const keys = new Map<string, number[]>();
-  for (const { batch, groups } of batches) keys.set(batch, [...new Set(tokens.map((token) => groupOf(token, groups)))]);
-  const { rows: postings } = await sql<{ batch: string; grp: number; tokens: Buffer }>`SELECT p.batch::text, p.grp, p.tokens
-    FROM unnest(${[...keys].flatMap(([batch, groups]) => groups.map(() => batch))}::bigint[], ${[...keys.values()].flat()}::int[]) AS k(batch, grp)
-    JOIN log_postings p ON p.tenant_id = ${tenantId} AND p.batch = k.batch AND p.grp = k.grp`.execute(db);
-  const groupsOf = new Map<string, Map<number, Buffer>>();
-  for (const row of postings) {
-    let groups = groupsOf.get(row.batch);
-    if (groups === undefined) groupsOf.set(row.batch, (groups = new Map<number, Buffer>()));
-    groups.set(row.grp, row.tokens);
-  }
-
   const counts = new Map<number, number>();
+  let total = 0;
   const add = (bucket: number, count: number): void => {
-    if (count > 0) counts.set(bucket, (counts.get(bucket) ?? 0) + count);
+    if (count === 0) return;
+    counts.set(bucket, (counts.get(bucket) ?? 0) + count);
+    total += count;
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  for (let index = 0; index < batches.length; index += 1) {
-    if (index % 256 === 255) await nextTurn(); // a day is about 2,000 batches at 10M entries
-    const batch = batches[index]!;
-    const groups = groupsOf.get(batch.batch);
-    const dataOf = (token: string): Buffer | undefined => groups?.get(groupOf(token, batch.groups));
-    if (batch.times === null && expr.kind === 'token') {
-      const data = dataOf(expr.token);
-      add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
-      continue;
+  const result = (complete: boolean) => ({ counts: [...counts].map(([bucket, count]) => ({ bucket, group: null, count })), complete });
+  let before = sql``;
+  for (;;) {
+    // A batch lies within one hour, so its first time is at most an hour before `from`.
+    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
+        CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${oneBucket} THEN NULL ELSE times END AS times
+      FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
+        AND last_ts >= ${from}::bigint${before}
+      ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
+    if (batches.length === 0) return result(true);
+    const postings = await readPostings(db, tenantId, batches, tokens);
+    for (const batch of batches) {
+      const groups = postings.get(batch.batch);
+      const dataOf = (token: string): Buffer | undefined => groups?.get(groupOf(token, batch.groups));
+      if (batch.times === null && expr.kind === 'token') {
+        const data = dataOf(expr.token);
+        add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+        continue;
+      }
+      const matched = evaluate(expr, batch.entries, dataOf);
+      if (batch.times === null) {
+        add(
+          bucketStart(Number(batch.first_ts)),
+          matched.reduce((sum, bit) => sum + bit, 0),
+        );
+        continue;
+      }
+      const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
+      for (let place = 0; place < batch.entries; place += 1) {
+        const ts = times[place]!;
+        if (matched[place] === 1 && ts >= from && ts < end) add(bucketStart(ts), 1);
+      }
     }
-    const matched = evaluate(expr, batch.entries, dataOf);
-    if (batch.times === null) {
-      add(
-        bucketStart(Number(batch.first_ts)),
-        matched.reduce((sum, bit) => sum + bit, 0),
-      );
-      continue;
-    }
-    const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
-    for (let place = 0; place < batch.entries; place += 1) {
-      const ts = times[place]!;
-      if (matched[place] === 1 && ts >= from && ts < end) add(bucketStart(ts), 1);
-    }
+    if (total > stopAbove) return result(false);
+    if (batches.length < BATCH_PAGE) return result(true);
+    const last = batches.at(-1)!;
+    before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
+    await nextTurn();
   }
-  return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+}
+
+/** The group rows that hold `tokens` of each batch, by batch and group. */
+async function readPostings(
+  db: Kysely<any>,
+  tenantId: string,
+  batches: readonly BatchRow[],
+  tokens: readonly string[],
+): Promise<Map<string, Map<number, Buffer>>> {
+  const keys = batches.flatMap(({ batch, groups }) =>
+    [...new Set(tokens.map((token) => groupOf(token, groups)))].map((group) => ({ batch, group })),
+  );
+  const { rows } = await sql<{ batch: string; grp: number; tokens: Buffer }>`SELECT p.batch::text, p.grp, p.tokens
+    FROM unnest(${keys.map((key) => key.batch)}::bigint[], ${keys.map((key) => key.group)}::int[]) AS k(batch, grp)
+    JOIN log_postings p ON p.tenant_id = ${tenantId} AND p.batch = k.batch AND p.grp = k.grp`.execute(db);
+  const byBatch = new Map<string, Map<number, Buffer>>();
+  for (const row of rows) {
+    let groups = byBatch.get(row.batch);
+    if (groups === undefined) byBatch.set(row.batch, (groups = new Map<number, Buffer>()));
+    groups.set(row.grp, row.tokens);
+  }
+  return byBatch;
 }
 
 /** The entries of a batch that `expr` matches: 1 at their places. */

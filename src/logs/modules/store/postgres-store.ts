@@ -384,16 +384,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     };
   }
 
-  /** Counted from the postings where they answer the condition: exact, and cheap at any size. */
+  /** Counted from the postings where they answer the condition, newest batches first, up to the bound as rows are. */
   protected override async countMatches(plan: PostgresPlan, bound: number | undefined) {
     if (plan.postings === null) return super.countMatches(plan, bound);
-    const counts = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null);
-    return { total: counts.reduce((sum, row) => sum + row.count, 0), totalRelation: 'eq' as const };
+    const { counts } = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null, bound);
+    const total = counts.reduce((sum, row) => sum + row.count, 0);
+    return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' as const } : { total, totalRelation: 'eq' as const };
   }
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     if (plan.postings === null || groupField !== null) return super.countBuckets(plan, intervalMs, groupField);
-    return postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs);
+    return (await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs)).counts;
   }
 
   /**
