@@ -71,7 +71,7 @@ const database = await openDatabase<any>(url);
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
-  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, logs_migrations, logs_migrations_lock CASCADE`.execute(
+  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,
   );
 }
@@ -307,6 +307,18 @@ function ripgrep(pattern: string): { name: string; ms: number; matches: number }
 // Over the same day's events only: with more days the NDJSON holds them all.
 const rg = !writesNdjson ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
 
+// PostgreSQL's postings (log_batches, log_postings; none before migration 0150), also in sizeBytes.
+const postingsBytes =
+  dialect === 'sqlite'
+    ? 0
+    : Number(
+        (
+          await (
+            await import('kysely')
+          ).sql<{ n: string }>`SELECT (coalesce(pg_total_relation_size(to_regclass('log_batches')), 0)
+            + coalesce(pg_total_relation_size(to_regclass('log_postings')), 0))::text AS n`.execute(database.db)
+        ).rows[0]?.n ?? 0,
+      );
 const sizeBytes =
   dialect === 'sqlite'
     ? statSync(sqlitePath).size
@@ -316,9 +328,8 @@ const sizeBytes =
             await import('kysely')
           ).sql<{
             n: number;
-          }>`SELECT sum(pg_total_relation_size(c.oid))::bigint AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(
-            database.db,
-          )
+          }>`SELECT ((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+              WHERE i.inhparent = 'log_entries'::regclass) + ${postingsBytes}::bigint)::bigint AS n`.execute(database.db)
         ).rows[0]?.n ?? 0,
       );
 
@@ -400,6 +411,7 @@ const summary = {
   ingestSeconds: round(ingestMs / 1000),
   eventsPerSecond: Math.round(generated / (ingestMs / 1000)),
   storeBytes: sizeBytes,
+  postingsBytes,
   ndjsonBytes: writesNdjson ? statSync(ndjsonPath).size : 0,
   queriesOnly,
   days,

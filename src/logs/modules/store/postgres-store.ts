@@ -210,7 +210,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
     // entry, docs/benchmarks.md "Issue 15: COPY"), made a chunk at a time between turns of the event loop.
     const rows: string[] = [];
+    // Each entry's words and facet lexemes (its postings' tokens); one string per facet of the batch.
     const lexemes: string[][] = [];
+    const facetLexemes = new Map<string, string>();
     for (let first = 0; first < prepared.length; first += PREPARE_CHUNK) {
       if (first > 0) await nextTurn();
       const last = Math.min(prepared.length, first + PREPARE_CHUNK);
@@ -218,7 +220,6 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         const entry = prepared[place]!;
         const words = tokenize(entry.message);
         const entryFacets = facets[place] ?? [];
-        lexemes.push(entryFacets.length === 0 ? words : [...words, ...entryFacets.map(postgresFacet)]);
         rows.push(
           copyLine([
             tenantId,
@@ -233,6 +234,12 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
             tsvectorText(words, entryFacets),
           ]),
         );
+        for (const facet of entryFacets) {
+          let lexeme = facetLexemes.get(facet);
+          if (lexeme === undefined) facetLexemes.set(facet, (lexeme = postgresFacet(facet)));
+          words.push(lexeme);
+        }
+        lexemes.push(words);
       }
     }
     const newFields = this.#fields.newFields(tenantId, prepared);

@@ -1,4 +1,4 @@
-import { writeVarintAt } from '../../../shared/encoding/varint.js';
+import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
 import { IDS_PER_SECOND } from './time-ids.js';
 
 /**
@@ -21,6 +21,11 @@ export function groupOf(token: string, groups: number): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < token.length; i += 1) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
   return (hash >>> 0) % groups;
+}
+
+function isAscii(text: string): boolean {
+  for (let char = 0; char < text.length; char += 1) if (text.charCodeAt(char) > 0x7f) return false;
+  return true;
 }
 
 /** A growable byte buffer with LEB128 varints. */
@@ -72,36 +77,90 @@ class Reader {
 /**
  * The postings of a batch: `tokens[place]` are the tokens of the batch's entry at `place` (repeats
  * count once). One value per group that holds a token, groups numbered from 0 to `groups` − 1.
+ * Written without an array per token (a batch of 5,000 log lines has some 20,000 distinct tokens):
+ * each token gets a number, its places are gathered by a counting sort, and every group's value is a
+ * slice of one buffer sized in advance.
  */
-export function encodePostings(tokens: readonly Iterable<string>[], groups: number): { group: number; data: Buffer }[] {
-  const lists = new Map<string, number[]>();
-  tokens.forEach((entryTokens, place) => {
-    for (const token of entryTokens) {
-      const list = lists.get(token);
-      if (list === undefined) lists.set(token, [place]);
-      else if (list.at(-1) !== place) list.push(place);
+export function encodePostings(tokens: readonly (readonly string[])[], groups: number): { group: number; data: Buffer }[] {
+  let occurrences = 0;
+  for (const entryTokens of tokens) occurrences += entryTokens.length;
+  const numbers = new Map<string, number>();
+  const names: string[] = [];
+  const lastPlace = new Int32Array(occurrences); // by token number: the last place that held it
+  const tokenOf = new Int32Array(occurrences); // by occurrence (a repeat within an entry left out)
+  const placeOf = new Int32Array(occurrences);
+  let kept = 0;
+  for (let place = 0; place < tokens.length; place += 1) {
+    for (const token of tokens[place]!) {
+      let number = numbers.get(token);
+      if (number === undefined) {
+        number = names.length;
+        numbers.set(token, number);
+        names.push(token);
+        lastPlace[number] = -1;
+      }
+      if (lastPlace[number] === place) continue;
+      lastPlace[number] = place;
+      tokenOf[kept] = number;
+      placeOf[kept] = place;
+      kept += 1;
     }
-  });
-  const values = new Map<number, Bytes>();
-  const places = new Bytes();
-  for (const [token, list] of lists) {
-    let previous = 0;
-    for (const place of list) {
-      places.varint(place - previous);
-      previous = place;
-    }
-    const group = groupOf(token, groups);
-    let value = values.get(group);
-    if (value === undefined) values.set(group, (value = new Bytes()));
-    const text = Buffer.from(token);
-    value.varint(text.length);
-    value.bytes(text);
-    value.varint(list.length);
-    value.varint(places.length);
-    value.bytes(places.take());
-    places.length = 0;
   }
-  return [...values].sort(([a], [b]) => a - b).map(([group, value]) => ({ group, data: value.take() }));
+  // Each token's places, ascending, at `first[number]` of `places`.
+  const count = new Int32Array(names.length);
+  for (let index = 0; index < kept; index += 1) count[tokenOf[index]!]! += 1;
+  const first = new Int32Array(names.length);
+  for (let number = 1; number < names.length; number += 1) first[number] = first[number - 1]! + count[number - 1]!;
+  const places = new Int32Array(kept);
+  const next = first.slice();
+  for (let index = 0; index < kept; index += 1) places[next[tokenOf[index]!]!++] = placeOf[index]!;
+
+  // Each token's group and the bytes of its places and text; then each group's size.
+  const groupOfToken = new Int32Array(names.length);
+  const placeBytes = new Int32Array(names.length);
+  const textBytes = new Int32Array(names.length);
+  const groupSize = new Float64Array(groups);
+  for (let number = 0; number < names.length; number += 1) {
+    let bytes = 0;
+    let previous = 0;
+    for (let index = first[number]!; index < first[number]! + count[number]!; index += 1) {
+      bytes += varintSize(places[index]! - previous);
+      previous = places[index]!;
+    }
+    const name = names[number]!;
+    const text = isAscii(name) ? name.length : Buffer.byteLength(name);
+    const group = groupOf(name, groups);
+    groupOfToken[number] = group;
+    placeBytes[number] = bytes;
+    textBytes[number] = text;
+    groupSize[group]! += varintSize(text) + text + varintSize(count[number]!) + varintSize(bytes) + bytes;
+  }
+  const groupStart = new Float64Array(groups + 1);
+  for (let group = 0; group < groups; group += 1) groupStart[group + 1] = groupStart[group]! + groupSize[group]!;
+  const buffer = Buffer.allocUnsafe(groupStart[groups]!);
+  const at = groupStart.slice(0, groups);
+  for (let number = 0; number < names.length; number += 1) {
+    const group = groupOfToken[number]!;
+    const name = names[number]!;
+    let pos = writeVarintAt(buffer, at[group]!, textBytes[number]!);
+    if (textBytes[number] === name.length) {
+      // ASCII: byte by byte (a native write per token costs more than the token).
+      for (let char = 0; char < name.length; char += 1) buffer[pos++] = name.charCodeAt(char);
+    } else pos += buffer.write(name, pos);
+    pos = writeVarintAt(buffer, pos, count[number]!);
+    pos = writeVarintAt(buffer, pos, placeBytes[number]!);
+    let previous = 0;
+    for (let index = first[number]!; index < first[number]! + count[number]!; index += 1) {
+      pos = writeVarintAt(buffer, pos, places[index]! - previous);
+      previous = places[index]!;
+    }
+    at[group] = pos;
+  }
+  const values: { group: number; data: Buffer }[] = [];
+  for (let group = 0; group < groups; group += 1) {
+    if (groupSize[group]! > 0) values.push({ group, data: buffer.subarray(groupStart[group], groupStart[group + 1]) });
+  }
+  return values;
 }
 
 /** Where `token`'s places are in a group's value, and how many; null when no entry of the batch holds it. */
