@@ -241,6 +241,57 @@ export async function postingsCounts(
   }
 }
 
+/**
+ * Where the first `wanted` matches of `expr` in [from, end) end, in time order: the time of the
+ * `wanted`-th newest (`desc`) or oldest (`asc`) match, or null when the range holds fewer. Every
+ * match on the far side of it is in [that time, end) (or [from, that time]), so a page of rows sorted
+ * by time needs only that window (PostgresLogStore.timePage). Reads an hour's pieces at a time from
+ * the end of the range, newest (oldest) pieces first, and stops as soon as no piece left can hold a
+ * match beyond the ones found: a page of a common word reads a piece or two.
+ */
+export async function pageEdge(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  wanted: number,
+  order: 'asc' | 'desc',
+): Promise<number | null> {
+  const descending = order === 'desc';
+  const tokens = [...tokensOf(expr)];
+  const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
+  // The times found so far, nearest the end of the range first, at most `wanted` of them.
+  let found: number[] = [];
+  const beyond = (a: number, b: number): number => (descending ? b - a : a - b);
+  let bound = descending ? end : from - HOUR - 1; // the hours left are before (after) this
+  for (;;) {
+    const { rows: next } = await sql<{ first: string | null }>`SELECT ${descending ? sql`max(first_ts)` : sql`min(first_ts)`}::text AS first
+      FROM log_batches WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint`.execute(db);
+    if (next[0]?.first === null || next[0]?.first === undefined) return null;
+    const hour = Number(next[0].first) - mod(Number(next[0].first), HOUR);
+    const { rows: pieces } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, times
+      FROM log_batches WHERE ${inRange} AND first_ts >= ${hour}::bigint AND first_ts < ${hour + HOUR}::bigint`.execute(db);
+    // Nearest the end first: a piece whose nearest time is beyond none of the `wanted` found ends the hour.
+    pieces.sort((a, b) => (descending ? Number(b.last_ts) - Number(a.last_ts) : Number(a.first_ts) - Number(b.first_ts)));
+    const postings = await readPostings(db, tenantId, pieces, tokens);
+    for (const piece of pieces) {
+      const nearest = Number(descending ? piece.last_ts : piece.first_ts);
+      if (found.length === wanted && beyond(nearest, found[wanted - 1]!) >= 0) break;
+      const groups = postings.get(piece.batch);
+      const matched = evaluate(expr, piece.entries, (token) => groups?.get(groupOf(token, piece.groups)));
+      const times = timesOf(piece.times!, Number(piece.first_ts), piece.entries);
+      for (let place = 0; place < piece.entries; place += 1) {
+        const ts = times[place]!;
+        if (matched[place] === 1 && ts >= from && ts < end) found.push(ts);
+      }
+      found = found.sort(beyond).slice(0, wanted);
+    }
+    if (found.length === wanted) return found[wanted - 1]!;
+    bound = descending ? hour : hour + HOUR - 1;
+  }
+}
+
 /** The group rows that hold `tokens` of each batch, by batch and group. */
 async function readPostings(
   db: Kysely<any>,

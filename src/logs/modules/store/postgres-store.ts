@@ -6,6 +6,7 @@ import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortE
 import { LogStoreCore, type BucketCount, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
+  pageEdge,
   postingsCounts,
   postingsExpr,
   postingsPieces,
@@ -417,6 +418,14 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     if (page.after) {
       if (descending) hi = Math.min(hi, page.after.timestamp + 1);
       else lo = Math.max(lo, page.after.timestamp);
+    }
+    if (plan.postings !== null) {
+      // The postings tell how far back (forward) the page reaches; the rows of that window are read
+      // in order. Matches in the cursor's own millisecond may lie before it (ids): not counted.
+      const [countLo, countHi] = page.after ? (descending ? [lo, hi - 1] : [lo + 1, hi]) : [lo, hi];
+      const edge = await pageEdge(this.reads, plan.tenantId, countLo, countHi, plan.postings, wanted, page.order);
+      const window = edge === null ? sql`` : descending ? sql` AND l.ts >= ${edge}::bigint` : sql` AND l.ts <= ${edge}::bigint`;
+      return this.timeSorted(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint${window}`, page, page.limit, skip);
     }
     const found: StoredLogEntry[] = [];
     for (let span = PARTITION_MS; found.length < wanted && lo < hi; span *= 2) {

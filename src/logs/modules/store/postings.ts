@@ -7,8 +7,9 @@ import { IDS_PER_SECOND } from './time-ids.js';
  * with one entry per word of every entry (GIN on PostgreSQL): the tokens are hashed into groups, and
  * each group of a batch is one value (a `bytea` row), so a batch writes one row per group instead of
  * an index entry per word, and a word's lookup over a day reads one small row per batch.
- * The batch's layout (its ids as runs of one second) turns places into time-ordered ids (time-ids.ts),
- * so that a histogram of whole seconds needs nothing else. Measured as a spike:
+ * The PostgreSQL store (postgres-postings.ts) keeps each batch's times beside its postings
+ * (encodeTimes), so that places turn into times; the layout of time-ordered ids (encodeLayout, for
+ * ids as SQLite's time-ids.ts makes them) is what the spike used. Measured as a spike:
  * bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL postings, a spike".
  *
  * A group's value: for each of its tokens, the token (UTF-8, length first), how many entries hold
