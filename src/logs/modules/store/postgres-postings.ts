@@ -247,7 +247,9 @@ export async function postingsCounts(
  * match on the far side of it is in [that time, end) (or [from, that time]), so a page of rows sorted
  * by time needs only that window (PostgresLogStore.timePage). Reads an hour's pieces at a time from
  * the end of the range, newest (oldest) pieces first, and stops as soon as no piece left can hold a
- * match beyond the ones found: a page of a common word reads a piece or two.
+ * match beyond the ones found: a page of a common word reads a piece or two. `rows`: how many of the
+ * pieces' entries lie in the window (Infinity past `WINDOW_ROWS`), for the reader to choose how to
+ * read it.
  */
 export async function pageEdge(
   db: Kysely<any>,
@@ -257,7 +259,7 @@ export async function pageEdge(
   expr: PostingsExpr,
   wanted: number,
   order: 'asc' | 'desc',
-): Promise<number | null> {
+): Promise<{ time: number; rows: number } | null> {
   const descending = order === 'desc';
   const tokens = [...tokensOf(expr)];
   const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
@@ -265,31 +267,72 @@ export async function pageEdge(
   let found: number[] = [];
   const beyond = (a: number, b: number): number => (descending ? b - a : a - b);
   let bound = descending ? end : from - HOUR - 1; // the hours left are before (after) this
+  // The times of the pieces read (ascending each), while there are few: to count the window's rows.
+  const read: number[][] = [];
+  let readCount = 0;
   for (;;) {
     const { rows: next } = await sql<{ first: string | null }>`SELECT ${descending ? sql`max(first_ts)` : sql`min(first_ts)`}::text AS first
       FROM log_batches WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint`.execute(db);
     if (next[0]?.first === null || next[0]?.first === undefined) return null;
     const hour = Number(next[0].first) - mod(Number(next[0].first), HOUR);
-    const { rows: pieces } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, times
+    const { rows: pieces } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, NULL AS times
       FROM log_batches WHERE ${inRange} AND first_ts >= ${hour}::bigint AND first_ts < ${hour + HOUR}::bigint`.execute(db);
-    // Nearest the end first: a piece whose nearest time is beyond none of the `wanted` found ends the hour.
+    // Nearest the end first: a piece whose nearest time is beyond none of the `wanted` found ends the
+    // hour. Their times and postings are read a few pieces at a time (4, 8, 16…): a common word's
+    // page needs one or two of an hour's eighty.
     pieces.sort((a, b) => (descending ? Number(b.last_ts) - Number(a.last_ts) : Number(a.first_ts) - Number(b.first_ts)));
-    const postings = await readPostings(db, tenantId, pieces, tokens);
-    for (const piece of pieces) {
-      const nearest = Number(descending ? piece.last_ts : piece.first_ts);
-      if (found.length === wanted && beyond(nearest, found[wanted - 1]!) >= 0) break;
-      const groups = postings.get(piece.batch);
-      const matched = evaluate(expr, piece.entries, (token) => groups?.get(groupOf(token, piece.groups)));
-      const times = timesOf(piece.times!, Number(piece.first_ts), piece.entries);
-      for (let place = 0; place < piece.entries; place += 1) {
-        const ts = times[place]!;
-        if (matched[place] === 1 && ts >= from && ts < end) found.push(ts);
+    let done = false;
+    for (let start = 0, size = 4; start < pieces.length && !done; start += size, size *= 2) {
+      const chunk = pieces.slice(start, start + size);
+      const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, tokens)]);
+      for (const piece of chunk) {
+        const nearest = Number(descending ? piece.last_ts : piece.first_ts);
+        if (found.length === wanted && beyond(nearest, found[wanted - 1]!) >= 0) {
+          done = true;
+          break;
+        }
+        const groups = postings.get(piece.batch);
+        const matched = evaluate(expr, piece.entries, (token) => groups?.get(groupOf(token, piece.groups)));
+        const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
+        readCount += at.length;
+        if (readCount <= WINDOW_ROWS) read.push(at);
+        for (let place = 0; place < piece.entries; place += 1) {
+          const ts = at[place]!;
+          if (matched[place] === 1 && ts >= from && ts < end) found.push(ts);
+        }
+        found = found.sort(beyond).slice(0, wanted);
       }
-      found = found.sort(beyond).slice(0, wanted);
     }
-    if (found.length === wanted) return found[wanted - 1]!;
+    if (found.length === wanted) {
+      const time = found[wanted - 1]!;
+      if (readCount > WINDOW_ROWS) return { time, rows: Infinity };
+      let rows = 0;
+      for (const at of read) rows += descending ? at.length - firstAtOrAfter(at, time) : firstAtOrAfter(at, time + 1);
+      return { time, rows };
+    }
     bound = descending ? hour : hour + HOUR - 1;
   }
+}
+
+/** Rows of a page's window that pageEdge counts; past them it only says "many". */
+export const WINDOW_ROWS = 50_000;
+
+/** The first index of ascending `times` whose time is at least `time`. */
+function firstAtOrAfter(times: readonly number[], time: number): number {
+  let [lo, hi] = [0, times.length];
+  while (lo < hi) {
+    const middle = (lo + hi) >>> 1;
+    if (times[middle]! < time) lo = middle + 1;
+    else hi = middle;
+  }
+  return lo;
+}
+
+/** The times (encodeTimes) of each batch, by batch. */
+async function readTimes(db: Kysely<any>, tenantId: string, batches: readonly BatchRow[]): Promise<Map<string, Buffer>> {
+  const { rows } = await sql<{ batch: string; times: Buffer }>`SELECT batch::text, times FROM log_batches
+    WHERE tenant_id = ${tenantId} AND batch = ANY(${batches.map((batch) => batch.batch)}::bigint[])`.execute(db);
+  return new Map(rows.map((row) => [row.batch, row.times]));
 }
 
 /** The group rows that hold `tokens` of each batch, by batch and group. */

@@ -6,6 +6,7 @@ import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortE
 import { LogStoreCore, type BucketCount, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
+  WINDOW_ROWS,
   pageEdge,
   postingsCounts,
   postingsExpr,
@@ -424,8 +425,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       // in order. Matches in the cursor's own millisecond may lie before it (ids): not counted.
       const [countLo, countHi] = page.after ? (descending ? [lo, hi - 1] : [lo + 1, hi]) : [lo, hi];
       const edge = await pageEdge(this.reads, plan.tenantId, countLo, countHi, plan.postings, wanted, page.order);
-      const window = edge === null ? sql`` : descending ? sql` AND l.ts >= ${edge}::bigint` : sql` AND l.ts <= ${edge}::bigint`;
-      return this.timeSorted(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint${window}`, page, page.limit, skip);
+      if (edge === null)
+        return this.timeSorted(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`, page, page.limit, skip);
+      const [windowLo, windowHi] = descending ? [edge.time, hi] : [lo, edge.time + 1];
+      const where = sql`${plan.where} AND l.ts >= ${windowLo}::bigint AND l.ts < ${windowHi}::bigint`;
+      if (edge.rows > WINDOW_ROWS) return this.timeSorted(where, page, page.limit, skip);
+      // A window of a few thousand rows: read in time order and each checked, not intersected with
+      // the word's whole GIN list for the hour (15 ms for a common word, against 1 ms; the planner
+      // prefers the intersection).
+      const rows = sql`(SELECT * FROM log_entries WHERE tenant_id = ${plan.tenantId} AND ts >= ${windowLo}::bigint
+        AND ts < ${windowHi}::bigint OFFSET 0)`;
+      return this.timeSorted(where, page, page.limit, skip, rows);
     }
     const found: StoredLogEntry[] = [];
     for (let span = PARTITION_MS; found.length < wanted && lo < hi; span *= 2) {

@@ -220,8 +220,17 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     return this.timeSorted(plan.where, page, page.limit, page.after ? 0 : page.offset);
   }
 
-  /** Rows of `where` sorted by time (ties by id) past `page.after`, `limit` of them from `offset`. */
-  protected async timeSorted(where: RawBuilder<unknown>, page: TimePage, limit: number, offset: number): Promise<StoredLogEntry[]> {
+  /**
+   * Rows of `where` sorted by time (ties by id) past `page.after`, `limit` of them from `offset`;
+   * `rows`: what `l` is, when not the whole log_entries (a subquery the dialect plans itself).
+   */
+  protected async timeSorted(
+    where: RawBuilder<unknown>,
+    page: TimePage,
+    limit: number,
+    offset: number,
+    rows: RawBuilder<unknown> = sql`log_entries`,
+  ): Promise<StoredLogEntry[]> {
     const { int } = this.dialect;
     const order = page.order === 'asc' ? sql`ASC` : sql`DESC`;
     if (page.after) {
@@ -229,9 +238,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       const beyond = page.order === 'asc' ? sql`>` : sql`<`;
       where = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
     }
-    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${where}
+    const { rows: found } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM ${rows} l WHERE ${where}
       ORDER BY l.ts ${order}, l.id ${order} LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
-    return rows.map(toStoredEntry);
+    return found.map(toStoredEntry);
   }
 
   /** Every match is read to sort it by a field's value. */
