@@ -177,7 +177,7 @@ const BATCH_PAGE = 1_000;
  * The matches of `expr` in [from, end) per bucket of `intervalMs` (epoch-aligned; null: one bucket,
  * 0). A batch inside the range and one bucket adds its count; only the others read their times.
  * Batches are read newest first, a page at a time; with `stopAbove`, counting stops once the
- * matches pass it (`complete: false`), as a bounded count of rows does.
+ * matches pass it, as a bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -187,7 +187,7 @@ export async function postingsCounts(
   expr: PostingsExpr,
   intervalMs: number | null,
   stopAbove = Infinity,
-): Promise<{ counts: BucketCount[]; complete: boolean }> {
+): Promise<BucketCount[]> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
@@ -200,7 +200,7 @@ export async function postingsCounts(
     total += count;
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  const result = (complete: boolean) => ({ counts: [...counts].map(([bucket, count]) => ({ bucket, group: null, count })), complete });
+  const result = (): BucketCount[] => [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
   let before = sql``;
   for (;;) {
     // A batch lies within one hour, so its first time is at most an hour before `from`.
@@ -209,7 +209,7 @@ export async function postingsCounts(
       FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
         AND last_ts >= ${from}::bigint${before}
       ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
-    if (batches.length === 0) return result(true);
+    if (batches.length === 0) return result();
     const postings = await readPostings(db, tenantId, batches, tokens);
     for (const batch of batches) {
       const groups = postings.get(batch.batch);
@@ -233,8 +233,7 @@ export async function postingsCounts(
         if (matched[place] === 1 && ts >= from && ts < end) add(bucketStart(ts), 1);
       }
     }
-    if (total > stopAbove) return result(false);
-    if (batches.length < BATCH_PAGE) return result(true);
+    if (total > stopAbove || batches.length < BATCH_PAGE) return result();
     const last = batches.at(-1)!;
     before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
     await nextTurn();

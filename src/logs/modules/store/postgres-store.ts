@@ -3,7 +3,16 @@ import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
-import { LogStoreCore, type BucketCount, type DocumentIdWindow, type ReadDialect, type ReadPlan, type TimePage } from './store-core.js';
+import {
+  boundedTotal,
+  LogStoreCore,
+  type BoundedTotal,
+  type BucketCount,
+  type DocumentIdWindow,
+  type ReadDialect,
+  type ReadPlan,
+  type TimePage,
+} from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
   WINDOW_ROWS,
@@ -394,16 +403,18 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /** Counted from the postings where they answer the condition, newest batches first, up to the bound as rows are. */
-  protected override async countMatches(plan: PostgresPlan, bound: number | undefined) {
+  protected override async countMatches(plan: PostgresPlan, bound: number | undefined): Promise<BoundedTotal> {
     if (plan.postings === null) return super.countMatches(plan, bound);
-    const { counts } = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null, bound);
-    const total = counts.reduce((sum, row) => sum + row.count, 0);
-    return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' as const } : { total, totalRelation: 'eq' as const };
+    const counts = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null, bound);
+    return boundedTotal(
+      counts.reduce((sum, row) => sum + row.count, 0),
+      bound,
+    );
   }
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     if (plan.postings === null || groupField !== null) return super.countBuckets(plan, intervalMs, groupField);
-    return (await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs)).counts;
+    return postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs);
   }
 
   /**

@@ -200,9 +200,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   /** The number of a plan's matches: exact, or `bound` marked 'gte' when there are more and counting them all would cost. */
-  protected async countMatches(plan: Plan, bound: number | undefined): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
-    const total = await this.countRows(plan, bound);
-    return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' } : { total, totalRelation: 'eq' };
+  protected async countMatches(plan: Plan, bound: number | undefined): Promise<BoundedTotal> {
+    return boundedTotal(await this.countRows(plan, bound), bound);
   }
 
   /** The matching rows, counted to one past `bound` at most. */
@@ -506,6 +505,16 @@ function groupKey(group: AggregateRequest['groups'][number], value: unknown): nu
 
 function numberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
+}
+
+export interface BoundedTotal {
+  total: number;
+  totalRelation: 'eq' | 'gte';
+}
+
+/** A count of matches as a search reports it: past `bound`, the bound as a lower bound. */
+export function boundedTotal(total: number, bound: number | undefined): BoundedTotal {
+  return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' } : { total, totalRelation: 'eq' };
 }
 
 export function requestCondition(query: string | undefined, filters: SearchRequest['filters']): Condition {
