@@ -270,12 +270,15 @@ export async function pageEdge(
   const read: number[][] = [];
   let readCount = 0;
   for (;;) {
-    const { rows: next } = await sql<{ first: string | null }>`SELECT ${descending ? sql`max(first_ts)` : sql`min(first_ts)`}::text AS first
-      FROM log_batches WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint`.execute(db);
-    if (next[0]?.first === null || next[0]?.first === undefined) return null;
-    const hour = Number(next[0].first) - mod(Number(next[0].first), HOUR);
-    const { rows: pieces } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, NULL AS times
-      FROM log_batches WHERE ${inRange} AND first_ts >= ${hour}::bigint AND first_ts < ${hour + HOUR}::bigint`.execute(db);
+    // The pieces of the next hour that has any (one statement: the hour, then its pieces).
+    const nearest = descending ? sql`max(first_ts)` : sql`min(first_ts)`;
+    const { rows: pieces } = await sql<BatchRow & { hour: string }>`WITH next AS (SELECT ${nearest} AS first FROM log_batches
+        WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint),
+      hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)
+      SELECT batch::text, first_ts, last_ts, entries, groups, NULL AS times, hour.start::text AS hour FROM log_batches, hour
+      WHERE ${inRange} AND first_ts >= hour.start AND first_ts < hour.start + ${HOUR}`.execute(db);
+    if (pieces.length === 0) return null;
+    const hour = Number(pieces[0]!.hour);
     // Nearest the end first: a piece whose nearest time is beyond none of the `wanted` found ends the
     // hour. Their times and postings are read a few pieces at a time (4, 8, 16…): a common word's
     // page needs one or two of an hour's eighty.
