@@ -936,18 +936,49 @@ describe('log store partitions [postgres]', () => {
       [100, 100, 100, 50],
     );
     const total = (trackTotal?: number) => store.search({ tenantId: 'pages', query: 'tock', from: day, to, page: 1, limit: 1, trackTotal });
-    assert.deepEqual([(await total()).total, (await total()).totalRelation], [700, 'eq']);
-    assert.deepEqual([(await total(10)).total, (await total(10)).totalRelation], [10, 'gte']);
+    for (const [bound, expected] of [
+      [undefined, [700, 'eq']],
+      [10, [10, 'gte']],
+    ] as const) {
+      const { total: found, totalRelation } = await total(bound);
+      assert.deepEqual([found, totalRelation], expected);
+    }
   });
+
+  test('a page whose window holds more rows than are checked one by one comes through the word index, the same entries', async () => {
+    const { store } = handle;
+    const hour = T0 + 36 * DAY;
+    // 66,000 entries in an hour, a needle every 1,200th: the 50 newest needles span 60,000 rows, the
+    // 50 oldest 58,801 (more than WINDOW_ROWS either way).
+    const entries = Array.from({ length: 66_000 }, (_, n) => ({
+      timestamp: hour + Math.floor(n * 54.5),
+      message: n % 1_200 === 0 ? `needle ${n}` : `filler ${n}`,
+    }));
+    for (let first = 0; first < entries.length; first += 5_000) await store.append('wide', entries.slice(first, first + 5_000));
+    const needles = entries.filter((entry) => entry.message.startsWith('needle')).map((entry) => entry.message);
+    for (const order of ['desc', 'asc'] as const) {
+      const page = await store.search({
+        tenantId: 'wide',
+        query: 'needle',
+        from: hour,
+        to: hour + HOUR - 1,
+        page: 1,
+        limit: 50,
+        sort: { field: '@timestamp', order },
+      });
+      assert.equal(page.total, 55);
+      assert.deepEqual(messagesOf(page.entries), order === 'desc' ? needles.slice(-50).reverse() : needles.slice(0, 50));
+    }
+  });
+
+  /** `size` entries a millisecond apart from `start`; the one at `marked` says `marker` (a trigger's cue). */
+  const copyBatch = (start: number, size: number, marked: number, marker: string): LogEntry[] =>
+    Array.from({ length: size }, (_, index) => ({ timestamp: start + index, message: index === marked ? marker : `copy row ${index}` }));
 
   test('a batch whose connection the server drops in the middle of its COPY is not stored, and the pool serves the next batches', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;
-    const batch = (size: number, stallAt = -1) =>
-      Array.from({ length: size }, (_, index) => ({
-        timestamp: T0 + 22 * DAY + index,
-        message: index === stallAt ? 'copy stall' : `copy row ${index}`,
-      }));
+    const batch = (size: number, stallAt = -1) => copyBatch(T0 + 22 * DAY, size, stallAt, 'copy stall');
     // Row 1,000 of 5,000 waits in the server until its backend is terminated (a restart, a failover).
     await sql`CREATE FUNCTION copy_stall() RETURNS trigger AS $$ BEGIN IF NEW.message = 'copy stall' THEN PERFORM pg_sleep(60); END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
       CREATE TRIGGER copy_stall BEFORE INSERT ON log_entries FOR EACH ROW EXECUTE FUNCTION copy_stall()`.execute(database.db);
@@ -975,11 +1006,7 @@ describe('log store partitions [postgres]', () => {
   test('a batch whose COPY the server refuses part-way stores nothing, and every pooled connection serves the batches after it', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;
-    const batch = (size: number, failAt = -1) =>
-      Array.from({ length: size }, (_, index) => ({
-        timestamp: T0 + 20 * DAY + index,
-        message: index === failAt ? 'copy boom' : `copy row ${index}`,
-      }));
+    const batch = (size: number, failAt = -1) => copyBatch(T0 + 20 * DAY, size, failAt, 'copy boom');
     await sql`CREATE FUNCTION copy_boom() RETURNS trigger AS $$ BEGIN IF NEW.message = 'copy boom' THEN RAISE EXCEPTION 'copy boom'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
       CREATE TRIGGER copy_boom BEFORE INSERT ON log_entries FOR EACH ROW EXECUTE FUNCTION copy_boom()`.execute(database.db);
     try {

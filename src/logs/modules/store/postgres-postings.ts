@@ -139,6 +139,17 @@ export async function storePostings(trx: Kysely<any>, tenantId: string, pieces: 
       ${postings.map((posting) => posting.data)}::bytea[])`.execute(trx);
 }
 
+/**
+ * The last batch number given out. Read while holding a lock that every batch with rows in an hour
+ * takes before its number (PostgresLogStore.removeOlderThan), it parts the batches whose rows were
+ * removed with the hour from later ones.
+ */
+export async function lastBatch(trx: Kysely<any>): Promise<number> {
+  const { rows } = await sql<{ last: string }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last
+    FROM log_batches_batch_seq`.execute(trx);
+  return Number(rows[0]!.last);
+}
+
 /** An hour whose entries of a tenant were removed, and the last batch number given out by then. */
 export interface EmptiedHour {
   start: number;
@@ -212,14 +223,12 @@ export async function postingsCounts(
     if (batches.length === 0) return result();
     const postings = await readPostings(db, tenantId, batches, tokens);
     for (const batch of batches) {
-      const groups = postings.get(batch.batch);
-      const dataOf = (token: string): Buffer | undefined => groups?.get(groupOf(token, batch.groups));
       if (batch.times === null && expr.kind === 'token') {
-        const data = dataOf(expr.token);
+        const data = postings.get(batch.batch)?.get(groupOf(expr.token, batch.groups));
         add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
         continue;
       }
-      const matched = evaluate(expr, batch.entries, dataOf);
+      const matched = matchesOf(expr, batch, postings);
       if (batch.times === null) {
         add(
           bucketStart(Number(batch.first_ts)),
@@ -293,8 +302,7 @@ export async function pageEdge(
           done = true;
           break;
         }
-        const groups = postings.get(piece.batch);
-        const matched = evaluate(expr, piece.entries, (token) => groups?.get(groupOf(token, piece.groups)));
+        const matched = matchesOf(expr, piece, postings);
         const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
         readCount += at.length;
         if (readCount <= WINDOW_ROWS) read.push(at);
@@ -357,6 +365,12 @@ async function readPostings(
     groups.set(row.grp, row.tokens);
   }
   return byBatch;
+}
+
+/** The entries of `batch` that `expr` matches, 1 at their places, from its group rows in `postings` (readPostings). */
+function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): Uint8Array {
+  const groups = postings.get(batch.batch);
+  return evaluate(expr, batch.entries, (token) => groups?.get(groupOf(token, batch.groups)));
 }
 
 /** The entries of a batch that `expr` matches: 1 at their places. */

@@ -16,6 +16,7 @@ import {
 import type { FieldRef } from './fields.js';
 import {
   WINDOW_ROWS,
+  lastBatch,
   pageEdge,
   postingsCounts,
   postingsExpr,
@@ -84,17 +85,6 @@ function partitionStart(name: string): number | null {
 interface Partition {
   name: string;
   start: number;
-}
-
-/**
- * The last batch number given out (postgres-postings.ts). Read while holding a lock that every
- * batch with rows in an hour takes before its number, it parts the batches whose rows were removed
- * with the hour from later ones.
- */
-async function lastBatch(trx: Kysely<any>): Promise<number> {
-  const { rows } = await sql<{ last: string }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last
-    FROM log_batches_batch_seq`.execute(trx);
-  return Number(rows[0]!.last);
 }
 
 /**
