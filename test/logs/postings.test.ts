@@ -8,9 +8,10 @@ import {
   groupOf,
   idsOfPlaces,
   placesOf,
+  placesWithPrefix,
   timesOf,
 } from '../../src/logs/modules/store/postings.js';
-import { groupsFor, postingsExpr, postingsPieces } from '../../src/logs/modules/store/postgres-postings.js';
+import { groupsFor, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
@@ -69,6 +70,16 @@ describe('postings of a batch', () => {
           idsOfPlaces(layout, places),
           places.map((place) => ids[place]),
           token,
+        );
+      }
+      // A prefix's places, from every group: the entries holding any token that starts with it.
+      for (const prefix of ['d', 'dis', 'caf', 'café', 'zz']) {
+        const places = tokens.flatMap((entry, place) => (entry.some((token) => token.startsWith(prefix)) ? [place] : []));
+        const found = new Set(groups.flatMap(({ data }) => placesWithPrefix(data, prefix)));
+        assert.deepEqual(
+          [...found].sort((a, b) => a - b),
+          places,
+          prefix,
         );
       }
     });
@@ -131,19 +142,25 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
 
 describe('what postings answer (PostgreSQL)', () => {
   const facets = facetLookup(new Set(['a:user']), [{ field: 'c:level', value: 'error', token: 7 }]);
-  const expr = (query: string) => postingsExpr(toCondition(parseQuery(query)), facets);
+  const plan = (query: string) => postingsPlan(toCondition(parseQuery(query)), facets);
+  const exact = (query: string) => {
+    const found = plan(query);
+    assert.equal(found?.exact, true, query);
+    return found!.expr;
+  };
 
-  test('words and facet equalities under AND, OR and NOT', () => {
-    assert.deepEqual(expr('disk'), { kind: 'token', token: 'disk' });
-    assert.deepEqual(expr('level:error -disk'), {
+  test('exactly: words, prefixes and facet equalities under AND, OR and NOT', () => {
+    assert.deepEqual(exact('disk'), { kind: 'token', token: 'disk' });
+    assert.deepEqual(exact('time*'), { kind: 'prefix', prefix: 'time' });
+    assert.deepEqual(exact('level:error -disk'), {
       kind: 'and',
       children: [
         { kind: 'token', token: '=f7' },
         { kind: 'not', child: { kind: 'token', token: 'disk' } },
       ],
     });
-    assert.deepEqual(expr('NOT level:warn'), { kind: 'not', child: { kind: 'token', token: '=g0' } }, 'a value no entry has');
-    assert.deepEqual(expr('status:500'), {
+    assert.deepEqual(exact('NOT level:warn'), { kind: 'not', child: { kind: 'token', token: '=g0' } }, 'a value no entry has');
+    assert.deepEqual(exact('status:500'), {
       kind: 'or',
       children: [
         { kind: 'token', token: '=g0' },
@@ -152,18 +169,40 @@ describe('what postings answer (PostgreSQL)', () => {
     });
   });
 
-  test('not phrases, prefixes, ranges, unfaceted fields or substrings: those are checked on the rows', () => {
-    for (const query of [
-      '"connection refused"',
-      'disk-full',
-      'time*',
-      'status:>=500',
-      'user:u1',
-      '=>',
-      '_exists_:dur',
-      'disk OR user:u1',
-      '',
-    ])
-      assert.equal(expr(query), null, query);
+  test('candidates for the rows to check: a phrase as its words, an AND without what postings cannot answer', () => {
+    const candidates = (query: string) => {
+      const found = plan(query);
+      assert.equal(found?.exact, false, query);
+      return found!.expr;
+    };
+    assert.deepEqual(candidates('"connection refused"'), {
+      kind: 'and',
+      children: [
+        { kind: 'token', token: 'connection' },
+        { kind: 'token', token: 'refused' },
+      ],
+    });
+    assert.deepEqual(candidates('disk-ful*'), {
+      kind: 'and',
+      children: [
+        { kind: 'token', token: 'disk' },
+        { kind: 'prefix', prefix: 'ful' },
+      ],
+    });
+    assert.deepEqual(candidates('disk-full'), {
+      kind: 'and',
+      children: [
+        { kind: 'token', token: 'disk' },
+        { kind: 'token', token: 'full' },
+      ],
+    });
+    assert.deepEqual(candidates('disk status:>=500'), { kind: 'token', token: 'disk' });
+    assert.deepEqual(candidates('level:error -user:u1'), { kind: 'token', token: '=f7' });
+    assert.deepEqual(candidates('level:error -"disk full"'), { kind: 'token', token: '=f7' }, 'the NOT of candidates is none');
+  });
+
+  test('nothing where postings cannot narrow: ranges, unfaceted fields, substrings, an OR with one of those', () => {
+    for (const query of ['status:>=500', 'user:u1', '=>', '_exists_:dur', 'disk OR user:u1', 'NOT "disk full"', ''])
+      assert.equal(plan(query), null, query);
   });
 });

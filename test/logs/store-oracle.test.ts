@@ -91,6 +91,14 @@ const QUERIES = [
   'disk level:error status:503',
   '(disk OR cache) AND NOT level:info',
   'café',
+  // Postings give candidates the rows check (PostgreSQL): a phrase's words, an AND's other sides.
+  '"connection refused" level:error',
+  'disk-ful*',
+  're*',
+  'time* OR disk',
+  'NOT ti*',
+  'disk status:>=500',
+  'level:error -"disk full"',
 ];
 
 /** Ragged ranges: inside one second, across the burst, whole minutes, the whole span and beyond. */
@@ -213,7 +221,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('search_after walks every match once, in order', async () => {
-      for (const query of ['', 'disk', 'level:error', 'status:>=500']) {
+      for (const query of ['', 'disk', 'level:error', 'status:>=500', '"connection refused"', 're*']) {
         const [from, to] = RANGES[4]!;
         const all = expected('big', query, from, to).sort(byTime('desc'));
         const seen: string[] = [];

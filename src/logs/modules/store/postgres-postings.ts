@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { equalityFacets, postgresFacet, type FacetLookup } from './facets.js';
 import { HOUR, mod } from './minutes.js';
-import { countOf, encodePostings, encodeTimes, groupOf, placesOf, timesOf } from './postings.js';
+import { countOf, encodePostings, encodeTimes, groupOf, placesOf, placesWithPrefix, timesOf } from './postings.js';
 import type { Condition, TextExpr } from './query/condition.js';
 import type { BucketCount } from './store-core.js';
 import { nextTurn } from './write-batch.js';
@@ -15,62 +15,91 @@ import { nextTurn } from './write-batch.js';
  * Written in the entries' own transaction, so they always agree with the rows.
  */
 
-/** What postings answer exactly: tokens (our words and the tsvector's facet lexemes) under and, or, not. */
+/**
+ * What postings answer: tokens (our words and the tsvector's facet lexemes) and prefixes of words,
+ * under and, or, not.
+ */
 export type PostingsExpr =
-  { kind: 'token'; token: string } | { kind: 'and' | 'or'; children: PostingsExpr[] } | { kind: 'not'; child: PostingsExpr };
+  | { kind: 'token'; token: string }
+  | { kind: 'prefix'; prefix: string }
+  | { kind: 'and' | 'or'; children: PostingsExpr[] }
+  | { kind: 'not'; child: PostingsExpr };
 
 /**
- * The postings expression of a condition, or null when postings cannot answer it exactly: phrases
- * of several words and prefixes (postings hold no positions and are looked up by whole token), and
- * everything the tsvector does not hold (compile-postgres.ts checks those on the rows).
+ * A condition as postings answer it: `exact`, their matches are the condition's; otherwise they are
+ * candidates, a superset that the rows check (a phrase is its words; an AND keeps what postings
+ * answer of it and leaves the rest, a range say, to the rows).
  */
-export function postingsExpr(condition: Condition, facets: FacetLookup): PostingsExpr | null {
+export interface PostingsPlan {
+  expr: PostingsExpr;
+  exact: boolean;
+}
+
+/**
+ * The postings plan of a condition, or null when postings cannot narrow it: a condition on what the
+ * tsvector does not hold (compile-postgres.ts checks those on the rows) other than beside one they
+ * answer under AND, an OR with such a side, the NOT of candidates.
+ */
+export function postingsPlan(condition: Condition, facets: FacetLookup): PostingsPlan | null {
   switch (condition.kind) {
     case 'text':
-      return textPostings(condition.expr);
+      return textPlan(condition.expr);
     case 'equals': {
       const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
       if (values === null) return null;
       const tokens: PostingsExpr[] = values.map((value) => ({ kind: 'token', token: postgresFacet(facets.tokenOf(value)) }));
-      return tokens.length === 1 ? tokens[0]! : { kind: 'or', children: tokens };
+      return { expr: tokens.length === 1 ? tokens[0]! : { kind: 'or', children: tokens }, exact: true };
     }
     case 'and':
     case 'or':
-      return allOf(
+      return combine(
         condition.kind,
-        condition.children.map((child) => postingsExpr(child, facets)),
+        condition.children.map((child) => (child.kind === 'all' ? 'all' : postingsPlan(child, facets))),
       );
-    case 'not': {
-      const child = postingsExpr(condition.child, facets);
-      return child === null ? null : { kind: 'not', child };
-    }
+    case 'not':
+      return negate(postingsPlan(condition.child, facets));
     default:
       return null;
   }
 }
 
-function textPostings(expr: TextExpr): PostingsExpr | null {
+function textPlan(expr: TextExpr): PostingsPlan | null {
   switch (expr.kind) {
-    case 'phrase':
-      return expr.tokens.length === 1 && !expr.prefix ? { kind: 'token', token: expr.tokens[0]! } : null;
+    case 'phrase': {
+      // Positions are not in postings: a phrase of several words is the entries with all of them.
+      const words: PostingsExpr[] = expr.tokens.map((token, index) =>
+        expr.prefix && index === expr.tokens.length - 1 ? { kind: 'prefix', prefix: token } : { kind: 'token', token },
+      );
+      return { expr: words.length === 1 ? words[0]! : { kind: 'and', children: words }, exact: words.length === 1 };
+    }
     case 'and':
     case 'or':
-      return allOf(expr.kind, expr.children.map(textPostings));
-    case 'not': {
-      const child = textPostings(expr.child);
-      return child === null ? null : { kind: 'not', child };
-    }
+      return combine(expr.kind, expr.children.map(textPlan));
+    case 'not':
+      return negate(textPlan(expr.child));
   }
 }
 
-function allOf(kind: 'and' | 'or', children: (PostingsExpr | null)[]): PostingsExpr | null {
-  return children.every((child) => child !== null) ? { kind, children: children as PostingsExpr[] } : null;
+/** AND drops the children postings cannot narrow ('all' narrows nothing and is true), OR needs every child. */
+function combine(kind: 'and' | 'or', children: (PostingsPlan | null | 'all')[]): PostingsPlan | null {
+  if (kind === 'or' && children.some((child) => child === null || child === 'all')) return null;
+  const kept = children.filter((child): child is PostingsPlan => child !== null && child !== 'all');
+  if (kept.length === 0) return null;
+  const exact = kept.length === children.filter((child) => child !== 'all').length && kept.every((child) => child.exact);
+  return { expr: kept.length === 1 ? kept[0]!.expr : { kind, children: kept.map((child) => child.expr) }, exact };
 }
 
-function tokensOf(expr: PostingsExpr, into = new Set<string>()): Set<string> {
-  if (expr.kind === 'token') into.add(expr.token);
-  else if (expr.kind === 'not') tokensOf(expr.child, into);
-  else for (const child of expr.children) tokensOf(child, into);
+/** The complement of candidates is no superset of the NOT: only an exact child can be negated. */
+function negate(child: PostingsPlan | null): PostingsPlan | null {
+  return child !== null && child.exact ? { expr: { kind: 'not', child: child.expr }, exact: true } : null;
+}
+
+/** The tokens whose groups a lookup of `expr` reads, and whether it reads every group (a prefix). */
+function lookupsOf(expr: PostingsExpr, into = { tokens: new Set<string>(), everyGroup: false }) {
+  if (expr.kind === 'token') into.tokens.add(expr.token);
+  else if (expr.kind === 'prefix') into.everyGroup = true;
+  else if (expr.kind === 'not') lookupsOf(expr.child, into);
+  else for (const child of expr.children) lookupsOf(child, into);
   return into;
 }
 
@@ -185,10 +214,10 @@ interface BatchRow {
 const BATCH_PAGE = 1_000;
 
 /**
- * The matches of `expr` in [from, end) per bucket of `intervalMs` (epoch-aligned; null: one bucket,
- * 0). A batch inside the range and one bucket adds its count; only the others read their times.
- * Batches are read newest first, a page at a time; with `stopAbove`, counting stops once the
- * matches pass it, as a bounded count of rows does.
+ * The matches of `expr` (exact: PostingsPlan) in [from, end) per bucket of `intervalMs`
+ * (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its count; only
+ * the others read their times. Batches are read newest first, a page at a time; with `stopAbove`,
+ * counting stops once the matches pass it, as a bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -202,7 +231,7 @@ export async function postingsCounts(
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
-  const tokens = [...tokensOf(expr)];
+  const lookups = lookupsOf(expr);
   const counts = new Map<number, number>();
   let total = 0;
   const add = (bucket: number, count: number): void => {
@@ -221,7 +250,7 @@ export async function postingsCounts(
         AND last_ts >= ${from}::bigint${before}
       ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
     if (batches.length === 0) return result();
-    const postings = await readPostings(db, tenantId, batches, tokens);
+    const postings = await readPostings(db, tenantId, batches, lookups);
     for (const batch of batches) {
       if (batch.times === null && expr.kind === 'token') {
         const data = postings.get(batch.batch)?.get(groupOf(expr.token, batch.groups));
@@ -250,34 +279,34 @@ export async function postingsCounts(
 }
 
 /**
- * Where the first `wanted` matches of `expr` in [from, end) end, in time order: the time of the
- * `wanted`-th newest (`desc`) or oldest (`asc`) match, or null when the range holds fewer. Every
- * match on the far side of it is in [that time, end) (or [from, that time]), so a page of rows sorted
- * by time needs only that window (PostgresLogStore.timePage). Reads an hour's pieces at a time from
- * the end of the range, newest (oldest) pieces first, and stops as soon as no piece left can hold a
- * match beyond the ones found: a page of a common word reads a piece or two. `rows`: how many of the
- * pieces' entries lie in the window (Infinity past `WINDOW_ROWS`), for the reader to choose how to
- * read it.
+ * The times of the entries `expr` matches in [from, end), distinct, nearest the end of the range
+ * first (`desc`) or nearest its start (`asc`), a chunk at a time: each chunk's times are all beyond
+ * the next one's. A reader stops when it has enough: a page of rows at the first `n` times holds every
+ * match of those times, and nothing beyond them is left out (PostgresLogStore.timePage).
+ * Reads an hour's pieces at a time from the end of the range, nearest the end first, their times and
+ * postings a few pieces at a time (4, 8, 16…: a page of a common word needs one or two of an hour's
+ * eighty); times are final once no unread piece can hold one beyond them.
  */
-export async function pageEdge(
+export async function* matchTimes(
   db: Kysely<any>,
   tenantId: string,
   from: number,
   end: number,
   expr: PostingsExpr,
-  wanted: number,
   order: 'asc' | 'desc',
-): Promise<{ time: number; rows: number } | null> {
+): AsyncGenerator<number[]> {
   const descending = order === 'desc';
-  const tokens = [...tokensOf(expr)];
+  const lookups = lookupsOf(expr);
   const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
-  // The times found so far, nearest the end of the range first, at most `wanted` of them.
-  let found: number[] = [];
-  const beyond = (a: number, b: number): number => (descending ? b - a : a - b);
+  const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer the end
   let bound = descending ? end : from - HOUR - 1; // the hours left are before (after) this
-  // The times of the pieces read (ascending each), while there are few: to count the window's rows.
-  const read: number[][] = [];
-  let readCount = 0;
+  let last: number | undefined; // the last time given
+  const distinct = (times: number[]): number[] => {
+    const out: number[] = [];
+    for (const time of times) if (time !== (out.at(-1) ?? last)) out.push(time);
+    last = out.at(-1) ?? last;
+    return out;
+  };
   for (;;) {
     // The pieces of the next hour that has any (one statement: the hour, then its pieces).
     const nearest = descending ? sql`max(first_ts)` : sql`min(first_ts)`;
@@ -286,56 +315,38 @@ export async function pageEdge(
       hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)
       SELECT batch::text, first_ts, last_ts, entries, groups, NULL AS times, hour.start::text AS hour FROM log_batches, hour
       WHERE ${inRange} AND first_ts >= hour.start AND first_ts < hour.start + ${HOUR}`.execute(db);
-    if (pieces.length === 0) return null;
+    if (pieces.length === 0) return;
     const hour = Number(pieces[0]!.hour);
-    // Nearest the end first: a piece whose nearest time is beyond none of the `wanted` found ends the
-    // hour. Their times and postings are read a few pieces at a time (4, 8, 16…): a common word's
-    // page needs one or two of an hour's eighty.
-    pieces.sort((a, b) => (descending ? Number(b.last_ts) - Number(a.last_ts) : Number(a.first_ts) - Number(b.first_ts)));
-    let done = false;
-    for (let start = 0, size = 4; start < pieces.length && !done; start += size, size *= 2) {
+    const nearestOf = (piece: BatchRow): number => Number(descending ? piece.last_ts : piece.first_ts);
+    pieces.sort((a, b) => nearer(nearestOf(a), nearestOf(b)));
+    let pending: number[] = [];
+    for (let start = 0, size = 4; start < pieces.length; start += size, size *= 2) {
       const chunk = pieces.slice(start, start + size);
-      const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, tokens)]);
+      const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, lookups)]);
       for (const piece of chunk) {
-        const nearest = Number(descending ? piece.last_ts : piece.first_ts);
-        if (found.length === wanted && beyond(nearest, found[wanted - 1]!) >= 0) {
-          done = true;
-          break;
-        }
         const matched = matchesOf(expr, piece, postings);
         const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
-        readCount += at.length;
-        if (readCount <= WINDOW_ROWS) read.push(at);
         for (let place = 0; place < piece.entries; place += 1) {
           const ts = at[place]!;
-          if (matched[place] === 1 && ts >= from && ts < end) found.push(ts);
+          if (matched[place] === 1 && ts >= from && ts < end) pending.push(ts);
         }
-        found = found.sort(beyond).slice(0, wanted);
+      }
+      const next = pieces[start + size];
+      if (next === undefined) break;
+      // What no unread piece can reach is final.
+      pending.sort(nearer);
+      const edge = nearestOf(next);
+      let final = 0;
+      while (final < pending.length && nearer(pending[final]!, edge) < 0) final += 1;
+      if (final > 0) {
+        yield distinct(pending.slice(0, final));
+        pending = pending.slice(final);
       }
     }
-    if (found.length === wanted) {
-      const time = found[wanted - 1]!;
-      if (readCount > WINDOW_ROWS) return { time, rows: Infinity };
-      let rows = 0;
-      for (const at of read) rows += descending ? at.length - firstAtOrAfter(at, time) : firstAtOrAfter(at, time + 1);
-      return { time, rows };
-    }
+    pending.sort(nearer);
+    if (pending.length > 0) yield distinct(pending);
     bound = descending ? hour : hour + HOUR - 1;
   }
-}
-
-/** Rows of a page's window that pageEdge counts; past them it only says "many". */
-export const WINDOW_ROWS = 50_000;
-
-/** The first index of ascending `times` whose time is at least `time`. */
-function firstAtOrAfter(times: readonly number[], time: number): number {
-  let [lo, hi] = [0, times.length];
-  while (lo < hi) {
-    const middle = (lo + hi) >>> 1;
-    if (times[middle]! < time) lo = middle + 1;
-    else hi = middle;
-  }
-  return lo;
 }
 
 /** The times (encodeTimes) of each batch, by batch. */
@@ -345,16 +356,19 @@ async function readTimes(db: Kysely<any>, tenantId: string, batches: readonly Ba
   return new Map(rows.map((row) => [row.batch, row.times]));
 }
 
-/** The group rows that hold `tokens` of each batch, by batch and group. */
+/** The group rows a lookup reads of each batch (lookupsOf), by batch and group. */
 async function readPostings(
   db: Kysely<any>,
   tenantId: string,
   batches: readonly BatchRow[],
-  tokens: readonly string[],
+  { tokens, everyGroup }: ReturnType<typeof lookupsOf>,
 ): Promise<Map<string, Map<number, Buffer>>> {
-  const keys = batches.flatMap(({ batch, groups }) =>
-    [...new Set(tokens.map((token) => groupOf(token, groups)))].map((group) => ({ batch, group })),
-  );
+  const keys = batches.flatMap(({ batch, groups }) => {
+    const read = everyGroup
+      ? Array.from({ length: groups }, (_, group) => group)
+      : [...new Set([...tokens].map((token) => groupOf(token, groups)))];
+    return read.map((group) => ({ batch, group }));
+  });
   const { rows } = await sql<{ batch: string; grp: number; tokens: Buffer }>`SELECT p.batch::text, p.grp, p.tokens
     FROM unnest(${keys.map((key) => key.batch)}::bigint[], ${keys.map((key) => key.group)}::int[]) AS k(batch, grp)
     JOIN log_postings p ON p.tenant_id = ${tenantId} AND p.batch = k.batch AND p.grp = k.grp`.execute(db);
@@ -369,27 +383,32 @@ async function readPostings(
 
 /** The entries of `batch` that `expr` matches, 1 at their places, from its group rows in `postings` (readPostings). */
 function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): Uint8Array {
-  const groups = postings.get(batch.batch);
-  return evaluate(expr, batch.entries, (token) => groups?.get(groupOf(token, batch.groups)));
+  const groups = postings.get(batch.batch) ?? new Map<number, Buffer>();
+  return evaluate(expr, batch.entries, groups, batch.groups);
 }
 
-/** The entries of a batch that `expr` matches: 1 at their places. */
-function evaluate(expr: PostingsExpr, entries: number, dataOf: (token: string) => Buffer | undefined): Uint8Array {
+/** The entries of a batch that `expr` matches: 1 at their places (`groups`: the batch's group rows read, of `count`). */
+function evaluate(expr: PostingsExpr, entries: number, groups: Map<number, Buffer>, count: number): Uint8Array {
   switch (expr.kind) {
     case 'token': {
       const matched = new Uint8Array(entries);
-      const data = dataOf(expr.token);
+      const data = groups.get(groupOf(expr.token, count));
       if (data !== undefined) for (const place of placesOf(data, expr.token)) matched[place] = 1;
       return matched;
     }
+    case 'prefix': {
+      const matched = new Uint8Array(entries);
+      for (const data of groups.values()) for (const place of placesWithPrefix(data, expr.prefix)) matched[place] = 1;
+      return matched;
+    }
     case 'not': {
-      const matched = evaluate(expr.child, entries, dataOf);
+      const matched = evaluate(expr.child, entries, groups, count);
       for (let place = 0; place < entries; place += 1) matched[place] = 1 - matched[place]!;
       return matched;
     }
     case 'and':
     case 'or': {
-      const [matched, ...rest] = expr.children.map((child) => evaluate(child, entries, dataOf)) as [Uint8Array, ...Uint8Array[]];
+      const [matched, ...rest] = expr.children.map((child) => evaluate(child, entries, groups, count)) as [Uint8Array, ...Uint8Array[]];
       for (const other of rest) {
         for (let place = 0; place < entries; place += 1) {
           matched[place] = expr.kind === 'and' ? matched[place]! & other[place]! : matched[place]! | other[place]!;

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
@@ -15,16 +15,15 @@ import {
 } from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
-  WINDOW_ROWS,
   lastBatch,
-  pageEdge,
+  matchTimes,
   postingsCounts,
-  postingsExpr,
   postingsPieces,
+  postingsPlan,
   removePostings,
   storePostings,
   type EmptiedHour,
-  type PostingsExpr,
+  type PostingsPlan,
 } from './postgres-postings.js';
 import { tokenize } from './tokenize.js';
 import { copyLine, copyRows } from '../../../shared/db/postgres-copy.js';
@@ -131,7 +130,7 @@ interface PostgresPlan extends ReadPlan {
   from: number;
   end: number;
   /** The condition as postings answer it (postgres-postings.ts), or null when only the rows can. */
-  postings: PostingsExpr | null;
+  postings: PostingsPlan | null;
 }
 
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
@@ -388,14 +387,16 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       tenantId,
       from,
       end,
-      postings: postingsExpr(condition, facets),
+      postings: postingsPlan(condition, facets),
     };
   }
 
-  /** Counted from the postings where they answer the condition, newest batches first, up to the bound as rows are. */
+  /** Counted from the postings, newest batches first, up to the bound as rows are. */
   protected override async countMatches(plan: PostgresPlan, bound: number | undefined): Promise<BoundedTotal> {
     if (plan.postings === null) return super.countMatches(plan, bound);
-    const counts = await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, null, bound);
+    const counts = plan.postings.exact
+      ? await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, null, bound)
+      : await this.#candidateCounts(plan, plan.postings, null, bound);
     return boundedTotal(
       counts.reduce((sum, row) => sum + row.count, 0),
       bound,
@@ -404,13 +405,53 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     if (plan.postings === null || groupField !== null) return super.countBuckets(plan, intervalMs, groupField);
-    return postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings, intervalMs);
+    return plan.postings.exact
+      ? postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, intervalMs)
+      : this.#candidateCounts(plan, plan.postings, intervalMs);
   }
 
   /**
-   * Newest (or oldest) first through the hour partitions: a slice of the range at a time, from its
-   * end (or start), each twice as long as the one before, until the page is full. A search over a
-   * day then sorts the matches of its last hours, not of the whole day.
+   * Counts of the rows at the candidates' times (per bucket of `intervalMs`; null: one bucket, 0),
+   * each checked by the condition: a phrase's words are found by postings, the phrase by the row.
+   */
+  async #candidateCounts(
+    plan: PostgresPlan,
+    postings: PostingsPlan,
+    intervalMs: number | null,
+    stopAbove = Infinity,
+  ): Promise<BucketCount[]> {
+    const interval = sql`${intervalMs ?? 1}::bigint`;
+    const bucket = intervalMs === null ? sql`0` : sql`l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval})`;
+    const counts = new Map<number, number>();
+    let total = 0;
+    let times: number[] = [];
+    const count = async (): Promise<void> => {
+      if (times.length === 0) return;
+      const { rows } = await sql<{ bucket: string; n: string }>`SELECT ${bucket} AS bucket, count(*) AS n
+        FROM ${rowsAt(plan.tenantId, times)} l WHERE ${plan.where} GROUP BY 1`.execute(this.reads);
+      for (const row of rows) {
+        counts.set(Number(row.bucket), (counts.get(Number(row.bucket)) ?? 0) + Number(row.n));
+        total += Number(row.n);
+      }
+      times = [];
+    };
+    for await (const chunk of matchTimes(this.reads, plan.tenantId, plan.from, plan.end, postings.expr, 'desc')) {
+      times = times.concat(chunk);
+      if (times.length < TIMES_PER_STATEMENT) continue;
+      await count();
+      if (total > stopAbove) break;
+    }
+    await count();
+    return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+  }
+
+  /**
+   * Newest (or oldest) first. With postings: the rows at the first matches' times (matchTimes), each
+   * checked; candidates the rows turn down, and matches before a search_after cursor in its
+   * millisecond, leave the page short, and the rows at four times as many times more are read.
+   * Without: through the hour partitions, a slice of the range at a time from its end (or start),
+   * each twice as long as the one before, until the page is full: a search over a day then sorts the
+   * matches of its last hours, not of the whole day.
    */
   protected override async timePage(plan: PostgresPlan, page: TimePage): Promise<StoredLogEntry[]> {
     const descending = page.order === 'desc';
@@ -421,24 +462,20 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       if (descending) hi = Math.min(hi, page.after.timestamp + 1);
       else lo = Math.max(lo, page.after.timestamp);
     }
-    if (plan.postings !== null) {
-      // The postings tell how far back (forward) the page reaches; the rows of that window are read
-      // in order. Matches in the cursor's own millisecond may lie before it (ids): not counted.
-      const [countLo, countHi] = page.after ? (descending ? [lo, hi - 1] : [lo + 1, hi]) : [lo, hi];
-      const edge = await pageEdge(this.reads, plan.tenantId, countLo, countHi, plan.postings, wanted, page.order);
-      if (edge === null)
-        return this.timeSorted(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`, page, page.limit, skip);
-      const [windowLo, windowHi] = descending ? [edge.time, hi] : [lo, edge.time + 1];
-      const where = sql`${plan.where} AND l.ts >= ${windowLo}::bigint AND l.ts < ${windowHi}::bigint`;
-      if (edge.rows > WINDOW_ROWS) return this.timeSorted(where, page, page.limit, skip);
-      // A window of a few thousand rows: read in time order and each checked, not intersected with
-      // the word's whole GIN list for the hour (15 ms for a common word, against 1 ms; the planner
-      // prefers the intersection).
-      const rows = sql`(SELECT * FROM log_entries WHERE tenant_id = ${plan.tenantId} AND ts >= ${windowLo}::bigint
-        AND ts < ${windowHi}::bigint OFFSET 0)`;
-      return this.timeSorted(where, page, page.limit, skip, rows);
-    }
     const found: StoredLogEntry[] = [];
+    if (plan.postings !== null) {
+      const times = new TimesTaken(matchTimes(this.reads, plan.tenantId, lo, hi, plan.postings.expr, page.order));
+      try {
+        for (let want = Math.min(wanted, TIMES_PER_STATEMENT); found.length < wanted; want = Math.min(4 * want, TIMES_PER_STATEMENT)) {
+          const chunk = await times.take(want);
+          if (chunk.length === 0) break;
+          found.push(...(await this.timeSorted(plan.where, page, wanted - found.length, 0, rowsAt(plan.tenantId, chunk))));
+        }
+      } finally {
+        await times.close();
+      }
+      return found.slice(skip, wanted);
+    }
     for (let span = PARTITION_MS; found.length < wanted && lo < hi; span *= 2) {
       const [sliceLo, sliceHi] = descending
         ? [Math.max(lo, hi - span - mod(hi - span, PARTITION_MS)), hi]
@@ -449,5 +486,46 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       else lo = sliceHi;
     }
     return found.slice(skip, wanted);
+  }
+}
+
+/** Times per statement that reads the rows at them (a bigint[] parameter). */
+const TIMES_PER_STATEMENT = 20_000;
+
+/**
+ * A tenant's rows at some times, through the (tenant_id, ts, id) index: a subquery the planner keeps
+ * as it is (OFFSET 0), so that the condition is checked on these rows rather than intersected with a
+ * word's whole GIN list (15 ms for a common word in an hour, against 1 ms).
+ */
+function rowsAt(tenantId: string, times: readonly number[]): RawBuilder<unknown> {
+  let [first, last] = [Infinity, -Infinity];
+  for (const time of times) [first, last] = [Math.min(first, time), Math.max(last, time)];
+  return sql`(SELECT * FROM log_entries WHERE tenant_id = ${tenantId} AND ts = ANY(${times}::bigint[])
+    AND ts >= ${first}::bigint AND ts <= ${last}::bigint OFFSET 0)`;
+}
+
+/** Times from matchTimes, `n` at a time, in its order. */
+class TimesTaken {
+  #buffer: number[] = [];
+  #at = 0;
+  constructor(private readonly source: AsyncGenerator<number[]>) {}
+
+  async take(n: number): Promise<number[]> {
+    const taken: number[] = [];
+    while (taken.length < n) {
+      if (this.#at === this.#buffer.length) {
+        const next = await this.source.next();
+        if (next.done) break;
+        [this.#buffer, this.#at] = [next.value, 0];
+        continue;
+      }
+      const end = Math.min(this.#buffer.length, this.#at + n - taken.length);
+      for (; this.#at < end; this.#at += 1) taken.push(this.#buffer[this.#at]!);
+    }
+    return taken;
+  }
+
+  async close(): Promise<void> {
+    await this.source.return(undefined);
   }
 }

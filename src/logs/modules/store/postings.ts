@@ -201,6 +201,35 @@ export function placesOf(data: Uint8Array, token: string): number[] {
 }
 
 /**
+ * The places of the entries that hold a token starting with `prefix`, in any order and possibly
+ * repeated (`data`: a group's value; a prefix's tokens may be in any group, so callers read them all).
+ */
+export function placesWithPrefix(data: Uint8Array, prefix: string): number[] {
+  const wanted = Buffer.from(prefix);
+  const reader = new Reader(data);
+  const places: number[] = [];
+  while (reader.at < data.length) {
+    const length = reader.varint();
+    const starts = length >= wanted.length && Buffer.compare(wanted, data.subarray(reader.at, reader.at + wanted.length)) === 0;
+    reader.at += length;
+    reader.varint(); // how many
+    const bytes = reader.varint();
+    const end = reader.at + bytes;
+    if (end > data.length) throw new RangeError("postings: a token's places run past the end");
+    if (!starts) {
+      reader.at = end;
+      continue;
+    }
+    let place = 0;
+    while (reader.at < end) {
+      place += reader.varint();
+      places.push(place);
+    }
+  }
+  return places;
+}
+
+/**
  * A batch's ids, ascending, as runs of consecutive ids of one second: the second (from the one before,
  * zigzag-encoded), the first id's place in its second, how many. The store numbers a second's entries of a batch one
  * after another, so a batch of 5,000 entries over 43 seconds is 43 runs, a few hundred bytes.
