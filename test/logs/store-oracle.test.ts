@@ -273,6 +273,42 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('aggregations and pages sorted by a field, of every query', async () => {
+      const [from, to] = RANGES[4]!;
+      for (const query of QUERIES) {
+        const all = expected('big', query, from, to);
+        const byLevel = new Map<string | null, { count: number; max: number | null }>();
+        for (const entry of all) {
+          const row = byLevel.get(entry.level ?? null) ?? { count: 0, max: null };
+          const dur = entry.attributes.dur;
+          row.count += 1;
+          if (typeof dur === 'number') row.max = Math.max(row.max ?? -Infinity, dur);
+          byLevel.set(entry.level ?? null, row);
+        }
+        const rows = await store.aggregate({
+          tenantId: 'big',
+          query,
+          from,
+          to,
+          groups: [{ kind: 'field', field: 'level' }],
+          metrics: [{ kind: 'max', field: 'dur' }],
+          maxGroups: 100,
+        });
+        assert.deepEqual(
+          Object.fromEntries(rows.map((row) => [String(row.keys[0]), { count: row.count, max: row.metrics[0] }])),
+          Object.fromEntries([...byLevel].map(([level, row]) => [String(level), row])),
+          query,
+        );
+        const page = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 5, sort: { field: 'user', order: 'asc' } });
+        const users = all.map((entry) => String(entry.attributes.user)).sort();
+        assert.deepEqual(
+          page.entries.map((entry) => entry.attributes.user),
+          users.slice(0, 5),
+          `${query} by user`,
+        );
+      }
+    });
+
     test('distinct values and counts of rolled-up and other fields', async () => {
       for (const field of ['level', 'service', 'host', 'status', 'code']) {
         for (const [from, to] of RANGES) {

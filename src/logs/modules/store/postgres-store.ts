@@ -411,6 +411,21 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
+   * With postings, the rows at their matches' times (every read but pages and counts, which read
+   * them a part at a time): the rows' condition is then checked on those rows only. Past
+   * `ROWS_AT_MOST` times, the range's rows, as many as a scan would read anyway.
+   */
+  protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
+    if (plan.postings === null) return sql`log_entries`;
+    const times: number[] = [];
+    for await (const chunk of matchTimes(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, 'desc')) {
+      for (const time of chunk) times.push(time);
+      if (times.length > ROWS_AT_MOST) return sql`log_entries`;
+    }
+    return rowsAt(plan.tenantId, times);
+  }
+
+  /**
    * Counts of the rows at the candidates' times (per bucket of `intervalMs`; null: one bucket, 0),
    * each checked by the condition: a phrase's words are found by postings, the phrase by the row.
    */
@@ -491,6 +506,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
 /** Times per statement that reads the rows at them (a bigint[] parameter). */
 const TIMES_PER_STATEMENT = 20_000;
+/** Times that rowsOf reads the rows at in one statement, at most. */
+const ROWS_AT_MOST = 200_000;
 
 /**
  * A tenant's rows at some times, through the (tenant_id, ts, id) index: a subquery the planner keeps
@@ -498,6 +515,7 @@ const TIMES_PER_STATEMENT = 20_000;
  * word's whole GIN list (15 ms for a common word in an hour, against 1 ms).
  */
 function rowsAt(tenantId: string, times: readonly number[]): RawBuilder<unknown> {
+  if (times.length === 0) return sql`(SELECT * FROM log_entries WHERE FALSE)`;
   let [first, last] = [Infinity, -Infinity];
   for (const time of times) [first, last] = [Math.min(first, time), Math.max(last, time)];
   return sql`(SELECT * FROM log_entries WHERE tenant_id = ${tenantId} AND ts = ANY(${times}::bigint[])

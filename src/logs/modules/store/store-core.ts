@@ -208,10 +208,20 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   protected async countRows(plan: Plan, bound: number | undefined): Promise<number> {
     const { rows } = await (
       bound === undefined
-        ? sql<{ total: number }>`SELECT count(*) AS total FROM log_entries l WHERE ${plan.where}`
-        : sql<{ total: number }>`SELECT count(*) AS total FROM (SELECT 1 FROM log_entries l WHERE ${plan.where} LIMIT ${bound + 1}) bounded`
+        ? sql<{ total: number }>`SELECT count(*) AS total FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}`
+        : sql<{
+            total: number;
+          }>`SELECT count(*) AS total FROM (SELECT 1 FROM ${await this.rowsOf(plan)} l WHERE ${plan.where} LIMIT ${bound + 1}) bounded`
     ).execute(this.reads);
     return Number(rows[0]?.total ?? 0);
+  }
+
+  /**
+   * The rows a plan's `where` is checked on, as `l`: log_entries, or fewer that hold every match (a
+   * dialect that finds its matches by other means: PostgreSQL's postings).
+   */
+  protected async rowsOf(_plan: Plan): Promise<RawBuilder<unknown>> {
+    return sql`log_entries`;
   }
 
   /** A page of matches sorted by time (ties by id); dialects walk their time order where they have one. */
@@ -243,9 +253,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   /** Every match is read to sort it by a field's value. */
-  async #fieldPage(plan: ReadPlan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
+  async #fieldPage(plan: Plan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
     const order = direction === 'asc' ? sql`ASC` : sql`DESC`;
-    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where}
+    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
       ORDER BY ${this.dialect.sortExpression(field)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
       LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
     return rows.map(toStoredEntry);
@@ -290,7 +300,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     // Floor, also before 1970 (% keeps the sign of the dividend).
     const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
       SELECT l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval}) AS bucket${group}, count(*) AS n
-      FROM log_entries l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
+      FROM ${await this.rowsOf(plan)} l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
     return rows.map((row) => ({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) }));
   }
 
@@ -385,7 +395,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return [];
     const value = fieldValue(field);
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
-    const { rows } = await sql<{ value: string | number; n: number }>`SELECT ${value} AS value, count(*) AS n FROM log_entries l
+    const { rows } = await sql<{
+      value: string | number;
+      n: number;
+    }>`SELECT ${value} AS value, count(*) AS n FROM ${await this.rowsOf(plan)} l
       WHERE ${plan.where} AND ${value} IS NOT NULL${needle}
       GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
     for (const row of rows) add(row.value, Number(row.n));
@@ -399,14 +412,14 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     };
     const plan = levels.length === 0 ? null : await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, ofLevels);
     if (plan === null) return [];
-    const range = plan.where;
+    const [range, source] = [plan.where, await this.rowsOf(plan)];
     const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
-      SELECT l.message, count(*) AS n, max(l.ts) AS last_seen FROM log_entries l WHERE ${range}
+      SELECT l.message, count(*) AS n, max(l.ts) AS last_seen FROM ${source} l WHERE ${range}
       GROUP BY l.message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`.execute(this.reads);
     if (rows.length === 0) return [];
     // One more query for the services of those messages.
     const { rows: pairs } = await sql<{ message: string; service: string }>`
-      SELECT DISTINCT l.message, l.service FROM log_entries l WHERE ${range} AND l.service IS NOT NULL
+      SELECT DISTINCT l.message, l.service FROM ${source} l WHERE ${range} AND l.service IS NOT NULL
         AND l.message IN (${sql.join(rows.map((row) => sql`${row.message}`))})
       ORDER BY 1, 2`.execute(this.reads);
     return rows.map((row) => ({
@@ -430,7 +443,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     });
     const { rows } = await sql<Record<string, string | number | null>>`
       SELECT ${sql.join(keys.map((key, index) => sql`${key} AS ${sql.ref(`k${index}`)}`))}, count(*) AS n, max(l.ts) AS last_seen
-      FROM log_entries l WHERE ${plan.where}
+      FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
       GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))} ORDER BY ${sql.lit(keys.length + 1)} DESC LIMIT ${limit}`.execute(
       this.reads,
     );
@@ -453,7 +466,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       return sql`${sql.raw(metric.kind)}(${this.dialect.numberValue(field)})`;
     });
     const selected = [...keys, sql`count(*)`, ...metrics].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM log_entries l WHERE ${plan.where}
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
       ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}
       LIMIT ${request.maxGroups + 1}`.execute(this.reads);
     if (rows.length > request.maxGroups) throw new RangeError(`more than ${request.maxGroups} groups`);
@@ -472,7 +485,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const keys = this.#groupKeys(request.groups);
     const value = this.dialect.numberValue(resolveField(request.field));
     const selected = [...keys, value].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM log_entries l
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l
       WHERE ${plan.where} AND ${value} IS NOT NULL LIMIT ${request.maxValues + 1}`.execute(this.reads);
     if (rows.length > request.maxValues) throw new RangeError(`more than ${request.maxValues} values`);
     return rows.map((row) => ({
