@@ -5,7 +5,9 @@ import {
   encodeLayout,
   encodePostings,
   encodeTimes,
+  GROUP_PREFIX,
   groupOf,
+  groupOfPrefix,
   idsOfPlaces,
   placesOf,
   placesWithPrefix,
@@ -72,10 +74,14 @@ describe('postings of a batch', () => {
           token,
         );
       }
-      // A prefix's places, from every group: the entries holding any token that starts with it.
-      for (const prefix of ['d', 'dis', 'caf', 'café', 'zz']) {
+      // A prefix's places: the entries holding any word that starts with it, from its one group
+      // (groupOfPrefix), or from every group for a prefix shorter than GROUP_PREFIX.
+      for (const prefix of ['d', 'di', 'dis', 'disk', 'caf', 'café', 'ab', 'abc', 'zz', 'zzz']) {
         const places = tokens.flatMap((entry, place) => (entry.some((token) => token.startsWith(prefix)) ? [place] : []));
-        const found = new Set(groups.flatMap(({ data }) => placesWithPrefix(data, prefix)));
+        const group = groupOfPrefix(prefix, 16);
+        assert.equal(group === null, prefix.length < GROUP_PREFIX, prefix);
+        const values = group === null ? groups.map(({ data }) => data) : [valueOf(prefix)];
+        const found = new Set(values.flatMap((data) => placesWithPrefix(data, prefix)));
         assert.deepEqual(
           [...found].sort((a, b) => a - b),
           places,

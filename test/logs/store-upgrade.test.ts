@@ -83,6 +83,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find(''), ['Disk full on /dev/sda1', 'Café timeout', 'User alice logged in']);
       assert.deepEqual(await find('disk'), ['Disk full on /dev/sda1']);
       assert.deepEqual(await find('cafe'), ['Café timeout']);
+      assert.deepEqual(await find('caf*'), ['Café timeout']);
+      assert.deepEqual(await find('"disk full" OR ti*'), ['Disk full on /dev/sda1', 'Café timeout']);
       assert.deepEqual(await find('level:error'), ['Disk full on /dev/sda1']);
       assert.deepEqual(await find('status:500 OR status:503'), ['Disk full on /dev/sda1', 'Café timeout']);
       assert.deepEqual(await find('host:h1 -level:warn'), ['Disk full on /dev/sda1']);

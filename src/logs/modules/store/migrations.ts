@@ -259,6 +259,36 @@ const postings: Migration = {
   },
 };
 
+/**
+ * Postings grouped so that a prefix finds its words in one group (postings.ts, GROUP_PREFIX): the
+ * postings of 0150 are made again from the stored tsvectors. Nothing on SQLite.
+ */
+const postingsByPrefix: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) return;
+    await sql`TRUNCATE log_postings, log_batches`.execute(db);
+    await buildStoredPostings(db);
+  },
+  async down(): Promise<void> {
+    throw new Error('0160_postings_by_prefix cannot be undone: restore a backup taken before it');
+  },
+};
+
+/**
+ * No GIN index on PostgreSQL: every read of words and facets finds its rows through the postings
+ * (docs/log-store.md, "Postings"), so the index only cost ingest and space (docs/scaling.md 2c).
+ */
+const noWordIndex: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) return;
+    await sql`DROP INDEX IF EXISTS log_entries_search`.execute(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) return;
+    await sql`CREATE INDEX IF NOT EXISTS log_entries_search ON log_entries USING gin (search)`.execute(db);
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -267,4 +297,6 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0130_hourly_rollups': hourlyRollups,
   '0140_retention_floors': retentionFloors,
   '0150_postings': postings,
+  '0160_postings_by_prefix': postingsByPrefix,
+  '0170_no_word_index': noWordIndex,
 };

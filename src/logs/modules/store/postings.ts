@@ -17,11 +17,24 @@ import { IDS_PER_SECOND } from './time-ids.js';
  * from the one before). Numbers are LEB128 varints.
  */
 
-/** The group of a token among `groups` (FNV-1a of its UTF-16 code units). */
+/**
+ * Characters of a word that choose its group: a prefix at least this long finds all its words in one
+ * group. A facet lexeme (`=…`, which no word starts with, and no prefix query reads) is grouped by
+ * all of it, so that a batch's facets spread over every group.
+ */
+export const GROUP_PREFIX = 3;
+
+/** The group of a token among `groups` (FNV-1a of the UTF-16 code units that choose it). */
 export function groupOf(token: string, groups: number): number {
+  const length = token.charCodeAt(0) === 0x3d ? token.length : Math.min(token.length, GROUP_PREFIX);
   let hash = 0x811c9dc5;
-  for (let i = 0; i < token.length; i += 1) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < length; i += 1) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
   return (hash >>> 0) % groups;
+}
+
+/** The group that holds every word starting with `prefix`, or null when they may be in any (a short prefix). */
+export function groupOfPrefix(prefix: string, groups: number): number | null {
+  return prefix.length >= GROUP_PREFIX ? groupOf(prefix, groups) : null;
 }
 
 function isAscii(text: string): boolean {
@@ -202,7 +215,7 @@ export function placesOf(data: Uint8Array, token: string): number[] {
 
 /**
  * The places of the entries that hold a token starting with `prefix`, in any order and possibly
- * repeated (`data`: a group's value; a prefix's tokens may be in any group, so callers read them all).
+ * repeated (`data`: a group's value: the one of groupOfPrefix, or each of them for a short prefix).
  */
 export function placesWithPrefix(data: Uint8Array, prefix: string): number[] {
   const wanted = Buffer.from(prefix);
