@@ -7,11 +7,10 @@ import type { BucketCount } from './store-core.js';
 import { nextTurn } from './write-batch.js';
 
 /**
- * PostgreSQL's postings (docs/log-store.md, "Postings"; docs/scaling.md step 2b): beside the GIN
- * index, each batch's entries of one UTC hour are a row of log_batches (their times) and a few rows
- * of log_postings (which of them hold each token, tokens hashed into groups: postings.ts). Counting
- * a word over a day then reads one small row per batch instead of visiting a heap page per match
- * (the GIN index holds no times), so histograms and search totals of words and facets read them.
+ * PostgreSQL's word index (docs/log-store.md, "Postings"; docs/scaling.md steps 2b and 2c): each
+ * batch's entries of one UTC hour are a row of log_batches (their times) and a few rows of
+ * log_postings (which of them hold each token, tokens hashed into groups: postings.ts). Counting a
+ * word over a day reads one small row per batch; a page reads the rows at its matches' times.
  * Written in the entries' own transaction, so they always agree with the rows.
  */
 

@@ -3,7 +3,7 @@ import { IDS_PER_SECOND } from './time-ids.js';
 
 /**
  * Postings of a batch of entries: for each token (a word or a facet), which of the batch's entries
- * hold it, by their place in the batch. What docs/scaling.md step 2 puts instead of a word index
+ * hold it, by their place in the batch. What docs/scaling.md step 2 put instead of a word index
  * with one entry per word of every entry (GIN on PostgreSQL): the tokens are hashed into groups, and
  * each group of a batch is one value (a `bytea` row), so a batch writes one row per group instead of
  * an index entry per word, and a word's lookup over a day reads one small row per batch.

@@ -9,6 +9,7 @@ import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
  * tsvector answers (message words, and equalities on faceted fields: facets.ts) becomes one
  * `l.search @@ $n::tsquery`; the tsquery text is built here from our own tokens (letters and digits
  * only, quoted) and facets, never by PostgreSQL's parser, so it matches the tsvector built at ingest.
+ * It is checked on the rows that postings find (postgres-postings.ts); there is no index on it.
  */
 export function compilePostgres(condition: Condition, facets: FacetLookup): RawBuilder<unknown> {
   const query = condition.kind === 'all' ? null : tsquery(condition, facets);
