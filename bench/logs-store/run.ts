@@ -293,8 +293,7 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
   pass.push(
     await measure(
       'histogram: full day, phrase ("connection timeout")',
-      async () =>
-        (await store.histogram({ tenantId: TENANT, query: '"connection timeout"', ...fullDay, intervalMs: autoInterval })).length,
+      async () => (await store.histogram({ tenantId: TENANT, query: '"connection timeout"', ...fullDay, intervalMs: autoInterval })).length,
     ),
   );
   const { sql } = await import('kysely');

@@ -265,16 +265,14 @@ export async function postingsCounts(
       }
       const matched = matchesOf(expr, batch, postings);
       if (batch.times === null) {
-        add(
-          bucketStart(Number(batch.first_ts)),
-          matched.reduce((sum, bit) => sum + bit, 0),
-        );
+        add(bucketStart(Number(batch.first_ts)), matched.length);
         continue;
       }
+      if (matched.length === 0) continue;
       const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
-      for (let place = 0; place < batch.entries; place += 1) {
+      for (const place of matched) {
         const ts = times[place]!;
-        if (matched[place] === 1 && ts >= from && ts < end) add(bucketStart(ts), 1);
+        if (ts >= from && ts < end) add(bucketStart(ts), 1);
       }
     }
     if (total > stopAbove || batches.length < BATCH_PAGE) return result();
@@ -331,10 +329,11 @@ export async function* matchTimes(
       const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, lookups)]);
       for (const piece of chunk) {
         const matched = matchesOf(expr, piece, postings);
+        if (matched.length === 0) continue;
         const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
-        for (let place = 0; place < piece.entries; place += 1) {
+        for (const place of matched) {
           const ts = at[place]!;
-          if (matched[place] === 1 && ts >= from && ts < end) pending.push(ts);
+          if (ts >= from && ts < end) pending.push(ts);
         }
       }
       const next = pieces[start + size];
@@ -387,44 +386,76 @@ async function readPostings(
   return byBatch;
 }
 
-/** The entries of `batch` that `expr` matches, 1 at their places, from its group rows in `postings` (readPostings). */
-function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): Uint8Array {
-  const groups = postings.get(batch.batch) ?? new Map<number, Buffer>();
-  return evaluate(expr, batch.entries, groups, batch.groups);
+/** The places (ascending) of the entries of `batch` that `expr` matches, from its group rows in `postings` (readPostings). */
+function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): number[] {
+  const matched = evaluate(expr, postings.get(batch.batch) ?? new Map<number, Buffer>(), batch.groups);
+  if (!matched.negated) return matched.places;
+  const all: number[] = [];
+  for (let place = 0, next = 0; place < batch.entries; place += 1) {
+    if (matched.places[next] === place) next += 1;
+    else all.push(place);
+  }
+  return all;
 }
 
-/** The entries of a batch that `expr` matches: 1 at their places (`groups`: the batch's group rows read, of `count`). */
-function evaluate(expr: PostingsExpr, entries: number, groups: Map<number, Buffer>, count: number): Uint8Array {
+/** Places of a batch, ascending; `negated`: every place but these (a NOT stays a list until the end). */
+interface Places {
+  places: number[];
+  negated: boolean;
+}
+
+/**
+ * The entries of a batch that `expr` matches (`groups`: the batch's group rows read, of `count`), as
+ * lists of places merged in order: a word is in a few of a batch's 5,000 entries, so lists cost
+ * less than a bit per entry and node.
+ */
+function evaluate(expr: PostingsExpr, groups: Map<number, Buffer>, count: number): Places {
   switch (expr.kind) {
     case 'token': {
-      const matched = new Uint8Array(entries);
       const data = groups.get(groupOf(expr.token, count));
-      if (data !== undefined) for (const place of placesOf(data, expr.token)) matched[place] = 1;
-      return matched;
+      return { places: data === undefined ? [] : placesOf(data, expr.token), negated: false };
     }
     case 'prefix': {
-      const matched = new Uint8Array(entries);
       const group = groupOfPrefix(expr.prefix, count);
       const values = group === null ? [...groups.values()] : [groups.get(group)];
-      for (const data of values) if (data !== undefined) for (const place of placesWithPrefix(data, expr.prefix)) matched[place] = 1;
-      return matched;
+      const found = values.flatMap((data) => (data === undefined ? [] : placesWithPrefix(data, expr.prefix)));
+      found.sort((a, b) => a - b);
+      return { places: found.filter((place, index) => index === 0 || place !== found[index - 1]), negated: false };
     }
     case 'not': {
-      const matched = evaluate(expr.child, entries, groups, count);
-      for (let place = 0; place < entries; place += 1) matched[place] = 1 - matched[place]!;
-      return matched;
+      const child = evaluate(expr.child, groups, count);
+      return { places: child.places, negated: !child.negated };
     }
     case 'and':
-    case 'or': {
-      const [matched, ...rest] = expr.children.map((child) => evaluate(child, entries, groups, count)) as [Uint8Array, ...Uint8Array[]];
-      for (const other of rest) {
-        for (let place = 0; place < entries; place += 1) {
-          matched[place] = expr.kind === 'and' ? matched[place]! & other[place]! : matched[place]! | other[place]!;
-        }
-      }
-      return matched;
-    }
+    case 'or':
+      return expr.children.map((child) => evaluate(child, groups, count)).reduce((a, b) => combinePlaces(expr.kind, a, b));
   }
+}
+
+/** A AND B, A OR B of place lists (De Morgan for the negated ones). */
+function combinePlaces(kind: 'and' | 'or', a: Places, b: Places): Places {
+  if (kind === 'or') {
+    const both = combinePlaces('and', { ...a, negated: !a.negated }, { ...b, negated: !b.negated });
+    return { places: both.places, negated: !both.negated };
+  }
+  if (!a.negated && !b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA && inB), negated: false };
+  if (a.negated && b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA || inB), negated: true };
+  const [positive, negative] = a.negated ? [b, a] : [a, b];
+  return { places: merge(positive.places, negative.places, (inA, inB) => inA && !inB), negated: false };
+}
+
+/** The places of ascending `a` and `b` that `keep` keeps, given whether each list holds them. */
+function merge(a: readonly number[], b: readonly number[], keep: (inA: boolean, inB: boolean) => boolean): number[] {
+  const out: number[] = [];
+  let [i, j] = [0, 0];
+  while (i < a.length || j < b.length) {
+    const [x, y] = [a[i] ?? Infinity, b[j] ?? Infinity];
+    const place = Math.min(x, y);
+    if (keep(x === place, y === place)) out.push(place);
+    if (x === place) i += 1;
+    if (y === place) j += 1;
+  }
+  return out;
 }
 
 /** Stored entries read per statement by buildStoredPostings: a batch of postings each. */
