@@ -216,14 +216,46 @@ interface BatchRow {
   times: Buffer | null;
 }
 
+/** Matches in more than one entry of this many are read with the range's rows (candidateTimes). */
+const DENSE = 32;
+
 /** Batches read per statement: a day is about 2,000 at 10M entries. */
 const BATCH_PAGE = 1_000;
 
 /**
+ * The batches with entries in [from, end), newest first, a page at a time, with the group rows that
+ * `lookups` reads. A batch lies within one hour, so its first time is at most an hour before `from`.
+ * Its times are read unless it lies inside the range and `countedWhole` holds (its count will do).
+ */
+async function* batchPages(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  lookups: Lookups,
+  countedWhole: RawBuilder<unknown>,
+): AsyncGenerator<{ batches: BatchRow[]; postings: Map<string, Map<number, Buffer>> }> {
+  let before = sql``;
+  for (;;) {
+    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
+        CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${countedWhole} THEN NULL ELSE times END AS times
+      FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
+        AND last_ts >= ${from}::bigint${before}
+      ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
+    if (batches.length === 0) return;
+    yield { batches, postings: await readPostings(db, tenantId, batches, lookups) };
+    if (batches.length < BATCH_PAGE) return;
+    const last = batches.at(-1)!;
+    before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
+    await nextTurn();
+  }
+}
+
+/**
  * The matches of `expr` (exact: PostingsPlan) in [from, end) per bucket of `intervalMs`
  * (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its count; only
- * the others read their times. Batches are read newest first, a page at a time; with `stopAbove`,
- * counting stops once the matches pass it, as a bounded count of rows does.
+ * the others read their times. With `stopAbove`, counting stops once the matches pass it, as a
+ * bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -237,7 +269,6 @@ export async function postingsCounts(
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
-  const lookups = lookupsOf(expr);
   const counts = new Map<number, number>();
   let total = 0;
   const add = (bucket: number, count: number): void => {
@@ -246,17 +277,7 @@ export async function postingsCounts(
     total += count;
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  const result = (): BucketCount[] => [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
-  let before = sql``;
-  for (;;) {
-    // A batch lies within one hour, so its first time is at most an hour before `from`.
-    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
-        CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${oneBucket} THEN NULL ELSE times END AS times
-      FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
-        AND last_ts >= ${from}::bigint${before}
-      ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
-    if (batches.length === 0) return result();
-    const postings = await readPostings(db, tenantId, batches, lookups);
+  for await (const { batches, postings } of batchPages(db, tenantId, from, end, lookupsOf(expr), oneBucket)) {
     for (const batch of batches) {
       if (batch.times === null && expr.kind === 'token') {
         const data = postings.get(batch.batch)?.get(groupOf(expr.token, batch.groups));
@@ -275,11 +296,43 @@ export async function postingsCounts(
         if (ts >= from && ts < end) add(bucketStart(ts), 1);
       }
     }
-    if (total > stopAbove || batches.length < BATCH_PAGE) return result();
-    const last = batches.at(-1)!;
-    before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
-    await nextTurn();
+    if (total > stopAbove) break;
   }
+  return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+}
+
+/**
+ * The distinct times of the entries `expr` matches (or its candidates) in [from, end), newest first;
+ * null when there are more than `most`, or more than one in DENSE of the entries read: reading their
+ * rows one by one would cost more than reading the range's (a probe and a heap visit a match cost
+ * about 7 µs, a row of a scan about 0.2: docs/benchmarks.md, "Issue 15: PostgreSQL without GIN").
+ */
+export async function candidateTimes(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  most: number,
+): Promise<number[] | null> {
+  const times: number[] = [];
+  let entries = 0;
+  for await (const { batches, postings } of batchPages(db, tenantId, from, end, lookupsOf(expr), sql`FALSE`)) {
+    for (const batch of batches) {
+      entries += batch.entries;
+      const matched = matchesOf(expr, batch, postings);
+      if (matched.length === 0) continue;
+      const at = timesOf(batch.times!, Number(batch.first_ts), batch.entries);
+      for (const place of matched) {
+        const ts = at[place]!;
+        if (ts >= from && ts < end) times.push(ts);
+      }
+    }
+    if (times.length > most) return null;
+  }
+  if (times.length > entries / DENSE) return null;
+  const sorted = Float64Array.from(times).sort().reverse();
+  return Array.from(sorted).filter((time, index) => index === 0 || time !== sorted[index - 1]);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
+  candidateTimes,
   lastBatch,
   matchTimes,
   postingsCounts,
@@ -392,12 +393,10 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     };
   }
 
-  /** Counted from the postings, newest batches first, up to the bound as rows are. */
+  /** Counted from the postings where they tell (#postingsCounts), up to the bound as rows are. */
   protected override async countMatches(plan: PostgresPlan, bound: number | undefined): Promise<BoundedTotal> {
-    if (plan.postings === null) return super.countMatches(plan, bound);
-    const counts = plan.postings.exact
-      ? await postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, null, bound)
-      : await this.#candidateCounts(plan, plan.postings, null, bound);
+    const counts = await this.#postingsCounts(plan, null, bound);
+    if (counts === null) return super.countMatches(plan, bound);
     return boundedTotal(
       counts.reduce((sum, row) => sum + row.count, 0),
       bound,
@@ -405,60 +404,46 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
-    if (plan.postings === null || groupField !== null) return super.countBuckets(plan, intervalMs, groupField);
-    return plan.postings.exact
-      ? postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, intervalMs)
-      : this.#candidateCounts(plan, plan.postings, intervalMs);
+    const counts = groupField === null ? await this.#postingsCounts(plan, intervalMs) : null;
+    return counts ?? super.countBuckets(plan, intervalMs, groupField);
   }
 
   /**
-   * With postings, the rows at their matches' times (every read but pages and counts, which read
-   * them a part at a time): the rows' condition is then checked on those rows only. Past
-   * `ROWS_AT_MOST` times, the range's rows, as many as a scan would read anyway.
+   * Counts per bucket of `intervalMs` (null: one bucket, 0): of an exact plan from the postings
+   * alone; of candidates, the rows at their times, each checked (a phrase's words are found by
+   * postings, the phrase by the row), newest first, stopping past `stopAbove`. Null: from the range's
+   * rows (no postings plan, or too many candidates: candidateTimes).
    */
-  protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
-    if (plan.postings === null) return sql`log_entries`;
-    const times: number[] = [];
-    for await (const chunk of matchTimes(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, 'desc')) {
-      for (const time of chunk) times.push(time);
-      if (times.length > ROWS_AT_MOST) return sql`log_entries`;
-    }
-    return rowsAt(plan.tenantId, times);
-  }
-
-  /**
-   * Counts of the rows at the candidates' times (per bucket of `intervalMs`; null: one bucket, 0),
-   * each checked by the condition: a phrase's words are found by postings, the phrase by the row.
-   */
-  async #candidateCounts(
-    plan: PostgresPlan,
-    postings: PostingsPlan,
-    intervalMs: number | null,
-    stopAbove = Infinity,
-  ): Promise<BucketCount[]> {
+  async #postingsCounts(plan: PostgresPlan, intervalMs: number | null, stopAbove = Infinity): Promise<BucketCount[] | null> {
+    if (plan.postings === null) return null;
+    const { tenantId, from, end } = plan;
+    if (plan.postings.exact) return postingsCounts(this.reads, tenantId, from, end, plan.postings.expr, intervalMs, stopAbove);
+    const times = await candidateTimes(this.reads, tenantId, from, end, plan.postings.expr, ROWS_AT_MOST);
+    if (times === null) return null;
     const interval = sql`${intervalMs ?? 1}::bigint`;
     const bucket = intervalMs === null ? sql`0` : sql`l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval})`;
     const counts = new Map<number, number>();
     let total = 0;
-    let times: number[] = [];
-    const count = async (): Promise<void> => {
-      if (times.length === 0) return;
+    for (let first = 0; first < times.length && total <= stopAbove; first += TIMES_PER_STATEMENT) {
       const { rows } = await sql<{ bucket: string; n: string }>`SELECT ${bucket} AS bucket, count(*) AS n
-        FROM ${rowsAt(plan.tenantId, times)} l WHERE ${plan.where} GROUP BY 1`.execute(this.reads);
+        FROM ${rowsAt(tenantId, times.slice(first, first + TIMES_PER_STATEMENT))} l WHERE ${plan.where} GROUP BY 1`.execute(this.reads);
       for (const row of rows) {
         counts.set(Number(row.bucket), (counts.get(Number(row.bucket)) ?? 0) + Number(row.n));
         total += Number(row.n);
       }
-      times = [];
-    };
-    for await (const chunk of matchTimes(this.reads, plan.tenantId, plan.from, plan.end, postings.expr, 'desc')) {
-      times = times.concat(chunk);
-      if (times.length < TIMES_PER_STATEMENT) continue;
-      await count();
-      if (total > stopAbove) break;
     }
-    await count();
     return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+  }
+
+  /**
+   * With postings, the rows at their matches' times (every read but pages and counts, which read
+   * them a part at a time): the rows' condition is then checked on those rows only. With too many
+   * (candidateTimes), the range's rows.
+   */
+  protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
+    if (plan.postings === null) return sql`log_entries`;
+    const times = await candidateTimes(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, ROWS_AT_MOST);
+    return times === null ? sql`log_entries` : rowsAt(plan.tenantId, times);
   }
 
   /**
@@ -507,7 +492,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
 /** Times per statement that reads the rows at them (a bigint[] parameter). */
 const TIMES_PER_STATEMENT = 20_000;
-/** Times that rowsOf reads the rows at in one statement, at most. */
+/** Matches (or candidates) whose rows are read one by one, at most (candidateTimes): past it, the range's rows. */
 const ROWS_AT_MOST = 200_000;
 
 /**
