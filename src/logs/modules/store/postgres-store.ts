@@ -139,6 +139,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();
   readonly #partitions = new Set<number>();
+  readonly #times = new WeakMap<PostgresPlan, Promise<number[] | null>>();
 
   /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
   constructor(
@@ -418,7 +419,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     if (plan.postings === null) return null;
     const { tenantId, from, end } = plan;
     if (plan.postings.exact) return postingsCounts(this.reads, tenantId, from, end, plan.postings.expr, intervalMs, stopAbove);
-    const times = await candidateTimes(this.reads, tenantId, from, end, plan.postings.expr, ROWS_AT_MOST);
+    const times = await this.#matchTimesOf(plan, plan.postings);
     if (times === null) return null;
     const interval = sql`${intervalMs ?? 1}::bigint`;
     const bucket = intervalMs === null ? sql`0` : sql`l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval})`;
@@ -442,8 +443,18 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    */
   protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
     if (plan.postings === null) return sql`log_entries`;
-    const times = await candidateTimes(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, ROWS_AT_MOST);
+    const times = await this.#matchTimesOf(plan, plan.postings);
     return times === null ? sql`log_entries` : rowsAt(plan.tenantId, times);
+  }
+
+  /** candidateTimes of a plan, read once per plan (a count that falls back to the rows asks rowsOf next). */
+  #matchTimesOf(plan: PostgresPlan, postings: PostingsPlan): Promise<number[] | null> {
+    let times = this.#times.get(plan);
+    if (times === undefined) {
+      times = candidateTimes(this.reads, plan.tenantId, plan.from, plan.end, postings.expr, ROWS_AT_MOST);
+      this.#times.set(plan, times);
+    }
+    return times;
   }
 
   /**
