@@ -1,7 +1,17 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { equalityFacets, postgresFacet, type FacetLookup } from './facets.js';
 import { HOUR, mod } from './minutes.js';
-import { countOf, encodePostings, encodeTimes, groupOf, groupOfPrefix, placesOf, placesWithPrefix, timesOf } from './postings.js';
+import {
+  countOf,
+  encodePostings,
+  encodeTimes,
+  GROUP_PREFIX,
+  groupOf,
+  groupOfPrefix,
+  placesOf,
+  placesWithPrefix,
+  timesOf,
+} from './postings.js';
 import type { Condition, TextExpr } from './query/condition.js';
 import type { BucketCount } from './store-core.js';
 import { nextTurn } from './write-batch.js';
@@ -102,8 +112,8 @@ interface Lookups {
 function lookupsOf(expr: PostingsExpr, into: Lookups = { keys: [], everyGroup: false }): Lookups {
   if (expr.kind === 'token') into.keys.push(expr.token);
   else if (expr.kind === 'prefix') {
-    if (groupOfPrefix(expr.prefix, 1) === null) into.everyGroup = true;
-    else into.keys.push(expr.prefix);
+    if (expr.prefix.length < GROUP_PREFIX) into.everyGroup = true;
+    else into.keys.push(expr.prefix); // its group is the group of its first GROUP_PREFIX characters
   } else if (expr.kind === 'not') lookupsOf(expr.child, into);
   else for (const child of expr.children) lookupsOf(child, into);
   return into;
