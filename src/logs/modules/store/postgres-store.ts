@@ -410,30 +410,13 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
-   * Counts per bucket of `intervalMs` (null: one bucket, 0): of an exact plan from the postings
-   * alone; of candidates, the rows at their times, each checked (a phrase's words are found by
-   * postings, the phrase by the row), newest first, stopping past `stopAbove`. Null: from the range's
-   * rows (no postings plan, or too many candidates: candidateTimes).
+   * Counts of an exact plan from the postings alone. Null for the rest, which the core counts on the
+   * rows rowsOf gives: for candidates, the rows at their times, each checked (a phrase's words are
+   * found by postings, the phrase by the row).
    */
   async #postingsCounts(plan: PostgresPlan, intervalMs: number | null, stopAbove = Infinity): Promise<BucketCount[] | null> {
-    if (plan.postings === null) return null;
-    const { tenantId, from, end } = plan;
-    if (plan.postings.exact) return postingsCounts(this.reads, tenantId, from, end, plan.postings.expr, intervalMs, stopAbove);
-    const times = await this.#matchTimesOf(plan, plan.postings);
-    if (times === null) return null;
-    const interval = sql`${intervalMs ?? 1}::bigint`;
-    const bucket = intervalMs === null ? sql`0` : sql`l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval})`;
-    const counts = new Map<number, number>();
-    let total = 0;
-    for (let first = 0; first < times.length && total <= stopAbove; first += TIMES_PER_STATEMENT) {
-      const { rows } = await sql<{ bucket: string; n: string }>`SELECT ${bucket} AS bucket, count(*) AS n
-        FROM ${rowsAt(tenantId, times.slice(first, first + TIMES_PER_STATEMENT))} l WHERE ${plan.where} GROUP BY 1`.execute(this.reads);
-      for (const row of rows) {
-        counts.set(Number(row.bucket), (counts.get(Number(row.bucket)) ?? 0) + Number(row.n));
-        total += Number(row.n);
-      }
-    }
-    return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+    if (plan.postings === null || !plan.postings.exact) return null;
+    return postingsCounts(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, intervalMs, stopAbove);
   }
 
   /**
@@ -447,7 +430,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     return times === null ? sql`log_entries` : rowsAt(plan.tenantId, times);
   }
 
-  /** candidateTimes of a plan, read once per plan (a count that falls back to the rows asks rowsOf next). */
+  /** candidateTimes of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
   #matchTimesOf(plan: PostgresPlan, postings: PostingsPlan): Promise<number[] | null> {
     let times = this.#times.get(plan);
     if (times === undefined) {
