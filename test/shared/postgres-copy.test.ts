@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { copyLine, copyRows } from '../../src/shared/db/postgres-copy.js';
+import { copyLine, copyRows, enableCopy } from '../../src/shared/db/postgres-copy.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 /** COPY through Kysely (src/shared/db/postgres-copy.ts): where it runs, and where it must refuse. */
@@ -40,6 +40,40 @@ describe('COPY rows [postgres]', () => {
       rows.map((row) => row.name),
       ['a\tb', null],
     );
+  });
+
+  test('rows made while the COPY runs arrive whole; a maker that fails half-way stores none and leaves the connection usable', async () => {
+    // One connection: what runs after the failure runs on the connection the failed COPY used.
+    const pool = new pg.Pool({ connectionString: server.url, max: 1 });
+    enableCopy(pool);
+    const single = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      const made: string[] = [];
+      async function* texts(fail: boolean): AsyncGenerator<string> {
+        for (let n = 0; n < 3; n += 1) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (fail && n === 2) throw new Error('the maker failed');
+          const text = copyLine([`streamed ${n}`, 100 + n]) + copyLine([`streamed ${n}b`, 110 + n]);
+          made.push(text);
+          yield text;
+        }
+      }
+      const before = await count(single);
+      await assert.rejects(
+        single.transaction().execute((trx) => copyRows(trx, statement, texts(true))),
+        /the maker failed/,
+      );
+      assert.equal(made.length, 2, 'two texts were sent before the failure');
+      assert.equal(await count(single), before, 'nothing of the failed COPY is kept');
+      await single.transaction().execute((trx) => copyRows(trx, statement, texts(false)));
+      const { rows } = await sql<{ name: string }>`SELECT name FROM copied WHERE n >= 100 ORDER BY n`.execute(single);
+      assert.deepEqual(
+        rows.map((row) => row.name),
+        ['streamed 0', 'streamed 1', 'streamed 2', 'streamed 0b', 'streamed 1b', 'streamed 2b'],
+      );
+    } finally {
+      await single.destroy();
+    }
   });
 
   test('a connection not made by openDatabase refuses the rows loudly instead of dropping them', async () => {

@@ -24,36 +24,39 @@ export function enableCopy(pool: pg.Pool): void {
     const query = client.query.bind(client) as Query;
     (client as { query: Query }).query = (text: unknown, ...rest: unknown[]) => {
       if (text !== COPY_ROWS) return query(text, ...rest);
-      const [statement, lines] = rest[0] as [string, readonly string[]];
-      return copy(client, statement, lines);
+      const [statement, rows] = rest[0] as [string, CopyRows];
+      return copy(client, statement, rows);
     };
   });
 }
 
-async function copy(
-  client: pg.PoolClient,
-  statement: string,
-  lines: readonly string[],
-): Promise<{ command: string; rowCount: number; rows: [] }> {
+/**
+ * Lines of COPY's text format (copyLine): a list, or texts of whole lines made while the COPY runs, so
+ * that the server stores the first rows while the next are made. Each text is one write to the server;
+ * a list's lines are joined into writes of about 64 KB (one string per line would be a write each).
+ */
+export type CopyRows = readonly string[] | AsyncIterable<string>;
+
+async function copy(client: pg.PoolClient, statement: string, rows: CopyRows): Promise<{ command: string; rowCount: number; rows: [] }> {
   const stream = client.query(copyFrom(statement));
-  await pipeline(Readable.from(chunks(lines)), stream);
+  // A text that throws ends the COPY with CopyFail: the statement fails and the connection stays usable.
+  await pipeline(Readable.from(Array.isArray(rows) ? chunks(rows) : rows), stream);
   return { command: 'COPY', rowCount: stream.rowCount, rows: [] };
 }
 
-/** Lines joined into writes of about 64 KB: one string per line would be a write each, one for all a copy of all. */
 function* chunks(lines: readonly string[]): Generator<string> {
   for (let first = 0; first < lines.length; first += LINES_PER_WRITE) yield lines.slice(first, first + LINES_PER_WRITE).join('');
 }
 const LINES_PER_WRITE = 256;
 
 /**
- * Runs `statement` (`COPY table (columns) FROM STDIN`) with `lines`, rows in COPY's text format
- * (copyLine), on `db` and inside its transaction if it is one. PostgreSQL only.
+ * Runs `statement` (`COPY table (columns) FROM STDIN`) with `rows` on `db`, inside its transaction if
+ * it is one. PostgreSQL only.
  */
-export async function copyRows(db: Kysely<any>, statement: string, lines: readonly string[]): Promise<void> {
+export async function copyRows(db: Kysely<any>, statement: string, rows: CopyRows): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) throw new Error('COPY is PostgreSQL only');
-  if (lines.length === 0) return;
-  await db.executeQuery(CompiledQuery.raw(COPY_ROWS, [statement, lines]));
+  if (Array.isArray(rows) && rows.length === 0) return;
+  await db.executeQuery(CompiledQuery.raw(COPY_ROWS, [statement, rows]));
 }
 
 const SPECIAL = /[\\\t\n\r]/;

@@ -24,6 +24,7 @@ import {
   removePostings,
   storePostings,
   type EmptiedHour,
+  type PostingsPiece,
   type PostingsPlan,
 } from './postgres-postings.js';
 import { tokenize } from './tokenize.js';
@@ -56,6 +57,8 @@ const postgresReads: ReadDialect = {
     sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
 
+/** Rows a write of the COPY: about 64 KB. */
+const LINES_PER_WRITE = 256;
 const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search) FROM STDIN';
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
@@ -210,33 +213,37 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       faceted = this.#facets.facetsOf(tenantId, prepared);
     }
     const { facets, newValues, newlyUnfaceted } = faceted;
-    // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
-    // entry, docs/benchmarks.md "Issue 15: COPY"), made a chunk at a time between turns of the event loop.
-    const rows: string[] = [];
     // Each entry's words and facet lexemes (its postings' tokens); one string per facet of the batch.
     const lexemes: string[][] = [];
     const facetLexemes = new Map<string, string>();
-    for (let first = 0; first < prepared.length; first += PREPARE_CHUNK) {
-      if (first > 0) await nextTurn();
-      const last = Math.min(prepared.length, first + PREPARE_CHUNK);
-      for (let place = first; place < last; place += 1) {
+    let pieces: PostingsPiece[] = [];
+    // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
+    // entry, docs/benchmarks.md "Issue 15: COPY"), sent as they are made, so that the server stores
+    // the first while the next are made, and the postings are encoded while it stores the last
+    // (docs/benchmarks.md, "Issue 15: streamed COPY"). A turn of the event loop every PREPARE_CHUNK.
+    async function* rows(): AsyncGenerator<string> {
+      let text = '';
+      for (let place = 0; place < prepared.length; place += 1) {
+        if (place > 0 && place % PREPARE_CHUNK === 0) await nextTurn();
         const entry = prepared[place]!;
         const words = tokenize(entry.message);
         const entryFacets = facets[place] ?? [];
-        rows.push(
-          copyLine([
-            tenantId,
-            entry.ts,
-            entry.level,
-            entry.service,
-            entry.host,
-            entry.trace_id,
-            entry.span_id,
-            entry.message,
-            JSON.stringify(entry.attributes),
-            tsvectorText(words, entryFacets),
-          ]),
-        );
+        text += copyLine([
+          tenantId,
+          entry.ts,
+          entry.level,
+          entry.service,
+          entry.host,
+          entry.trace_id,
+          entry.span_id,
+          entry.message,
+          JSON.stringify(entry.attributes),
+          tsvectorText(words, entryFacets),
+        ]);
+        if ((place + 1) % LINES_PER_WRITE === 0) {
+          yield text;
+          text = '';
+        }
         for (const facet of entryFacets) {
           let lexeme = facetLexemes.get(facet);
           if (lexeme === undefined) facetLexemes.set(facet, (lexeme = postgresFacet(facet)));
@@ -244,13 +251,14 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         }
         lexemes.push(words);
       }
+      if (text !== '') yield text;
+      pieces = postingsPieces(
+        prepared.map((entry) => entry.ts),
+        lexemes,
+      );
     }
     const newFields = this.#fields.newFields(tenantId, prepared);
-    const pieces = postingsPieces(
-      prepared.map((entry) => entry.ts),
-      lexemes,
-    );
-    await copyRows(trx, ENTRY_COPY, rows);
+    await copyRows(trx, ENTRY_COPY, rows());
     await storePostings(trx, tenantId, pieces);
     // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
     for (const rollups of batchRollups(prepared)) {
