@@ -501,15 +501,26 @@ const ROWS_AT_MOST = 200_000;
  * A tenant's rows at some times, through the (tenant_id, ts, id) index: a subquery the planner keeps
  * as it is (OFFSET 0), so that the condition is checked on these rows and nothing else is planned
  * around them. The times reach the index as an InitPlan (`ARRAY(SELECT unnest(…))`): as a constant
- * array the planner estimated each of them, 40–85 ms of planning for 20,000 (docs/benchmarks.md);
- * the first and last time prune the partitions.
+ * array the planner estimated each of them, 40–85 ms of planning for 20,000 (docs/benchmarks.md).
+ * One array per hour partition, its first and last time pruning the others: every partition an
+ * array reaches sorts all of it first (18 ms for 140,000 times, in each of a day's 24 partitions).
  */
 function rowsAt(tenantId: string, times: readonly number[]): RawBuilder<unknown> {
   if (times.length === 0) return sql`(SELECT * FROM log_entries WHERE FALSE)`;
-  let [first, last] = [Infinity, -Infinity];
-  for (const time of times) [first, last] = [Math.min(first, time), Math.max(last, time)];
-  return sql`(SELECT * FROM log_entries WHERE tenant_id = ${tenantId} AND ts = ANY(ARRAY(SELECT unnest(${times}::bigint[])))
-    AND ts >= ${first}::bigint AND ts <= ${last}::bigint OFFSET 0)`;
+  const hours = new Map<number, number[]>();
+  for (const time of times) {
+    const hour = time - mod(time, PARTITION_MS);
+    const inHour = hours.get(hour);
+    if (inHour) inHour.push(time);
+    else hours.set(hour, [time]);
+  }
+  const parts = [...hours.values()].map((inHour) => {
+    let [first, last] = [Infinity, -Infinity];
+    for (const time of inHour) [first, last] = [Math.min(first, time), Math.max(last, time)];
+    return sql`SELECT * FROM log_entries WHERE tenant_id = ${tenantId} AND ts = ANY(ARRAY(SELECT unnest(${inHour}::bigint[])))
+      AND ts >= ${first}::bigint AND ts <= ${last}::bigint`;
+  });
+  return sql`(SELECT * FROM (${sql.join(parts, sql` UNION ALL `)}) AS r OFFSET 0)`;
 }
 
 /** Times from matchTimes, `n` at a time, in its order. */
