@@ -82,6 +82,15 @@ describe('tokenizer', () => {
     // Facets follow the words, behind `=` and without positions; alone when the message has no word.
     assert.equal(tsvectorText(['x', 'y', 'x', 'x'], ['f1', 'fz']), "'x':1,3,4 'y':2 '=f1' '=fz'");
     assert.equal(tsvectorText([], ['f1']), "'=f1'");
+    // A short message's tokens and a long one's (compared pairwise, or through a map) alike.
+    for (const length of [20, 80]) {
+      const tokens = Array.from({ length }, (_, index) => `t${index % 10}`);
+      const expected = Array.from({ length: 10 }, (_, token) => {
+        const positions = Array.from({ length: length / 10 }, (_, round) => round * 10 + token + 1);
+        return `'t${token}':${positions.join(',')}`;
+      });
+      assert.equal(tsvectorText(tokens), expected.join(' '), `${length} tokens`);
+    }
   });
 });
 
