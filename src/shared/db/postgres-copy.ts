@@ -47,7 +47,8 @@ async function copy(client: pg.PoolClient, statement: string, rows: CopyRows): P
 function* chunks(lines: readonly string[]): Generator<string> {
   for (let first = 0; first < lines.length; first += LINES_PER_WRITE) yield lines.slice(first, first + LINES_PER_WRITE).join('');
 }
-const LINES_PER_WRITE = 256;
+/** Lines a write to the server: about 64 KB of log entries. */
+export const LINES_PER_WRITE = 256;
 
 /**
  * Runs `statement` (`COPY table (columns) FROM STDIN`) with `rows` on `db`, inside its transaction if

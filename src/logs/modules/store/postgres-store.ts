@@ -28,7 +28,7 @@ import {
   type PostingsPlan,
 } from './postgres-postings.js';
 import { tokenize } from './tokenize.js';
-import { copyLine, copyRows } from '../../../shared/db/postgres-copy.js';
+import { copyLine, copyRows, LINES_PER_WRITE } from '../../../shared/db/postgres-copy.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, postgresFacet } from './facets.js';
 import {
@@ -57,8 +57,6 @@ const postgresReads: ReadDialect = {
     sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
 
-/** Rows a write of the COPY: about 64 KB. */
-const LINES_PER_WRITE = 256;
 const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search) FROM STDIN';
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */

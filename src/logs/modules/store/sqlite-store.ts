@@ -437,8 +437,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   /**
    * The matches of FTS5 query `index` in one hour's slice of whole seconds, per bucket. When a few
    * buckets start inside the slice, each match's bucket is the number of their first ids it reaches
-   * (a full-day histogram of a word in 12 % of 10M entries: 325 → 200 ms, docs/benchmarks.md "Issue
-   * 15: SQLite histograms of common words"); with more, its second is grouped.
+   * (a full-day histogram of a word in 12 % of 10M entries: 325 → 234 ms, docs/benchmarks.md "Issue
+   * 15: SQLite at 10M"); with more, its second is grouped.
    */
   async #countHourBuckets(slice: HourSlice, index: string, intervalMs: number): Promise<BucketCount[]> {
     const table = sql.table(slice.table);
