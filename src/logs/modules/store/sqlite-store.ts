@@ -436,9 +436,10 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
 
   /**
    * The matches of FTS5 query `index` in one hour's slice of whole seconds, per bucket. When a few
-   * buckets start inside the slice, each match's bucket is the number of their first ids it reaches
-   * (a full-day histogram of a word in 12 % of 10M entries: 325 → 234 ms, docs/benchmarks.md "Issue
-   * 15: SQLite at 10M"); with more, its second is grouped.
+   * buckets start inside the slice, one pass counts the matches at or past each start (`sum(rowid >=
+   * …)`: a `GROUP BY` costs three times as much as FTS5's own count; a full-day histogram of a word in
+   * 12 % of 10M entries 325 → 80 ms, docs/benchmarks.md "Issue 15: SQLite at 10M"); with more, each
+   * match's second is grouped.
    */
   async #countHourBuckets(slice: HourSlice, index: string, intervalMs: number): Promise<BucketCount[]> {
     const table = sql.table(slice.table);
@@ -447,22 +448,27 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     const starts: number[] = [];
     for (let bucket = firstBucket + intervalMs; bucket <= idSecond(slice.hi) * 1000; bucket += intervalMs) starts.push(bucket);
     const matches = sql`FROM ${table} WHERE ${table} MATCH ${index} AND rowid BETWEEN ${slice.lo} AND ${slice.hi}`;
-    const bucketOf =
-      starts.length <= FEW_BUCKET_STARTS
-        ? sql`${firstBucket} + ${intervalMs} * (${
-            starts.length === 0
-              ? sql`0`
-              : sql.join(
-                  starts.map((start) => sql`(rowid >= ${firstIdOf(start / 1000)})`),
-                  sql` + `,
-                )
-          })`
-        : // The second of an id is id >> 21 (an arithmetic shift: right before 1970 too).
-          sql`((rowid >> 21) * 1000) - ((((rowid >> 21) * 1000 % ${intervalMs}) + ${intervalMs}) % ${intervalMs})`;
-    const { rows } = await sql<{ bucket: number; n: number }>`SELECT ${bucketOf} AS bucket, count(*) AS n ${matches} GROUP BY 1`.execute(
-      this.reads,
-    );
-    return rows.map((row) => ({ bucket: Number(row.bucket), group: null, count: Number(row.n) }));
+    if (starts.length > FEW_BUCKET_STARTS) {
+      // The second of an id is id >> 21 (an arithmetic shift: right before 1970 too).
+      const { rows } = await sql<{
+        bucket: number;
+        n: number;
+      }>`SELECT s - (((s % ${intervalMs}) + ${intervalMs}) % ${intervalMs}) AS bucket, count(*) AS n
+        FROM (SELECT (rowid >> 21) * 1000 AS s ${matches}) GROUP BY 1`.execute(this.reads);
+      return rows.map((row) => ({ bucket: Number(row.bucket), group: null, count: Number(row.n) }));
+    }
+    // atOrPast[i]: the matches from the start of bucket i on (bucket 0: all of them).
+    const columns = [sql`count(*)`, ...starts.map((start) => sql`coalesce(sum(rowid >= ${firstIdOf(start / 1000)}), 0)`)];
+    const { rows } = await sql<Record<string, number>>`SELECT ${sql.join(
+      columns.map((column, bucket) => sql`${column} AS ${sql.ref(`b${bucket}`)}`),
+    )} ${matches}`.execute(this.reads);
+    const atOrPast = columns.map((_, bucket) => Number(rows[0]?.[`b${bucket}`] ?? 0));
+    const counts: BucketCount[] = [];
+    atOrPast.forEach((n, bucket) => {
+      const count = n - (atOrPast[bucket + 1] ?? 0);
+      if (count > 0) counts.push({ bucket: firstBucket + bucket * intervalMs, group: null, count });
+    });
+    return counts;
   }
 }
 
