@@ -2,7 +2,7 @@
  * Log store benchmark: ingest N generated events through the LogStore (as the ingestion routes do),
  * then measure search, histogram and distinct latency, and ripgrep over the same data as NDJSON.
  *   node --import tsx bench/logs-store/run.ts --dialect sqlite --events 1000000 [--url ...] [--dir /tmp/x]
- *     [--days 10] [--retention [--neighbour]] [--concurrency 2] [--queries-only] [--read-pool]
+ *     [--days 10] [--retention [--neighbour]] [--concurrency 2] [--queries-only] [--read-pool] [--no-ndjson]
  * Prints a JSON result and appends it to bench/logs-store/results.ndjson.
  */
 import { execFileSync } from 'node:child_process';
@@ -49,6 +49,9 @@ const { values: args } = parseArgs({
     // Batches in flight at once, as several shippers send them to the logs service (PostgreSQL
     // writes them on several connections; SQLite's one writer takes them in turn).
     concurrency: { type: 'string', default: '1' },
+    // Without the NDJSON copy (and ripgrep): its 3.3 GB a day, written back beside the store, slowed
+    // SQLite's fsync'd commits after about 5M events (docs/benchmarks.md, "Issue 15: SQLite at 10M").
+    'no-ndjson': { type: 'boolean', default: false },
   },
 });
 const dialect = args.dialect as 'sqlite' | 'postgres';
@@ -81,7 +84,7 @@ const store: LogStore = createLogStore(database.db, database.dialect, reads ? { 
 
 // ---- ingest -------------------------------------------------------------------------------------
 // The NDJSON copy is ripgrep's input: one day only (with more days it would only fill the disk).
-const writesNdjson = !queriesOnly && days === 1;
+const writesNdjson = !queriesOnly && days === 1 && !args['no-ndjson'];
 const ndjson = createWriteStream(writesNdjson ? ndjsonPath : '/dev/null');
 let batch: LogEntry[] = [];
 let ingestMs = 0;
