@@ -123,8 +123,11 @@ async function flush(): Promise<void> {
     appending.delete(append);
     if (appending.size === 0) ingestMs += performance.now() - busySince;
     generated += entries.length;
-    if (generated % 1_000_000 === 0)
-      process.stderr.write(`ingested ${generated} (${Math.round(generated / (ingestMs / 1000))} events/s)\n`);
+    if (generated % 1_000_000 === 0) {
+      // With batches still in flight, the busy time so far includes the current stretch.
+      const busyMs = ingestMs + (appending.size > 0 ? performance.now() - busySince : 0);
+      process.stderr.write(`ingested ${generated} (${Math.round(generated / (busyMs / 1000))} events/s)\n`);
+    }
   });
   appending.add(append);
   if (appending.size >= concurrency) await Promise.race(appending);
