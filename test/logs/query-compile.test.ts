@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
 import { filtersToCondition, toCondition, type Condition } from '../../src/logs/modules/store/query/condition.js';
 import { attributePath, compileSqlite, ftsMatchExpression } from '../../src/logs/modules/store/query/compile-sqlite.js';
-import { compilePostgres, tsqueryText } from '../../src/logs/modules/store/query/compile-postgres.js';
+import { compilePostgres } from '../../src/logs/modules/store/query/compile-postgres.js';
 import { tsvectorText } from '../../src/logs/modules/store/postgres-store.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { tokenize } from '../../src/logs/modules/store/tokenize.js';
@@ -52,19 +52,12 @@ const matchingIds = (match: string) =>
   sql`SELECT rowid FROM "log_fts_61" WHERE "log_fts_61" MATCH ${match} AND rowid BETWEEN ${10} AND ${20}`;
 const onSqlite = (query: string) => compileSqlite(condition(query), { matchingIds, facets: FACETED }).compile(sqliteDb);
 const onSqliteRows = (query: string) => compileSqlite(condition(query), { matchingIds, facets: UNFACETED }).compile(sqliteDb);
-const onPostgres = (query: string) => compilePostgres(condition(query), FACETED).compile(postgresDb);
-const onPostgresRows = (query: string) => compilePostgres(condition(query), UNFACETED).compile(postgresDb);
+const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
 
 function textOf(query: string): string {
   const compiled = condition(query);
   assert.equal(compiled.kind, 'text', query);
   return ftsMatchExpression(compiled.expr) ?? 'null';
-}
-
-function tsqueryOf(query: string): string {
-  const compiled = condition(query);
-  assert.equal(compiled.kind, 'text', query);
-  return tsqueryText(compiled.expr);
 }
 
 describe('tokenizer', () => {
@@ -95,7 +88,7 @@ describe('tokenizer', () => {
 });
 
 describe('query compilation', () => {
-  test('message terms merge into one FTS5 expression / one tsquery', () => {
+  test('message terms merge into one FTS5 expression', () => {
     assert.equal(textOf('disk full'), '("disk") AND ("full")');
     assert.equal(textOf('"disk full"'), '"disk full"');
     assert.equal(textOf('time*'), '"time" *');
@@ -104,11 +97,6 @@ describe('query compilation', () => {
     assert.equal(textOf('connection -refused'), '(("connection")) NOT ("refused")');
     assert.equal(textOf('NOT refused'), 'null', 'FTS5 has no unary NOT: combined in SQL');
     assert.equal(textOf('message:Disk'), '"disk"');
-    assert.equal(tsqueryOf('disk full'), "('disk') & ('full')");
-    assert.equal(tsqueryOf('"disk full"'), "'disk' <-> 'full'");
-    assert.equal(tsqueryOf('user-4*'), "'user' <-> '4':*");
-    assert.equal(tsqueryOf('NOT refused'), "!('refused')");
-    assert.equal(tsqueryOf('a OR (b -c)'), "('a') | (('b') & (!('c')))");
   });
 
   test('FTS5 operators typed by the user are only quoted tokens', () => {
@@ -125,7 +113,7 @@ describe('query compilation', () => {
 
   test('user values are always bound parameters, never SQL text', () => {
     const hostile = `level:"x'; DROP TABLE log_entries; --" service:a\\"b "'; DELETE FROM x" ';`;
-    for (const compiled of [onSqliteRows(hostile), onPostgresRows(hostile)]) {
+    for (const compiled of [onSqliteRows(hostile), onPostgres(hostile)]) {
       assert.doesNotMatch(compiled.sql, /DROP|DELETE|'x'/);
       assert.ok(compiled.parameters.includes("x'; drop table log_entries; --"), 'level values are lower-cased');
       assert.ok(compiled.parameters.includes('a"b'));
@@ -158,26 +146,26 @@ describe('query compilation', () => {
     assert.match(onSqlite(`user:${'x'.repeat(70)}`).sql, /^\(l\.attributes -> \?\) = json_quote\(\?\)$/);
   });
 
-  test('PostgreSQL: text with @@ tsquery, attributes with jsonb operators', () => {
-    const text = onPostgresRows('disk -level:debug');
-    assert.equal(text.sql, '(l.search @@ $1::tsquery) AND (NOT ("l"."level" = $2::text))');
-    assert.deepEqual(text.parameters, ["'disk'", 'debug']);
-    const number = onPostgresRows('http.status:500');
+  test('PostgreSQL: words as regular expressions over the message, attributes with jsonb operators', () => {
+    const text = onPostgres('disk -level:debug');
+    const check = (n: number) =>
+      `(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ $${n}::text\n        ELSE l.words ~ $${n + 1}::text END)`;
+    assert.equal(text.sql, `(${check(1)}) AND (("l"."level" = $3::text) IS NOT TRUE)`);
+    assert.deepEqual(text.parameters, ['(^|[^a-z0-9])disk([^a-z0-9]|$)', '(^| )disk( |$)', 'debug']);
+    // A phrase: its words in order, anything but letters and digits between; a prefix: no end.
+    assert.deepEqual(onPostgres('"disk full"').parameters, ['(^|[^a-z0-9])disk[^a-z0-9]+full([^a-z0-9]|$)', '(^| )disk full( |$)']);
+    assert.deepEqual(onPostgres('user-4*').parameters, ['(^|[^a-z0-9])user[^a-z0-9]+4', '(^| )user 4']);
+    assert.match(onPostgres('a OR (b -c)').sql, /^\(\(CASE .*\)\) OR \(\(\(CASE .*\)\) AND \(NOT \(\(CASE .*\)\)\)\)$/s);
+    // NOT of a field the entry lacks (NULL) matches, as a plain scan says.
+    assert.equal(onPostgres('-user:alice').sql, '((l.attributes -> $1::text) = to_jsonb($2::text)) IS NOT TRUE');
+    const number = onPostgres('http.status:500');
     assert.equal(number.sql, '(l.attributes -> $1::text) IN (to_jsonb($2::text), $3::jsonb)');
     const prefix = onPostgres('service:api*');
     assert.equal(prefix.sql, 'starts_with("l"."service", $1::text)');
     const contains = onPostgres('=>');
     assert.equal(contains.sql, 'strpos(l.message, $1::text) > 0');
-  });
-
-  test('PostgreSQL: equalities on faceted fields are lexemes of the tsvector behind "=", in one tsquery with the words', () => {
-    const both = onPostgres('disk -level:debug');
-    assert.equal(both.sql, 'l.search @@ $1::tsquery');
-    assert.deepEqual(both.parameters, ["('disk') & !('=f11')"]);
-    // A value no entry has had is a token no entry holds.
-    assert.deepEqual(onPostgres('level:never').parameters, ["'=g0'"]);
-    // A NOT alone stays a check on the rows (a tsquery of a NOT alone scans the whole index).
-    assert.equal(onPostgres('-level:debug').sql, 'NOT (l.search @@ $1::tsquery)');
+    // Faceted or not, an equality is checked on the row's value (facets serve the postings).
+    assert.equal(onPostgres('level:error').sql, '"l"."level" = $1::text');
   });
 
   test('filters compile to exact matches', () => {
@@ -186,7 +174,6 @@ describe('query compilation', () => {
         { field: 'service', value: 'api' },
         { field: 'message', value: 'a b' },
       ]),
-      UNFACETED,
     ).compile(postgresDb);
     assert.equal(compiled.sql, '("l"."service" = $1::text) AND ("l"."message" = $2::text)');
     assert.throws(() => filtersToCondition([{ field: '@timestamp', value: 'x' }]), /time range/);

@@ -17,7 +17,27 @@ import { byTime, matches } from './store-oracle.js';
 import { HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
-const WORDS = ['disk', 'full', 'timeout', 'connection', 'refused', 'payment', 'declined', 'user', 'login', 'cache', 'retry', 'café'];
+// With capitals, joiners and another script, so that every way a message's words are found (FTS5,
+// PostgreSQL's regular expression over a plain message, or its stored tokens) is asked.
+const WORDS = [
+  'disk',
+  'full',
+  'timeout',
+  'connection',
+  'refused',
+  'payment',
+  'declined',
+  'user',
+  'login',
+  'cache',
+  'retry',
+  'café',
+  'Disk',
+  'disk_full',
+  'CAFÉ',
+  'timeout;retry',
+  'ディスク',
+];
 const LEVELS = ['info', 'info', 'info', 'debug', 'warn', 'error', 'fatal', undefined];
 const SERVICES = ['api', 'worker', 'billing', 'auth', undefined];
 const HOSTS = ['h1', 'h2', 'h3', undefined];
@@ -99,6 +119,11 @@ const QUERIES = [
   'NOT ti*',
   'disk status:>=500',
   'level:error -"disk full"',
+  // NOT of a field an entry lacks, or of a value checked on the rows: the entry matches the NOT.
+  '-dur:1.5',
+  'NOT user:u5',
+  '"disk full" -dur:1.5',
+  'ディスク OR "timeout retry"',
 ];
 
 /** Ragged ranges: inside one second, across the burst, whole minutes, the whole span and beyond. */

@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
 import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
+import { storeWords } from './postgres-words.js';
 import { restoreInTimeOrder } from './sqlite-restore.js';
 
 /**
@@ -289,6 +290,24 @@ const noWordIndex: Migration = {
   },
 };
 
+/**
+ * No tsvector on PostgreSQL (docs/scaling.md 2d): the postings find every row, and the rows' words
+ * are checked on the message itself (compile-postgres.ts); messages that are not plain ASCII keep
+ * their tokens in `words`. The column's space comes back as rows are rewritten (retention drops whole
+ * partitions). Nothing on SQLite.
+ */
+const noTsvector: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) return;
+    await sql`ALTER TABLE log_entries ADD COLUMN IF NOT EXISTS words text`.execute(db);
+    await storeWords(db);
+    await sql`ALTER TABLE log_entries DROP COLUMN search`.execute(db);
+  },
+  async down(): Promise<void> {
+    throw new Error('0180_no_tsvector cannot be undone: restore a backup taken before it');
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -299,4 +318,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0150_postings': postings,
   '0160_postings_by_prefix': postingsByPrefix,
   '0170_no_word_index': noWordIndex,
+  '0180_no_tsvector': noTsvector,
 };

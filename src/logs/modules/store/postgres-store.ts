@@ -27,7 +27,7 @@ import {
   type PostingsPiece,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { tokenize } from './tokenize.js';
+import { isPlainMessage, tokenize } from './tokenize.js';
 import { copyLine, copyRows, LINES_PER_WRITE } from '../../../shared/db/postgres-copy.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, postgresFacet } from './facets.js';
@@ -57,7 +57,7 @@ const postgresReads: ReadDialect = {
     sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
 
-const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, search) FROM STDIN';
+const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, words) FROM STDIN';
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
@@ -250,7 +250,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           entry.span_id,
           entry.message,
           JSON.stringify(entry.attributes),
-          tsvectorText(words, entryFacets),
+          isPlainMessage(entry.message) ? null : words.join(' '),
         ]);
         if ((place + 1) % LINES_PER_WRITE === 0) {
           yield text;
@@ -406,7 +406,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
     const facets = await readFacetLookup(this.reads, tenantId, condition);
     return {
-      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, facets)})`,
+      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`,
       tenantId,
       from,
       end,

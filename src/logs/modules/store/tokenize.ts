@@ -24,14 +24,19 @@ const MARKS = /\p{M}+/gu;
  * is handed over as is and FTS5 tokenizes it in C; anything else gets our tokens, space-joined.
  */
 export function ftsBody(message: string): string {
-  if (
-    message.length < 2 * MAX_INDEXED_TOKENS &&
-    ASCII.test(message) &&
-    (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))
-  ) {
-    return message;
-  }
-  return tokenize(message).join(' ');
+  return isPlainMessage(message) ? message : tokenize(message).join(' ');
+}
+
+/**
+ * A message whose tokens are exactly the runs of `[a-z0-9]` of its lower-cased text: ASCII, short
+ * enough that no token is dropped, no run over MAX_TOKEN_LENGTH. FTS5 takes it as it is (ftsBody);
+ * PostgreSQL checks its words with a regular expression (compile-postgres.ts) and stores the tokens
+ * only of the other messages (`words`).
+ */
+export function isPlainMessage(message: string): boolean {
+  return (
+    message.length < 2 * MAX_INDEXED_TOKENS && ASCII.test(message) && (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))
+  );
 }
 
 const LONG_ASCII_RUN = new RegExp(`[A-Za-z0-9]{${MAX_TOKEN_LENGTH + 1}}`);

@@ -1,39 +1,28 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
-import { equalityFacets, postgresFacet, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
 
 /**
- * Compiles a condition to a PostgreSQL boolean expression over `log_entries AS l`. Whatever the
- * tsvector answers (message words, and equalities on faceted fields: facets.ts) becomes one
- * `l.search @@ $n::tsquery`; the tsquery text is built here from our own tokens (letters and digits
- * only, quoted) and facets, never by PostgreSQL's parser, so it matches the tsvector built at ingest.
- * It is checked on the rows that postings find (postgres-postings.ts); there is no index on it.
+ * Compiles a condition to a PostgreSQL boolean expression over `log_entries AS l`. It is checked on
+ * the rows that postings find (postgres-postings.ts), or on a range's rows where postings cannot
+ * narrow them. Message words are checked on the message itself (textCheck); faceted equalities like
+ * any other, on the row's value.
  */
-export function compilePostgres(condition: Condition, facets: FacetLookup): RawBuilder<unknown> {
-  const query = condition.kind === 'all' ? null : tsquery(condition, facets);
-  if (query !== null) return sql`l.search @@ ${query}::tsquery`;
+export function compilePostgres(condition: Condition): RawBuilder<unknown> {
   switch (condition.kind) {
     case 'all':
       return sql`TRUE`;
-    case 'and': {
-      // The children the tsvector answers become one lookup; the others are checked on the rows.
-      const indexed = condition.children.filter((child) => tsquery(child, facets) !== null);
-      const merged = indexed.length > 1 ? tsquery({ kind: 'and', children: indexed }, facets) : null;
-      const rest = merged === null ? condition.children : condition.children.filter((child) => !indexed.includes(child));
-      const parts = rest.map((child) => sql`(${compilePostgres(child, facets)})`);
-      if (merged !== null) parts.unshift(sql`l.search @@ ${merged}::tsquery`);
-      return sql.join(parts, sql` AND `);
-    }
+    case 'and':
     case 'or': {
-      const parts = condition.children.map((child) => sql`(${compilePostgres(child, facets)})`);
-      return sql.join(parts, sql` OR `);
+      const parts = condition.children.map((child) => sql`(${compilePostgres(child)})`);
+      return sql.join(parts, condition.kind === 'and' ? sql` AND ` : sql` OR `);
     }
     case 'not':
-      return sql`NOT (${compilePostgres(condition.child, facets)})`;
+      // A field the entry lacks makes its check NULL: the entry does not match it, so it matches its NOT.
+      return sql`(${compilePostgres(condition.child)}) IS NOT TRUE`;
     case 'text':
-      return sql`l.search @@ ${tsqueryText(condition.expr)}::tsquery`;
+      return textCheck(condition.expr);
     case 'contains':
       return sql`strpos(l.message, ${condition.value}::text) > 0`;
     case 'equals':
@@ -47,28 +36,32 @@ export function compilePostgres(condition: Condition, facets: FacetLookup): RawB
   }
 }
 
-/** The tsquery of a condition when the tsvector answers it exactly (words and facets), else null. */
-function tsquery(condition: Condition, facets: FacetLookup): string | null {
-  switch (condition.kind) {
-    case 'text':
-      return tsqueryText(condition.expr);
-    case 'equals': {
-      const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
-      return values === null ? null : values.map((value) => `'${postgresFacet(facets.tokenOf(value))}'`).join(' | ');
+/**
+ * Words, phrases and prefixes checked on the message, as tokenize.ts finds them. A plain message
+ * (ASCII, no over-long run: `words` is null, as ftsBody decides) has for words the runs of `[a-z0-9]`
+ * of its lower-cased text, which a regular expression finds exactly; any other message has its tokens
+ * in `words`, space-joined. Tokens are letters and digits only: nothing in them needs escaping.
+ */
+function textCheck(expr: TextExpr): RawBuilder<unknown> {
+  switch (expr.kind) {
+    case 'phrase': {
+      const last = expr.tokens.length - 1;
+      const plain = expr.tokens.join('[^a-z0-9]+');
+      const spaced = expr.tokens.join(' ');
+      const [plainEnd, spacedEnd] = expr.prefix ? ['', ''] : ['([^a-z0-9]|$)', '( |$)'];
+      if (last < 0) return sql`FALSE`;
+      // COLLATE "C": lower() then changes A–Z only, whatever the database's locale (as toLowerCase does for ASCII).
+      return sql`(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ ${`(^|[^a-z0-9])${plain}${plainEnd}`}::text
+        ELSE l.words ~ ${`(^| )${spaced}${spacedEnd}`}::text END)`;
     }
-    case 'and': {
-      // A NOT only beside something positive: a tsquery of a NOT alone would scan the whole index.
-      const positive = condition.children.filter((child) => child.kind !== 'not').map((child) => tsquery(child, facets));
-      const negative = condition.children.flatMap((child) => (child.kind === 'not' ? [tsquery(child.child, facets)] : []));
-      if (positive.length === 0 || [...positive, ...negative].some((part) => part === null)) return null;
-      return [...positive.map((part) => `(${part})`), ...negative.map((part) => `!(${part})`)].join(' & ');
-    }
-    case 'or': {
-      const parts = condition.children.map((child) => tsquery(child, facets));
-      return parts.every((part) => part !== null) ? parts.map((part) => `(${part})`).join(' | ') : null;
-    }
-    default:
-      return null;
+    case 'and':
+    case 'or':
+      return sql.join(
+        expr.children.map((child) => sql`(${textCheck(child)})`),
+        expr.kind === 'and' ? sql` AND ` : sql` OR `,
+      );
+    case 'not':
+      return sql`NOT (${textCheck(expr.child)})`;
   }
 }
 
@@ -81,18 +74,6 @@ function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'ran
   if (compare === 'text') return rangeSql(sql`(${valueOf(field)} COLLATE "C")`, lower, upper, (bound) => sql`${String(bound)}::text`);
   const number = postgresNumberValue(field);
   return rangeSql(number, lower, upper, (bound) => sql`${bound}::numeric`);
-}
-
-export function tsqueryText(expr: TextExpr): string {
-  switch (expr.kind) {
-    case 'phrase':
-      return expr.tokens.map((token, index) => `'${token}'${expr.prefix && index === expr.tokens.length - 1 ? ':*' : ''}`).join(' <-> ');
-    case 'and':
-    case 'or':
-      return expr.children.map((child) => `(${tsqueryText(child)})`).join(expr.kind === 'and' ? ' & ' : ' | ');
-    case 'not':
-      return `!(${tsqueryText(expr.child)})`;
-  }
 }
 
 function valueOf(field: MatchField): RawBuilder<unknown> {

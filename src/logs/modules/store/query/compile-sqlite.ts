@@ -39,7 +39,8 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
       return sql.join(parts, sql` OR `);
     }
     case 'not':
-      return sql`NOT (${compileSqlite(condition.child, context)})`;
+      // A field the entry lacks makes its check NULL: the entry does not match it, so it matches its NOT.
+      return sql`(${compileSqlite(condition.child, context)}) IS NOT TRUE`;
     case 'text':
       return compileText(condition.expr, context);
     case 'contains':
