@@ -45,14 +45,12 @@ export function compilePostgres(condition: Condition): RawBuilder<unknown> {
 function textCheck(expr: TextExpr): RawBuilder<unknown> {
   switch (expr.kind) {
     case 'phrase': {
-      const last = expr.tokens.length - 1;
-      const plain = expr.tokens.join('[^a-z0-9]+');
-      const spaced = expr.tokens.join(' ');
-      const [plainEnd, spacedEnd] = expr.prefix ? ['', ''] : ['([^a-z0-9]|$)', '( |$)'];
-      if (last < 0) return sql`FALSE`;
+      if (expr.tokens.length === 0) return sql`FALSE`;
+      const plain = `(^|[^a-z0-9])${expr.tokens.join('[^a-z0-9]+')}${expr.prefix ? '' : '([^a-z0-9]|$)'}`;
+      const spaced = `(^| )${expr.tokens.join(' ')}${expr.prefix ? '' : '( |$)'}`;
       // COLLATE "C": lower() then changes A–Z only, whatever the database's locale (as toLowerCase does for ASCII).
-      return sql`(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ ${`(^|[^a-z0-9])${plain}${plainEnd}`}::text
-        ELSE l.words ~ ${`(^| )${spaced}${spacedEnd}`}::text END)`;
+      return sql`(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ ${plain}::text
+        ELSE l.words ~ ${spaced}::text END)`;
     }
     case 'and':
     case 'or':
