@@ -15,7 +15,7 @@ import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
 import { filtersToCondition, toCondition, type Condition } from '../../src/logs/modules/store/query/condition.js';
 import { attributePath, compileSqlite, ftsMatchExpression } from '../../src/logs/modules/store/query/compile-sqlite.js';
 import { compilePostgres } from '../../src/logs/modules/store/query/compile-postgres.js';
-import { tsvectorText } from '../../src/logs/modules/store/postgres-store.js';
+import { tsvectorText } from '../../src/logs/modules/store/postgres-refacet.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { tokenize } from '../../src/logs/modules/store/tokenize.js';
 
@@ -75,7 +75,7 @@ describe('tokenizer', () => {
     // Facets follow the words, behind `=` and without positions; alone when the message has no word.
     assert.equal(tsvectorText(['x', 'y', 'x', 'x'], ['f1', 'fz']), "'x':1,3,4 'y':2 '=f1' '=fz'");
     assert.equal(tsvectorText([], ['f1']), "'=f1'");
-    // A short message's tokens and a long one's (compared pairwise, or through a map) alike.
+    // Every position of a repeated token, in a short list and a long one.
     for (const length of [20, 80]) {
       const tokens = Array.from({ length }, (_, index) => `t${index % 10}`);
       const expected = Array.from({ length: 10 }, (_, token) => {

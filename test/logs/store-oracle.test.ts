@@ -59,7 +59,9 @@ function generate(r: () => number, count: number): LogEntry[][] {
     // More distinct values than are faceted: `user` is checked on the rows part-way through.
     attributes.user = `u${index}`;
     if (r() < 0.3) attributes.code = String(pick([500, 503]));
-    const entry: LogEntry = { timestamp, message: `${words.join(' ')} #${index}`, attributes };
+    // Now and then a run of letters too long to be a word (tokenize.ts): never found, not even by a prefix.
+    const tail = index % 97 === 0 ? ` ${'q'.repeat(201)}` : '';
+    const entry: LogEntry = { timestamp, message: `${words.join(' ')} #${index}${tail}`, attributes };
     for (const [key, list] of [
       ['level', LEVELS],
       ['service', SERVICES],
@@ -124,6 +126,7 @@ const QUERIES = [
   'NOT user:u5',
   '"disk full" -dur:1.5',
   'ディスク OR "timeout retry"',
+  'qq*',
 ];
 
 /** Ragged ranges: inside one second, across the burst, whole minutes, the whole span and beyond. */

@@ -42,12 +42,20 @@ describe('COPY rows [postgres]', () => {
     );
   });
 
-  test('rows made while the COPY runs arrive whole; a maker that fails half-way stores none and leaves the connection usable', async () => {
-    // One connection: what runs after the failure runs on the connection the failed COPY used.
+  /** One connection: what runs after a failure runs on the connection the failed COPY used. */
+  async function withOneConnection(work: (single: Kysely<any>) => Promise<void>): Promise<void> {
     const pool = new pg.Pool({ connectionString: server.url, max: 1 });
     enableCopy(pool);
     const single = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
     try {
+      await work(single);
+    } finally {
+      await single.destroy();
+    }
+  }
+
+  test('rows made while the COPY runs arrive whole; a maker that fails half-way stores none and leaves the connection usable', async () => {
+    await withOneConnection(async (single) => {
       const made: string[] = [];
       async function* texts(fail: boolean): AsyncGenerator<string> {
         for (let n = 0; n < 3; n += 1) {
@@ -71,9 +79,26 @@ describe('COPY rows [postgres]', () => {
         rows.map((row) => row.name),
         ['streamed 0', 'streamed 1', 'streamed 2', 'streamed 0b', 'streamed 1b', 'streamed 2b'],
       );
-    } finally {
-      await single.destroy();
-    }
+    });
+  });
+
+  test('a row the server refuses while more are still being made fails the COPY, stores none, and leaves the connection usable', async () => {
+    await withOneConnection(async (single) => {
+      async function* texts(): AsyncGenerator<string> {
+        for (let n = 0; n < 200; n += 1) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          yield copyLine([`refused ${n}`, n === 1 ? 'not a number' : 1000 + n]);
+        }
+      }
+      const before = await count(single);
+      await assert.rejects(
+        single.transaction().execute((trx) => copyRows(trx, statement, texts())),
+        { code: '22P02' }, // invalid input syntax for type bigint
+      );
+      assert.equal(await count(single), before, 'nothing of the refused COPY is kept');
+      await single.transaction().execute((trx) => copyRows(trx, statement, [copyLine(['after the refusal', 2000])]));
+      assert.equal(await count(single), before + 1);
+    });
   });
 
   test('a connection not made by openDatabase refuses the rows loudly instead of dropping them', async () => {

@@ -1,9 +1,27 @@
 import { sql, type Kysely } from 'kysely';
 import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary } from './facets.js';
-import { tsvectorText } from './postgres-store.js';
+import { FacetDictionary, postgresFacet } from './facets.js';
 import { ENTRY_COLUMNS, toStoredEntry, type EntryRow } from './store-core.js';
 import { prepareEntries } from './write-batch.js';
+
+/**
+ * Tokens as a tsvector literal with positions ('error':1 'disk':2,5), then facets (facets.ts) as
+ * lexemes without positions behind `=`, which no word can hold: what PostgreSQL's entries held in
+ * `search` from migration 0120 until 0180 dropped it (tests build rows of that time with it).
+ */
+export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
+  // Each token's positions as text ("2,5"), then one string: no array per token (most occur once).
+  const positions = new Map<string, string>();
+  for (let index = 0; index < tokens.length; index += 1) {
+    const token = tokens[index]!;
+    const before = positions.get(token);
+    positions.set(token, before === undefined ? String(index + 1) : `${before},${index + 1}`);
+  }
+  let text = '';
+  for (const [token, list] of positions) text += `${text === '' ? '' : ' '}'${token}':${list}`;
+  for (const facet of facets) text += `${text === '' ? '' : ' '}'${postgresFacet(facet)}'`;
+  return text;
+}
 
 /** Entries re-faceted per statement by the migration. */
 const BATCH = 5_000;

@@ -27,7 +27,7 @@ import {
   type PostingsPiece,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { isPlainMessage, tokenize } from './tokenize.js';
+import { storedWords, tokenize } from './tokenize.js';
 import { copyLine, copyRows, LINES_PER_WRITE } from '../../../shared/db/postgres-copy.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, postgresFacet } from './facets.js';
@@ -103,38 +103,6 @@ async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly 
   const names = new Set(rows.map((row) => row.name));
   return partitions.filter((partition) => names.has(partition.name));
 }
-
-/**
- * Our own tokens as a tsvector literal with positions ('error':1 'disk':2,5), so phrases work, then
- * the entry's facets (facets.ts) as lexemes without positions behind `=`, which no word can hold.
- */
-export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
-  let text = '';
-  if (tokens.length <= FEW_TOKENS) {
-    // Each token's positions found by comparing with the others: for a message's dozen words, a
-    // third of the time of a Map (docs/benchmarks.md, "Issue 15: streamed COPY").
-    next: for (let index = 0; index < tokens.length; index += 1) {
-      const token = tokens[index]!;
-      for (let before = 0; before < index; before += 1) if (tokens[before] === token) continue next;
-      let list = String(index + 1);
-      for (let after = index + 1; after < tokens.length; after += 1) if (tokens[after] === token) list += `,${after + 1}`;
-      text += text === '' ? `'${token}':${list}` : ` '${token}':${list}`;
-    }
-  } else {
-    // Each token's positions as text ("2,5"), then one string: no array per token (most occur once).
-    const positions = new Map<string, string>();
-    for (let index = 0; index < tokens.length; index += 1) {
-      const token = tokens[index]!;
-      const before = positions.get(token);
-      positions.set(token, before === undefined ? String(index + 1) : `${before},${index + 1}`);
-    }
-    for (const [token, list] of positions) text += `${text === '' ? '' : ' '}'${token}':${list}`;
-  }
-  for (const facet of facets) text += `${text === '' ? '' : ' '}'${postgresFacet(facet)}'`;
-  return text;
-}
-/** Up to this many tokens, tsvectorText compares them pairwise instead of keeping a Map. */
-const FEW_TOKENS = 32;
 
 /** A read over [from, end) on PostgreSQL. */
 interface PostgresPlan extends ReadPlan {
@@ -250,7 +218,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           entry.span_id,
           entry.message,
           JSON.stringify(entry.attributes),
-          isPlainMessage(entry.message) ? null : words.join(' '),
+          storedWords(entry.message, words),
         ]);
         if ((place + 1) % LINES_PER_WRITE === 0) {
           yield text;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { isPlainMessage, tokenize } from './tokenize.js';
+import { storedWords } from './tokenize.js';
 
 /** Messages whose tokens are written per statement by the migration. */
 const BATCH = 5_000;
@@ -27,9 +27,10 @@ export async function storeWords(db: Kysely<any>): Promise<void> {
           AND (message !~ '^[\\x01-\\x7f]*$' OR length(message) >= 32766 OR message ~ '[A-Za-z0-9]{201}')
         ORDER BY tenant_id, ts, id LIMIT ${BATCH}`.execute(db);
       if (rows.length === 0) break;
-      const updates = rows
-        .filter((row) => !isPlainMessage(row.message))
-        .map((row) => ({ tenant: row.tenant_id, ts: Number(row.ts), id: Number(row.id), words: tokenize(row.message).join(' ') }));
+      const updates = rows.flatMap((row) => {
+        const words = storedWords(row.message);
+        return words === null ? [] : [{ tenant: row.tenant_id, ts: Number(row.ts), id: Number(row.id), words }];
+      });
       if (updates.length > 0) {
         await sql`UPDATE ${table} l SET words = r.words
           FROM json_to_recordset(${JSON.stringify(updates)}::json) AS r(tenant text, ts bigint, id bigint, words text)

@@ -33,10 +33,15 @@ export function ftsBody(message: string): string {
  * PostgreSQL checks its words with a regular expression (compile-postgres.ts) and stores the tokens
  * only of the other messages (`words`).
  */
-export function isPlainMessage(message: string): boolean {
+function isPlainMessage(message: string): boolean {
   return (
     message.length < 2 * MAX_INDEXED_TOKENS && ASCII.test(message) && (message.length <= MAX_TOKEN_LENGTH || !LONG_ASCII_RUN.test(message))
   );
+}
+
+/** What PostgreSQL stores in `words`: null for a plain message, else its tokens (`tokens`, if made already) space-joined. */
+export function storedWords(message: string, tokens?: readonly string[]): string | null {
+  return isPlainMessage(message) ? null : (tokens ?? tokenize(message)).join(' ');
 }
 
 const LONG_ASCII_RUN = new RegExp(`[A-Za-z0-9]{${MAX_TOKEN_LENGTH + 1}}`);
