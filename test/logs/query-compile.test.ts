@@ -50,8 +50,10 @@ const UNFACETED = facetLookup(new Set(['c:level', 'c:service', 'a:http.status', 
 /** The tenant's index tables over the read's ids (fts-hours.ts): one hour here. */
 const matchingIds = (match: string) =>
   sql`SELECT rowid FROM "log_fts_61" WHERE "log_fts_61" MATCH ${match} AND rowid BETWEEN ${10} AND ${20}`;
-const onSqlite = (query: string) => compileSqlite(condition(query), { matchingIds, facets: FACETED }).compile(sqliteDb);
-const onSqliteRows = (query: string) => compileSqlite(condition(query), { matchingIds, facets: UNFACETED }).compile(sqliteDb);
+/** Attribute names as their own keys (the store numbers them: attribute-codes.ts). */
+const keyOf = (name: string) => name;
+const onSqlite = (query: string) => compileSqlite(condition(query), { matchingIds, facets: FACETED, keyOf }).compile(sqliteDb);
+const onSqliteRows = (query: string) => compileSqlite(condition(query), { matchingIds, facets: UNFACETED, keyOf }).compile(sqliteDb);
 const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
 
 function textOf(query: string): string {

@@ -14,7 +14,7 @@ import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
 import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/time-ids.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { byTime, matches } from './store-oracle.js';
-import { HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
+import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './store-helpers.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
 // With capitals, joiners and another script, so that every way a message's words are found (FTS5,
@@ -159,8 +159,7 @@ for (const dialect of DIALECTS) {
       }
       // The plain scan: every stored entry, read without any index.
       for (const tenant of Object.keys(TENANTS)) {
-        const { rows } = await sql<{ id: number | string; ts: number | string; attributes: unknown; [key: string]: unknown }>`
-          SELECT * FROM log_entries WHERE tenant_id = ${tenant}`.execute(handle.database.db);
+        const rows = await storedRows(handle.database, tenant);
         stored.set(
           tenant,
           rows.map((row) => {
@@ -169,9 +168,7 @@ for (const dialect of DIALECTS) {
               tenant_id: tenant,
               timestamp: Number(row.ts),
               message: row.message as string,
-              attributes: (typeof row.attributes === 'string'
-                ? JSON.parse(row.attributes)
-                : row.attributes) as StoredLogEntry['attributes'],
+              attributes: row.attributes as StoredLogEntry['attributes'],
             };
             for (const key of ['level', 'service', 'host'] as const) if (row[key] !== null) entry[key] = row[key] as string;
             return entry;
@@ -385,7 +382,7 @@ describe('time-ordered ids (SQLite)', () => {
       const { store } = handle;
       const second = secondOf(T0 + HOUR);
       // Another tenant's entry took the last id of a second: this tenant's entries of that second spill.
-      await sql`INSERT INTO log_entries (id, tenant_id, ts, message) VALUES (${lastIdOf(second)}, 'x', ${T0 + HOUR}, 'x')`.execute(
+      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second)}, 'x', ${T0 + HOUR - second * 1000}, 'x', jsonb('{}'))`.execute(
         handle.database.db,
       );
       const entries: LogEntry[] = [

@@ -3,6 +3,7 @@ import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
 import { storeWords } from './postgres-words.js';
 import { restoreInTimeOrder } from './sqlite-restore.js';
+import { compactStoredRows } from './sqlite-rows.js';
 
 /**
  * Log store tables (docs/log-store.md). Typed Kysely<any> and free of app imports so they keep
@@ -308,6 +309,20 @@ const noTsvector: Migration = {
   },
 };
 
+/**
+ * Smaller SQLite rows (sqlite-rows.ts, docs/log-store.md "Rows"): attribute names by number, JSONB,
+ * hexadecimal ids as bytes, levels as numbers, the time as an offset from the id's second; every
+ * stored row is written again. Nothing on PostgreSQL.
+ */
+const compactRows: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) await compactStoredRows(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    if (isSqlite(db)) throw new Error('0190_compact_rows cannot be undone: restore a backup taken before it');
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -319,4 +334,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0160_postings_by_prefix': postingsByPrefix,
   '0170_no_word_index': noWordIndex,
   '0180_no_tsvector': noTsvector,
+  '0190_compact_rows': compactRows,
 };

@@ -5,10 +5,13 @@ import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
 import {
   boundedTotal,
+  ENTRY_COLUMNS,
   LogStoreCore,
+  toStoredEntry,
   type BoundedTotal,
   type BucketCount,
   type DocumentIdWindow,
+  type FieldSql,
   type ReadDialect,
   type ReadPlan,
   type TimePage,
@@ -43,16 +46,17 @@ import {
   splitByDocumentId,
 } from './write-batch.js';
 
+/** Fields in PostgreSQL's rows: attributes under their names, in jsonb. */
+const POSTGRES_FIELDS: FieldSql = { value: postgresFieldValue, sort: postgresSortExpression, number: postgresNumberValue };
+
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {
   int: (value) => sql`${value}::bigint`,
   text: (value) => sql`${value}::text`,
   sumOfCounts: sql`sum(count)::bigint`,
-  fieldValue: postgresFieldValue,
-  sortExpression: postgresSortExpression,
+  entryColumns: ENTRY_COLUMNS,
   containsIgnoringCase: (value, needle) => sql`strpos(lower(${value}), lower(${needle}::text)) > 0`,
   fieldNameOrder: sql`name COLLATE "C"`,
-  numberValue: postgresNumberValue,
   calendarStart: (unit) =>
     sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
@@ -375,6 +379,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const facets = await readFacetLookup(this.reads, tenantId, condition);
     return {
       where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`,
+      fields: POSTGRES_FIELDS,
+      entries: async (rows) => rows.map(toStoredEntry),
       tenantId,
       from,
       end,
@@ -452,7 +458,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         for (let want = Math.min(wanted, TIMES_PER_STATEMENT); found.length < wanted; want = Math.min(4 * want, TIMES_PER_STATEMENT)) {
           const chunk = await times.take(want);
           if (chunk.length === 0) break;
-          found.push(...(await this.timeSorted(plan.where, page, wanted - found.length, 0, rowsAt(plan.tenantId, chunk))));
+          found.push(...(await this.timeSorted(plan, plan.where, page, wanted - found.length, 0, rowsAt(plan.tenantId, chunk))));
         }
       } finally {
         await times.close();
@@ -464,7 +470,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         ? [Math.max(lo, hi - span - mod(hi - span, PARTITION_MS)), hi]
         : [lo, Math.min(hi, lo + span - mod(lo + span, PARTITION_MS) + PARTITION_MS)];
       const slice = sql`${plan.where} AND l.ts >= ${sliceLo}::bigint AND l.ts < ${sliceHi}::bigint`;
-      found.push(...(await this.timeSorted(slice, page, wanted - found.length, 0)));
+      found.push(...(await this.timeSorted(plan, slice, page, wanted - found.length, 0)));
       if (descending) hi = sliceLo;
       else lo = sliceHi;
     }

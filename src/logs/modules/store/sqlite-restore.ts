@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import { AttributeCodes } from './attribute-codes.js';
 import { FacetDictionary } from './facets.js';
-import { writeEntries } from './sqlite-store.js';
+import { createEntryTables } from './sqlite-rows.js';
+import { writeEntries, type WriterCaches } from './sqlite-store.js';
 import { toStoredEntry, type EntryRow } from './store-core.js';
 import { FieldCatalogueCache } from './write-batch.js';
 
@@ -22,7 +24,7 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
     // The writer counts every entry again.
     await sql`DELETE FROM log_rollups`.execute(db);
     await createTimeOrderedTables(db);
-    const caches = { fields: new FieldCatalogueCache(), facets: new FacetDictionary() };
+    const caches: WriterCaches = { fields: new FieldCatalogueCache(), facets: new FacetDictionary(), codes: new AttributeCodes() };
     const after = { ts: Number.MIN_SAFE_INTEGER, id: Number.MIN_SAFE_INTEGER };
     for (;;) {
       const { rows } = await sql<EntryRow>`SELECT * FROM log_entries_v1
@@ -34,6 +36,7 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
         if (index < rows.length && rows[index]!.tenant_id === rows[start]!.tenant_id) continue;
         const written = await writeEntries(db, rows[start]!.tenant_id, rows.slice(start, index).map(toStoredEntry), caches);
         caches.fields.remember(rows[start]!.tenant_id, written.newFields);
+        caches.codes.remember(rows[start]!.tenant_id, written.newCodes);
         caches.facets.remember(rows[start]!.tenant_id, written.newValues, written.newlyUnfaceted);
         start = index;
       }
@@ -48,22 +51,12 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
   }
 }
 
-/** The SQLite store's entry tables since migration 0120. */
+/**
+ * The SQLite store's entry tables since migration 0120, in the current writer's layout (sqlite-rows.ts:
+ * the rows it writes are already what migration 0190 makes).
+ */
 async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
-  // No secondary index: the id is the time; each tenant's full-text index (a table per hour, made at
-  // its first entry) finds words and facets.
-  await sql`CREATE TABLE log_entries (
-    id INTEGER PRIMARY KEY,
-    tenant_id TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    level TEXT,
-    service TEXT,
-    host TEXT,
-    trace_id TEXT,
-    span_id TEXT,
-    message TEXT NOT NULL,
-    attributes TEXT NOT NULL DEFAULT '{}'
-  )`.execute(db);
+  await createEntryTables(db);
   // The hours of each tenant's full-text index, a table each (fts-hours.ts).
   await sql`CREATE TABLE log_fts_hours (tenant_id TEXT NOT NULL, hour INTEGER NOT NULL, PRIMARY KEY (tenant_id, hour)) WITHOUT ROWID`.execute(
     db,

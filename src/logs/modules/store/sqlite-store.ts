@@ -16,9 +16,8 @@ import type {
 } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
-import { compileSqlite, indexQuery, sqliteFieldValue, sqliteNumberValue, sqliteSortExpression } from './query/compile-sqlite.js';
+import { compileSqlite, indexQuery, sqliteFields } from './query/compile-sqlite.js';
 import {
-  ENTRY_COLUMNS,
   LogStoreCore,
   toStoredEntry,
   type BucketCount,
@@ -29,7 +28,17 @@ import {
   type TimePage,
 } from './store-core.js';
 import { assignIds, clampSecond, firstIdOf, idSecond, idWindow, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
-import { rowInserts } from './sqlite-insert.js';
+import { rowInserts, rowWidth } from './sqlite-insert.js';
+import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
+import {
+  ATTRIBUTES_VALUE,
+  ENTRY_INSERT_COLUMNS,
+  ID_VALUE,
+  idValues,
+  levelCode,
+  SQLITE_ENTRY_COLUMNS,
+  TS_OFFSET_VALUE,
+} from './sqlite-rows.js';
 import { runInOrder } from '../../../shared/db/sqlite-thread.js';
 import { ftsBody } from './tokenize.js';
 import {
@@ -51,11 +60,9 @@ const sqliteReads: ReadDialect = {
   int: (value) => sql`${value}`,
   text: (value) => sql`${value}`,
   sumOfCounts: sql`sum(count)`,
-  fieldValue: sqliteFieldValue,
-  sortExpression: sqliteSortExpression,
+  entryColumns: SQLITE_ENTRY_COLUMNS,
   containsIgnoringCase: (value, needle) => sql`instr(lower(${value}), ${needle.toLowerCase()}) > 0`,
   fieldNameOrder: sql`name`,
-  numberValue: sqliteNumberValue,
   calendarStart: (unit) => {
     const day = sql`date(l.ts / 1000, 'unixepoch')`;
     const start =
@@ -99,6 +106,7 @@ interface SqlitePlan extends ReadPlan {
 export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();
+  readonly #codes = new AttributeCodes();
 
   constructor(
     private readonly db: Kysely<any>,
@@ -135,7 +143,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
     if (entries.length === 0) return { duplicates: [] };
     const ids = documentIdsOf(entries);
-    const caches = { fields: this.#fields, facets: this.#facets };
+    const caches = { fields: this.#fields, facets: this.#facets, codes: this.#codes };
     // Before the writer is ours: while another batch's statements run on the SQLite thread.
     const ready = await prepareBatch(tenantId, entries, caches);
     let duplicates: number[] = [];
@@ -165,6 +173,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         // Still holding the writer: the next batch sees what this one added to the caches.
         if (!written) return;
         this.#fields.remember(tenantId, written.newFields);
+        this.#codes.remember(tenantId, written.newCodes);
         this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
       },
     );
@@ -273,7 +282,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     if (end <= from) return null;
     const range = idWindow(from, end);
     const { hi } = range;
-    const { rows } = await sql<{ hours: string; displaced: string }>`SELECT
+    const { rows } = await sql<{ hours: string; displaced: string; codes: number }>`SELECT
+      (SELECT count(*) FROM log_attribute_codes WHERE tenant_id = ${tenantId}) AS codes,
       (SELECT json_group_array(hour) FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour BETWEEN ${hourOfId(range.lo)} AND ${hourOfId(hi)}) AS hours,
       (SELECT json_group_array(id) FROM log_displaced WHERE tenant_id = ${tenantId} AND ((ts >= ${from} AND ts < ${end}) OR id BETWEEN ${range.lo} AND ${hi})) AS displaced`.execute(
       this.reads,
@@ -290,11 +300,13 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       [...new Set([...hours, ...displacedIds.map(hourOfId)])].sort((a, b) => a - b),
     );
     const facets = await readFacetLookup(this.reads, tenantId, condition);
+    await this.#codes.sync(this.reads, tenantId, Number(rows[0]?.codes ?? 0));
+    const keyOf = (name: string) => this.#codes.keyOf(tenantId, name);
     const ids = displaced
       ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`
       : sql`l.id BETWEEN ${lo} AND ${hi}`;
     const [lookupLo, lookupHi] = displaced ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [lo, hi];
-    const matches = compileSqlite(condition, { matchingIds: (match) => fts.matchingIds(match, lookupLo, lookupHi), facets });
+    const matches = compileSqlite(condition, { matchingIds: (match) => fts.matchingIds(match, lookupLo, lookupHi), facets, keyOf });
     return {
       where: sql`${ids} AND l.tenant_id = ${tenantId} AND l.ts >= ${from} AND l.ts < ${end} AND (${matches})`,
       from,
@@ -304,7 +316,24 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       displaced,
       fts,
       index: displaced ? null : indexQuery(condition, facets),
+      fields: sqliteFields(keyOf),
+      entries: (found) => this.#entries(tenantId, found),
     };
+  }
+
+  /** Rows with their attributes' names (attribute-codes.ts): numbers given since the plan was made are loaded first. */
+  async #entries(tenantId: string, rows: readonly EntryRow[]): Promise<StoredLogEntry[]> {
+    const entries: StoredLogEntry[] = [];
+    for (const row of rows) {
+      let attributes = this.#codes.decode(tenantId, row.attributes as string);
+      if (attributes === undefined) {
+        await this.#codes.sync(this.reads, tenantId);
+        attributes = this.#codes.decode(tenantId, row.attributes as string);
+        if (attributes === undefined) throw new Error(`an entry of tenant ${tenantId} has an attribute number that is not stored`);
+      }
+      entries.push(toStoredEntry({ ...row, attributes }));
+    }
+    return entries;
   }
 
   /** With the index: whole seconds counted in FTS5 alone, the ragged first and last seconds on their rows. */
@@ -354,7 +383,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       if (descending) hi = chunk.next;
       else lo = chunk.next;
     }
-    return found.slice(page.after ? 0 : page.offset, wanted).map(toStoredEntry);
+    return plan.entries(found.slice(page.after ? 0 : page.offset, wanted));
   }
 
   /**
@@ -389,7 +418,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     const direction = order === 'asc' ? sql`ASC` : sql`DESC`;
     const inRange = (row: EntryRow) => Number(row.ts) >= plan.from && Number(row.ts) < plan.end;
     if (plan.index === null) {
-      const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
+      const { rows } =
+        await sql<EntryRow>`SELECT ${SQLITE_ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
         ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`.execute(this.reads);
       return { rows, lastId: rows.length > 0 ? Number(rows.at(-1)!.id) : null };
     }
@@ -399,7 +429,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     let lastId: number | null = null;
     for (const slice of plan.fts.slices(lo, hi, order)) {
       const table = sql.table(slice.table);
-      const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${table}
+      const { rows } = await sql<EntryRow>`SELECT ${SQLITE_ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${table}
           WHERE ${table} MATCH ${plan.index} AND rowid BETWEEN ${slice.lo} AND ${slice.hi} ORDER BY rowid ${direction}
           LIMIT ${limit === undefined ? -1 : limit - seen}) m
         CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`.execute(this.reads);
@@ -501,12 +531,13 @@ function splitBySecond(plan: SqlitePlan): { whole: { lo: number; hi: number } | 
 const newestFirst = (a: EntryRow, b: EntryRow): number => Number(b.ts) - Number(a.ts) || Number(b.id) - Number(a.id);
 const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(b.ts) || Number(a.id) - Number(b.id);
 
-const ENTRY_INSERT_COLUMNS = ['id', 'tenant_id', 'ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes'];
+const ENTRY_WIDTH = rowWidth(ENTRY_INSERT_COLUMNS);
 const FTS_INSERT_COLUMNS = ['rowid', 'body', 'facets'];
 
 /** What a batch's write added that the caches learn once it is committed. */
 interface Written {
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
+  newCodes: AttributeCodeRow[];
   newValues: FacetDictionaryRow[];
   newlyUnfaceted: string[];
 }
@@ -526,9 +557,10 @@ export async function writeEntries(
 }
 
 /** What a writer keeps between batches: read while a batch is prepared, updated only under the writer, once a batch committed. */
-interface WriterCaches {
+export interface WriterCaches {
   fields: FieldCatalogueCache;
   facets: FacetDictionary;
+  codes: AttributeCodes;
 }
 
 /**
@@ -543,8 +575,10 @@ interface PreparedBatch {
   tenantId: string;
   entries: PreparedEntry[];
   places: number[];
-  /** ENTRY_INSERT_COLUMNS of each entry, the id (its first value) filled in under the writer. */
+  /** ENTRY_INSERT_COLUMNS' values of each entry, its id and time offset filled in under the writer. */
   entryValues: unknown[];
+  /** Whether entryValues hold the attributes: not when a name had no number yet (the writer gives it one). */
+  encoded: boolean;
   bodies: string[];
   rollups: BatchRollups[];
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
@@ -564,22 +598,25 @@ async function prepareBatch(tenantId: string, entries: readonly LogEntry[], cach
 }
 
 async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: number[], caches: WriterCaches): Promise<PreparedBatch> {
-  const entryValues = new Array<unknown>(sorted.length * ENTRY_INSERT_COLUMNS.length);
+  const entryValues = new Array<unknown>(sorted.length * ENTRY_WIDTH);
   const bodies = new Array<string>(sorted.length);
+  let encoded = true;
   let at = 0;
   for (let index = 0; index < sorted.length; index += 1) {
     if (index > 0 && index % PREPARE_CHUNK === 0) await nextTurn();
     const entry = sorted[index]!;
     entryValues[at++] = null;
     entryValues[at++] = tenantId;
-    entryValues[at++] = entry.ts;
-    entryValues[at++] = entry.level;
+    entryValues[at++] = null;
+    entryValues[at++] = levelCode(entry.level);
     entryValues[at++] = entry.service;
     entryValues[at++] = entry.host;
-    entryValues[at++] = entry.trace_id;
-    entryValues[at++] = entry.span_id;
+    [entryValues[at++], entryValues[at++]] = idValues(entry.trace_id);
+    [entryValues[at++], entryValues[at++]] = idValues(entry.span_id);
     entryValues[at++] = entry.message;
-    entryValues[at++] = JSON.stringify(entry.attributes);
+    const attributes = encoded ? caches.codes.encode(tenantId, entry.attributes) : undefined;
+    if (attributes === undefined) encoded = false;
+    entryValues[at++] = attributes;
     bodies[index] = ftsBody(entry.message);
   }
   await nextTurn();
@@ -590,6 +627,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     entries: sorted,
     places,
     entryValues,
+    encoded,
     bodies,
     rollups: batchRollups(sorted),
     // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
@@ -622,12 +660,25 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   // One hop to the SQLite thread: the last id of each second, and which of the batch's hours have
   // their index table (an entry displaced into another hour finds out below).
   const hours = [...new Set(seconds.map((second) => hourOfId(firstIdOf(second))))];
-  const { rows: state } = await sql<{ used: string; known: string }>`SELECT
+  const { rows: state } = await sql<{ used: string; known: string; codes: number }>`SELECT
+      (SELECT count(*) FROM log_attribute_codes WHERE tenant_id = ${tenantId}) AS codes,
       (SELECT json_group_array(json_array(value, (SELECT max(id) FROM log_entries
         WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}))) FROM json_each(${JSON.stringify(seconds)})) AS used,
       (SELECT json_group_array(hour) FROM log_fts_hours
         WHERE tenant_id = ${tenantId} AND hour IN (SELECT value FROM json_each(${JSON.stringify(hours)}))) AS known`.execute(connection);
   const used = JSON.parse(state[0]!.used) as [number, number | null][];
+  await caches.codes.sync(connection, tenantId, Number(state[0]!.codes));
+  // Names without a number (rare: a tenant's first batches, new fields) are numbered here, then every
+  // entry's attributes encoded with them. An encoding made before stays right: numbers never change.
+  let newCodes: AttributeCodeRow[] = [];
+  if (!batch.encoded) {
+    const numbered = caches.codes.numbered(
+      tenantId,
+      prepared.map((entry) => entry.attributes),
+    );
+    newCodes = numbered.rows;
+    prepared.forEach((entry, index) => (entryValues[index * ENTRY_WIDTH + ATTRIBUTES_VALUE] = numbered.encode(entry.attributes)));
+  }
   const known = new Set(JSON.parse(state[0]!.known) as number[]);
   const lastUsed = new Map(used.map(([second, top]) => [second, top ?? undefined]));
   const ids = await assignIds(
@@ -647,7 +698,8 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   const indexedByHour = new Map<number, unknown[]>();
   for (let index = 0; index < prepared.length; index += 1) {
     const { id } = ids[index]!;
-    entryValues[index * ENTRY_INSERT_COLUMNS.length] = id;
+    entryValues[index * ENTRY_WIDTH + ID_VALUE] = id;
+    entryValues[index * ENTRY_WIDTH + TS_OFFSET_VALUE] = prepared[index]!.ts - idSecond(id) * 1000;
     const hour = hourOfId(id);
     let indexed = indexedByHour.get(hour);
     if (!indexed) indexedByHour.set(hour, (indexed = []));
@@ -655,6 +707,7 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   }
   // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
   const writes = rowInserts('log_entries', ENTRY_INSERT_COLUMNS, entryValues);
+  if (newCodes.length > 0) writes.push(storeAttributeCodes(tenantId, newCodes).compile(connection));
   for (const [hour, indexed] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
     if (!known.has(hour)) {
@@ -697,5 +750,5 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   }
   await runInOrder(connection, writes);
   await storeFacetDictionary(connection, tenantId, newValues, newlyUnfaceted);
-  return { newFields, newValues, newlyUnfaceted };
+  return { newFields, newCodes, newValues, newlyUnfaceted };
 }

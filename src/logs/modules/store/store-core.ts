@@ -44,16 +44,12 @@ export interface ReadDialect {
   text: (value: string) => RawBuilder<unknown>;
   /** The sum of rollup counts, as an integer. */
   readonly sumOfCounts: RawBuilder<unknown>;
-  /** A field's value in a row of `log_entries l`, as text (null when absent). */
-  fieldValue: (field: FieldRef) => RawBuilder<unknown>;
-  /** The ORDER BY expression of a field. */
-  sortExpression: (field: FieldRef) => RawBuilder<unknown>;
+  /** What a read selects of `log_entries l` for an entry (EntryRow). */
+  readonly entryColumns: RawBuilder<unknown>;
   /** `value` contains `needle`, case-insensitively. */
   containsIgnoringCase: (value: RawBuilder<unknown>, needle: string) => RawBuilder<unknown>;
   /** ORDER BY of field names: code-unit order on both. */
   readonly fieldNameOrder: RawBuilder<unknown>;
-  /** A field's value as a number (JSON numbers and numeric strings), else NULL. */
-  numberValue: (field: FieldRef) => RawBuilder<unknown>;
   /** The start (epoch ms, UTC) of the calendar week, month, quarter or year of `l.ts`. */
   calendarStart: (unit: CalendarUnit) => RawBuilder<unknown>;
 }
@@ -66,10 +62,24 @@ export interface DocumentIdWindow {
 /** A day: shippers retry within minutes; a day covers a shipper that was down overnight. */
 export const DEFAULT_DOCUMENT_ID_WINDOW: DocumentIdWindow = { now: Date.now, windowMs: 86_400_000 };
 
+/** A field's expressions over a row of `log_entries l`, as a plan's tenant stores it. */
+export interface FieldSql {
+  /** Its value as text (null when absent). */
+  value: (field: FieldRef) => RawBuilder<unknown>;
+  /** Its ORDER BY expression. */
+  sort: (field: FieldRef) => RawBuilder<unknown>;
+  /** Its value as a number (JSON numbers and numeric strings), else NULL. */
+  number: (field: FieldRef) => RawBuilder<unknown>;
+}
+
 /** How a read finds the entries of a condition over a time range. */
 export interface ReadPlan {
   /** The whole row condition over `log_entries l`: tenant, time range and the condition. */
   where: RawBuilder<unknown>;
+  /** Fields in the tenant's rows (SQLite: attribute names by number, attribute-codes.ts). */
+  fields: FieldSql;
+  /** Read rows as entries. */
+  entries: (rows: readonly EntryRow[]) => Promise<StoredLogEntry[]>;
 }
 
 /** The rows a page sorted by time is cut from, and how it is sorted. */
@@ -226,7 +236,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   /** A page of matches sorted by time (ties by id); dialects walk their time order where they have one. */
   protected async timePage(plan: Plan, page: TimePage): Promise<StoredLogEntry[]> {
-    return this.timeSorted(plan.where, page, page.limit, page.after ? 0 : page.offset);
+    return this.timeSorted(plan, plan.where, page, page.limit, page.after ? 0 : page.offset);
   }
 
   /**
@@ -234,6 +244,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
    * `rows`: what `l` is, when not the whole log_entries (a subquery the dialect plans itself).
    */
   protected async timeSorted(
+    plan: Plan,
     where: RawBuilder<unknown>,
     page: TimePage,
     limit: number,
@@ -247,18 +258,18 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       const beyond = page.order === 'asc' ? sql`>` : sql`<`;
       where = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
     }
-    const { rows: found } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM ${rows} l WHERE ${where}
+    const { rows: found } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${rows} l WHERE ${where}
       ORDER BY l.ts ${order}, l.id ${order} LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
-    return found.map(toStoredEntry);
+    return plan.entries(found);
   }
 
   /** Every match is read to sort it by a field's value. */
   async #fieldPage(plan: Plan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
     const order = direction === 'asc' ? sql`ASC` : sql`DESC`;
-    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
-      ORDER BY ${this.dialect.sortExpression(field)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
+    const { rows } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
+      ORDER BY ${plan.fields.sort(field)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
       LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
-    return rows.map(toStoredEntry);
+    return plan.entries(rows);
   }
 
   async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
@@ -296,7 +307,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   /** A plan's matches counted per time bucket (and group), from the rows. */
   protected async countBuckets(plan: Plan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     const interval = this.dialect.int(intervalMs);
-    const group = groupField ? sql`, ${this.dialect.fieldValue(groupField)} AS grp` : sql``;
+    const group = groupField ? sql`, ${plan.fields.value(groupField)} AS grp` : sql``;
     // Floor, also before 1970 (% keeps the sign of the dividend).
     const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
       SELECT l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval}) AS bucket${group}, count(*) AS n
@@ -371,7 +382,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   async distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
-    const { fieldValue, containsIgnoringCase } = this.dialect;
+    const { containsIgnoringCase } = this.dialect;
     const field = resolveField(request.field);
     if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
     const from = await this.#visibleFrom(request.tenantId, request.from ?? Number.MIN_SAFE_INTEGER);
@@ -393,7 +404,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
     const plan = await this.#plan(request.tenantId, from, to + 1, { kind: 'all' });
     if (plan === null) return [];
-    const value = fieldValue(field);
+    const value = plan.fields.value(field);
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
     const { rows } = await sql<{
       value: string | number;
@@ -434,11 +445,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   async groupCounts({ tenantId, from, to, groups, limit }: GroupCountsRequest): Promise<GroupCount[]> {
-    const { fieldValue } = this.dialect;
     const plan = await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, { kind: 'all' });
     if (plan === null) return [];
     const keys = groups.map((names) => {
-      const values = names.map((name) => fieldValue(resolveField(name)));
+      const values = names.map((name) => plan.fields.value(resolveField(name)));
       return values.length === 1 ? values[0]! : sql`coalesce(${sql.join(values)})`;
     });
     const { rows } = await sql<Record<string, string | number | null>>`
@@ -459,11 +469,11 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const from = await this.#visibleFrom(request.tenantId, request.from);
     const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
-    const keys = this.#groupKeys(request.groups);
+    const keys = this.#groupKeys(plan, request.groups);
     const metrics = request.metrics.map((metric) => {
       const field = resolveField(metric.field);
-      if (metric.kind === 'cardinality') return sql`count(DISTINCT ${this.dialect.fieldValue(field)})`;
-      return sql`${sql.raw(metric.kind)}(${this.dialect.numberValue(field)})`;
+      if (metric.kind === 'cardinality') return sql`count(DISTINCT ${plan.fields.value(field)})`;
+      return sql`${sql.raw(metric.kind)}(${plan.fields.number(field)})`;
     });
     const selected = [...keys, sql`count(*)`, ...metrics].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
     const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
@@ -482,8 +492,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const from = await this.#visibleFrom(request.tenantId, request.from);
     const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
     if (plan === null) return [];
-    const keys = this.#groupKeys(request.groups);
-    const value = this.dialect.numberValue(resolveField(request.field));
+    const keys = this.#groupKeys(plan, request.groups);
+    const value = plan.fields.number(resolveField(request.field));
     const selected = [...keys, value].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
     const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l
       WHERE ${plan.where} AND ${value} IS NOT NULL LIMIT ${request.maxValues + 1}`.execute(this.reads);
@@ -494,9 +504,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     }));
   }
 
-  #groupKeys(groups: AggregateRequest['groups']): RawBuilder<unknown>[] {
+  #groupKeys(plan: Plan, groups: AggregateRequest['groups']): RawBuilder<unknown>[] {
     return groups.map((group) => {
-      if (group.kind === 'field') return this.dialect.fieldValue(resolveField(group.field));
+      if (group.kind === 'field') return plan.fields.value(resolveField(group.field));
       if (group.kind === 'calendar') return this.dialect.calendarStart(group.unit);
       if (!Number.isSafeInteger(group.intervalMs) || group.intervalMs <= 0)
         throw new RangeError('the interval must be a positive whole number of ms');

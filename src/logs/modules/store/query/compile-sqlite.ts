@@ -3,6 +3,7 @@ import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
 import { equalityFacets, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
 import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
+import type { FieldSql } from '../store-core.js';
 
 /**
  * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the tenant's
@@ -15,7 +16,12 @@ export interface SqliteQueryContext {
   matchingIds: (match: string) => RawBuilder<unknown>;
   /** The tenant's facets the query names (facets.ts). */
   facets: FacetLookup;
+  /** The key an attribute name is stored under in the tenant's rows (attribute-codes.ts). */
+  keyOf: KeyOf;
 }
+
+/** An attribute name's stored key. */
+export type KeyOf = (name: string) => string;
 
 export function compileSqlite(condition: Condition, context: SqliteQueryContext): RawBuilder<unknown> {
   if (condition.kind !== 'all') {
@@ -46,15 +52,15 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
     case 'contains':
       return sql`instr(l.message, ${condition.value}) > 0`;
     case 'equals':
-      return equals(condition.field, condition.value);
+      return equals(condition.field, condition.value, context.keyOf);
     case 'prefix':
-      return sql`substr(${valueOf(condition.field)}, 1, ${[...condition.value].length}) = ${condition.value}`;
+      return sql`substr(${valueOf(condition.field, context.keyOf)}, 1, ${[...condition.value].length}) = ${condition.value}`;
     case 'exists':
       return condition.field.kind === 'attribute'
-        ? sql`(l.attributes ->> ${attributePath(condition.field.name)}) IS NOT NULL`
-        : sql`coalesce(${valueOf(condition.field)}, '') <> ''`;
+        ? sql`(l.attributes ->> ${attributePath(context.keyOf(condition.field.name))}) IS NOT NULL`
+        : sql`coalesce(${valueOf(condition.field, context.keyOf)}, '') <> ''`;
     case 'range':
-      return range(condition);
+      return range(condition, context.keyOf);
   }
 }
 
@@ -110,10 +116,11 @@ function conjunction(children: readonly Condition[], facets: FacetLookup): strin
   return result;
 }
 
-function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
+function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>, keyOf: KeyOf): RawBuilder<unknown> {
   if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}`);
-  if (compare === 'text') return rangeSql(sqliteFieldValue(field), lower, upper, (bound) => sql`${String(bound)}`);
-  const number = sqliteNumberValue(field);
+  const fields = sqliteFields(keyOf);
+  if (compare === 'text') return rangeSql(fields.value(field), lower, upper, (bound) => sql`${String(bound)}`);
+  const number = fields.number(field);
   return rangeSql(number, lower, upper, (bound) => sql`${bound}`);
 }
 
@@ -160,39 +167,39 @@ export function ftsMatchExpression(expr: TextExpr): string | null {
   }
 }
 
-/** The JSON path of an attribute: `$."k8s.pod.name"` (quotes and backslashes escaped). */
-export function attributePath(name: string): string {
-  return `$."${name.replace(/["\\]/g, (char) => `\\${char}`)}"`;
+/** The JSON path of a stored attribute key: `$."1a"`, `$."~k8s.pod.name"` (quotes and backslashes escaped). */
+export function attributePath(key: string): string {
+  return `$."${key.replace(/["\\]/g, (char) => `\\${char}`)}"`;
 }
 
-function valueOf(field: MatchField): RawBuilder<unknown> {
-  return fieldSql(field, (name) => sql`(l.attributes ->> ${attributePath(name)})`);
+function valueOf(field: MatchField, keyOf: KeyOf): RawBuilder<unknown> {
+  return fieldSql(field, (name) => sql`(l.attributes ->> ${attributePath(keyOf(name))})`);
 }
 
-function equals(field: MatchField, value: string): RawBuilder<unknown> {
-  if (field.kind !== 'attribute') return sql`${valueOf(field)} = ${value}`;
+function equals(field: MatchField, value: string, keyOf: KeyOf): RawBuilder<unknown> {
+  if (field.kind !== 'attribute') return sql`${valueOf(field, keyOf)} = ${value}`;
   // `->` gives the JSON text of the value: '"500"' for a string, '500' for a number.
-  const json = sql`(l.attributes -> ${attributePath(field.name)})`;
+  const json = sql`(l.attributes -> ${attributePath(keyOf(field.name))})`;
   if (isJsonScalarLiteral(value)) return sql`${json} IN (json_quote(${value}), ${value})`;
   return sql`${json} = json_quote(${value})`;
 }
 
-/** A field's value as a number: a JSON number as it is, a numeric string (`"503"`) converted, anything else NULL. */
-export function sqliteNumberValue(field: FieldRef): RawBuilder<unknown> {
-  if (field.kind === 'timestamp') return sql.ref('l.ts');
-  const value = valueOf(field);
-  return sql`(CASE WHEN typeof(${value}) IN ('integer', 'real') THEN ${value} WHEN typeof(${value}) = 'text' AND ${value} GLOB '*[0-9]*' AND ${value} NOT GLOB '*[^0-9.eE+-]*' THEN CAST(${value} AS REAL) END)`;
-}
-
-/** ORDER BY expression of a sort field (timestamp handled by the caller). */
-export function sqliteSortExpression(field: FieldRef): RawBuilder<unknown> {
-  if (field.kind === 'timestamp') return sql.ref('l.ts');
-  return valueOf(field);
-}
-
-/** The value of a field as text (histogram groupBy, distinct). */
-export function sqliteFieldValue(field: FieldRef): RawBuilder<unknown> {
-  if (field.kind === 'timestamp') return sql`CAST(l.ts AS TEXT)`;
-  if (field.kind === 'attribute') return sql`CAST(l.attributes ->> ${attributePath(field.name)} AS TEXT)`;
-  return valueOf(field);
+/**
+ * A field's expressions over the tenant's rows (store-core's FieldSql): its value as text (histogram
+ * groupBy, distinct), as a number (a JSON number as it is, a numeric string (`"503"`) converted,
+ * anything else NULL), and its ORDER BY expression.
+ */
+export function sqliteFields(keyOf: KeyOf): FieldSql {
+  const value = (field: FieldRef): RawBuilder<unknown> => {
+    if (field.kind === 'timestamp') return sql`CAST(l.ts AS TEXT)`;
+    if (field.kind === 'attribute') return sql`CAST(l.attributes ->> ${attributePath(keyOf(field.name))} AS TEXT)`;
+    return valueOf(field, keyOf);
+  };
+  const number = (field: FieldRef): RawBuilder<unknown> => {
+    if (field.kind === 'timestamp') return sql.ref('l.ts');
+    const text = valueOf(field, keyOf);
+    return sql`(CASE WHEN typeof(${text}) IN ('integer', 'real') THEN ${text} WHEN typeof(${text}) = 'text' AND ${text} GLOB '*[0-9]*' AND ${text} NOT GLOB '*[^0-9.eE+-]*' THEN CAST(${text} AS REAL) END)`;
+  };
+  const sort = (field: FieldRef): RawBuilder<unknown> => (field.kind === 'timestamp' ? sql.ref('l.ts') : valueOf(field, keyOf));
+  return { value, number, sort };
 }

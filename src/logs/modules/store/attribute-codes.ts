@@ -1,0 +1,133 @@
+import { sql, type Kysely } from 'kysely';
+import type { AttributeValue } from './log-store.js';
+
+/**
+ * Attribute names by number (SQLite; docs/log-store.md, "Rows"): a row stores its attributes with
+ * each name replaced by the tenant's number for it in base 36, `{"0":"GET","1":"/api/v1/x"}`
+ * instead of `{"http.method":"GET","http.route":"/api/v1/x"}`. The names were a third of a row (58
+ * of 259 bytes an event in the benchmark). The numbers (log_attribute_codes) are given by the writer
+ * as names first arrive and never change, so a number read once stays right.
+ *
+ * A tenant gets at most MAX_ATTRIBUTE_CODES numbers: names that arrive after that (a sender that
+ * puts ids in names) are stored as `~` + the name, and only so, since the tenant never gets a number
+ * again. A stored key is therefore either a number (base-36 digits) or `~name`, never both for one name.
+ */
+
+/** Numbers of at most two base-36 digits. */
+export const MAX_ATTRIBUTE_CODES = 36 * 36;
+
+interface TenantCodes {
+  /** Name -> its key as it opens a JSON member: `"1a":`. */
+  members: Map<string, string>;
+  /** Number -> name. */
+  names: string[];
+}
+
+export interface AttributeCodeRow {
+  name: string;
+  code: number;
+}
+
+export class AttributeCodes {
+  readonly #tenants = new Map<string, TenantCodes>();
+
+  /** How many numbers the cache holds for the tenant; undefined before it was loaded. */
+  countOf(tenantId: string): number | undefined {
+    return this.#tenants.get(tenantId)?.names.length;
+  }
+
+  /**
+   * Loads the tenant's numbers unless the cache holds `stored` of them (what the database holds;
+   * numbers are only ever added, so the same count is the same numbers).
+   */
+  async sync(db: Kysely<any>, tenantId: string, stored?: number): Promise<void> {
+    if (stored !== undefined && this.countOf(tenantId) === stored) return;
+    const { rows } = await sql<{ name: string; code: number }>`SELECT name, code FROM log_attribute_codes
+      WHERE tenant_id = ${tenantId}`.execute(db);
+    const codes: TenantCodes = { members: new Map(), names: [] };
+    for (const row of rows) add(codes, row.name, Number(row.code));
+    this.#tenants.set(tenantId, codes);
+  }
+
+  /** After the batch that stored `rows` committed. */
+  remember(tenantId: string, rows: readonly AttributeCodeRow[]): void {
+    const codes = this.#tenants.get(tenantId);
+    if (codes) for (const row of rows) add(codes, row.name, row.code);
+  }
+
+  /** The key a name is stored under: its number, else `~name` (also for names never stored: no row has that key). */
+  keyOf(tenantId: string, name: string): string {
+    const code = this.#tenants.get(tenantId)?.members.get(name);
+    return code === undefined ? `~${name}` : code.slice(1, -2);
+  }
+
+  /**
+   * The attributes as stored (JSON text), or undefined when a name has no number yet and the tenant
+   * has numbers left: the writer numbers it first (numbered).
+   */
+  encode(tenantId: string, attributes: Record<string, AttributeValue>): string | undefined {
+    const codes = this.#tenants.get(tenantId);
+    return codes && encodeWith(codes, attributes);
+  }
+
+  /**
+   * Numbers for the names of `attributes` that have none, as many as the tenant has left, and an
+   * encoder that uses them: the writer's, under the write lock. Stored with the batch; the cache
+   * learns them once it committed (remember).
+   */
+  numbered(
+    tenantId: string,
+    attributes: readonly Record<string, AttributeValue>[],
+  ): { rows: AttributeCodeRow[]; encode: (attributes: Record<string, AttributeValue>) => string } {
+    const committed = this.#tenants.get(tenantId);
+    if (!committed) throw new Error(`attribute numbers of tenant ${tenantId} are not loaded`);
+    const draft: TenantCodes = { members: new Map(committed.members), names: [...committed.names] };
+    const rows: AttributeCodeRow[] = [];
+    for (const entry of attributes) {
+      for (const name in entry) {
+        if (draft.members.has(name) || draft.names.length >= MAX_ATTRIBUTE_CODES) continue;
+        rows.push({ name, code: draft.names.length });
+        add(draft, name, draft.names.length);
+      }
+    }
+    return { rows, encode: (entry) => encodeWith(draft, entry)! };
+  }
+
+  /** Stored attributes (JSON text) with their names; undefined when a number is not in the cache (sync, then again). */
+  decode(tenantId: string, json: string): Record<string, AttributeValue> | undefined {
+    const stored = JSON.parse(json) as Record<string, AttributeValue>;
+    const names = this.#tenants.get(tenantId)?.names;
+    const attributes: Record<string, AttributeValue> = {};
+    for (const key in stored) {
+      const name = key.startsWith('~') ? key.slice(1) : names?.[Number.parseInt(key, 36)];
+      if (name === undefined) return undefined;
+      // defineProperty: a name `__proto__` is a member like any other, as JSON.parse makes it.
+      Object.defineProperty(attributes, name, { value: stored[key], enumerable: true, writable: true, configurable: true });
+    }
+    return attributes;
+  }
+}
+
+function add(codes: TenantCodes, name: string, code: number): void {
+  codes.members.set(name, `"${code.toString(36)}":`);
+  codes.names[code] = name;
+}
+
+function encodeWith(codes: TenantCodes, attributes: Record<string, AttributeValue>): string | undefined {
+  let json = '';
+  for (const name in attributes) {
+    let member = codes.members.get(name);
+    if (member === undefined) {
+      if (codes.names.length < MAX_ATTRIBUTE_CODES) return undefined;
+      member = `${JSON.stringify(`~${name}`)}:`;
+    }
+    json += (json === '' ? '{' : ',') + member + JSON.stringify(attributes[name]);
+  }
+  return json === '' ? '{}' : `${json}}`;
+}
+
+/** The numbers a batch gave, stored in its transaction. */
+export function storeAttributeCodes(tenantId: string, rows: readonly AttributeCodeRow[]) {
+  return sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
+    SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(rows.map((row) => [row.name, row.code]))})`;
+}

@@ -1,0 +1,291 @@
+/**
+ * What a row stores comes back as it was sent, and is found by every kind of condition, whatever
+ * the layout (SQLite since migration 0190: attribute names by number, JSONB, ids as bytes, levels as
+ * numbers; sqlite-rows.ts, attribute-codes.ts), and the upgrade of rows stored before it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/shared/db/database.js';
+import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { MAX_ATTRIBUTE_CODES } from '../../src/logs/modules/store/attribute-codes.js';
+import { createLogStore, logStoreMigrations, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
+import { HOUR, MINUTE, T0, openTestStore, openTestStoreAt, type TestStore } from './store-helpers.js';
+
+const SENT: LogEntry[] = [
+  {
+    timestamp: T0 + MINUTE,
+    level: 'error',
+    message: 'lower-case hex ids',
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+    span_id: '00f067aa0ba902b7',
+    attributes: { 'http.status_code': 503, ok: false, ratio: 1.5, '0': 'a name like a number', '~tilde': 'first' },
+  },
+  {
+    timestamp: T0 + 2 * MINUTE,
+    level: 'custom',
+    message: 'upper-case and odd ids',
+    trace_id: '4BF92F3577B34DA6A3CE929D0E0E4736',
+    span_id: 'abc',
+    attributes: { 'http.status_code': '503', 'we"ird\\name': 'v"q', '10': 10, ok: true },
+  },
+  {
+    timestamp: T0 + 3 * MINUTE + 999,
+    level: 'info',
+    message: 'ids that are no hex',
+    trace_id: 'trace-1',
+    span_id: 'ab12zz',
+    attributes: { '~tilde': 'second', ünï: 'ç' },
+  },
+  { timestamp: T0 + 4 * MINUTE, message: 'nothing else' },
+];
+
+for (const dialect of DIALECTS) {
+  describe(`log store rows [${dialect}]`, () => {
+    let handle: TestStore;
+    let store: LogStore;
+
+    before(async () => {
+      handle = await openTestStore(dialect);
+      store = handle.store;
+      await store.append('acme', SENT);
+    });
+    after(async () => handle.close());
+
+    const find = async (query: string) =>
+      (
+        await store.search({
+          tenantId: 'acme',
+          query,
+          from: T0,
+          to: T0 + HOUR,
+          page: 1,
+          limit: 10,
+          sort: { field: '@timestamp', order: 'asc' },
+        })
+      ).entries;
+    const messages = async (query: string) => (await find(query)).map((entry) => entry.message);
+
+    test('every column and attribute comes back as it was sent', async () => {
+      const entries = await find('');
+      assert.equal(entries.length, SENT.length);
+      entries.forEach((entry, index) => {
+        const sent = SENT[index]!;
+        assert.equal(entry.timestamp, sent.timestamp);
+        assert.equal(entry.level, sent.level);
+        assert.equal(entry.trace_id, sent.trace_id);
+        assert.equal(entry.span_id, sent.span_id);
+        assert.deepEqual(entry.attributes, sent.attributes ?? {});
+      });
+    });
+
+    test('conditions on ids, levels and attributes of every name find exactly their entries', async () => {
+      assert.deepEqual(await messages('trace_id:4bf92f3577b34da6a3ce929d0e0e4736'), ['lower-case hex ids']);
+      assert.deepEqual(await messages('trace_id:4BF92F3577B34DA6A3CE929D0E0E4736'), ['upper-case and odd ids']);
+      assert.deepEqual(await messages('span_id:abc OR span_id:ab12zz'), ['upper-case and odd ids', 'ids that are no hex']);
+      assert.deepEqual(await messages('span_id:00f0*'), ['lower-case hex ids']);
+      assert.deepEqual(await messages('_exists_:trace_id'), ['lower-case hex ids', 'upper-case and odd ids', 'ids that are no hex']);
+      assert.deepEqual(await messages('level:custom'), ['upper-case and odd ids']);
+      assert.deepEqual(await messages('level:error OR level:info'), ['lower-case hex ids', 'ids that are no hex']);
+      assert.deepEqual(await messages('http.status_code:503'), ['lower-case hex ids', 'upper-case and odd ids']);
+      assert.deepEqual(await messages('ratio:>1'), ['lower-case hex ids']);
+      assert.deepEqual(await messages('ok:true'), ['upper-case and odd ids']);
+      // Names that look like the numbers names are stored under (attribute-codes.ts) are names like any other.
+      assert.deepEqual(await messages('10:10'), ['upper-case and odd ids']);
+      assert.deepEqual(await messages('0:"a name like a number"'), ['lower-case hex ids']);
+      assert.deepEqual(await messages('_exists_:0'), ['lower-case hex ids']);
+      assert.deepEqual(await messages('ünï:ç'), ['ids that are no hex']);
+      assert.deepEqual(await messages('never.sent:x'), []);
+      assert.deepEqual(
+        await messages('-_exists_:never.sent'),
+        SENT.map((entry) => entry.message),
+      );
+    });
+
+    test('sorts, groups and distinct values of attributes read them by their names', async () => {
+      const sorted = await store.search({
+        tenantId: 'acme',
+        query: '_exists_:ok',
+        from: T0,
+        to: T0 + HOUR,
+        page: 1,
+        limit: 10,
+        sort: { field: 'ok', order: 'desc' },
+      });
+      assert.deepEqual(
+        sorted.entries.map((entry) => entry.attributes['ok']),
+        [true, false],
+      );
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'ünï', limit: 10 }), [{ value: 'ç', count: 1 }]);
+      assert.deepEqual(await store.distinct({ tenantId: 'acme', field: '10', limit: 10 }), [{ value: '10', count: 1 }]);
+      const buckets = await store.histogram({
+        tenantId: 'acme',
+        from: T0,
+        to: T0 + 5 * MINUTE - 1,
+        intervalMs: 5 * MINUTE,
+        groupBy: 'http.status_code',
+      });
+      assert.deepEqual(
+        buckets.map((bucket) => bucket.groups),
+        [{ '503': 2, '': 2 }],
+      );
+    });
+  });
+}
+
+/** Rows as they are stored on SQLite, read with SQL alone. */
+async function storedLayout(handle: TestStore) {
+  const { rows } = await sql<{
+    attributes: string;
+    kind: string;
+    trace: string | null;
+    level: unknown;
+  }>`SELECT json(attributes) AS attributes,
+    typeof(attributes) AS kind, typeof(trace_bin) AS trace, typeof(level_code) || ' ' || level_code AS level FROM log_entries ORDER BY tenant_id, id`.execute(
+    handle.database.db,
+  );
+  return rows;
+}
+
+describe('log store rows: the SQLite layout', () => {
+  test('names are numbered once per tenant, ids that are lower-case hex are bytes, known levels are numbers', async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      await handle.store.append('acme', SENT);
+      await handle.store.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { b: 1, a: 2 } }]);
+      const rows = await storedLayout(handle);
+      assert.deepEqual(
+        rows.map((row) => [row.kind, row.trace, row.level]),
+        [
+          ['blob', 'blob', 'integer 2'],
+          ['blob', 'text', 'text custom'],
+          ['blob', 'text', 'integer 0'],
+          ['blob', 'null', null],
+          ['blob', 'null', 'integer 1'],
+        ],
+      );
+      // (JavaScript lists a name like "0" first.)
+      assert.equal(rows[0]!.attributes, '{"0":"a name like a number","1":503,"2":false,"3":1.5,"4":"first"}');
+      assert.equal(rows[4]!.attributes, '{"0":1,"1":2}', "another tenant's names have their own numbers");
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test('past the last number a tenant has, new names are stored by name, and found', async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      const many = Object.fromEntries(Array.from({ length: MAX_ATTRIBUTE_CODES + 3 }, (_, index) => [`k${index}`, index]));
+      await handle.store.append('acme', [{ timestamp: T0, message: 'many names', attributes: many }]);
+      await handle.store.append('acme', [{ timestamp: T0 + 1, message: 'a late name', attributes: { late: 'yes', k5: 5 } }]);
+      const rows = await storedLayout(handle);
+      const first = JSON.parse(rows[0]!.attributes) as Record<string, number>;
+      assert.equal(first['zz'], MAX_ATTRIBUTE_CODES - 1, 'the last number, "zz", is the last name that got one');
+      assert.equal(first[`~k${MAX_ATTRIBUTE_CODES}`], MAX_ATTRIBUTE_CODES);
+      assert.equal(rows[1]!.attributes, '{"~late":"yes","5":5}');
+      const found = async (query: string) =>
+        (await handle.store.search({ tenantId: 'acme', query, from: T0, to: T0 + 1000, page: 1, limit: 5 })).entries.map(
+          (entry) => entry.message,
+        );
+      assert.deepEqual(await found(`k${MAX_ATTRIBUTE_CODES + 2}:${MAX_ATTRIBUTE_CODES + 2}`), ['many names']);
+      assert.deepEqual(await found('k5:5'), ['a late name', 'many names']);
+      assert.deepEqual(await found('late:yes'), ['a late name']);
+      const [entry] = (await handle.store.search({ tenantId: 'acme', query: 'many', from: T0, to: T0 + 1000, page: 1, limit: 1 })).entries;
+      assert.deepEqual(entry!.attributes, many);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test('a store learns the numbers another store on the same file gave, for its reads and its writes', async () => {
+    const testDb = await createTestDatabase('sqlite');
+    const first = await openTestStoreAt(testDb.url);
+    const second = await openTestStoreAt(testDb.url);
+    try {
+      await first.store.append('acme', [{ timestamp: T0, message: 'one', attributes: { a: 1 } }]);
+      // `second` has loaded the tenant's numbers ({a}) before `first` gives another ({b}).
+      assert.equal((await second.store.search({ tenantId: 'acme', query: 'a:1', from: T0, to: T0 + HOUR, page: 1, limit: 5 })).total, 1);
+      await first.store.append('acme', [{ timestamp: T0 + 1, message: 'two', attributes: { b: 2 } }]);
+      // A range is checked on the rows, by the name's number (an equality would be a facet lookup).
+      const read = await second.store.search({ tenantId: 'acme', query: 'b:>1', from: T0, to: T0 + HOUR, page: 1, limit: 5 });
+      assert.deepEqual(
+        read.entries.map((entry) => entry.attributes),
+        [{ b: 2 }],
+      );
+      await second.store.append('acme', [{ timestamp: T0 + 2, message: 'three', attributes: { c: 3, b: 3 } }]);
+      const all = await first.store.search({
+        tenantId: 'acme',
+        query: '',
+        from: T0,
+        to: T0 + HOUR,
+        page: 1,
+        limit: 5,
+        sort: { field: '@timestamp', order: 'asc' },
+      });
+      assert.deepEqual(
+        all.entries.map((entry) => entry.attributes),
+        [{ a: 1 }, { b: 2 }, { c: 3, b: 3 }],
+      );
+    } finally {
+      await first.close();
+      await second.close();
+      await testDb.drop();
+    }
+  });
+});
+
+describe('log store rows: upgrade of SQLite rows stored before migration 0190', () => {
+  const testDb = createTestDatabase('sqlite');
+  let store: LogStore;
+  let database: Awaited<ReturnType<typeof openDatabase<any>>>;
+  let before0190: Awaited<ReturnType<LogStore['search']>>['entries'];
+
+  before(async () => {
+    const { url } = await testDb;
+    database = await openDatabase<any>(url);
+    const { db } = database;
+    await migrateToLatest(db, logStoreMigrations, 'logs');
+    const current = createLogStore(db, 'sqlite');
+    await current.append('acme', SENT);
+    await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
+    before0190 = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+    // The rows as the store wrote them before 0190 (names, JSON text, hex text, level text, times),
+    // made from these, and 0190 not yet run.
+    const names = sql`(SELECT json_group_object(coalesce((SELECT name FROM log_attribute_codes c WHERE c.tenant_id = o.tenant_id
+        AND (CASE WHEN length(j.key) = 1 THEN instr('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1 END) = c.code), substr(j.key, 2)),
+        CASE j.type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE j.value END) FROM json_each(o.attributes) j)`;
+    await sql`ALTER TABLE log_entries RENAME TO log_entries_compact`.execute(db);
+    await sql`CREATE TABLE log_entries (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, ts INTEGER NOT NULL, level TEXT, service TEXT,
+      host TEXT, trace_id TEXT, span_id TEXT, message TEXT NOT NULL, attributes TEXT NOT NULL DEFAULT '{}')`.execute(db);
+    await sql`INSERT INTO log_entries SELECT id, tenant_id, ts, level, service, host, trace_id, span_id, message, ${names}
+      FROM log_entries_compact o`.execute(db);
+    await sql`DROP TABLE log_entries_compact`.execute(db);
+    await sql`DROP TABLE log_attribute_codes`.execute(db);
+    await sql`DELETE FROM logs_migrations WHERE name = '0190_compact_rows'`.execute(db);
+    await migrateToLatest(db, logStoreMigrations, 'logs');
+    store = createLogStore(db, 'sqlite');
+  });
+  after(async () => {
+    await database.close();
+    await (await testDb).drop();
+  });
+
+  test('every entry reads as before, in the new layout', async () => {
+    const { rows } = await sql<{ kind: string }>`SELECT DISTINCT typeof(attributes) AS kind FROM log_entries`.execute(database.db);
+    assert.deepEqual(rows, [{ kind: 'blob' }]);
+    const after0190 = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+    assert.deepEqual(after0190, before0190);
+  });
+
+  test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
+    const find = async (tenantId: string, query: string) =>
+      (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
+    assert.deepEqual(await find('acme', 'http.status_code:503 trace_id:4bf92f3577b34da6a3ce929d0e0e4736'), ['lower-case hex ids']);
+    assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);
+    assert.deepEqual(await find('other', 'http.status_code:1'), ['x']);
+    await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
+    assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
+    assert.deepEqual(await find('acme', 'fresh:1'), ['after the upgrade']);
+  });
+});
