@@ -113,7 +113,7 @@ for (const where of ['event loop', 'thread'] as const)
       // 32,766 parameters / 3 columns allows 10,922 rows a statement, capped at 1,000: 2,501 rows are three statements.
       const rows = 2_501;
       const values = Array.from({ length: rows }, (_, i) => [i, `b${i}`, i % 2 === 0 ? null : "it's; DROP TABLE t; --"]).flat();
-      await runInOrder(db, rowInserts('t', ['a', 'b', 'c'], values));
+      await runInOrder(db, [rowInserts('t', ['a', 'b', 'c'], values)]);
       const { rows: stored } = await sql<{ a: number; b: string; c: string | null }>`SELECT a, b, c FROM t ORDER BY rowid`.execute(db);
       assert.equal(stored.length, rows);
       assert.deepEqual(
@@ -122,12 +122,23 @@ for (const where of ['event loop', 'thread'] as const)
       );
     });
 
+    test('columns whose value is SQL take as many values of the row as it has parameters', async () => {
+      const columns = ['a', { name: 'b', value: 'upper(?)' }, { name: 'c', value: 'coalesce(?, ?)' }];
+      await runInOrder(db, [rowInserts('t', columns, [10_001, 'x', null, 'second', 10_002, 'y', 'first', 'unused'])]);
+      const { rows } = await sql<{ a: number; b: string; c: string }>`SELECT a, b, c FROM t WHERE a > 10000 ORDER BY a`.execute(db);
+      assert.deepEqual(rows, [
+        { a: 10_001, b: 'X', c: 'second' },
+        { a: 10_002, b: 'Y', c: 'first' },
+      ]);
+      assert.throws(() => rowInserts('t', columns, [1, 'x', null]), /do not make rows of 4/);
+    });
+
     test('a failing statement stops the list: what follows it is not run', async () => {
       await assert.rejects(
         runInOrder(db, [
-          ...rowInserts('t', ['a', 'b', 'c'], [-1, 'first', null]),
+          rowInserts('t', ['a', 'b', 'c'], [-1, 'first', null]),
           sql`INSERT INTO missing (a) VALUES (1)`.compile(db),
-          ...rowInserts('t', ['a', 'b', 'c'], [-2, 'after the failure', null]),
+          rowInserts('t', ['a', 'b', 'c'], [-2, 'after the failure', null]),
         ]),
         /no such table: missing/,
       );

@@ -51,6 +51,12 @@ function execute(sql, parameters) {
   const { changes, lastInsertRowid } = statement.run(values);
   return { changes, lastInsertRowid };
 }
+// Rows of width values each, one run of the statement a row.
+function executeRows(sql, parameters, width) {
+  const statement = prepare(sql);
+  const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
+  for (let at = 0; at < values.length; at += width) statement.run(values.slice(at, at + width));
+}
 parentPort.on('message', (message) => {
   if (message === 'close') {
     database.close();
@@ -60,7 +66,8 @@ parentPort.on('message', (message) => {
   const { id, sql, parameters, list } = message;
   try {
     // A list: its statements in order, up to the first that fails (the caller's transaction then rolls back).
-    const result = list ? (list.forEach((statement) => execute(statement.sql, statement.parameters)), { rows: [] }) : execute(sql, parameters);
+    const run = (statement) => (statement.width ? executeRows(statement.sql, statement.parameters, statement.width) : execute(statement.sql, statement.parameters));
+    const result = list ? (list.forEach(run), { rows: [] }) : execute(sql, parameters);
     parentPort.postMessage({ id, ...result, inTransaction: database.inTransaction });
   } catch (error) {
     const { name, message, code } = error ?? {};
@@ -102,19 +109,37 @@ export function writerThreadOf(db: Kysely<any>): WriterThread | undefined {
   return adapter instanceof SqliteThreadAdapter ? adapter.driver : undefined;
 }
 
+/**
+ * Rows that one single-row statement (`sql`) inserts, `width` values each, one after the other in
+ * `values`. On the SQLite thread the statement is run once a row (its binding is the cheapest way in:
+ * docs/benchmarks.md, "Issue 15: smaller SQLite rows"); elsewhere `statements` says the same rows.
+ */
+export interface RowsStatement {
+  sql: string;
+  width: number;
+  values: readonly unknown[];
+  statements: () => CompiledQuery[];
+}
+
 /** Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite thread, else one by one. */
-export async function runInOrder(db: Kysely<any>, statements: readonly CompiledQuery[]): Promise<void> {
+export async function runInOrder(db: Kysely<any>, statements: readonly (CompiledQuery | RowsStatement)[]): Promise<void> {
   if (statements.length === 0) return;
   if (db.getExecutor().adapter instanceof SqliteThreadAdapter) {
     await db.executeQuery(
       CompiledQuery.raw(
         STATEMENT_LIST,
-        statements.map(({ sql, parameters }) => ({ sql, parameters })),
+        statements.map((statement) =>
+          'width' in statement
+            ? { sql: statement.sql, parameters: statement.values, width: statement.width }
+            : { sql: statement.sql, parameters: statement.parameters },
+        ),
       ),
     );
     return;
   }
-  for (const statement of statements) await db.executeQuery(statement);
+  for (const statement of statements) {
+    for (const query of 'width' in statement ? statement.statements() : [statement]) await db.executeQuery(query);
+  }
 }
 
 interface Reply {

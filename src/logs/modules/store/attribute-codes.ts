@@ -121,7 +121,8 @@ function encodeWith(codes: TenantCodes, attributes: Record<string, AttributeValu
       if (codes.names.length < MAX_ATTRIBUTE_CODES) return undefined;
       member = `${JSON.stringify(`~${name}`)}:`;
     }
-    json += (json === '' ? '{' : ',') + member + JSON.stringify(attributes[name]);
+    const value = attributes[name]!;
+    json += (json === '' ? '{' : ',') + member + (typeof value === 'string' ? JSON.stringify(value) : String(value));
   }
   return json === '' ? '{}' : `${json}}`;
 }

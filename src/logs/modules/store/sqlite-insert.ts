@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import type { RowsStatement } from '../../../shared/db/sqlite-thread.js';
 
 /** SQLite's default limit of bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER). */
 const MAX_PARAMETERS = 32_766;
@@ -9,28 +10,36 @@ const MAX_ROWS = 1_000;
 export type InsertColumn = string | { name: string; value: string };
 
 /**
- * Statements that insert rows, multi-row `VALUES (?, …), (?, …)`, each value bound as it is (run
- * them with runInOrder, src/shared/db/sqlite-thread.ts). For the store's large batches this is three times faster than one bound JSON array expanded by json_each
- * (measured: 3–5 µs against 14 µs an entry): SQLite parses no JSON and JavaScript writes none.
- * `values` holds the rows one after the other, `columns.length` values each: a batch's rows are
- * written straight into it, without an array per row (docs/benchmarks.md, "Issue 15: the batch's
- * JavaScript"). `table` and `columns` are the store's own names and SQL, never user input.
+ * The insert of rows whose values lie one after the other in `values`, each bound as it is (run it
+ * with runInOrder, src/shared/db/sqlite-thread.ts): on the SQLite thread one prepared single-row
+ * statement run a row, elsewhere multi-row `VALUES (?, …), (?, …)` statements. Either is three
+ * times faster than one bound JSON array expanded by json_each (measured: 3–5 µs against 14 µs an
+ * entry): SQLite parses no JSON and JavaScript writes none; and a batch's rows are written straight
+ * into `values`, without an array per row (docs/benchmarks.md, "Issue 15: the batch's JavaScript").
+ * `table` and `columns` are the store's own names and SQL, never user input.
  */
-export function rowInserts(table: string, columns: readonly InsertColumn[], values: readonly unknown[]): CompiledQuery[] {
+export function rowInserts(table: string, columns: readonly InsertColumn[], values: readonly unknown[]): RowsStatement {
   const width = rowWidth(columns);
   if (values.length % width !== 0) throw new Error(`rowInserts: ${values.length} values do not make rows of ${width}`);
-  const perStatement = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMETERS / width)));
   const tuple = `(${columns.map((column) => (typeof column === 'string' ? '?' : column.value)).join(',')})`;
   const head = `INSERT INTO "${table}" (${columns.map((column) => `"${typeof column === 'string' ? column : column.name}"`).join(',')}) VALUES `;
-  const rows = values.length / width;
-  const statements: CompiledQuery[] = [];
-  for (let start = 0; start < rows; start += perStatement) {
-    const count = Math.min(perStatement, rows - start);
-    const text = head + new Array<string>(count).fill(tuple).join(',');
-    const parameters = count === rows ? values : values.slice(start * width, (start + count) * width);
-    statements.push(CompiledQuery.raw(text, parameters as unknown[]));
-  }
-  return statements;
+  return {
+    sql: head + tuple,
+    width,
+    values,
+    statements: () => {
+      const perStatement = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMETERS / width)));
+      const rows = values.length / width;
+      const statements: CompiledQuery[] = [];
+      for (let start = 0; start < rows; start += perStatement) {
+        const count = Math.min(perStatement, rows - start);
+        const text = head + new Array<string>(count).fill(tuple).join(',');
+        const parameters = count === rows ? values : values.slice(start * width, (start + count) * width);
+        statements.push(CompiledQuery.raw(text, parameters as unknown[]));
+      }
+      return statements;
+    },
+  };
 }
 
 /** The values a row of `columns` takes. */

@@ -28,13 +28,16 @@ export function levelCode(level: string | null): bigint | string | null {
 
 const LOWER_HEX_BYTES = /^(?:[0-9a-f]{2})+$/;
 
-/** A trace or span id as its two insert values: [hex, text], exactly one of them set (ENTRY_INSERT_COLUMNS). */
-export function idValues(id: string | null): [string | null, string | null] {
-  if (id === null) return [null, null];
-  return LOWER_HEX_BYTES.test(id) ? [id, null] : [null, id];
+/** Whether a trace or span id is stored as its bytes: lower-case hexadecimal (its text is then the bytes' hex again). */
+export function isHexId(id: string | null): id is string {
+  return id !== null && LOWER_HEX_BYTES.test(id);
 }
 
-/** The insert columns of an entry and the values each takes (rowInserts): 12 values a row. */
+/**
+ * The insert columns of an entry (rowInserts), 12 values a row: a trace or span id takes two, its
+ * hex (turned into bytes by SQLite, which costs less than a Buffer made and cloned for the SQLite
+ * thread: 3 µs an event) or its text, the other null.
+ */
 export const ENTRY_INSERT_COLUMNS: readonly InsertColumn[] = [
   'id',
   'tenant_id',

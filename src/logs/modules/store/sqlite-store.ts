@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
 import { FtsHours, ftsTableName, hourOfId, type HourSlice } from './fts-hours.js';
@@ -34,12 +34,12 @@ import {
   ATTRIBUTES_VALUE,
   ENTRY_INSERT_COLUMNS,
   ID_VALUE,
-  idValues,
+  isHexId,
   levelCode,
   SQLITE_ENTRY_COLUMNS,
   TS_OFFSET_VALUE,
 } from './sqlite-rows.js';
-import { runInOrder } from '../../../shared/db/sqlite-thread.js';
+import { runInOrder, type RowsStatement } from '../../../shared/db/sqlite-thread.js';
 import { ftsBody } from './tokenize.js';
 import {
   batchRollups,
@@ -611,8 +611,12 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     entryValues[at++] = levelCode(entry.level);
     entryValues[at++] = entry.service;
     entryValues[at++] = entry.host;
-    [entryValues[at++], entryValues[at++]] = idValues(entry.trace_id);
-    [entryValues[at++], entryValues[at++]] = idValues(entry.span_id);
+    const { trace_id: trace, span_id: span } = entry;
+    const [traceHex, spanHex] = [isHexId(trace), isHexId(span)];
+    entryValues[at++] = traceHex ? trace : null;
+    entryValues[at++] = traceHex ? null : trace;
+    entryValues[at++] = spanHex ? span : null;
+    entryValues[at++] = spanHex ? null : span;
     entryValues[at++] = entry.message;
     const attributes = encoded ? caches.codes.encode(tenantId, entry.attributes) : undefined;
     if (attributes === undefined) encoded = false;
@@ -706,7 +710,7 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
     indexed.push(id, batch.bodies[index], facets[index]!.join(' '));
   }
   // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
-  const writes = rowInserts('log_entries', ENTRY_INSERT_COLUMNS, entryValues);
+  const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, entryValues)];
   if (newCodes.length > 0) writes.push(storeAttributeCodes(tenantId, newCodes).compile(connection));
   for (const [hour, indexed] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
@@ -720,7 +724,7 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
         sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.compile(connection),
       );
     }
-    writes.push(...rowInserts(ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed));
+    writes.push(rowInserts(ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed));
   }
   if (displaced.length > 0) {
     writes.push(
