@@ -12,7 +12,7 @@ import type { InsertColumn } from './sqlite-insert.js';
  * - `trace_bin`, `span_bin`: lower-case hexadecimal ids as bytes, half the size; other ids as text;
  * - `attributes`: SQLite's JSONB (binary JSON, read by the same `->>`) with names by number
  *   (attribute-codes.ts).
- * The benchmark's rows went from 259 to about 166 bytes an event.
+ * The benchmark's rows went from 259 to 164 bytes an event (docs/benchmarks.md, "Issue 15: smaller SQLite rows").
  */
 
 /** Levels by how often they come, so that the commonest cost no byte. */

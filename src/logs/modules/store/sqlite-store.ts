@@ -611,8 +611,10 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     entryValues[at++] = levelCode(entry.level);
     entryValues[at++] = entry.service;
     entryValues[at++] = entry.host;
+    // Each id's hex (made bytes by the insert) or its text.
     const { trace_id: trace, span_id: span } = entry;
-    const [traceHex, spanHex] = [isHexId(trace), isHexId(span)];
+    const traceHex = isHexId(trace);
+    const spanHex = isHexId(span);
     entryValues[at++] = traceHex ? trace : null;
     entryValues[at++] = traceHex ? null : trace;
     entryValues[at++] = spanHex ? span : null;

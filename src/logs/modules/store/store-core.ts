@@ -27,7 +27,7 @@ import { both, filtersToCondition, toCondition, type Condition } from './query/c
 import { parseQuery } from './query/parser.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
 
-/** The columns of a stored entry, as every read of entries selects them. */
+/** The columns of a stored entry as PostgreSQL's reads select them (SQLite's: sqlite-rows.ts). */
 export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
 
 /** A histogram with more buckets than this is refused (the HTTP layer picks coarser intervals). */
