@@ -1002,6 +1002,34 @@ describe('log store partitions [postgres]', () => {
     for (let n = 0; n < 12; n += 1) assert.equal((await count(`copy-next-${n}`)).total, 1_000);
   });
 
+  test(
+    'a batch that waits on a stalled server past the write timeout fails, stores nothing, and the next batch is stored',
+    { timeout: 20_000 },
+    async () => {
+      const { sql } = await import('kysely');
+      const { database } = handle;
+      const store = createLogStore(database.db, 'postgres', { writeTimeoutMs: 300 });
+      const day = T0 + 30 * DAY;
+      await database.db.connection().execute(async (other) => {
+        await sql`BEGIN`.execute(other);
+        // Another session holds the rollups: the batch's rows are copied, then its counts wait, as on a
+        // server that stalls (without the timeout, until the lock goes: this test's own timeout).
+        await sql`LOCK TABLE log_rollups IN ACCESS EXCLUSIVE MODE`.execute(other);
+        try {
+          await assert.rejects(store.append('stalled', [{ timestamp: day, message: 'waits' }]), /statement timeout/);
+        } finally {
+          await sql`ROLLBACK`.execute(other);
+        }
+      });
+      await store.append('stalled', [{ timestamp: day + 1, message: 'after' }]);
+      const found = await store.search({ tenantId: 'stalled', from: day, to: day + HOUR, page: 1, limit: 10 });
+      assert.deepEqual(
+        found.entries.map((entry) => entry.message),
+        ['after'],
+      );
+    },
+  );
+
   test('a batch whose COPY the server refuses part-way stores nothing, and every pooled connection serves the batches after it', async () => {
     const { sql } = await import('kysely');
     const { store, database } = handle;

@@ -24,6 +24,12 @@ export interface LogStoreOptions {
   readTimeoutMs?: number | undefined;
   /** How long senders' document ids are remembered (LOGS_INGEST_ID_WINDOW); default a day, on the system clock. */
   documentIds?: DocumentIdWindow | undefined;
+  /**
+   * PostgreSQL: how long a statement of a batch's write may wait or run before the batch fails (and
+   * its sender retries) instead of holding a connection while the server stalls; default 30 s.
+   * SQLite waits at most its busy timeout (5 s) for the file's lock.
+   */
+  writeTimeoutMs?: number | undefined;
 }
 
 /**
@@ -36,6 +42,6 @@ export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', 
   const store =
     dialect === 'sqlite'
       ? new SqliteLogStore(db, { reads, documentIds: options.documentIds })
-      : new PostgresLogStore(db, reads, options.documentIds);
+      : new PostgresLogStore(db, reads, options.documentIds, options.writeTimeoutMs);
   return options.readTimeoutMs === undefined ? store : new BudgetedLogStore(store, options.readTimeoutMs);
 }

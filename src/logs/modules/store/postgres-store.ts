@@ -122,19 +122,38 @@ interface PostgresPlan extends ReadPlan {
  * a tsvector of our tokens checked on the rows that postings find, jsonb attributes, per-minute
  * rollups, a field catalogue.
  */
+/** LogStoreOptions.writeTimeoutMs's default. */
+const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();
   readonly #partitions = new Set<number>();
   readonly #times = new WeakMap<PostgresPlan, Promise<number[] | null>>();
 
-  /** Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement); default `db`. */
+  /**
+   * Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement);
+   * default `db`. A batch's statements each have `writeTimeoutMs` (LogStoreOptions).
+   */
   constructor(
     private readonly db: Kysely<any>,
     reads: Kysely<any> = db,
     documentIds?: DocumentIdWindow,
+    private readonly writeTimeoutMs = DEFAULT_WRITE_TIMEOUT_MS,
   ) {
     super(db, reads, postgresReads, documentIds);
+  }
+
+  /**
+   * A write transaction whose statements each end after writeTimeoutMs: a server that stalls (a lock
+   * held elsewhere, a full disk, a lost network) fails the batch, which its sender retries, instead
+   * of holding the connection and the batch's memory for as long as it stalls.
+   */
+  #writeTransaction<T>(work: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT set_config('statement_timeout', ${String(this.writeTimeoutMs)}, true)`.execute(trx);
+      return work(trx);
+    });
   }
 
   async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
@@ -154,7 +173,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         let duplicates: number[] = [];
         let written: Awaited<ReturnType<PostgresLogStore['insert']>> | undefined;
         // One transaction per batch; COMMIT returns once the WAL is flushed (synchronous_commit=on).
-        await this.db.transaction().execute(async (trx) => {
+        await this.#writeTransaction(async (trx) => {
           let batch: readonly LogEntry[] = entries;
           if (ids.length > 0) {
             // Claims the ids: a concurrent batch with one of them waits on its row, then sees it taken.
@@ -267,7 +286,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   async #ensurePartitions(starts: readonly number[]): Promise<void> {
     const missing = starts.filter((start) => !this.#partitions.has(start));
     if (missing.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
+    await this.#writeTransaction(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
       for (const start of missing) {
         await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_entries
