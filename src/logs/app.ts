@@ -12,6 +12,7 @@ import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
 import { documentPermissions } from './modules/rbac/route-permissions.js';
+import { stopReadsWhenClientLeaves } from './http/client-gone.js';
 import { databaseBytes } from '../shared/db/database-size.js';
 import { LogsMetrics } from './modules/metrics/logs-metrics.js';
 import type { LogsConfig } from './config.js';
@@ -216,6 +217,8 @@ export async function buildLogsService({
   installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
   // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).
   app.addHook('onRoute', documentPermissions);
+  // A client that leaves stops its reads of the store (client-gone.ts).
+  app.addHook('onRoute', stopReadsWhenClientLeaves);
   await app.register(swagger, {
     openapi: {
       info: {

@@ -161,6 +161,7 @@ export const ERRORS = {
     id: 'query took too long: narrow the time range or the query',
     en: 'query took too long: narrow the time range or the query',
   },
+  LOGS_CLIENT_GONE: { status: 499, id: 'client closed the request', en: 'client closed the request' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },

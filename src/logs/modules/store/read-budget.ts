@@ -7,6 +7,8 @@ import { AppError } from '../../../shared/errors/app-error.js';
  * no extra parameter threaded through the store code.
  */
 const current = new AsyncLocalStorage<{ readonly deadline: number }>();
+/** The signal of the client a read answers (whileClientWaits), aborted when it leaves. */
+const client = new AsyncLocalStorage<AbortSignal>();
 
 /** A read ran past its budget: 503 LOGS_QUERY_TIMEOUT wherever the store was called from. */
 export class QueryTimeoutError extends AppError {
@@ -16,15 +18,41 @@ export class QueryTimeoutError extends AppError {
   }
 }
 
+/**
+ * The client a read answers left before its answer: nobody waits for it any more. 499, as nginx
+ * logs a client that closed its request; no client receives it.
+ */
+export class QueryAbortedError extends AppError {
+  constructor() {
+    super('LOGS_CLIENT_GONE');
+    this.name = 'QueryAbortedError';
+  }
+}
+
+/**
+ * Runs `work` (a request's handler) for a client that may leave: once `signal` aborts, the store's
+ * reads start no more statements and the SQLite read pool stops the one running (QueryAbortedError),
+ * so a closed browser tab frees the read workers instead of holding them until the read's budget.
+ */
+export function whileClientWaits<T>(signal: AbortSignal, work: () => T): T {
+  return client.run(signal, work);
+}
+
+/** The signal of the client the current read answers; undefined outside a request. */
+export function currentSignal(): AbortSignal | undefined {
+  return client.getStore();
+}
+
 /** The deadline (epoch ms) of the read this code runs for; undefined outside a budget. */
 export function currentDeadline(): number | undefined {
   return current.getStore()?.deadline;
 }
 
-/** Throws QueryTimeoutError when the current read's deadline has passed (checked before each statement). */
+/** Throws when the current read's deadline has passed or its client left (checked before each statement). */
 export function checkDeadline(): void {
   const deadline = currentDeadline();
   if (deadline !== undefined && Date.now() >= deadline) throw new QueryTimeoutError();
+  if (currentSignal()?.aborted) throw new QueryAbortedError();
 }
 
 /** PostgreSQL's query_canceled (57014): statement_timeout fired. */

@@ -10,15 +10,15 @@ import {
   type KyselyPlugin,
   type QueryResult,
 } from 'kysely';
-import { checkDeadline, currentDeadline } from '../read-budget.js';
+import { checkDeadline, currentDeadline, currentSignal } from '../read-budget.js';
 import type { SqliteReadPool } from './read-pool.js';
 
-/** Statements go to the pool with the deadline of the read they belong to. */
+/** Statements go to the pool with the deadline of the read they belong to, and its client's signal. */
 class ReadPoolConnection implements DatabaseConnection {
   constructor(private readonly pool: SqliteReadPool) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const rows = await this.pool.run(compiled.sql, compiled.parameters, currentDeadline());
+    const rows = await this.pool.run(compiled.sql, compiled.parameters, currentDeadline(), currentSignal());
     return { rows: rows as R[] };
   }
 
@@ -61,7 +61,7 @@ export function readPoolKysely(pool: SqliteReadPool): Kysely<any> {
   return new Kysely<any>({ dialect });
 }
 
-/** Refuses to start another statement of a read whose deadline has passed (it was already answered). */
+/** Refuses to start another statement of a read whose deadline has passed (it was already answered) or whose client left. */
 export const deadlineGuard: KyselyPlugin = {
   transformQuery(args) {
     checkDeadline();

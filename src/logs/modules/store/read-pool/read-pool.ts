@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { QueryTimeoutError } from '../read-budget.js';
+import { QueryAbortedError, QueryTimeoutError } from '../read-budget.js';
 import type { ReadJobMessage, ReadReplyMessage } from './protocol.js';
 
 /**
@@ -23,6 +23,9 @@ interface Job {
   readonly resolve: (rows: unknown[]) => void;
   readonly reject: (error: unknown) => void;
   timer?: NodeJS.Timeout | undefined;
+  /** Stops the job when the client of its read leaves (removed once it settles). */
+  abort?: (() => void) | undefined;
+  signal?: AbortSignal | undefined;
   slot?: Slot | undefined;
 }
 
@@ -67,14 +70,24 @@ export class SqliteReadPool {
     return { live: this.#live.size, dying: this.#dying, queued: this.#queue.length };
   }
 
-  /** Runs one read statement; rejects with QueryTimeoutError once `deadline` (epoch ms) passes, queued or running. */
-  run(sql: string, parameters: readonly unknown[], deadline = Number.POSITIVE_INFINITY): Promise<unknown[]> {
+  /**
+   * Runs one read statement; rejects with QueryTimeoutError once `deadline` (epoch ms) passes, and with
+   * QueryAbortedError once `signal` (its client's) aborts, queued or running: a running statement's
+   * worker is then stopped as at the deadline.
+   */
+  run(sql: string, parameters: readonly unknown[], deadline = Number.POSITIVE_INFINITY, signal?: AbortSignal): Promise<unknown[]> {
     if (this.#closed) return Promise.reject(new Error('the read pool is closed'));
     if (Date.now() >= deadline) return Promise.reject(new QueryTimeoutError());
+    if (signal?.aborted) return Promise.reject(new QueryAbortedError());
     return new Promise<unknown[]>((resolve, reject) => {
       const job: Job = { id: this.#nextId++, sql, parameters, resolve, reject };
       if (Number.isFinite(deadline)) {
-        job.timer = setTimeout(() => this.#expire(job), Math.max(0, deadline - Date.now()));
+        job.timer = setTimeout(() => this.#expire(job, new QueryTimeoutError()), Math.max(0, deadline - Date.now()));
+      }
+      if (signal) {
+        job.signal = signal;
+        job.abort = () => this.#expire(job, new QueryAbortedError());
+        signal.addEventListener('abort', job.abort, { once: true });
       }
       this.#queue.push(job);
       this.#dispatch();
@@ -156,8 +169,8 @@ export class SqliteReadPool {
     });
   }
 
-  #expire(job: Job): void {
-    job.timer = undefined;
+  /** Ends a job before its answer (its deadline passed, its client left): out of the queue, or its thread stopped. */
+  #expire(job: Job, error: Error): void {
     const slot = job.slot;
     if (slot === undefined) {
       const index = this.#queue.indexOf(job);
@@ -166,7 +179,7 @@ export class SqliteReadPool {
       slot.job = undefined;
       this.#retire(slot, true);
     }
-    this.#settle(job, new QueryTimeoutError());
+    this.#settle(job, error);
   }
 
   /** Takes a slot out of service; `terminate`: stop its thread (it ends when its statement returns). */
@@ -191,6 +204,8 @@ export class SqliteReadPool {
   #settle(job: Job, error: unknown, rows?: unknown[]): void {
     if (job.timer !== undefined) clearTimeout(job.timer);
     job.timer = undefined;
+    if (job.abort) job.signal?.removeEventListener('abort', job.abort);
+    job.abort = undefined;
     if (error !== undefined) job.reject(error);
     else job.resolve(rows ?? []);
   }

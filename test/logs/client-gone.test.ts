@@ -1,0 +1,106 @@
+/**
+ * A client that leaves stops the store reads made for it (client-gone.ts, read-budget.ts): a closed
+ * browser tab frees the read workers instead of holding them until the read's budget.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Fastify from 'fastify';
+import { openDatabase, type Database } from '../../src/shared/db/database.js';
+import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
+import { createLogStore, logStoreMigrations, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
+import { currentSignal, QueryAbortedError, whileClientWaits } from '../../src/logs/modules/store/read-budget.js';
+import { eventually } from '../helpers/eventually.js';
+import { T0 } from './store-helpers.js';
+
+/** A statement that runs for seconds on any machine here. */
+const SLOW = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 200000000) SELECT count(*) AS n FROM c';
+
+describe('reads of a client that left', () => {
+  let dir: string;
+  let database: Database<any>;
+  let reads: StoreReads;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gerbang-client-gone-'));
+    const url = `sqlite:${join(dir, 'logs.sqlite')}`;
+    database = await openDatabase<any>(url, { sqliteThread: true });
+    await migrateToLatest(database.db, logStoreMigrations, 'logs');
+    reads = await openStoreReads(url, database.db, { timeoutMs: 60_000, workers: 1 });
+  });
+  after(async () => {
+    await reads.close();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the read pool stops a running statement when its client leaves, and serves the next one', async () => {
+    const pool = reads.pool!;
+    await pool.run('SELECT 1', []); // a warm worker, so the slow statement runs at once
+    const client = new AbortController();
+    const slow = pool.run(SLOW, [], Number.POSITIVE_INFINITY, client.signal);
+    client.abort();
+    await assert.rejects(slow, QueryAbortedError);
+    assert.deepEqual(await pool.run('SELECT 2 AS n', []), [{ n: 2 }]);
+    await eventually(async () => assert.deepEqual(pool.threads, { live: 1, dying: 0, queued: 0 }));
+  });
+
+  test('a store read for a client that left starts no statement; one for a client that waits answers', async () => {
+    const store = createLogStore(database.db, 'sqlite', { reads: reads.db });
+    await store.append('acme', [{ timestamp: T0, message: 'here' }]);
+    const request = { tenantId: 'acme', from: T0, to: T0 + 1000, page: 1, limit: 10 };
+    const gone = new AbortController();
+    gone.abort();
+    await assert.rejects(
+      whileClientWaits(gone.signal, () => store.search(request)),
+      (error: Error) => error instanceof QueryAbortedError && error.name === 'QueryAbortedError',
+    );
+    const waiting = new AbortController();
+    const found = await whileClientWaits(waiting.signal, () => store.search(request));
+    assert.deepEqual(
+      found.entries.map((entry) => entry.message),
+      ['here'],
+    );
+  });
+
+  test('a route handler learns that its client closed the connection before the response', { timeout: 10_000 }, async () => {
+    const app = Fastify();
+    app.addHook('onRoute', stopReadsWhenClientLeaves);
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+    const sawAbort = new Promise<boolean>((resolve) => {
+      app.get('/slow', async () => {
+        const signal = currentSignal()!;
+        started();
+        await new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true }));
+        resolve(signal.aborted);
+        return { late: true };
+      });
+    });
+    let answered = false;
+    app.get('/fast', async () => {
+      answered = true;
+      return { aborted: currentSignal()!.aborted };
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const { port } = app.server.address() as { port: number };
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.on('error', () => {});
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      await handlerStarted;
+      socket.destroy();
+      assert.equal(await sawAbort, true);
+      // A client that waits for its answer is not aborted by the close after it.
+      const response = await app.inject({ method: 'GET', url: '/fast' });
+      assert.equal(answered, true);
+      assert.deepEqual(response.json(), { aborted: false });
+    } finally {
+      await app.close();
+    }
+  });
+});
