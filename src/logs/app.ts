@@ -125,6 +125,7 @@ export async function buildLogsService({
         reads: storeReads.db,
         readTimeoutMs: config.search.timeoutMs,
         documentIds: { now, windowMs: config.ingestIdWindowMs },
+        writeTimeoutMs: config.writeTimeoutMs,
       });
     } else {
       store = typeof logStore === 'function' ? logStore(database) : logStore;

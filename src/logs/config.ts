@@ -18,6 +18,8 @@ export interface LogsConfig extends ServiceBasics {
   readonly ingestMaxInflateRatio: number;
   /** How long a document's `_id` is remembered so that a retry is stored once (LOGS_INGEST_ID_WINDOW). */
   readonly ingestIdWindowMs: number;
+  /** PostgreSQL: how long a statement of a batch's write may wait or run before the batch fails (LOGS_WRITE_TIMEOUT). */
+  readonly writeTimeoutMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (LOGS_METRICS_TOKEN). */
   readonly metricsToken: string | undefined;
   readonly trustProxy: boolean | number | string;
@@ -88,6 +90,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     ingestBodyLimit: read.int('LOGS_INGEST_BODY_LIMIT', 16_777_216, 1_024, 1_073_741_824),
     ingestMaxInflateRatio: read.int('LOGS_INGEST_MAX_INFLATE_RATIO', 200, 2, 100_000),
     ingestIdWindowMs: Math.max(60_000, read.duration('LOGS_INGEST_ID_WINDOW', '24h')),
+    writeTimeoutMs: writeTimeout(read),
     metricsToken: read.optionalString('LOGS_METRICS_TOKEN'),
     trustProxy: read.trustProxy('LOGS_TRUST_PROXY'),
     requestTimeoutMs: read.duration('LOGS_REQUEST_TIMEOUT', '120s'),
@@ -107,6 +110,13 @@ export function loadLogsConfig(env: Env): LogsConfig {
     selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
     search: searchConfig(read),
   });
+}
+
+function writeTimeout(read: ReturnType<typeof envReader>): number {
+  const timeoutMs = read.duration('LOGS_WRITE_TIMEOUT', '30s');
+  // 0 would turn PostgreSQL's statement_timeout off: the stall this bounds.
+  if (timeoutMs < 100) throw new ConfigError('LOGS_WRITE_TIMEOUT', 'must be at least 100ms');
+  return timeoutMs;
 }
 
 function searchConfig(read: ReturnType<typeof envReader>): LogsConfig['search'] {

@@ -42,6 +42,13 @@ async function fill(store: LogStore, count: number): Promise<void> {
   }
 }
 
+test('LOGS_WRITE_TIMEOUT is a duration of at least 100ms', () => {
+  assert.equal(loadLogsConfig({}).writeTimeoutMs, 30_000);
+  assert.equal(loadLogsConfig({ LOGS_WRITE_TIMEOUT: '2s' }).writeTimeoutMs, 2_000);
+  assert.throws(() => loadLogsConfig({ LOGS_WRITE_TIMEOUT: '0' }), /LOGS_WRITE_TIMEOUT must be at least 100ms/);
+  assert.throws(() => loadLogsConfig({ LOGS_WRITE_TIMEOUT: 'soon' }), /LOGS_WRITE_TIMEOUT must be a duration/);
+});
+
 test('LOGS_SEARCH_TIMEOUT and LOGS_SEARCH_WORKERS are validated at start', () => {
   assert.deepEqual(loadLogsConfig({}).search, { timeoutMs: 30_000, workers: 2 });
   assert.throws(() => loadLogsConfig({ LOGS_SEARCH_TIMEOUT: '0' }), /LOGS_SEARCH_TIMEOUT must be at least 1ms/);

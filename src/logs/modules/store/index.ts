@@ -26,7 +26,8 @@ export interface LogStoreOptions {
   documentIds?: DocumentIdWindow | undefined;
   /**
    * PostgreSQL: how long a statement of a batch's write may wait or run before the batch fails (and
-   * its sender retries) instead of holding a connection while the server stalls; default 30 s.
+   * its sender retries) instead of holding a connection while the server stalls (LOGS_WRITE_TIMEOUT);
+   * default 30 s.
    * SQLite waits at most its busy timeout (5 s) for the file's lock.
    */
   writeTimeoutMs?: number | undefined;
