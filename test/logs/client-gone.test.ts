@@ -13,9 +13,30 @@ import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
 import { createLogStore, logStoreMigrations, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
-import { currentSignal, QueryAbortedError, whileClientWaits } from '../../src/logs/modules/store/read-budget.js';
+import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
 import { eventually } from '../helpers/eventually.js';
 import { T0 } from './store-helpers.js';
+
+/** A client that leaves when the test says so. */
+function testClient(): { client: WaitingClient; leave: () => void } {
+  let gone = false;
+  const listeners = new Set<() => void>();
+  return {
+    client: {
+      get gone() {
+        return gone;
+      },
+      onGone(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    },
+    leave: () => {
+      gone = true;
+      for (const listener of [...listeners]) listener();
+    },
+  };
+}
 
 /** A statement that runs for seconds on any machine here. */
 const SLOW = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 200000000) SELECT count(*) AS n FROM c';
@@ -41,9 +62,9 @@ describe('reads of a client that left', () => {
   test('the read pool stops a running statement when its client leaves, and serves the next one', async () => {
     const pool = reads.pool!;
     await pool.run('SELECT 1', []); // a warm worker, so the slow statement runs at once
-    const client = new AbortController();
-    const slow = pool.run(SLOW, [], Number.POSITIVE_INFINITY, client.signal);
-    client.abort();
+    const { client, leave } = testClient();
+    const slow = pool.run(SLOW, [], Number.POSITIVE_INFINITY, client);
+    leave();
     await assert.rejects(slow, QueryAbortedError);
     assert.deepEqual(await pool.run('SELECT 2 AS n', []), [{ n: 2 }]);
     await eventually(async () => assert.deepEqual(pool.threads, { live: 1, dying: 0, queued: 0 }));
@@ -53,14 +74,13 @@ describe('reads of a client that left', () => {
     const store = createLogStore(database.db, 'sqlite', { reads: reads.db });
     await store.append('acme', [{ timestamp: T0, message: 'here' }]);
     const request = { tenantId: 'acme', from: T0, to: T0 + 1000, page: 1, limit: 10 };
-    const gone = new AbortController();
-    gone.abort();
+    const gone = testClient();
+    gone.leave();
     await assert.rejects(
-      whileClientWaits(gone.signal, () => store.search(request)),
+      whileClientWaits(gone.client, () => store.search(request)),
       (error: Error) => error instanceof QueryAbortedError && error.name === 'QueryAbortedError',
     );
-    const waiting = new AbortController();
-    const found = await whileClientWaits(waiting.signal, () => store.search(request));
+    const found = await whileClientWaits(testClient().client, () => store.search(request));
     assert.deepEqual(
       found.entries.map((entry) => entry.message),
       ['here'],
@@ -74,17 +94,19 @@ describe('reads of a client that left', () => {
     const handlerStarted = new Promise<void>((resolve) => (started = resolve));
     const sawAbort = new Promise<boolean>((resolve) => {
       app.get('/slow', async () => {
-        const signal = currentSignal()!;
+        const client = currentClient()!;
+        assert.equal(client.gone, false);
+        const left = new Promise<void>((done) => client.onGone(done));
         started();
-        await new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true }));
-        resolve(signal.aborted);
+        await left;
+        resolve(client.gone);
         return { late: true };
       });
     });
     let answered = false;
     app.get('/fast', async () => {
       answered = true;
-      return { aborted: currentSignal()!.aborted };
+      return { gone: currentClient()!.gone };
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     try {
@@ -98,7 +120,7 @@ describe('reads of a client that left', () => {
       // A client that waits for its answer is not aborted by the close after it.
       const response = await app.inject({ method: 'GET', url: '/fast' });
       assert.equal(answered, true);
-      assert.deepEqual(response.json(), { aborted: false });
+      assert.deepEqual(response.json(), { gone: false });
     } finally {
       await app.close();
     }

@@ -1,5 +1,6 @@
-import type { FastifyReply, RouteHandlerMethod, RouteOptions } from 'fastify';
-import { whileClientWaits } from '../modules/store/read-budget.js';
+import type { ServerResponse } from 'node:http';
+import type { RouteHandlerMethod, RouteOptions } from 'fastify';
+import { whileClientWaits, type WaitingClient } from '../modules/store/read-budget.js';
 
 /**
  * An `onRoute` hook: every handler runs for a client that may leave (whileClientWaits). When the
@@ -10,15 +11,23 @@ import { whileClientWaits } from '../modules/store/read-budget.js';
 export function stopReadsWhenClientLeaves(route: RouteOptions): void {
   const handler = route.handler as RouteHandlerMethod;
   route.handler = function (request, reply) {
-    return whileClientWaits(clientSignal(reply), () => handler.call(this, request, reply));
+    return whileClientWaits(new ResponseClient(reply.raw), () => handler.call(this, request, reply));
   };
 }
 
-/** Aborted when the response's connection closes before the response was written out. */
-function clientSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
+/** The client of a response: gone once the connection closed before the response was written out. */
+class ResponseClient implements WaitingClient {
+  constructor(private readonly response: ServerResponse) {}
+
+  get gone(): boolean {
+    return this.response.destroyed && !this.response.writableFinished;
+  }
+
+  onGone(listener: () => void): () => void {
+    const closed = () => {
+      if (!this.response.writableFinished) listener();
+    };
+    this.response.once('close', closed);
+    return () => this.response.off('close', closed);
+  }
 }

@@ -108,6 +108,9 @@ async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly 
   return partitions.filter((partition) => names.has(partition.name));
 }
 
+/** LogStoreOptions.writeTimeoutMs's default. */
+const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+
 /** A read over [from, end) on PostgreSQL. */
 interface PostgresPlan extends ReadPlan {
   tenantId: string;
@@ -119,12 +122,9 @@ interface PostgresPlan extends ReadPlan {
 
 /**
  * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
- * a tsvector of our tokens checked on the rows that postings find, jsonb attributes, per-minute
+ * words checked on the rows that postings find (compile-postgres.ts), jsonb attributes, per-minute
  * rollups, a field catalogue.
  */
-/** LogStoreOptions.writeTimeoutMs's default. */
-const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
-
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();

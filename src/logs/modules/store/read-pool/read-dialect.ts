@@ -10,15 +10,15 @@ import {
   type KyselyPlugin,
   type QueryResult,
 } from 'kysely';
-import { checkDeadline, currentDeadline, currentSignal } from '../read-budget.js';
+import { checkDeadline, currentClient, currentDeadline } from '../read-budget.js';
 import type { SqliteReadPool } from './read-pool.js';
 
-/** Statements go to the pool with the deadline of the read they belong to, and its client's signal. */
+/** Statements go to the pool with the deadline of the read they belong to, and its client. */
 class ReadPoolConnection implements DatabaseConnection {
   constructor(private readonly pool: SqliteReadPool) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const rows = await this.pool.run(compiled.sql, compiled.parameters, currentDeadline(), currentSignal());
+    const rows = await this.pool.run(compiled.sql, compiled.parameters, currentDeadline(), currentClient());
     return { rows: rows as R[] };
   }
 

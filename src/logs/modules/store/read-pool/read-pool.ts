@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { QueryAbortedError, QueryTimeoutError } from '../read-budget.js';
+import { QueryAbortedError, QueryTimeoutError, type WaitingClient } from '../read-budget.js';
 import type { ReadJobMessage, ReadReplyMessage } from './protocol.js';
 
 /**
@@ -23,9 +23,8 @@ interface Job {
   readonly resolve: (rows: unknown[]) => void;
   readonly reject: (error: unknown) => void;
   timer?: NodeJS.Timeout | undefined;
-  /** Stops the job when the client of its read leaves (removed once it settles). */
-  abort?: (() => void) | undefined;
-  signal?: AbortSignal | undefined;
+  /** Stops listening for the read's client leaving (once the job settles). */
+  stopListening?: (() => void) | undefined;
   slot?: Slot | undefined;
 }
 
@@ -72,23 +71,19 @@ export class SqliteReadPool {
 
   /**
    * Runs one read statement; rejects with QueryTimeoutError once `deadline` (epoch ms) passes, and with
-   * QueryAbortedError once `signal` (its client's) aborts, queued or running: a running statement's
+   * QueryAbortedError once its read's `client` leaves, queued or running: a running statement's
    * worker is then stopped as at the deadline.
    */
-  run(sql: string, parameters: readonly unknown[], deadline = Number.POSITIVE_INFINITY, signal?: AbortSignal): Promise<unknown[]> {
+  run(sql: string, parameters: readonly unknown[], deadline = Number.POSITIVE_INFINITY, client?: WaitingClient): Promise<unknown[]> {
     if (this.#closed) return Promise.reject(new Error('the read pool is closed'));
     if (Date.now() >= deadline) return Promise.reject(new QueryTimeoutError());
-    if (signal?.aborted) return Promise.reject(new QueryAbortedError());
+    if (client?.gone) return Promise.reject(new QueryAbortedError());
     return new Promise<unknown[]>((resolve, reject) => {
       const job: Job = { id: this.#nextId++, sql, parameters, resolve, reject };
       if (Number.isFinite(deadline)) {
         job.timer = setTimeout(() => this.#expire(job, new QueryTimeoutError()), Math.max(0, deadline - Date.now()));
       }
-      if (signal) {
-        job.signal = signal;
-        job.abort = () => this.#expire(job, new QueryAbortedError());
-        signal.addEventListener('abort', job.abort, { once: true });
-      }
+      job.stopListening = client?.onGone(() => this.#expire(job, new QueryAbortedError()));
       this.#queue.push(job);
       this.#dispatch();
     });
@@ -204,8 +199,8 @@ export class SqliteReadPool {
   #settle(job: Job, error: unknown, rows?: unknown[]): void {
     if (job.timer !== undefined) clearTimeout(job.timer);
     job.timer = undefined;
-    if (job.abort) job.signal?.removeEventListener('abort', job.abort);
-    job.abort = undefined;
+    job.stopListening?.();
+    job.stopListening = undefined;
     if (error !== undefined) job.reject(error);
     else job.resolve(rows ?? []);
   }
