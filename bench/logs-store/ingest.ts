@@ -68,6 +68,21 @@ function postgresCpuMs(): number {
   return ticks * 10; // 100 ticks a second
 }
 
+/** CPU time (ms) of each thread of this process that used at least 50 ms (Linux /proc): the event loop, the SQLite thread, V8's helpers. */
+function threadCpuMs(): Map<string, number> {
+  const byThread = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byThread.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return byThread;
+}
+
 // The longest the event loop went without a turn while batches were written (a 1 ms timer's gaps).
 let lastTick = performance.now();
 let longestStall = 0;
@@ -78,6 +93,7 @@ const ticker = setInterval(() => {
 }, 1);
 const start = performance.now();
 const cpu = process.cpuUsage();
+const threadsBefore = threadCpuMs();
 const serverBefore = args.dialect === 'postgres' ? postgresCpuMs() : 0;
 // `--in-flight N`: N appends at a time, as N shippers (or one with requests in parallel) send them.
 let next = 0;
@@ -93,6 +109,11 @@ const ms = performance.now() - start;
 clearInterval(ticker);
 longestStall = Math.max(longestStall, performance.now() - lastTick);
 const used = process.cpuUsage(cpu);
+// The threads' CPU over the appends, busiest first: the event loop is the one whose id is the process's.
+const threads = [...threadCpuMs()]
+  .map(([thread, ms]) => ({ thread: thread === String(process.pid) ? 'event loop' : thread, ms: ms - (threadsBefore.get(thread) ?? 0) }))
+  .filter((thread) => thread.ms >= 50)
+  .sort((a, b) => b.ms - a.ms);
 const serverMs = args.dialect === 'postgres' ? postgresCpuMs() - serverBefore : undefined;
 process.stdout.write(
   `${JSON.stringify({
@@ -104,6 +125,7 @@ process.stdout.write(
     longestStallMs: Math.round(longestStall),
     cpuUserMs: Math.round(used.user / 1000),
     cpuSystemMs: Math.round(used.system / 1000),
+    threadCpuMs: Object.fromEntries(threads.map((thread) => [thread.thread, thread.ms])),
     ...(serverMs === undefined ? {} : { serverCpuMs: serverMs, serverUsPerEvent: Number(((serverMs * 1000) / events).toFixed(1)) }),
   })}\n`,
 );

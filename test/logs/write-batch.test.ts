@@ -15,6 +15,7 @@ import { openDatabase } from '../../src/shared/db/database.js';
 import { HOUR, MINUTE, mod } from '../../src/logs/modules/store/minutes.js';
 import { rowInserts } from '../../src/logs/modules/store/sqlite-insert.js';
 import { runInOrder } from '../../src/shared/db/sqlite-thread.js';
+import { packValues, setPackedNumber, unpackValues } from '../../src/shared/db/packed-values.js';
 import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../src/logs/modules/store/write-batch.js';
 
 const entry = (ts: number, level: string | null, service: string | null, host: string | null): PreparedEntry => ({
@@ -147,6 +148,36 @@ for (const where of ['event loop', 'thread'] as const)
         rows.map((row) => row.b),
         ['first'],
       );
+    });
+
+    test('packed rows (what the SQLite thread is sent) store every value as bound, ids set after packing', async () => {
+      await sql`CREATE TABLE packed (a, b, c)`.execute(db);
+      const values = [
+        [0, 'plain', null],
+        [0, '', 'Grüße, 日本語 and 🙂'],
+        [0, 2.5, -7],
+        [0, 3n, 2n ** 60n + 1n],
+        [0, Buffer.from([0, 1, 255]), "it's; DROP TABLE t; --"],
+      ].flat();
+      const packed = packValues(values);
+      assert.deepEqual(unpackValues(packed), values);
+      for (let row = 0; row < 5; row += 1) setPackedNumber(packed, row * 3, 100 + row);
+      assert.throws(() => setPackedNumber(packed, 1, 1), /not a number/);
+      await runInOrder(db, [rowInserts('packed', ['a', 'b', 'c'], packed)]);
+      const { rows } = await sql<{ a: number; b: unknown; c: unknown; types: string; text: string }>`SELECT a, b, c,
+        typeof(b) || ',' || typeof(c) AS types, CAST(c AS TEXT) AS text FROM packed ORDER BY a`.execute(db);
+      assert.deepEqual(
+        rows.map((row) => row.a),
+        [100, 101, 102, 103, 104],
+      );
+      assert.deepEqual(
+        rows.map((row) => row.types),
+        // better-sqlite3 binds every JavaScript number as a REAL, a BigInt as an INTEGER.
+        ['text,null', 'text,text', 'real,real', 'integer,integer', 'blob,text'],
+      );
+      assert.deepEqual(rows[1]!.c, 'Grüße, 日本語 and 🙂');
+      assert.equal(rows[3]!.text, String(2n ** 60n + 1n)); // beyond a double: sent as the BigInt itself
+      assert.deepEqual(Buffer.from(rows[4]!.b as Uint8Array), Buffer.from([0, 1, 255]));
     });
 
     test('values that do not make whole rows are refused before any statement is made', () => {

@@ -11,6 +11,7 @@ import {
   type Driver,
   type QueryResult,
 } from 'kysely';
+import { packValues, UNPACK_ROWS_SOURCE, unpackValues, type PackedValues } from './packed-values.js';
 
 /**
  * SQLite writes on a thread of their own (docs/log-store.md, "The SQLite thread"). better-sqlite3 is
@@ -51,12 +52,12 @@ function execute(sql, parameters) {
   const { changes, lastInsertRowid } = statement.run(values);
   return { changes, lastInsertRowid };
 }
-// Rows of width values each, one run of the statement a row.
-function executeRows(sql, parameters, width) {
+// Rows of width values each (packed-values.ts), one run of the statement a row.
+function executeRows(sql, packed, width) {
   const statement = prepare(sql);
-  const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
-  for (let at = 0; at < values.length; at += width) statement.run(values.slice(at, at + width));
+  unpackRows(packed, width, (values) => statement.run(packed.others.length > 0 ? values.map(bindable) : values));
 }
+${UNPACK_ROWS_SOURCE}
 parentPort.on('message', (message) => {
   if (message === 'close') {
     database.close();
@@ -117,9 +118,18 @@ export function writerThreadOf(db: Kysely<any>): WriterThread | undefined {
 export interface RowsStatement {
   sql: string;
   width: number;
-  values: readonly unknown[];
+  /** The rows' values, or the same packed (packed-values.ts: what the thread is sent). */
+  values: readonly unknown[] | PackedValues;
   statements: () => CompiledQuery[];
 }
+
+const packedOf = (values: readonly unknown[] | PackedValues): PackedValues => (isPacked(values) ? values : packValues(values));
+
+export const isPacked = (values: readonly unknown[] | PackedValues): values is PackedValues => !Array.isArray(values);
+
+/** The values of a RowsStatement, unpacked if need be. */
+export const plainValues = (values: readonly unknown[] | PackedValues): readonly unknown[] =>
+  isPacked(values) ? unpackValues(values) : values;
 
 /** Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite thread, else one by one. */
 export async function runInOrder(db: Kysely<any>, statements: readonly (CompiledQuery | RowsStatement)[]): Promise<void> {
@@ -130,7 +140,7 @@ export async function runInOrder(db: Kysely<any>, statements: readonly (Compiled
         STATEMENT_LIST,
         statements.map((statement) =>
           'width' in statement
-            ? { sql: statement.sql, parameters: statement.values, width: statement.width }
+            ? { sql: statement.sql, parameters: packedOf(statement.values), width: statement.width }
             : { sql: statement.sql, parameters: statement.parameters },
         ),
       ),

@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely';
-import type { RowsStatement } from '../../../shared/db/sqlite-thread.js';
+import type { PackedValues } from '../../../shared/db/packed-values.js';
+import { isPacked, plainValues, type RowsStatement } from '../../../shared/db/sqlite-thread.js';
 
 /** SQLite's default limit of bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER). */
 const MAX_PARAMETERS = 32_766;
@@ -18,9 +19,10 @@ export type InsertColumn = string | { name: string; value: string };
  * into `values`, without an array per row (docs/benchmarks.md, "Issue 15: the batch's JavaScript").
  * `table` and `columns` are the store's own names and SQL, never user input.
  */
-export function rowInserts(table: string, columns: readonly InsertColumn[], values: readonly unknown[]): RowsStatement {
+export function rowInserts(table: string, columns: readonly InsertColumn[], values: readonly unknown[] | PackedValues): RowsStatement {
   const width = rowWidth(columns);
-  if (values.length % width !== 0) throw new Error(`rowInserts: ${values.length} values do not make rows of ${width}`);
+  const valueCount = isPacked(values) ? values.kinds.length : values.length;
+  if (valueCount % width !== 0) throw new Error(`rowInserts: ${valueCount} values do not make rows of ${width}`);
   const tuple = `(${columns.map((column) => (typeof column === 'string' ? '?' : column.value)).join(',')})`;
   const head = `INSERT INTO "${table}" (${columns.map((column) => `"${typeof column === 'string' ? column : column.name}"`).join(',')}) VALUES `;
   return {
@@ -28,13 +30,14 @@ export function rowInserts(table: string, columns: readonly InsertColumn[], valu
     width,
     values,
     statements: () => {
+      const plain = plainValues(values);
       const perStatement = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMETERS / width)));
-      const rows = values.length / width;
+      const rows = plain.length / width;
       const statements: CompiledQuery[] = [];
       for (let start = 0; start < rows; start += perStatement) {
         const count = Math.min(perStatement, rows - start);
         const text = head + new Array<string>(count).fill(tuple).join(',');
-        const parameters = count === rows ? values : values.slice(start * width, (start + count) * width);
+        const parameters = count === rows ? plain : plain.slice(start * width, (start + count) * width);
         statements.push(CompiledQuery.raw(text, parameters as unknown[]));
       }
       return statements;

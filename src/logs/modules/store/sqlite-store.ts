@@ -40,6 +40,7 @@ import {
   TS_OFFSET_VALUE,
 } from './sqlite-rows.js';
 import { runInOrder, type RowsStatement } from '../../../shared/db/sqlite-thread.js';
+import { packValues, setPackedNumber, type PackedValues } from '../../../shared/db/packed-values.js';
 import { mapInParallel } from '../../../shared/map-in-parallel.js';
 import { ftsBody } from './tokenize.js';
 import {
@@ -580,10 +581,13 @@ interface PreparedBatch {
   tenantId: string;
   entries: PreparedEntry[];
   places: number[];
-  /** ENTRY_INSERT_COLUMNS' values of each entry, its id and time offset filled in under the writer. */
+  /** ENTRY_INSERT_COLUMNS' values of each entry, its id and time offset (0 here) filled in under the writer. */
   entryValues: unknown[];
-  /** Whether entryValues hold the attributes: not when a name had no number yet (the writer gives it one). */
-  encoded: boolean;
+  /**
+   * The same packed for the SQLite thread (packed-values.ts), made here rather than under the writer;
+   * undefined when a name had no number yet: the writer gives it one, then encodes and packs.
+   */
+  packed: PackedValues | undefined;
   bodies: string[];
   rollups: BatchRollups[];
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
@@ -610,9 +614,9 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
   for (let index = 0; index < sorted.length; index += 1) {
     if (index > 0 && index % PREPARE_CHUNK === 0) await nextTurn();
     const entry = sorted[index]!;
-    entryValues[at++] = null;
+    entryValues[at++] = 0;
     entryValues[at++] = tenantId;
-    entryValues[at++] = null;
+    entryValues[at++] = 0;
     entryValues[at++] = levelCode(entry.level);
     entryValues[at++] = entry.service;
     entryValues[at++] = entry.host;
@@ -638,7 +642,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     entries: sorted,
     places,
     entryValues,
-    encoded,
+    packed: encoded ? packValues(entryValues) : undefined,
     bodies,
     rollups: batchRollups(sorted),
     // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
@@ -682,13 +686,15 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   // Names without a number (rare: a tenant's first batches, new fields) are numbered here, then every
   // entry's attributes encoded with them. An encoding made before stays right: numbers never change.
   let newCodes: AttributeCodeRow[] = [];
-  if (!batch.encoded) {
+  let rows = batch.packed;
+  if (!rows) {
     const numbered = caches.codes.numbered(
       tenantId,
       prepared.map((entry) => entry.attributes),
     );
     newCodes = numbered.rows;
     prepared.forEach((entry, index) => (entryValues[index * ENTRY_WIDTH + ATTRIBUTES_VALUE] = numbered.encode(entry.attributes)));
+    rows = packValues(entryValues);
   }
   const known = new Set(JSON.parse(state[0]!.known) as number[]);
   const lastUsed = new Map(used.map(([second, top]) => [second, top ?? undefined]));
@@ -709,15 +715,15 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
   const indexedByHour = new Map<number, unknown[]>();
   for (let index = 0; index < prepared.length; index += 1) {
     const { id } = ids[index]!;
-    entryValues[index * ENTRY_WIDTH + ID_VALUE] = id;
-    entryValues[index * ENTRY_WIDTH + TS_OFFSET_VALUE] = prepared[index]!.ts - idSecond(id) * 1000;
+    setPackedNumber(rows, index * ENTRY_WIDTH + ID_VALUE, id);
+    setPackedNumber(rows, index * ENTRY_WIDTH + TS_OFFSET_VALUE, prepared[index]!.ts - idSecond(id) * 1000);
     const hour = hourOfId(id);
     let indexed = indexedByHour.get(hour);
     if (!indexed) indexedByHour.set(hour, (indexed = []));
     indexed.push(id, batch.bodies[index], facets[index]!.join(' '));
   }
   // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
-  const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, entryValues)];
+  const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, rows)];
   if (newCodes.length > 0) writes.push(storeAttributeCodes(tenantId, newCodes).compile(connection));
   for (const [hour, indexed] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));

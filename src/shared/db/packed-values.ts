@@ -1,0 +1,89 @@
+/**
+ * Many values packed for the SQLite thread (sqlite-thread.ts): their strings as one string, the rest
+ * in a few arrays. Received as a structured clone, a batch's 75,000 row values cost the thread 7–8 ms
+ * (a string made for each, before the first row is bound); packed, the clone copies one string and
+ * the thread slices it as it binds each row, about 3 ms in all (docs/benchmarks.md, "Issue 15: packed
+ * rows"). The packing can be done before a batch takes the writer.
+ *
+ * `kinds[i]` says what value `i` is: a string ending at that offset of `text` (starting where the
+ * string before it ended), null (-1), `numbers[k]` as a number (-2 - 3k) or a BigInt (-3 - 3k), or
+ * `others[k]` (-4 - 3k: anything else, cloned as it is).
+ */
+export interface PackedValues {
+  text: string;
+  kinds: Int32Array;
+  numbers: Float64Array;
+  others: unknown[];
+}
+
+export function packValues(values: readonly unknown[]): PackedValues {
+  const kinds = new Int32Array(values.length);
+  const strings: string[] = [];
+  const numbers: number[] = [];
+  const others: unknown[] = [];
+  let end = 0;
+  for (let index = 0; index < values.length; index += 1) {
+    const value = values[index];
+    if (typeof value === 'string') {
+      strings.push(value);
+      end += value.length;
+      kinds[index] = end;
+    } else if (value === null || value === undefined) {
+      kinds[index] = -1;
+    } else if (typeof value === 'number') {
+      kinds[index] = -2 - 3 * numbers.push(value) + 3;
+    } else if (typeof value === 'bigint' && BigInt(Number(value)) === value) {
+      kinds[index] = -3 - 3 * numbers.push(Number(value)) + 3;
+    } else {
+      kinds[index] = -4 - 3 * others.push(value) + 3;
+    }
+  }
+  // A string is at most 2^29 characters in V8 (and offsets are 32-bit): a batch is far below.
+  return { text: strings.join(''), kinds, numbers: Float64Array.from(numbers), others };
+}
+
+/** Sets value `index`, packed as a number, to `value` (an id known only once a batch holds the writer). */
+export function setPackedNumber(packed: PackedValues, index: number, value: number): void {
+  const kind = packed.kinds[index]!;
+  if (kind > -2 || (-2 - kind) % 3 !== 0) throw new Error(`setPackedNumber: value ${index} is not a number`);
+  packed.numbers[(-2 - kind) / 3] = value;
+}
+
+/**
+ * `unpackRows(packed, width, row)` calls `row(values)` for each `width` values, in one array reused
+ * from row to row. JavaScript source, because the SQLite thread runs no TypeScript (WORKER_SOURCE
+ * includes it); `unpackValues` below runs the same code here.
+ */
+export const UNPACK_ROWS_SOURCE = `
+function unpackRows(packed, width, row) {
+  const { text, kinds, numbers, others } = packed;
+  const values = new Array(width);
+  let start = 0;
+  for (let at = 0; at < kinds.length; at += width) {
+    for (let column = 0; column < width; column += 1) {
+      const kind = kinds[at + column];
+      if (kind >= 0) {
+        values[column] = text.slice(start, kind);
+        start = kind;
+      } else if (kind === -1) {
+        values[column] = null;
+      } else {
+        const k = Math.floor((-2 - kind) / 3);
+        const type = (-2 - kind) % 3;
+        values[column] = type === 0 ? numbers[k] : type === 1 ? BigInt(numbers[k]) : others[k];
+      }
+    }
+    row(values);
+  }
+}`;
+
+type UnpackRows = (packed: PackedValues, width: number, row: (values: unknown[]) => void) => void;
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- our own constant source, so that one unpacker serves both sides
+const unpackRows = (new Function(`${UNPACK_ROWS_SOURCE}\nreturn unpackRows;`) as () => UnpackRows)();
+
+/** The values again, as they were given to packValues (undefined as null). */
+export function unpackValues(packed: PackedValues): unknown[] {
+  const values: unknown[] = [];
+  unpackRows(packed, 1, (row) => values.push(row[0]));
+  return values;
+}
