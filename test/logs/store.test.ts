@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
@@ -456,6 +457,45 @@ for (const dialect of DIALECTS) {
         ]),
       );
       assert.equal((await store.search({ tenantId: 't1', from: 0, to: T0 + DAY, page: 1, limit: 10 })).total, 0);
+    });
+
+    test('a batch whose writes fail part-way stores nothing, and the same batch is stored once afterwards', async () => {
+      const { store, database } = handle;
+      const batch: LogEntry[] = [
+        { timestamp: T0 + 1, message: 'halfway alpha', level: 'error', attributes: { 'first.seen': 'yes', region: 'north' } },
+        { timestamp: T0 + HOUR, message: 'halfway beta', attributes: { 'first.seen': 'no' } },
+      ];
+      // The rollups are written after the rows and the words: a failure there leaves both half-written.
+      if (dialect === 'sqlite') {
+        await sql`CREATE TRIGGER refuse_rollups BEFORE INSERT ON log_rollups BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(
+          database.db,
+        );
+      } else {
+        await sql`CREATE FUNCTION refuse_rollups() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`.execute(
+          database.db,
+        );
+        await sql`CREATE TRIGGER refuse_rollups BEFORE INSERT ON log_rollups FOR EACH ROW EXECUTE FUNCTION refuse_rollups()`.execute(
+          database.db,
+        );
+      }
+      const everything = { tenantId: 't-half', from: T0, to: T0 + DAY - 1, page: 1, limit: 10 };
+      try {
+        await assert.rejects(store.append('t-half', batch), /refused/);
+        assert.equal((await store.search(everything)).total, 0);
+        assert.equal((await store.search({ ...everything, query: 'halfway' })).total, 0);
+        assert.ok(!(await store.fields('t-half')).some((field) => field.name === 'first.seen'));
+      } finally {
+        await sql`DROP TRIGGER refuse_rollups ${sql.raw(dialect === 'sqlite' ? '' : 'ON log_rollups')}`.execute(database.db);
+      }
+      await store.append('t-half', batch);
+      const stored = await store.search({ ...everything, query: 'first.seen:yes halfway' });
+      assert.deepEqual(
+        stored.entries.map((entry) => [entry.message, entry.attributes]),
+        [['halfway alpha', { 'first.seen': 'yes', region: 'north' }]],
+      );
+      assert.equal((await store.search({ ...everything, query: 'halfway' })).total, 2);
+      const { page: _page, limit: _limit, ...range } = everything;
+      assert.deepEqual(await store.histogram({ ...range, intervalMs: DAY }), [{ ts: T0, count: 2 }]);
     });
 
     test('NUL characters, lone surrogates and odd attribute values are stored safely', async () => {

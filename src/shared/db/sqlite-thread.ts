@@ -66,9 +66,10 @@ parentPort.on('message', (message) => {
   }
   const { id, sql, parameters, list } = message;
   try {
-    // A list: its statements in order, up to the first that fails (the caller's transaction then rolls back).
-    const run = (statement) => (statement.width ? executeRows(statement.sql, statement.parameters, statement.width) : execute(statement.sql, statement.parameters));
-    const result = list ? (list.forEach(run), { rows: [] }) : execute(sql, parameters);
+    // A list: its statements in order, up to the first that fails (the caller's transaction then rolls
+    // back); the reply holds the rows of the last.
+    const run = (statement) => (statement.width ? (executeRows(statement.sql, statement.parameters, statement.width), {}) : execute(statement.sql, statement.parameters));
+    const result = list ? { rows: list.map(run).at(-1).rows ?? [] } : execute(sql, parameters);
     parentPort.postMessage({ id, ...result, inTransaction: database.inTransaction });
   } catch (error) {
     const { name, message, code } = error ?? {};
@@ -131,11 +132,14 @@ export const isPacked = (values: readonly unknown[] | PackedValues): values is P
 export const plainValues = (values: readonly unknown[] | PackedValues): readonly unknown[] =>
   isPacked(values) ? unpackValues(values) : values;
 
-/** Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite thread, else one by one. */
-export async function runInOrder(db: Kysely<any>, statements: readonly (CompiledQuery | RowsStatement)[]): Promise<void> {
-  if (statements.length === 0) return;
+/**
+ * Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite
+ * thread, else one by one. Resolves to the rows of the last (none for a RowsStatement).
+ */
+export async function runInOrder(db: Kysely<any>, statements: readonly (CompiledQuery | RowsStatement)[]): Promise<unknown[]> {
+  if (statements.length === 0) return [];
   if (db.getExecutor().adapter instanceof SqliteThreadAdapter) {
-    await db.executeQuery(
+    const { rows } = await db.executeQuery(
       CompiledQuery.raw(
         STATEMENT_LIST,
         statements.map((statement) =>
@@ -145,11 +149,16 @@ export async function runInOrder(db: Kysely<any>, statements: readonly (Compiled
         ),
       ),
     );
-    return;
+    return rows;
   }
+  let rows: unknown[] = [];
   for (const statement of statements) {
-    for (const query of 'width' in statement ? statement.statements() : [statement]) await db.executeQuery(query);
+    if ('width' in statement) {
+      for (const query of statement.statements()) await db.executeQuery(query);
+      rows = [];
+    } else ({ rows } = await db.executeQuery(statement));
   }
+  return rows;
 }
 
 interface Reply {

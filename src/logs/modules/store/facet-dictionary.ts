@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { facetLookup, facetValuesOf, type FacetDictionary, type FacetDictionaryRow, type FacetLookup } from './facets.js';
 import type { Condition } from './query/condition.js';
 
@@ -44,19 +44,35 @@ export async function storeFacetDictionary(
   newValues: readonly FacetDictionaryRow[],
   newlyUnfaceted: readonly string[],
 ): Promise<void> {
+  for (const write of facetDictionaryWrites(db, tenantId, newValues, newlyUnfaceted)) await db.executeQuery(write);
+}
+
+/** The statements of storeFacetDictionary, for a list of writes (the SQLite thread's runInOrder). */
+export function facetDictionaryWrites(
+  db: Kysely<any>,
+  tenantId: string,
+  newValues: readonly FacetDictionaryRow[],
+  newlyUnfaceted: readonly string[],
+): CompiledQuery[] {
+  const writes: CompiledQuery[] = [];
   for (let start = 0; start < newValues.length; start += CHUNK) {
-    await db
-      .insertInto('log_facet_values')
-      .values(newValues.slice(start, start + CHUNK).map((row) => ({ tenant_id: tenantId, ...row })))
-      .execute();
+    writes.push(
+      db
+        .insertInto('log_facet_values')
+        .values(newValues.slice(start, start + CHUNK).map((row) => ({ tenant_id: tenantId, ...row })))
+        .compile(),
+    );
   }
   if (newlyUnfaceted.length > 0) {
-    await db
-      .insertInto('log_unfaceted_fields')
-      .values(newlyUnfaceted.map((field) => ({ tenant_id: tenantId, field })))
-      .onConflict((conflict) => conflict.doNothing())
-      .execute();
+    writes.push(
+      db
+        .insertInto('log_unfaceted_fields')
+        .values(newlyUnfaceted.map((field) => ({ tenant_id: tenantId, field })))
+        .onConflict((conflict) => conflict.doNothing())
+        .compile(),
+    );
   }
+  return writes;
 }
 
 /** The tenant's unfaceted fields and the tokens of the values a query's equalities name. */

@@ -1,5 +1,5 @@
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
-import { loadFacetDictionary, readFacetLookup, storeFacetDictionary } from './facet-dictionary.js';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { facetDictionaryWrites, loadFacetDictionary, readFacetLookup } from './facet-dictionary.js';
 import { FacetDictionary, type FacetDictionaryRow } from './facets.js';
 import { FtsHours, ftsTableName, hourOfId, type HourSlice } from './fts-hours.js';
 import type {
@@ -153,7 +153,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
     // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
     await this.#inWriteTransaction(
-      async (connection) => {
+      async ({ connection, opened, commitWith }) => {
         let batch = ready;
         if (ids.length > 0) {
           // Under the write lock: no other batch can store one of these ids meanwhile.
@@ -169,7 +169,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
           SELECT ${tenantId}, value, ${now + this.documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
           ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
         }
-        if (batch.entries.length > 0) written = await writePrepared(connection, batch, caches);
+        if (batch.entries.length > 0) written = await writePrepared(connection, batch, caches, opened[0] as BatchState, commitWith);
       },
       () => {
         // Still holding the writer: the next batch sees what this one added to the caches.
@@ -178,6 +178,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
         this.#codes.remember(tenantId, written.newCodes);
         this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
       },
+      // Read with the BEGIN, in one message: for the batch as prepared, which holds every second and
+      // hour of what is written (fewer when repeated document ids leave the batch).
+      batchStateQuery(tenantId, ready.entries).compile(this.db),
     );
     return { duplicates };
   }
@@ -202,7 +205,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     // same entries deleted id by id cost twice as long).
     let lo = Number.MIN_SAFE_INTEGER;
     for (;;) {
-      const batch = await this.#inWriteTransaction(async (connection) => {
+      const batch = await this.#inWriteTransaction(async ({ connection }) => {
         const { rows } = await sql<{ upTo: number | null; n: number }>`SELECT max(id) AS upTo, count(*) AS n FROM
           (SELECT id FROM log_entries WHERE id BETWEEN ${lo} AND ${hi} AND tenant_id = ${tenantId} AND ts < ${cutoff}
             ORDER BY id LIMIT ${RETENTION_BATCH})`.execute(connection);
@@ -222,7 +225,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     }
     // Displaced entries (time-ids.ts) before the cutoff, wherever their ids are.
     for (;;) {
-      const batch = await this.#inWriteTransaction(async (connection) => {
+      const batch = await this.#inWriteTransaction(async ({ connection }) => {
         const { rows } = await sql<{ id: number }>`SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts < ${cutoff}
           LIMIT ${RETENTION_BATCH}`.execute(connection);
         if (rows.length === 0) return 0;
@@ -247,26 +250,40 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     const { rows: hours } = await sql<{ hour: number }>`SELECT hour FROM log_fts_hours
       WHERE tenant_id = ${tenantId} AND hour < ${hourOfId(hi + 1)}`.execute(this.db);
     for (const { hour } of hours) {
-      await this.#inWriteTransaction(async (connection) => {
+      await this.#inWriteTransaction(async ({ connection }) => {
         await sql`DROP TABLE IF EXISTS ${sql.table(ftsTableName(tenantId, hour))}`.execute(connection);
         await sql`DELETE FROM log_fts_hours WHERE tenant_id = ${tenantId} AND hour = ${hour}`.execute(connection);
       });
       await nextTurn();
     }
-    await this.#inWriteTransaction(async (connection) => {
+    await this.#inWriteTransaction(async ({ connection }) => {
       for (const table of ROLLUP_TABLE_NAMES) {
         await sql`DELETE FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}`.execute(connection);
       }
     });
   }
 
-  /** Runs `work` in an IMMEDIATE transaction on the writer's connection; `committed` before another may start. */
-  async #inWriteTransaction<T>(work: (connection: Kysely<any>) => Promise<T>, committed?: () => void): Promise<T> {
+  /**
+   * Runs `work` in an IMMEDIATE transaction on the writer's connection; `committed` before another may
+   * start. Each message to the SQLite thread is a hop that the batch after this one waits behind, so
+   * the `opening` query (if any) goes with the BEGIN, and `work` may end with its writes and the COMMIT
+   * in one list (WriteTransaction).
+   */
+  async #inWriteTransaction<T>(
+    work: (transaction: WriteTransaction) => Promise<T>,
+    committed?: () => void,
+    opening?: CompiledQuery,
+  ): Promise<T> {
     return this.db.connection().execute(async (connection) => {
-      await sql`BEGIN IMMEDIATE`.execute(connection);
+      let open = true;
+      const commitWith = async (writes: readonly (CompiledQuery | RowsStatement)[]): Promise<void> => {
+        await runInOrder(connection, [...writes, sql`COMMIT`.compile(connection)]);
+        open = false;
+      };
       try {
-        const result = await work(connection);
-        await sql`COMMIT`.execute(connection);
+        const opened = await runInOrder(connection, [sql`BEGIN IMMEDIATE`.compile(connection), ...(opening ? [opening] : [])]);
+        const result = await work({ connection, opened, commitWith });
+        if (open) await sql`COMMIT`.execute(connection);
         committed?.();
         return result;
       } catch (error) {
@@ -540,6 +557,15 @@ const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(
 const ENTRY_WIDTH = rowWidth(ENTRY_INSERT_COLUMNS);
 const FTS_INSERT_COLUMNS = ['rowid', 'body', 'facets'];
 
+/** What #inWriteTransaction hands its work. */
+interface WriteTransaction {
+  connection: Kysely<any>;
+  /** The rows of the `opening` query, read in the same message as the BEGIN. */
+  opened: readonly unknown[];
+  /** Runs `writes`, then the COMMIT, in one message to the SQLite thread: the transaction ends there. */
+  commitWith: (writes: readonly (CompiledQuery | RowsStatement)[]) => Promise<void>;
+}
+
 /** What a batch's write added that the caches learn once it is committed. */
 interface Written {
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
@@ -664,25 +690,48 @@ function withoutPlaces(batch: PreparedBatch, places: ReadonlySet<number>, caches
   );
 }
 
-async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, caches: WriterCaches): Promise<Written> {
+/** What the writer reads before a batch's writes (batchStateQuery): as JSON, one row. */
+interface BatchState {
+  /** How many attribute numbers the tenant has (attribute-codes.ts). */
+  codes: number;
+  /** [second, the last id used in it or null] for each second of the batch. */
+  used: string;
+  /** Which of the batch's hours have their index table (an entry displaced into another hour finds out below). */
+  known: string;
+}
+
+/** The writer's one read before a batch's writes (under the writer: no other batch writes meanwhile). */
+function batchStateQuery(tenantId: string, entries: readonly PreparedEntry[]): RawBuilder<BatchState> {
+  const seconds = [...new Set(entries.map((entry) => clampSecond(secondOf(entry.ts))))];
+  const hours = [...new Set(seconds.map((second) => hourOfId(firstIdOf(second))))];
+  return sql<BatchState>`SELECT
+      (SELECT count(*) FROM log_attribute_codes WHERE tenant_id = ${tenantId}) AS codes,
+      (SELECT json_group_array(json_array(value, (SELECT max(id) FROM log_entries
+        WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}))) FROM json_each(${JSON.stringify(seconds)})) AS used,
+      (SELECT json_group_array(hour) FROM log_fts_hours
+        WHERE tenant_id = ${tenantId} AND hour IN (SELECT value FROM json_each(${JSON.stringify(hours)}))) AS known`;
+}
+
+/**
+ * Writes a prepared batch under the writer: `opened` is its state if read already (with the BEGIN), and
+ * `finish` runs the batch's list of writes (with the COMMIT, from append).
+ */
+async function writePrepared(
+  connection: Kysely<any>,
+  batch: PreparedBatch,
+  caches: WriterCaches,
+  opened?: BatchState,
+  finish: (writes: readonly (CompiledQuery | RowsStatement)[]) => Promise<unknown> = (writes) => runInOrder(connection, writes),
+): Promise<Written> {
   const { tenantId, entries: prepared, entryValues, newFields } = batch;
   await loadFacetDictionary(connection, tenantId, caches.facets);
   const { facets, newValues, newlyUnfaceted } =
     batch.facets !== undefined && batch.facetsAt === caches.facets.stateOf(tenantId)
       ? batch.facets
       : caches.facets.facetsOf(tenantId, prepared);
-  const seconds = [...new Set(prepared.map((entry) => clampSecond(secondOf(entry.ts))))];
-  // One hop to the SQLite thread: the last id of each second, and which of the batch's hours have
-  // their index table (an entry displaced into another hour finds out below).
-  const hours = [...new Set(seconds.map((second) => hourOfId(firstIdOf(second))))];
-  const { rows: state } = await sql<{ used: string; known: string; codes: number }>`SELECT
-      (SELECT count(*) FROM log_attribute_codes WHERE tenant_id = ${tenantId}) AS codes,
-      (SELECT json_group_array(json_array(value, (SELECT max(id) FROM log_entries
-        WHERE id BETWEEN value * ${IDS_PER_SECOND} AND value * ${IDS_PER_SECOND} + ${IDS_PER_SECOND - 1}))) FROM json_each(${JSON.stringify(seconds)})) AS used,
-      (SELECT json_group_array(hour) FROM log_fts_hours
-        WHERE tenant_id = ${tenantId} AND hour IN (SELECT value FROM json_each(${JSON.stringify(hours)}))) AS known`.execute(connection);
-  const used = JSON.parse(state[0]!.used) as [number, number | null][];
-  await caches.codes.sync(connection, tenantId, Number(state[0]!.codes));
+  const state = opened ?? (await batchStateQuery(tenantId, prepared).execute(connection)).rows[0]!;
+  const used = JSON.parse(state.used) as [number, number | null][];
+  await caches.codes.sync(connection, tenantId, Number(state.codes));
   // Names without a number (rare: a tenant's first batches, new fields) are numbered here, then every
   // entry's attributes encoded with them. An encoding made before stays right: numbers never change.
   let newCodes: AttributeCodeRow[] = [];
@@ -696,7 +745,7 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
     prepared.forEach((entry, index) => (entryValues[index * ENTRY_WIDTH + ATTRIBUTES_VALUE] = numbered.encode(entry.attributes)));
     rows = packValues(entryValues);
   }
-  const known = new Set(JSON.parse(state[0]!.known) as number[]);
+  const known = new Set(JSON.parse(state.known) as number[]);
   const lastUsed = new Map(used.map(([second, top]) => [second, top ?? undefined]));
   const ids = await assignIds(
     prepared.map((entry) => entry.ts),
@@ -765,7 +814,7 @@ async function writePrepared(connection: Kysely<any>, batch: PreparedBatch, cach
       ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.compile(connection),
     );
   }
-  await runInOrder(connection, writes);
-  await storeFacetDictionary(connection, tenantId, newValues, newlyUnfaceted);
+  writes.push(...facetDictionaryWrites(connection, tenantId, newValues, newlyUnfaceted));
+  await finish(writes);
   return { newFields, newCodes, newValues, newlyUnfaceted };
 }
