@@ -556,6 +556,7 @@ const oldestFirst = (a: EntryRow, b: EntryRow): number => Number(a.ts) - Number(
 
 const ENTRY_WIDTH = rowWidth(ENTRY_INSERT_COLUMNS);
 const FTS_INSERT_COLUMNS = ['rowid', 'body', 'facets'];
+const FTS_WIDTH = FTS_INSERT_COLUMNS.length;
 
 /** What #inWriteTransaction hands its work. */
 interface WriteTransaction {
@@ -619,6 +620,27 @@ interface PreparedBatch {
   newFields: ReturnType<FieldCatalogueCache['newFields']>;
   facets: ReturnType<FacetDictionary['facetsOf']> | undefined;
   facetsAt: string | undefined;
+  /** The index rows with these facets, by the hour of each entry's second (its id's, unless displaced), their ids 0. */
+  indexed: IndexRows | undefined;
+}
+
+/** A batch's index rows (FTS_INSERT_COLUMNS) by hour of their ids, packed; the rows of each hour hold consecutive entries from `first`. */
+type IndexRows = Map<number, { first: number; rows: PackedValues }>;
+
+function indexRows(
+  bodies: readonly string[],
+  facets: readonly (readonly string[])[],
+  hourOf: (index: number) => number,
+  idOf: (index: number) => number,
+): IndexRows {
+  const byHour = new Map<number, { first: number; values: unknown[] }>();
+  for (let index = 0; index < bodies.length; index += 1) {
+    const hour = hourOf(index);
+    let group = byHour.get(hour);
+    if (!group) byHour.set(hour, (group = { first: index, values: [] }));
+    group.values.push(idOf(index), bodies[index], facets[index]!.join(' '));
+  }
+  return new Map([...byHour].map(([hour, { first, values }]) => [hour, { first, rows: packValues(values) }]));
 }
 
 async function prepareBatch(tenantId: string, entries: readonly LogEntry[], caches: WriterCaches): Promise<PreparedBatch> {
@@ -663,6 +685,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
   await nextTurn();
   // Taken last: the dictionary may have changed while this batch waited for turns of the event loop.
   const facetsAt = caches.facets.stateOf(tenantId);
+  const facets = facetsAt === undefined ? undefined : caches.facets.facetsOf(tenantId, sorted);
   return {
     tenantId,
     entries: sorted,
@@ -673,8 +696,17 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     rollups: batchRollups(sorted),
     // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
     newFields: caches.fields.newFields(tenantId, sorted),
-    facets: facetsAt === undefined ? undefined : caches.facets.facetsOf(tenantId, sorted),
+    facets,
     facetsAt,
+    // In time order, so each hour's entries are consecutive.
+    indexed:
+      facets &&
+      indexRows(
+        bodies,
+        facets.facets,
+        (index) => hourOfId(firstIdOf(clampSecond(secondOf(sorted[index]!.ts)))),
+        () => 0,
+      ),
   };
 }
 
@@ -725,10 +757,8 @@ async function writePrepared(
 ): Promise<Written> {
   const { tenantId, entries: prepared, entryValues, newFields } = batch;
   await loadFacetDictionary(connection, tenantId, caches.facets);
-  const { facets, newValues, newlyUnfaceted } =
-    batch.facets !== undefined && batch.facetsAt === caches.facets.stateOf(tenantId)
-      ? batch.facets
-      : caches.facets.facetsOf(tenantId, prepared);
+  const facetsHeld = batch.facets !== undefined && batch.facetsAt === caches.facets.stateOf(tenantId);
+  const { facets, newValues, newlyUnfaceted } = facetsHeld ? batch.facets! : caches.facets.facetsOf(tenantId, prepared);
   const state = opened ?? (await batchStateQuery(tenantId, prepared).execute(connection)).rows[0]!;
   const used = JSON.parse(state.used) as [number, number | null][];
   await caches.codes.sync(connection, tenantId, Number(state.codes));
@@ -761,20 +791,30 @@ async function writePrepared(
   // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
   // once, in log_entries; the index holds our own tokens (tokenize.ts) and the entry's facets. No
   // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
-  const indexedByHour = new Map<number, unknown[]>();
   for (let index = 0; index < prepared.length; index += 1) {
     const { id } = ids[index]!;
     setPackedNumber(rows, index * ENTRY_WIDTH + ID_VALUE, id);
     setPackedNumber(rows, index * ENTRY_WIDTH + TS_OFFSET_VALUE, prepared[index]!.ts - idSecond(id) * 1000);
-    const hour = hourOfId(id);
-    let indexed = indexedByHour.get(hour);
-    if (!indexed) indexedByHour.set(hour, (indexed = []));
-    indexed.push(id, batch.bodies[index], facets[index]!.join(' '));
+  }
+  // The index rows as prepared, given their ids, unless the facets changed or an entry was displaced
+  // (its id then lies in another second, perhaps another hour).
+  let indexedByHour = facetsHeld && displaced.length === 0 ? batch.indexed : undefined;
+  if (indexedByHour) {
+    for (const { first, rows: hourRows } of indexedByHour.values()) {
+      for (let row = 0; row * FTS_WIDTH < hourRows.kinds.length; row += 1) setPackedNumber(hourRows, row * FTS_WIDTH, ids[first + row]!.id);
+    }
+  } else {
+    indexedByHour = indexRows(
+      batch.bodies,
+      facets,
+      (index) => hourOfId(ids[index]!.id),
+      (index) => ids[index]!.id,
+    );
   }
   // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
   const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, rows)];
   if (newCodes.length > 0) writes.push(storeAttributeCodes(tenantId, newCodes).compile(connection));
-  for (const [hour, indexed] of indexedByHour) {
+  for (const [hour, { rows: indexed }] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
     if (!known.has(hour)) {
       writes.push(
