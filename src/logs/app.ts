@@ -253,6 +253,14 @@ export async function buildLogsService({
     if (route === undefined || UNMEASURED_ROUTES.has(route)) return;
     serviceMetrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
+  // A client that closes the connection before its answer leaves no response, so onResponse never
+  // runs: such requests are counted here, and logged as nginx logs its 499 (client closed request).
+  app.addHook('onRequestAbort', async (request) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || UNMEASURED_ROUTES.has(route)) return;
+    serviceMetrics.countAbandonedRequest(route, request.method);
+    request.log.info({ route, method: request.method }, 'request abandoned: the client closed the connection before the answer');
+  });
   await app.register(metricsRoutes(() => serviceMetrics.registry.metrics(), config.metricsToken));
   // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
   const writerThread = writerThreadOf(db);

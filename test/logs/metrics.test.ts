@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
@@ -160,6 +161,33 @@ describe('metrics behind a token, and the gateway', () => {
       assert.deepEqual(refused.json(), { error: 'invalid token' });
       const allowed = await logs.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-secret-0123456789' } });
       assert.equal(allowed.statusCode, 200);
+    } finally {
+      await logs.close();
+    }
+  });
+
+  test('a request whose client leaves before the answer counts in logs_http_requests_abandoned_total', async () => {
+    const logs = await startTestLogs('sqlite');
+    try {
+      const admin = await logs.admin();
+      await logs.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = logs.app.server.address() as AddressInfo;
+      const labels = { route: '/api/v1/_elastic/_bulk', method: 'POST' };
+      const scrape = async () => (await logs.request({ method: 'GET', url: '/metrics' })).body;
+      assert.equal(sample(await scrape(), 'logs_http_requests_abandoned_total', labels), 0);
+      // A shipper that stops half-way through its upload: the headers and part of the body, then the connection closes.
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.on('error', () => {});
+      const routed = new Promise((resolve) => logs.app.server.once('request', resolve));
+      socket.write(
+        `POST /api/v1/_elastic/_bulk HTTP/1.1\r\nHost: x\r\nAuthorization: ${admin.authorization}\r\n` +
+          'Content-Type: application/x-ndjson\r\nContent-Length: 1000\r\n\r\n{"index":{}}\n',
+      );
+      await routed;
+      socket.destroy();
+      await eventually(async () => assert.equal(sample(await scrape(), 'logs_http_requests_abandoned_total', labels), 1));
+      // It has no status and no duration: nothing in the latency histogram.
+      assert.ok(!(await scrape()).includes('route="/api/v1/_elastic/_bulk",method="POST",status='));
     } finally {
       await logs.close();
     }

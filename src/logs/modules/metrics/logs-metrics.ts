@@ -25,6 +25,13 @@ export class LogsMetrics {
     registers: [this.registry],
   });
 
+  private readonly requestsAbandoned = new Counter({
+    name: 'logs_http_requests_abandoned_total',
+    help: 'Requests whose client closed the connection before the answer (a closed tab, an abandoned upload), by route and method',
+    labelNames: ['route', 'method'] as const,
+    registers: [this.registry],
+  });
+
   readonly alertEvaluations = new Counter({
     name: 'logs_alert_evaluations_total',
     help: 'Alert rule evaluations by outcome (holds: the condition was met, clear, error)',
@@ -124,5 +131,10 @@ export class LogsMetrics {
   /** One answered request; `route` is the route's pattern (`/api/v1/_elastic/:index/_search`), never the raw URL. */
   observeRequest(route: string, method: string, status: number, seconds: number): void {
     this.requestDuration.observe({ route, method, status: String(status) }, seconds);
+  }
+
+  /** A request left without an answer: it has no status or duration (Fastify runs no onResponse for it). */
+  countAbandonedRequest(route: string, method: string): void {
+    this.requestsAbandoned.inc({ route, method });
   }
 }
