@@ -94,3 +94,9 @@ export function unpackValues(packed: PackedValues): unknown[] {
   unpackRows(packed, 1, (row) => values.push(row[0]));
   return values;
 }
+
+export const isPacked = (values: readonly unknown[] | PackedValues): values is PackedValues => !Array.isArray(values);
+
+/** Values as given, unpacked if need be. */
+export const plainValues = (values: readonly unknown[] | PackedValues): readonly unknown[] =>
+  isPacked(values) ? unpackValues(values) : values;

@@ -11,7 +11,7 @@ import {
   type Driver,
   type QueryResult,
 } from 'kysely';
-import { packValues, UNPACK_ROWS_SOURCE, unpackValues, type PackedValues } from './packed-values.js';
+import { isPacked, packValues, UNPACK_ROWS_SOURCE, type PackedValues } from './packed-values.js';
 
 /**
  * SQLite writes on a thread of their own (docs/log-store.md, "The SQLite thread"). better-sqlite3 is
@@ -125,12 +125,6 @@ export interface RowsStatement {
 }
 
 const packedOf = (values: readonly unknown[] | PackedValues): PackedValues => (isPacked(values) ? values : packValues(values));
-
-export const isPacked = (values: readonly unknown[] | PackedValues): values is PackedValues => !Array.isArray(values);
-
-/** The values of a RowsStatement, unpacked if need be. */
-export const plainValues = (values: readonly unknown[] | PackedValues): readonly unknown[] =>
-  isPacked(values) ? unpackValues(values) : values;
 
 /**
  * Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite
