@@ -1,5 +1,6 @@
 import { ConfigError, envReader, readAdminPassword, readServiceBasics, type Env, type ServiceBasics } from '../shared/config/env.js';
 import { WebhookAllowList } from './modules/alerts/webhook-address.js';
+import { DEFAULT_WRITE_TIMEOUT_MS } from './modules/store/index.js';
 import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
 
 export interface RateRule {
@@ -113,7 +114,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
 }
 
 function writeTimeout(read: ReturnType<typeof envReader>): number {
-  const timeoutMs = read.duration('LOGS_WRITE_TIMEOUT', '30s');
+  const timeoutMs = read.duration('LOGS_WRITE_TIMEOUT', `${DEFAULT_WRITE_TIMEOUT_MS}ms`);
   // 0 would turn PostgreSQL's statement_timeout off: the stall this bounds.
   if (timeoutMs < 100) throw new ConfigError('LOGS_WRITE_TIMEOUT', 'must be at least 100ms');
   return timeoutMs;

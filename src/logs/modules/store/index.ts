@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { LogStore } from './log-store.js';
 import { PostgresLogStore } from './postgres-store.js';
+export { DEFAULT_WRITE_TIMEOUT_MS } from './postgres-store.js';
 import { SqliteLogStore } from './sqlite-store.js';
 import { BudgetedLogStore } from './budgeted-store.js';
 import type { DocumentIdWindow } from './store-core.js';

@@ -108,8 +108,8 @@ async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly 
   return partitions.filter((partition) => names.has(partition.name));
 }
 
-/** LogStoreOptions.writeTimeoutMs's default. */
-const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+/** LogStoreOptions.writeTimeoutMs's default (and LOGS_WRITE_TIMEOUT's). */
+export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 
 /** A read over [from, end) on PostgreSQL. */
 interface PostgresPlan extends ReadPlan {

@@ -381,7 +381,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     const descending = page.order === 'desc';
     let { lo, hi } = plan;
     if (page.after) {
-      const second = clampSecond(secondOf(page.after.timestamp));
+      const second = idSecondOf(page.after.timestamp);
       if (descending) hi = Math.min(hi, lastIdOf(second));
       else lo = Math.max(lo, firstIdOf(second));
     }
@@ -704,7 +704,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
       indexRows(
         bodies,
         facets.facets,
-        (index) => hourOfId(firstIdOf(clampSecond(secondOf(sorted[index]!.ts)))),
+        (index) => hourOfSecond(idSecondOf(sorted[index]!.ts)),
         () => 0,
       ),
   };
@@ -722,6 +722,11 @@ function withoutPlaces(batch: PreparedBatch, places: ReadonlySet<number>, caches
   );
 }
 
+/** The second of the ids an entry at `ts` gets (unless displaced: time-ids.ts). */
+const idSecondOf = (ts: number): number => clampSecond(secondOf(ts));
+/** The hour (its index table's, fts-hours.ts) of a second's ids. */
+const hourOfSecond = (second: number): number => hourOfId(firstIdOf(second));
+
 /** What the writer reads before a batch's writes (batchStateQuery): as JSON, one row. */
 interface BatchState {
   /** How many attribute numbers the tenant has (attribute-codes.ts). */
@@ -734,8 +739,8 @@ interface BatchState {
 
 /** The writer's one read before a batch's writes (under the writer: no other batch writes meanwhile). */
 function batchStateQuery(tenantId: string, entries: readonly PreparedEntry[]): RawBuilder<BatchState> {
-  const seconds = [...new Set(entries.map((entry) => clampSecond(secondOf(entry.ts))))];
-  const hours = [...new Set(seconds.map((second) => hourOfId(firstIdOf(second))))];
+  const seconds = [...new Set(entries.map((entry) => idSecondOf(entry.ts)))];
+  const hours = [...new Set(seconds.map(hourOfSecond))];
   return sql<BatchState>`SELECT
       (SELECT count(*) FROM log_attribute_codes WHERE tenant_id = ${tenantId}) AS codes,
       (SELECT json_group_array(json_array(value, (SELECT max(id) FROM log_entries
