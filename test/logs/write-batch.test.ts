@@ -180,6 +180,23 @@ for (const where of ['event loop', 'thread'] as const)
       assert.deepEqual(Buffer.from(rows[4]!.b as Uint8Array), Buffer.from([0, 1, 255]));
     });
 
+    test('strings past the packed text cap are sent as they are, and stored the same', async () => {
+      await sql`CREATE TABLE capped (a, b)`.execute(db);
+      // A cap of 8 characters stands for MAX_PACKED_TEXT (2^28), which a gigabyte body could pass.
+      const values = [0, 'short', 0, 'longer than the cap', 0, 'abc', 0, ''];
+      const packed = packValues(values, 8);
+      assert.equal(packed.text, 'shortabc');
+      assert.deepEqual(packed.others, ['longer than the cap']);
+      assert.deepEqual(unpackValues(packed), values);
+      for (let row = 0; row < 4; row += 1) setPackedNumber(packed, row * 2, row);
+      await runInOrder(db, [rowInserts('capped', ['a', 'b'], packed)]);
+      const { rows } = await sql<{ b: string }>`SELECT b FROM capped ORDER BY a`.execute(db);
+      assert.deepEqual(
+        rows.map((row) => row.b),
+        ['short', 'longer than the cap', 'abc', ''],
+      );
+    });
+
     test('values that do not make whole rows are refused before any statement is made', () => {
       assert.throws(() => rowInserts('t', ['a', 'b', 'c'], [1, 'x']), /do not make rows of 3/);
     });
