@@ -13,7 +13,7 @@ import {
   placesWithPrefix,
   timesOf,
 } from '../../src/logs/modules/store/postings.js';
-import { groupsFor, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
+import { groupsFor, pairsFromFor, pairToken, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
@@ -141,6 +141,36 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
     );
   });
 
+  test('a piece posts the pairs of words in a row whose words are each in pairsFromFor of its entries or more', () => {
+    assert.deepEqual([1, 32, 4_096, 5_000, 100_000].map(pairsFromFor), [32, 32, 32, 40, 782]);
+    const hour = Date.UTC(2026, 10, 20, 5);
+    // 40 entries: "connection refused peer" in 30 of them, "refused connection peer" in one, "refused
+    // connection" in nine (peer in 31, fewer than 32); a facet lexeme after the words, never paired.
+    const tokens = Array.from({ length: 40 }, (_, n) =>
+      n < 30
+        ? ['connection', 'refused', 'peer', '=f1']
+        : n === 30
+          ? ['refused', 'connection', 'peer', '=f1']
+          : ['refused', 'connection', '=f1'],
+    );
+    const wordCounts = tokens.map((entry) => entry.length - 1);
+    const [piece] = postingsPieces(
+      tokens.map((_, n) => hour + n),
+      tokens,
+      wordCounts,
+    );
+    assert.equal(piece!.pairs, 32);
+    const places = (token: string) =>
+      placesOf(piece!.postings.find((posting) => posting.group === groupOf(token, piece!.groups))?.data ?? Buffer.alloc(0), token);
+    assert.deepEqual(places(pairToken('connection', 'refused')), expectedPlaces(tokens.slice(0, 30), 'connection'), 'both in 40 entries');
+    assert.deepEqual(places(pairToken('refused', 'connection')), [30, 31, 32, 33, 34, 35, 36, 37, 38, 39]);
+    assert.deepEqual(places(pairToken('refused', 'peer')), [], 'peer is in 31 entries, fewer than 32');
+    assert.deepEqual(places(pairToken('connection', 'peer')), []);
+    assert.deepEqual(places(pairToken('peer', '=f1')), [], 'only words are paired');
+    assert.deepEqual(places('connection').length, 40, 'the words themselves as before');
+    assert.equal(postingsPieces([hour], [['a', 'b']])[0]!.pairs, 0, 'no pairs without the words in order');
+  });
+
   test('about 16 entries a group, at most 256', () => {
     assert.deepEqual([1, 31, 32, 100, 5_000, 100_000].map(groupsFor), [1, 1, 2, 4, 256, 256]);
   });
@@ -181,13 +211,7 @@ describe('what postings answer (PostgreSQL)', () => {
       assert.equal(found?.exact, false, query);
       return found!.expr;
     };
-    assert.deepEqual(candidates('"connection refused"'), {
-      kind: 'and',
-      children: [
-        { kind: 'token', token: 'connection' },
-        { kind: 'token', token: 'refused' },
-      ],
-    });
+    assert.deepEqual(candidates('"connection refused"'), { kind: 'phrase', tokens: ['connection', 'refused'] });
     assert.deepEqual(candidates('disk-ful*'), {
       kind: 'and',
       children: [
@@ -195,13 +219,27 @@ describe('what postings answer (PostgreSQL)', () => {
         { kind: 'prefix', prefix: 'ful' },
       ],
     });
-    assert.deepEqual(candidates('disk-full'), {
+    assert.deepEqual(candidates('disk-full'), { kind: 'phrase', tokens: ['disk', 'full'] });
+    assert.deepEqual(candidates('disk-full-no*'), {
       kind: 'and',
       children: [
-        { kind: 'token', token: 'disk' },
-        { kind: 'token', token: 'full' },
+        { kind: 'phrase', tokens: ['disk', 'full'] },
+        { kind: 'prefix', prefix: 'no' },
       ],
     });
+    // Counted from the postings where pieces post the pair: a phrase of two words, also beside what
+    // postings answer exactly; not one of three words, a prefix, or what the rows must check anyway.
+    const byPairs = (query: string) => plan(query)!.exactByPairs;
+    assert.deepEqual(
+      ['"connection refused"', '"connection refused" level:error', '"disk full" OR timeout', 'disk-full -declined'].map(byPairs),
+      [true, true, true, true],
+    );
+    assert.deepEqual(['"disk full now"', 'disk-full-no*', '"disk full" status:>=500', 'disk status:>=500'].map(byPairs), [
+      false,
+      false,
+      false,
+      false,
+    ]);
     assert.deepEqual(candidates('disk status:>=500'), { kind: 'token', token: 'disk' });
     assert.deepEqual(candidates('level:error -user:u1'), { kind: 'token', token: '=f7' });
     assert.deepEqual(candidates('level:error -"disk full"'), { kind: 'token', token: '=f7' }, 'the NOT of candidates is none');

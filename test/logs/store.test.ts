@@ -990,6 +990,42 @@ describe('log store partitions [postgres]', () => {
     }
   });
 
+  test('a phrase of two common words is counted from its pair; a batch without the pair is checked on its rows, also in a shared millisecond', async () => {
+    const { store, database } = handle;
+    const hour = T0 + 38 * DAY;
+    // A: 100 entries a second apart, both words in all of them, in a row in half (its piece posts the pair).
+    const a = Array.from({ length: 100 }, (_, n) => ({
+      timestamp: hour + n * 1_000,
+      message: n % 2 === 0 ? `connection refused by peer #a${n}` : `refused connection #a${n}`,
+    }));
+    // B: three entries, too few for pairs; one at the millisecond of A's first match.
+    const b = [
+      { timestamp: hour, message: 'connection refused again #b0' },
+      { timestamp: hour + 2_000, message: 'refused connection #b1' },
+      { timestamp: hour + 4_000, message: 'connection refused #b2' },
+    ];
+    await store.append('pairs', a);
+    await store.append('pairs', b);
+    const range = { tenantId: 'pairs', query: '"connection refused"', from: hour, to: hour + HOUR - 1 };
+    const counts = async () => ({
+      total: (await store.search({ ...range, page: 1, limit: 1 })).total,
+      hour: (await store.histogram({ ...range, intervalMs: HOUR })).map((bucket) => bucket.count),
+      tenSeconds: (await store.histogram({ ...range, intervalMs: 10_000 })).slice(0, 11).map((bucket) => bucket.count),
+    });
+    const expected = { total: 52, hour: [52], tenSeconds: [7, 5, 5, 5, 5, 5, 5, 5, 5, 5, 0] };
+    assert.deepEqual(await counts(), expected);
+    // A's matches come from its pair, not its rows: with its rows gone (all but those at B's times,
+    // which the rows count), the counts stay.
+    await sql`DELETE FROM log_entries WHERE tenant_id = 'pairs' AND message LIKE '%#a%'
+      AND ts NOT IN (${hour}::bigint, ${hour + 2_000}::bigint, ${hour + 4_000}::bigint)`.execute(database.db);
+    assert.deepEqual(await counts(), expected);
+    assert.equal(
+      (await store.search({ ...range, query: '"connection refused by"', page: 1, limit: 1 })).total,
+      3,
+      "three words: the rows (A's left)",
+    );
+  });
+
   test('a page of a rare word among many rows: the newest and oldest matches, whatever lies between them', async () => {
     const { store } = handle;
     const hour = T0 + 36 * DAY;

@@ -323,6 +323,20 @@ const compactRows: Migration = {
   },
 };
 
+/**
+ * Pairs of words in PostgreSQL's postings (postgres-postings.ts, pairsFromFor; docs/log-store.md,
+ * "Phrases"): a piece states from how many entries a word's pairs are posted; the pieces stored before
+ * have none (0) and find a phrase by its words, as they did. Nothing on SQLite, whose FTS5 keeps positions.
+ */
+const phrasePairs: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) await sql`ALTER TABLE log_batches ADD COLUMN IF NOT EXISTS pairs integer NOT NULL DEFAULT 0`.execute(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) await sql`ALTER TABLE log_batches DROP COLUMN IF EXISTS pairs`.execute(db);
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -335,4 +349,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0170_no_word_index': noWordIndex,
   '0180_no_tsvector': noTsvector,
   '0190_compact_rows': compactRows,
+  '0200_phrase_pairs': phrasePairs,
 };

@@ -31,17 +31,22 @@ import { nextTurn } from './write-batch.js';
 export type PostingsExpr =
   | { kind: 'token'; token: string }
   | { kind: 'prefix'; prefix: string }
+  /** Words in a row, two or more: found by the pieces' pairs (pairToken), else by the words. */
+  | { kind: 'phrase'; tokens: string[] }
   | { kind: 'and' | 'or'; children: PostingsExpr[] }
   | { kind: 'not'; child: PostingsExpr };
 
 /**
  * A condition as postings answer it: `exact`, their matches are the condition's; otherwise they are
- * candidates, a superset that the rows check (a phrase is its words; an AND keeps what postings
- * answer of it and leaves the rest, a range say, to the rows).
+ * candidates, a superset that the rows check (a phrase of three words or more is found by its pairs
+ * of words; an AND keeps what postings answer of it and leaves the rest, a range say, to the rows).
+ * `exactByPairs`: inexact only by phrases of two words, which a piece that posts their pair answers
+ * exactly; so the postings count it, and only the candidates of the other pieces are the rows' to check.
  */
 export interface PostingsPlan {
   expr: PostingsExpr;
   exact: boolean;
+  exactByPairs: boolean;
 }
 
 /**
@@ -57,7 +62,7 @@ export function postingsPlan(condition: Condition, facets: FacetLookup): Posting
       const values = equalityFacets(condition.field, condition.value, facets.unfaceted);
       if (values === null) return null;
       const tokens: PostingsExpr[] = values.map((value) => ({ kind: 'token', token: postgresFacet(facets.tokenOf(value)) }));
-      return { expr: tokens.length === 1 ? tokens[0]! : { kind: 'or', children: tokens }, exact: true };
+      return { expr: tokens.length === 1 ? tokens[0]! : { kind: 'or', children: tokens }, exact: true, exactByPairs: true };
     }
     case 'and':
     case 'or':
@@ -75,11 +80,18 @@ export function postingsPlan(condition: Condition, facets: FacetLookup): Posting
 function textPlan(expr: TextExpr): PostingsPlan | null {
   switch (expr.kind) {
     case 'phrase': {
-      // Positions are not in postings: a phrase of several words is the entries with all of them.
-      const words: PostingsExpr[] = expr.tokens.map((token, index) =>
-        expr.prefix && index === expr.tokens.length - 1 ? { kind: 'prefix', prefix: token } : { kind: 'token', token },
-      );
-      return { expr: words.length === 1 ? words[0]! : { kind: 'and', children: words }, exact: words.length === 1 };
+      if (expr.tokens.length === 1) {
+        const [token] = expr.tokens as [string];
+        return { expr: expr.prefix ? { kind: 'prefix', prefix: token } : { kind: 'token', token }, exact: true, exactByPairs: true };
+      }
+      if (!expr.prefix) return { expr: { kind: 'phrase', tokens: expr.tokens }, exact: false, exactByPairs: expr.tokens.length === 2 };
+      // A phrase ending in a prefix: its words in a row, and an entry with a word of the prefix.
+      const words = expr.tokens.slice(0, -1);
+      const children: PostingsExpr[] = [
+        words.length === 1 ? { kind: 'token', token: words[0]! } : { kind: 'phrase', tokens: words },
+        { kind: 'prefix', prefix: expr.tokens.at(-1)! },
+      ];
+      return { expr: { kind: 'and', children }, exact: false, exactByPairs: false };
     }
     case 'and':
     case 'or':
@@ -94,13 +106,17 @@ function combine(kind: 'and' | 'or', children: (PostingsPlan | null | 'all')[]):
   if (kind === 'or' && children.some((child) => child === null || child === 'all')) return null;
   const kept = children.filter((child): child is PostingsPlan => child !== null && child !== 'all');
   if (kept.length === 0) return null;
-  const exact = kept.length === children.filter((child) => child !== 'all').length && kept.every((child) => child.exact);
-  return { expr: kept.length === 1 ? kept[0]!.expr : { kind, children: kept.map((child) => child.expr) }, exact };
+  const whole = kept.length === children.filter((child) => child !== 'all').length;
+  return {
+    expr: kept.length === 1 ? kept[0]!.expr : { kind, children: kept.map((child) => child.expr) },
+    exact: whole && kept.every((child) => child.exact),
+    exactByPairs: whole && kept.every((child) => child.exactByPairs),
+  };
 }
 
 /** The complement of candidates is no superset of the NOT: only an exact child can be negated. */
 function negate(child: PostingsPlan | null): PostingsPlan | null {
-  return child !== null && child.exact ? { expr: { kind: 'not', child: child.expr }, exact: true } : null;
+  return child !== null && child.exact ? { expr: { kind: 'not', child: child.expr }, exact: true, exactByPairs: true } : null;
 }
 
 /** What a lookup of `expr` reads: its tokens' and prefixes' groups, or every group (a short prefix). */
@@ -114,6 +130,9 @@ function lookupsOf(expr: PostingsExpr, into: Lookups = { keys: [], everyGroup: f
   else if (expr.kind === 'prefix') {
     if (expr.prefix.length < GROUP_PREFIX) into.everyGroup = true;
     else into.keys.push(expr.prefix); // its group is the group of its first GROUP_PREFIX characters
+  } else if (expr.kind === 'phrase') {
+    into.keys.push(...expr.tokens);
+    for (let index = 1; index < expr.tokens.length; index += 1) into.keys.push(pairToken(expr.tokens[index - 1]!, expr.tokens[index]!));
   } else if (expr.kind === 'not') lookupsOf(expr.child, into);
   else for (const child of expr.children) lookupsOf(child, into);
   return into;
@@ -124,21 +143,46 @@ export function groupsFor(entries: number): number {
   return 2 ** Math.min(8, Math.max(0, Math.floor(Math.log2(entries / 16))));
 }
 
+/**
+ * The token of two words in a row of a message: no word holds a space, so no word or prefix of one
+ * is a pair (a prefix finds the pairs that start with its words, entries it finds by those words anyway).
+ */
+export function pairToken(first: string, second: string): string {
+  return `${first} ${second}`;
+}
+
+/**
+ * Pairs a piece of `entries` posts: those of two words each held by at least this many of its entries
+ * (docs/log-store.md, "Phrases"). A phrase of common words is then counted from its pair, while a
+ * pair left out has a word in fewer entries than this, the most candidates the rows check for it.
+ * Every pair would double the postings (64 instead of 25 bytes an entry in the benchmark); these add 7.
+ */
+export function pairsFromFor(entries: number): number {
+  return Math.max(32, Math.ceil(entries / 128));
+}
+
 /** One hour of a batch, in time order: a row of log_batches and its rows of log_postings. */
 export interface PostingsPiece {
   first: number;
   last: number;
   entries: number;
   groups: number;
+  /** Its pairs are of words in at least this many of its entries (pairsFromFor); 0: it posts none. */
+  pairs: number;
   times: Buffer;
   postings: { group: number; data: Buffer }[];
 }
 
 /**
- * A batch's postings by UTC hour: `times[place]` and `tokens[place]` (its words and the facet
- * lexemes of its tsvector) of each entry, in any order.
+ * A batch's postings by UTC hour: `times[place]` and `tokens[place]` (its words and facet lexemes)
+ * of each entry, in any order. With `wordCounts`, the first `wordCounts[place]` tokens of an entry are
+ * its message's words in order, and each piece also posts their pairs (pairsFromFor).
  */
-export function postingsPieces(times: readonly number[], tokens: readonly (readonly string[])[]): PostingsPiece[] {
+export function postingsPieces(
+  times: readonly number[],
+  tokens: readonly (readonly string[])[],
+  wordCounts?: readonly number[],
+): PostingsPiece[] {
   const order = times.map((_, place) => place).sort((a, b) => times[a]! - times[b]! || a - b);
   const pieces: PostingsPiece[] = [];
   for (let start = 0; start < order.length;) {
@@ -148,17 +192,26 @@ export function postingsPieces(times: readonly number[], tokens: readonly (reado
     while (end < order.length && times[order[end]!]! < hourEnd) end += 1;
     const places = order.slice(start, end);
     const groups = groupsFor(places.length);
+    const pairs = wordCounts === undefined ? 0 : pairsFromFor(places.length);
+    const pieceTokens = places.map((place) => tokens[place]!);
     pieces.push({
       first,
       last: times[places.at(-1)!]!,
       entries: places.length,
       groups,
+      pairs,
       times: encodeTimes(
         first,
         places.map((place) => times[place]!),
       ),
       postings: encodePostings(
-        places.map((place) => tokens[place]!),
+        wordCounts === undefined
+          ? pieceTokens
+          : withPairs(
+              pieceTokens,
+              places.map((place) => wordCounts[place]!),
+              pairs,
+            ),
         groups,
       ),
     });
@@ -167,16 +220,43 @@ export function postingsPieces(times: readonly number[], tokens: readonly (reado
   return pieces;
 }
 
+/** Each entry's tokens and the pairs of its words (its first `wordCounts` tokens) that are each in `least` entries or more. */
+function withPairs(tokens: readonly (readonly string[])[], wordCounts: readonly number[], least: number): (readonly string[])[] {
+  const entriesOf = new Map<string, number>();
+  const lastPlace = new Map<string, number>();
+  for (let place = 0; place < tokens.length; place += 1) {
+    const entry = tokens[place]!;
+    for (let index = 0; index < wordCounts[place]!; index += 1) {
+      const word = entry[index]!;
+      if (lastPlace.get(word) === place) continue;
+      lastPlace.set(word, place);
+      entriesOf.set(word, (entriesOf.get(word) ?? 0) + 1);
+    }
+  }
+  return tokens.map((entry, place) => {
+    let withEntryPairs: string[] | null = null;
+    for (let index = 1; index < wordCounts[place]!; index += 1) {
+      const [first, second] = [entry[index - 1]!, entry[index]!];
+      if (entriesOf.get(first)! >= least && entriesOf.get(second)! >= least) (withEntryPairs ??= [...entry]).push(pairToken(first, second));
+    }
+    return withEntryPairs ?? entry;
+  });
+}
+
 /** Writes a batch's pieces inside the caller's transaction (the one that stores its entries). */
 export async function storePostings(trx: Kysely<any>, tenantId: string, pieces: readonly PostingsPiece[]): Promise<void> {
   if (pieces.length === 0) return;
   const { rows } = await sql<{ batch: string }>`SELECT nextval('log_batches_batch_seq')::text AS batch
     FROM generate_series(1, ${pieces.length}::int)`.execute(trx);
   const batches = rows.map((row) => row.batch);
-  await sql`INSERT INTO log_batches (tenant_id, batch, first_ts, last_ts, entries, groups, times)
+  // Pieces without pairs (migrations 0150 and 0160, which run before 0200 adds the column) leave it out.
+  const pairs = pieces.some((piece) => piece.pairs > 0)
+    ? { column: sql`, pairs`, values: sql`, ${pieces.map((piece) => piece.pairs)}::int[]` }
+    : { column: sql``, values: sql`` };
+  await sql`INSERT INTO log_batches (tenant_id, batch, first_ts, last_ts, entries, groups, times${pairs.column})
     SELECT ${tenantId}, * FROM unnest(${batches}::bigint[], ${pieces.map((piece) => piece.first)}::bigint[],
       ${pieces.map((piece) => piece.last)}::bigint[], ${pieces.map((piece) => piece.entries)}::int[],
-      ${pieces.map((piece) => piece.groups)}::int[], ${pieces.map((piece) => piece.times)}::bytea[])`.execute(trx);
+      ${pieces.map((piece) => piece.groups)}::int[], ${pieces.map((piece) => piece.times)}::bytea[]${pairs.values})`.execute(trx);
   const owners = pieces.flatMap((piece, index) => piece.postings.map(() => batches[index]!));
   const postings = pieces.flatMap((piece) => piece.postings);
   await sql`INSERT INTO log_postings (tenant_id, batch, grp, tokens)
@@ -222,6 +302,7 @@ interface BatchRow {
   last_ts: string;
   entries: number;
   groups: number;
+  pairs: number;
   /** Only for a batch that is not inside [from, end) and one bucket (the others are counted whole). */
   times: Buffer | null;
 }
@@ -247,7 +328,7 @@ async function* batchPages(
 ): AsyncGenerator<{ batches: BatchRow[]; postings: Map<string, Map<number, Buffer>> }> {
   let before = sql``;
   for (;;) {
-    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups,
+    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, pairs,
         CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${countedWhole} THEN NULL ELSE times END AS times
       FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
         AND last_ts >= ${from}::bigint${before}
@@ -261,11 +342,22 @@ async function* batchPages(
   }
 }
 
+/** What the postings count of a plan (postingsCounts). */
+export interface PostingsCounts {
+  /** The matches the postings tell, per bucket. */
+  counts: BucketCount[];
+  /** The distinct times of the candidates the postings could not tell, for the rows to check; none of `counts` is at these times. */
+  candidates: number[];
+}
+
 /**
- * The matches of `expr` (exact: PostingsPlan) in [from, end) per bucket of `intervalMs`
- * (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its count; only
- * the others read their times. With `stopAbove`, counting stops once the matches pass it, as a
- * bounded count of rows does.
+ * The matches of `expr` (exact or exactByPairs: PostingsPlan) in [from, end) per bucket of
+ * `intervalMs` (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its
+ * count; only the others read their times. A piece that answers with candidates (a phrase without its
+ * pair) gives their times instead, for the rows to check; the matches other pieces hold at those
+ * times are then left to the rows too (the rows at a time cannot tell which piece they are in). Null
+ * when the candidates are many (candidateTimes' rule): the range's rows count them all. With
+ * `stopAbove`, counting stops once the matches pass it, as a bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -275,7 +367,8 @@ export async function postingsCounts(
   expr: PostingsExpr,
   intervalMs: number | null,
   stopAbove = Infinity,
-): Promise<BucketCount[]> {
+  most = Infinity,
+): Promise<PostingsCounts | null> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
@@ -287,28 +380,97 @@ export async function postingsCounts(
     total += count;
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
+  // Kept until the candidates are known (a phrase's pieces without its pair may share their times).
+  const mayHaveCandidates = hasPhrase(expr);
+  const counted: { batch: BatchRow; places: number[] }[] = []; // counted whole
+  const timed: number[] = []; // the times of the matches of pieces read by time
+  const candidates: number[] = [];
+  let entries = 0;
   for await (const { batches, postings } of batchPages(db, tenantId, from, end, lookupsOf(expr), oneBucket)) {
+    const untimed: { batch: BatchRow; places: number[] }[] = [];
     for (const batch of batches) {
+      entries += batch.entries;
       if (batch.times === null && expr.kind === 'token') {
         const data = postings.get(batch.batch)?.get(groupOf(expr.token, batch.groups));
         add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
         continue;
       }
-      const matched = matchesOf(expr, batch, postings);
-      if (batch.times === null) {
-        add(bucketStart(Number(batch.first_ts)), matched.length);
-        continue;
-      }
-      if (matched.length === 0) continue;
-      const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
-      for (const place of matched) {
-        const ts = times[place]!;
-        if (ts >= from && ts < end) add(bucketStart(ts), 1);
+      const { places, exact } = matchOf(expr, batch, postings);
+      if (places.length === 0) continue;
+      if (!exact && batch.times === null) untimed.push({ batch, places });
+      else if (batch.times === null) {
+        add(bucketStart(Number(batch.first_ts)), places.length);
+        if (mayHaveCandidates) counted.push({ batch, places });
+      } else {
+        const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
+        for (const place of places) {
+          const ts = times[place]!;
+          if (ts >= from && ts < end) (exact ? timed : candidates).push(ts);
+        }
       }
     }
-    if (total > stopAbove) break;
+    if (untimed.length > 0) {
+      const times = await readTimes(
+        db,
+        tenantId,
+        untimed.map(({ batch }) => batch),
+      );
+      for (const { batch, places } of untimed) {
+        const at = timesOf(times.get(batch.batch)!, Number(batch.first_ts), batch.entries);
+        for (const place of places) candidates.push(at[place]!);
+      }
+    }
+    if (candidates.length > most) return null;
+    if (total + timed.length > stopAbove) {
+      for (const ts of timed) add(bucketStart(ts), 1);
+      return { counts: bucketCounts(counts), candidates: [] }; // at least this many: past the bound
+    }
   }
-  return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
+  if (candidates.length > entries / DENSE) return null;
+  const distinct = new Set(candidates);
+  for (const ts of timed) if (!distinct.has(ts)) add(bucketStart(ts), 1);
+  if (distinct.size > 0) {
+    // Matches counted whole that share a time with a candidate: the rows at that time count them.
+    const sorted = Float64Array.from(distinct).sort();
+    const shared = counted.filter(({ batch }) => {
+      const at = lowerBound(sorted, Number(batch.first_ts));
+      return at < sorted.length && sorted[at]! <= Number(batch.last_ts);
+    });
+    const times =
+      shared.length === 0
+        ? new Map<string, Buffer>()
+        : await readTimes(
+            db,
+            tenantId,
+            shared.map(({ batch }) => batch),
+          );
+    for (const { batch, places } of shared) {
+      const at = timesOf(times.get(batch.batch)!, Number(batch.first_ts), batch.entries);
+      for (const place of places) if (distinct.has(at[place]!)) add(bucketStart(at[place]!), -1);
+    }
+  }
+  return { counts: bucketCounts(counts), candidates: [...distinct] };
+}
+
+function bucketCounts(counts: Map<number, number>): BucketCount[] {
+  return [...counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
+}
+
+function hasPhrase(expr: PostingsExpr): boolean {
+  if (expr.kind === 'phrase') return true;
+  if (expr.kind === 'not') return hasPhrase(expr.child);
+  return (expr.kind === 'and' || expr.kind === 'or') && expr.children.some(hasPhrase);
+}
+
+/** The first index of ascending `sorted` at or after `value`. */
+function lowerBound(sorted: Float64Array, value: number): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -380,7 +542,7 @@ export async function* matchTimes(
     const { rows: pieces } = await sql<BatchRow & { hour: string }>`WITH next AS (SELECT ${nearest} AS first FROM log_batches
         WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint),
       hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)
-      SELECT batch::text, first_ts, last_ts, entries, groups, NULL AS times, hour.start::text AS hour FROM log_batches, hour
+      SELECT batch::text, first_ts, last_ts, entries, groups, pairs, NULL AS times, hour.start::text AS hour FROM log_batches, hour
       WHERE ${inRange} AND first_ts >= hour.start AND first_ts < hour.start + ${HOUR}`.execute(db);
     if (pieces.length === 0) return;
     const hour = Number(pieces[0]!.hour);
@@ -449,62 +611,119 @@ async function readPostings(
   return byBatch;
 }
 
-/** The places (ascending) of the entries of `batch` that `expr` matches, from its group rows in `postings` (readPostings). */
-function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): number[] {
-  const matched = evaluate(expr, postings.get(batch.batch) ?? new Map<number, Buffer>(), batch.groups);
-  if (!matched.negated) return matched.places;
+/**
+ * The places (ascending) of the entries of `batch` that `expr` matches, from its group rows in
+ * `postings` (readPostings); `exact`: they are its matches, else candidates (a phrase the piece has no
+ * pair for, or of three words or more).
+ */
+function matchOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): { places: number[]; exact: boolean } {
+  const matched = evaluate(expr, {
+    groups: postings.get(batch.batch) ?? new Map<number, Buffer>(),
+    count: batch.groups,
+    pairs: batch.pairs,
+  });
+  if (!matched.negated) return matched;
   const all: number[] = [];
   for (let place = 0, next = 0; place < batch.entries; place += 1) {
     if (matched.places[next] === place) next += 1;
     else all.push(place);
   }
-  return all;
+  return { places: all, exact: matched.exact };
+}
+
+/** The places matchOf gives, exact or not. */
+function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): number[] {
+  return matchOf(expr, batch, postings).places;
 }
 
 /** Places of a batch, ascending; `negated`: every place but these (a NOT stays a list until the end). */
 interface Places {
   places: number[];
   negated: boolean;
+  /** The matches, not candidates. */
+  exact: boolean;
+}
+
+/** A piece's group rows that were read (of its `count` groups), and from how many entries a word's pairs are posted (0: none). */
+interface PieceRows {
+  groups: Map<number, Buffer>;
+  count: number;
+  pairs: number;
+}
+
+/** The value of `token`'s group in a piece, if read and present. */
+function groupValue(token: string, piece: PieceRows): Buffer | undefined {
+  return piece.groups.get(groupOf(token, piece.count));
 }
 
 /**
- * The entries of a batch that `expr` matches (`groups`: the batch's group rows read, of `count`), as
- * lists of places merged in order: a word is in a few of a batch's 5,000 entries, so lists cost
- * less than a bit per entry and node.
+ * The entries of a batch that `expr` matches, as lists of places merged in order: a word is in a few
+ * of a batch's 5,000 entries, so lists cost less than a bit per entry and node.
  */
-function evaluate(expr: PostingsExpr, groups: Map<number, Buffer>, count: number): Places {
+function evaluate(expr: PostingsExpr, piece: PieceRows): Places {
   switch (expr.kind) {
     case 'token': {
-      const data = groups.get(groupOf(expr.token, count));
-      return { places: data === undefined ? [] : placesOf(data, expr.token), negated: false };
+      const data = groupValue(expr.token, piece);
+      return { places: data === undefined ? [] : placesOf(data, expr.token), negated: false, exact: true };
     }
     case 'prefix': {
-      const group = groupOfPrefix(expr.prefix, count);
-      const values = group === null ? [...groups.values()] : [groups.get(group)];
+      const group = groupOfPrefix(expr.prefix, piece.count);
+      const values = group === null ? [...piece.groups.values()] : [piece.groups.get(group)];
       const found = values.flatMap((data) => (data === undefined ? [] : placesWithPrefix(data, expr.prefix)));
       found.sort((a, b) => a - b);
-      return { places: found.filter((place, index) => index === 0 || place !== found[index - 1]), negated: false };
+      return { places: found.filter((place, index) => index === 0 || place !== found[index - 1]), negated: false, exact: true };
     }
+    case 'phrase':
+      return phrasePlaces(expr.tokens, piece);
     case 'not': {
-      const child = evaluate(expr.child, groups, count);
-      return { places: child.places, negated: !child.negated };
+      const child = evaluate(expr.child, piece);
+      return { places: child.places, negated: !child.negated, exact: child.exact };
     }
     case 'and':
     case 'or':
-      return expr.children.map((child) => evaluate(child, groups, count)).reduce((a, b) => combinePlaces(expr.kind, a, b));
+      return expr.children.map((child) => evaluate(child, piece)).reduce((a, b) => combinePlaces(expr.kind, a, b));
   }
+}
+
+/**
+ * A phrase's entries in a piece: for each two words in a row, the entries with their pair where the
+ * piece posts it (both words in `pairs` of its entries or more), else the entries with both words.
+ * Exact for two words with a pair; anything else is candidates.
+ */
+function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
+  const entriesOf = (token: string): number => {
+    const data = groupValue(token, piece);
+    return data === undefined ? 0 : countOf(data, token);
+  };
+  const placesOfToken = (token: string): number[] => {
+    const data = groupValue(token, piece);
+    return data === undefined ? [] : placesOf(data, token);
+  };
+  let places: number[] | null = null;
+  let exact = tokens.length === 2;
+  for (let index = 1; index < tokens.length && places?.length !== 0; index += 1) {
+    const [first, second] = [tokens[index - 1]!, tokens[index]!];
+    const paired = piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs;
+    const found = paired
+      ? placesOfToken(pairToken(first, second))
+      : merge(placesOfToken(first), placesOfToken(second), (inA, inB) => inA && inB);
+    if (!paired) exact = false;
+    places = places === null ? found : merge(places, found, (inA, inB) => inA && inB);
+  }
+  return { places: places ?? [], negated: false, exact };
 }
 
 /** A AND B, A OR B of place lists (De Morgan for the negated ones). */
 function combinePlaces(kind: 'and' | 'or', a: Places, b: Places): Places {
+  const exact = a.exact && b.exact;
   if (kind === 'or') {
     const both = combinePlaces('and', { ...a, negated: !a.negated }, { ...b, negated: !b.negated });
-    return { places: both.places, negated: !both.negated };
+    return { places: both.places, negated: !both.negated, exact };
   }
-  if (!a.negated && !b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA && inB), negated: false };
-  if (a.negated && b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA || inB), negated: true };
+  if (!a.negated && !b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA && inB), negated: false, exact };
+  if (a.negated && b.negated) return { places: merge(a.places, b.places, (inA, inB) => inA || inB), negated: true, exact };
   const [positive, negative] = a.negated ? [b, a] : [a, b];
-  return { places: merge(positive.places, negative.places, (inA, inB) => inA && !inB), negated: false };
+  return { places: merge(positive.places, negative.places, (inA, inB) => inA && !inB), negated: false, exact };
 }
 
 /** The places of ascending `a` and `b` that `keep` keeps, given whether each list holds them. */
