@@ -9,11 +9,12 @@ import {
   groupOf,
   groupOfPrefix,
   idsOfPlaces,
+  pairToken,
   placesOf,
   placesWithPrefix,
   timesOf,
 } from '../../src/logs/modules/store/postings.js';
-import { groupsFor, pairsFromFor, pairToken, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
+import { groupsFor, pairsFromFor, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
@@ -145,7 +146,8 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
     assert.deepEqual([1, 32, 4_096, 5_000, 100_000].map(pairsFromFor), [32, 32, 32, 40, 782]);
     const hour = Date.UTC(2026, 10, 20, 5);
     // 40 entries: "connection refused peer" in 30 of them, "refused connection peer" in one, "refused
-    // connection" in nine (peer in 31, fewer than 32); a facet lexeme after the words, never paired.
+    // connection" in eight and "refused connection refused connection" in the last (peer in 31, fewer
+    // than 32); a facet lexeme after the words, never paired.
     const tokens = Array.from({ length: 40 }, (_, n) =>
       n < 30
         ? ['connection', 'refused', 'peer', '=f1']
@@ -153,6 +155,7 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
           ? ['refused', 'connection', 'peer', '=f1']
           : ['refused', 'connection', '=f1'],
     );
+    tokens[39] = ['refused', 'connection', 'refused', 'connection', '=f1'];
     const wordCounts = tokens.map((entry) => entry.length - 1);
     const [piece] = postingsPieces(
       tokens.map((_, n) => hour + n),
@@ -160,10 +163,13 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
       wordCounts,
     );
     assert.equal(piece!.pairs, 32);
-    const places = (token: string) =>
-      placesOf(piece!.postings.find((posting) => posting.group === groupOf(token, piece!.groups))?.data ?? Buffer.alloc(0), token);
-    assert.deepEqual(places(pairToken('connection', 'refused')), expectedPlaces(tokens.slice(0, 30), 'connection'), 'both in 40 entries');
+    const group = (token: string) =>
+      piece!.postings.find((posting) => posting.group === groupOf(token, piece!.groups))?.data ?? Buffer.alloc(0);
+    const places = (token: string) => placesOf(group(token), token);
+    // Not across entries (an entry's last word and the next one's first), a repeat once an entry.
+    assert.deepEqual(places(pairToken('connection', 'refused')), [...expectedPlaces(tokens.slice(0, 30), 'connection'), 39]);
     assert.deepEqual(places(pairToken('refused', 'connection')), [30, 31, 32, 33, 34, 35, 36, 37, 38, 39]);
+    assert.equal(countOf(group(pairToken('refused', 'connection')), pairToken('refused', 'connection')), 10);
     assert.deepEqual(places(pairToken('refused', 'peer')), [], 'peer is in 31 entries, fewer than 32');
     assert.deepEqual(places(pairToken('connection', 'peer')), []);
     assert.deepEqual(places(pairToken('peer', '=f1')), [], 'only words are paired');

@@ -126,6 +126,11 @@ const QUERIES = [
   'NOT user:u5',
   '"disk full" -dur:1.5',
   'ディスク OR "timeout retry"',
+  // Phrases of two words that pieces post pairs for (PostgreSQL), or not: reversed, of three words, under OR.
+  '"full disk"',
+  '"disk full disk"',
+  '"disk full" OR "cache retry"',
+  'disk-full level:error',
   'qq*',
 ];
 

@@ -8,6 +8,7 @@ import {
   GROUP_PREFIX,
   groupOf,
   groupOfPrefix,
+  pairToken,
   placesOf,
   placesWithPrefix,
   timesOf,
@@ -144,14 +145,6 @@ export function groupsFor(entries: number): number {
 }
 
 /**
- * The token of two words in a row of a message: no word holds a space, so no word or prefix of one
- * is a pair (a prefix finds the pairs that start with its words, entries it finds by those words anyway).
- */
-export function pairToken(first: string, second: string): string {
-  return `${first} ${second}`;
-}
-
-/**
  * Pairs a piece of `entries` posts: those of two words each held by at least this many of its entries
  * (docs/log-store.md, "Phrases"). A phrase of common words is then counted from its pair, while a
  * pair left out has a word in fewer entries than this, the most candidates the rows check for it.
@@ -193,7 +186,6 @@ export function postingsPieces(
     const places = order.slice(start, end);
     const groups = groupsFor(places.length);
     const pairs = wordCounts === undefined ? 0 : pairsFromFor(places.length);
-    const pieceTokens = places.map((place) => tokens[place]!);
     pieces.push({
       first,
       last: times[places.at(-1)!]!,
@@ -205,42 +197,14 @@ export function postingsPieces(
         places.map((place) => times[place]!),
       ),
       postings: encodePostings(
-        wordCounts === undefined
-          ? pieceTokens
-          : withPairs(
-              pieceTokens,
-              places.map((place) => wordCounts[place]!),
-              pairs,
-            ),
+        places.map((place) => tokens[place]!),
         groups,
+        wordCounts && { wordCounts: places.map((place) => wordCounts[place]!), least: pairs },
       ),
     });
     start = end;
   }
   return pieces;
-}
-
-/** Each entry's tokens and the pairs of its words (its first `wordCounts` tokens) that are each in `least` entries or more. */
-function withPairs(tokens: readonly (readonly string[])[], wordCounts: readonly number[], least: number): (readonly string[])[] {
-  const entriesOf = new Map<string, number>();
-  const lastPlace = new Map<string, number>();
-  for (let place = 0; place < tokens.length; place += 1) {
-    const entry = tokens[place]!;
-    for (let index = 0; index < wordCounts[place]!; index += 1) {
-      const word = entry[index]!;
-      if (lastPlace.get(word) === place) continue;
-      lastPlace.set(word, place);
-      entriesOf.set(word, (entriesOf.get(word) ?? 0) + 1);
-    }
-  }
-  return tokens.map((entry, place) => {
-    let withEntryPairs: string[] | null = null;
-    for (let index = 1; index < wordCounts[place]!; index += 1) {
-      const [first, second] = [entry[index - 1]!, entry[index]!];
-      if (entriesOf.get(first)! >= least && entriesOf.get(second)! >= least) (withEntryPairs ??= [...entry]).push(pairToken(first, second));
-    }
-    return withEntryPairs ?? entry;
-  });
 }
 
 /** Writes a batch's pieces inside the caller's transaction (the one that stores its entries). */

@@ -89,23 +89,50 @@ class Reader {
 }
 
 /**
+ * The token of two words in a row of a message (PostgreSQL's pairs: postgres-postings.ts,
+ * pairsFromFor): no word holds a space, so no word or prefix of one is a pair (a prefix finds the
+ * pairs that start with its words, entries it finds by those words anyway).
+ */
+export function pairToken(first: string, second: string): string {
+  return `${first} ${second}`;
+}
+
+/** Which pairs of words a batch's postings hold (encodePostings). */
+export interface PairsOf {
+  /** The first `wordCounts[place]` tokens of an entry are its message's words, in order. */
+  wordCounts: readonly number[];
+  /** The pairs of two words each held by at least this many of the batch's entries. */
+  least: number;
+}
+
+/**
  * The postings of a batch: `tokens[place]` are the tokens of the batch's entry at `place` (repeats
  * count once). One value per group that holds a token, groups numbered from 0 to `groups` − 1.
  * Written without an array per token (a batch of 5,000 log lines has some 20,000 distinct tokens):
  * each token gets a number, its places are gathered by a counting sort, and every group's value is a
- * slice of one buffer sized in advance.
+ * slice of one buffer sized in advance. With `pairs`, the pairs of words in a row (pairToken) whose
+ * words are common enough are tokens too, found by the words' numbers.
  */
-export function encodePostings(tokens: readonly (readonly string[])[], groups: number): { group: number; data: Buffer }[] {
+export function encodePostings(tokens: readonly (readonly string[])[], groups: number, pairs?: PairsOf): { group: number; data: Buffer }[] {
   let occurrences = 0;
-  for (const entryTokens of tokens) occurrences += entryTokens.length;
+  let words = 0;
+  for (let place = 0; place < tokens.length; place += 1) {
+    occurrences += tokens[place]!.length;
+    if (pairs) words += pairs.wordCounts[place]!;
+  }
+  const capacity = occurrences + words; // an entry has fewer pairs than words
   const numbers = new Map<string, number>();
   const names: string[] = [];
-  const lastPlace = new Int32Array(occurrences); // by token number: the last place that held it
-  const tokenOf = new Int32Array(occurrences); // by occurrence (a repeat within an entry left out)
-  const placeOf = new Int32Array(occurrences);
+  const lastPlace = new Int32Array(capacity); // by token number: the last place that held it
+  const tokenOf = new Int32Array(capacity); // by occurrence (a repeat within an entry left out)
+  const placeOf = new Int32Array(capacity);
+  const sequence = new Int32Array(words); // each entry's words by number, in order
   let kept = 0;
-  for (let place = 0; place < tokens.length; place += 1) {
-    for (const token of tokens[place]!) {
+  for (let place = 0, word = 0; place < tokens.length; place += 1) {
+    const entry = tokens[place]!;
+    const wordCount = pairs ? pairs.wordCounts[place]! : 0;
+    for (let index = 0; index < entry.length; index += 1) {
+      const token = entry[index]!;
       let number = numbers.get(token);
       if (number === undefined) {
         number = names.length;
@@ -113,6 +140,7 @@ export function encodePostings(tokens: readonly (readonly string[])[], groups: n
         names.push(token);
         lastPlace[number] = -1;
       }
+      if (index < wordCount) sequence[word++] = number;
       if (lastPlace[number] === place) continue;
       lastPlace[number] = place;
       tokenOf[kept] = number;
@@ -120,6 +148,7 @@ export function encodePostings(tokens: readonly (readonly string[])[], groups: n
       kept += 1;
     }
   }
+  if (pairs) kept = addPairs(tokens.length, pairs, { names, lastPlace, tokenOf, placeOf, sequence }, kept);
   // Each token's places, ascending, at `first[number]` of `places`.
   const count = new Int32Array(names.length);
   for (let index = 0; index < kept; index += 1) count[tokenOf[index]!]! += 1;
@@ -175,6 +204,47 @@ export function encodePostings(tokens: readonly (readonly string[])[], groups: n
     if (groupSize[group]! > 0) values.push({ group, data: buffer.subarray(groupStart[group], groupStart[group + 1]) });
   }
   return values;
+}
+
+/** The occurrences of the pairs (PairsOf) appended after the first `kept` of the batch's tokens; returns how many there are then. */
+function addPairs(
+  entries: number,
+  { wordCounts, least }: PairsOf,
+  tokens: { names: string[]; lastPlace: Int32Array; tokenOf: Int32Array; placeOf: Int32Array; sequence: Int32Array },
+  kept: number,
+): number {
+  const { names, lastPlace, tokenOf, placeOf, sequence } = tokens;
+  const single = names.length; // words and facets are numbered below this
+  const entriesOf = new Int32Array(single);
+  for (let index = 0; index < kept; index += 1) entriesOf[tokenOf[index]!]! += 1;
+  // The words common enough for pairs, numbered again from 0: a pair's key is then exact (fewer
+  // than 2^26 of them, as each is in `least` of fewer than 2^31 occurrences).
+  const common = new Int32Array(single);
+  let commonCount = 0;
+  for (let number = 0; number < single; number += 1) common[number] = entriesOf[number]! >= least ? commonCount++ : -1;
+  if (commonCount > 2 ** 26) throw new RangeError('postings: too many words for pairs');
+  const pairNumbers = new Map<number, number>(); // by the words' common numbers, first * commonCount + second
+  for (let place = 0, word = 0; place < entries; word += wordCounts[place]!, place += 1) {
+    for (let index = word + 1; index < word + wordCounts[place]!; index += 1) {
+      const [first, second] = [sequence[index - 1]!, sequence[index]!];
+      const [a, b] = [common[first]!, common[second]!];
+      if (a < 0 || b < 0) continue;
+      const key = a * commonCount + b;
+      let number = pairNumbers.get(key);
+      if (number === undefined) {
+        number = names.length;
+        pairNumbers.set(key, number);
+        names.push(pairToken(names[first]!, names[second]!));
+        lastPlace[number] = -1;
+      }
+      if (lastPlace[number] === place) continue;
+      lastPlace[number] = place;
+      tokenOf[kept] = number;
+      placeOf[kept] = place;
+      kept += 1;
+    }
+  }
+  return kept;
 }
 
 /** Where `token`'s places are in a group's value, and how many; null when no entry of the batch holds it. */
