@@ -132,7 +132,7 @@ function lookupsOf(expr: PostingsExpr, into: Lookups = { keys: [], everyGroup: f
     if (expr.prefix.length < GROUP_PREFIX) into.everyGroup = true;
     else into.keys.push(expr.prefix); // its group is the group of its first GROUP_PREFIX characters
   } else if (expr.kind === 'phrase') {
-    into.keys.push(...expr.tokens);
+    // Its pairs; their words only where a pair is missing (readPostings).
     for (let index = 1; index < expr.tokens.length; index += 1) into.keys.push(pairToken(expr.tokens[index - 1]!, expr.tokens[index]!));
   } else if (expr.kind === 'not') lookupsOf(expr.child, into);
   else for (const child of expr.children) lookupsOf(child, into);
@@ -279,7 +279,7 @@ const BATCH_PAGE = 1_000;
 
 /**
  * The batches with entries in [from, end), newest first, a page at a time, with the group rows that
- * `lookups` reads. A batch lies within one hour, so its first time is at most an hour before `from`.
+ * `expr` reads (readPostings). A batch lies within one hour, so its first time is at most an hour before `from`.
  * Its times are read unless it lies inside the range and `countedWhole` holds (its count will do).
  */
 async function* batchPages(
@@ -287,7 +287,7 @@ async function* batchPages(
   tenantId: string,
   from: number,
   end: number,
-  lookups: Lookups,
+  expr: PostingsExpr,
   countedWhole: RawBuilder<unknown>,
 ): AsyncGenerator<{ batches: BatchRow[]; postings: Map<string, Map<number, Buffer>> }> {
   let before = sql``;
@@ -298,7 +298,7 @@ async function* batchPages(
         AND last_ts >= ${from}::bigint${before}
       ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
     if (batches.length === 0) return;
-    yield { batches, postings: await readPostings(db, tenantId, batches, lookups) };
+    yield { batches, postings: await readPostings(db, tenantId, batches, expr) };
     if (batches.length < BATCH_PAGE) return;
     const last = batches.at(-1)!;
     before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
@@ -350,7 +350,7 @@ export async function postingsCounts(
   const timed: number[] = []; // the times of the matches of pieces read by time
   const candidates: number[] = [];
   let entries = 0;
-  for await (const { batches, postings } of batchPages(db, tenantId, from, end, lookupsOf(expr), oneBucket)) {
+  for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, oneBucket)) {
     const untimed: { batch: BatchRow; places: number[] }[] = [];
     for (const batch of batches) {
       entries += batch.entries;
@@ -453,7 +453,7 @@ export async function candidateTimes(
 ): Promise<number[] | null> {
   const times: number[] = [];
   let entries = 0;
-  for await (const { batches, postings } of batchPages(db, tenantId, from, end, lookupsOf(expr), sql`FALSE`)) {
+  for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, sql`FALSE`)) {
     for (const batch of batches) {
       entries += batch.entries;
       const matched = matchesOf(expr, batch, postings);
@@ -489,7 +489,6 @@ export async function* matchTimes(
   order: 'asc' | 'desc',
 ): AsyncGenerator<number[]> {
   const descending = order === 'desc';
-  const lookups = lookupsOf(expr);
   const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
   const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer the end
   let bound = descending ? end : from - HOUR - 1; // the hours left are before (after) this
@@ -515,7 +514,7 @@ export async function* matchTimes(
     let pending: number[] = [];
     for (let start = 0, size = 4; start < pieces.length; start += size, size *= 2) {
       const chunk = pieces.slice(start, start + size);
-      const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, lookups)]);
+      const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, expr)]);
       for (const piece of chunk) {
         const matched = matchesOf(expr, piece, postings);
         if (matched.length === 0) continue;
@@ -550,19 +549,65 @@ async function readTimes(db: Kysely<any>, tenantId: string, batches: readonly Ba
   return new Map(rows.map((row) => [row.batch, row.times]));
 }
 
-/** The group rows a lookup reads of each batch (lookupsOf), by batch and group. */
+/**
+ * The group rows `expr` reads of each batch (lookupsOf), by batch and group. A phrase reads its pairs'
+ * groups; only a piece that lacks a pair also reads its words' (whose counts tell whether the pair is
+ * not posted or not held): a phrase of common words reads one group a piece, as a word does.
+ */
 async function readPostings(
   db: Kysely<any>,
   tenantId: string,
   batches: readonly BatchRow[],
-  { keys: tokens, everyGroup }: Lookups,
+  expr: PostingsExpr,
 ): Promise<Map<string, Map<number, Buffer>>> {
-  const keys = batches.flatMap(({ batch, groups }) => {
-    const read = everyGroup
-      ? Array.from({ length: groups }, (_, group) => group)
-      : [...new Set([...tokens].map((token) => groupOf(token, groups)))];
-    return read.map((group) => ({ batch, group }));
+  const { keys: tokens, everyGroup } = lookupsOf(expr);
+  const postings = await readGroups(
+    db,
+    tenantId,
+    batches.flatMap(({ batch, groups }) => {
+      const read = everyGroup
+        ? Array.from({ length: groups }, (_, group) => group)
+        : [...new Set([...tokens].map((token) => groupOf(token, groups)))];
+      return read.map((group) => ({ batch, group }));
+    }),
+  );
+  const phrases = phrasesOf(expr);
+  if (phrases.length === 0) return postings;
+  const words = batches.flatMap(({ batch, groups: count }) => {
+    const groups = postings.get(batch) ?? new Map<number, Buffer>();
+    const wanted = new Set<number>();
+    for (const phrase of phrases) {
+      for (let index = 1; index < phrase.length; index += 1) {
+        const pair = pairToken(phrase[index - 1]!, phrase[index]!);
+        const data = groups.get(groupOf(pair, count));
+        if (data !== undefined && countOf(data, pair) > 0) continue;
+        for (const word of [phrase[index - 1]!, phrase[index]!]) if (!groups.has(groupOf(word, count))) wanted.add(groupOf(word, count));
+      }
+    }
+    return [...wanted].map((group) => ({ batch, group }));
   });
+  if (words.length === 0) return postings;
+  for (const [batch, groups] of await readGroups(db, tenantId, words)) {
+    const read = postings.get(batch);
+    if (read === undefined) postings.set(batch, groups);
+    else for (const [group, data] of groups) read.set(group, data);
+  }
+  return postings;
+}
+
+/** The phrases of `expr`, their words. */
+function phrasesOf(expr: PostingsExpr): string[][] {
+  if (expr.kind === 'phrase') return [expr.tokens];
+  if (expr.kind === 'not') return phrasesOf(expr.child);
+  return expr.kind === 'and' || expr.kind === 'or' ? expr.children.flatMap(phrasesOf) : [];
+}
+
+/** Group rows by batch and group. */
+async function readGroups(
+  db: Kysely<any>,
+  tenantId: string,
+  keys: readonly { batch: string; group: number }[],
+): Promise<Map<string, Map<number, Buffer>>> {
   const { rows } = await sql<{ batch: string; grp: number; tokens: Buffer }>`SELECT p.batch::text, p.grp, p.tokens
     FROM unnest(${keys.map((key) => key.batch)}::bigint[], ${keys.map((key) => key.group)}::int[]) AS k(batch, grp)
     JOIN log_postings p ON p.tenant_id = ${tenantId} AND p.batch = k.batch AND p.grp = k.grp`.execute(db);
@@ -667,10 +712,10 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
   let exact = tokens.length === 2;
   for (let index = 1; index < tokens.length && places?.length !== 0; index += 1) {
     const [first, second] = [tokens[index - 1]!, tokens[index]!];
-    const paired = piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs;
-    const found = paired
-      ? placesOfToken(pairToken(first, second))
-      : merge(placesOfToken(first), placesOfToken(second), (inA, inB) => inA && inB);
+    const pair = pairToken(first, second);
+    // A pair posted at all is posted for every entry that holds it (readPostings reads the words' groups only without it).
+    const paired = entriesOf(pair) > 0 || (piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs);
+    const found = paired ? placesOfToken(pair) : merge(placesOfToken(first), placesOfToken(second), (inA, inB) => inA && inB);
     if (!paired) exact = false;
     places = places === null ? found : merge(places, found, (inA, inB) => inA && inB);
   }

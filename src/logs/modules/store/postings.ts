@@ -247,13 +247,24 @@ function addPairs(
   return kept;
 }
 
+/**
+ * Whether `data` holds `wanted` at `at`, byte by byte: most tokens of a group differ in their first
+ * byte, and a view and a native call per token cost more than the comparison (a phrase's full-day
+ * histogram looks up three tokens in each of 2,000 pieces).
+ */
+function startsWith(data: Uint8Array, at: number, wanted: Uint8Array): boolean {
+  if (at + wanted.length > data.length) return false;
+  for (let index = 0; index < wanted.length; index += 1) if (data[at + index] !== wanted[index]) return false;
+  return true;
+}
+
 /** Where `token`'s places are in a group's value, and how many; null when no entry of the batch holds it. */
 function find(data: Uint8Array, token: string): { reader: Reader; count: number; end: number } | null {
   const wanted = Buffer.from(token);
   const reader = new Reader(data);
   while (reader.at < data.length) {
     const length = reader.varint();
-    const same = length === wanted.length && Buffer.compare(wanted, data.subarray(reader.at, reader.at + length)) === 0;
+    const same = length === wanted.length && startsWith(data, reader.at, wanted);
     reader.at += length;
     const count = reader.varint();
     const bytes = reader.varint();
@@ -293,7 +304,7 @@ export function placesWithPrefix(data: Uint8Array, prefix: string): number[] {
   const places: number[] = [];
   while (reader.at < data.length) {
     const length = reader.varint();
-    const starts = length >= wanted.length && Buffer.compare(wanted, data.subarray(reader.at, reader.at + wanted.length)) === 0;
+    const starts = length >= wanted.length && startsWith(data, reader.at, wanted);
     reader.at += length;
     reader.varint(); // how many
     const bytes = reader.varint();
