@@ -9,11 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
 import { createLogStore, logStoreMigrations, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
 import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { T0 } from './store-helpers.js';
 
@@ -125,4 +128,42 @@ describe('reads of a client that left', () => {
       await app.close();
     }
   });
+});
+
+describe('reads of a client that left [postgres]', () => {
+  let database: TestDatabase;
+  let reads: StoreReads;
+  let admin: pg.Client;
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    reads = await openStoreReads(database.url, undefined as never, { timeoutMs: 60_000, workers: 1 });
+    admin = new pg.Client(database.url);
+    await admin.connect();
+  });
+  after(async () => {
+    await admin.end();
+    await reads.close();
+    await database.drop();
+  });
+
+  const sleeping = async () =>
+    (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(%' AND pid <> pg_backend_pid()`))
+      .rows[0].n;
+
+  test(
+    'the server stops a running statement when its client leaves, and the one connection serves the next read',
+    { timeout: 20_000 },
+    async () => {
+      const { client, leave } = testClient();
+      const slow = whileClientWaits(client, () => sql`SELECT pg_sleep(30)`.execute(reads.db));
+      await eventually(async () => assert.equal(await sleeping(), 1));
+      leave();
+      await assert.rejects(slow, QueryAbortedError);
+      await eventually(async () => assert.equal(await sleeping(), 0));
+      // The pool's one connection was closed rather than reused; a new one answers.
+      const { rows } = await whileClientWaits(testClient().client, () => sql<{ n: number }>`SELECT 2 AS n`.execute(reads.db));
+      assert.deepEqual(rows, [{ n: 2 }]);
+    },
+  );
 });

@@ -1,4 +1,5 @@
 import { Kysely, PostgresDialect } from 'kysely';
+import { cancelBackendAs, cancellingPool } from './postgres-reads.js';
 import { deadlineGuard, readPoolKysely } from './read-dialect.js';
 import { SqliteReadPool } from './read-pool.js';
 import { openPostgresPool } from '../../../../shared/db/postgres-pool.js';
@@ -23,7 +24,8 @@ export interface StoreReadsOptions {
 /**
  * Opens the log store's read side next to the service's database (`url` as LOGS_DATABASE_URL):
  * SQLite reads run in a pool of worker threads; PostgreSQL reads use their own small connection pool
- * whose statement_timeout makes the server cancel a statement at the budget. A `sqlite::memory:`
+ * whose statement_timeout makes the server cancel a statement at the budget, and a statement whose
+ * client left is cancelled then (postgres-reads.ts). A `sqlite::memory:`
  * database cannot be shared with a worker: its reads stay on `main`.
  */
 export async function openStoreReads(url: string, main: Kysely<any>, options: StoreReadsOptions): Promise<StoreReads> {
@@ -34,6 +36,6 @@ export async function openStoreReads(url: string, main: Kysely<any>, options: St
     return { db: readPoolKysely(pool).withPlugin(deadlineGuard), pool, close: () => pool.close() };
   }
   const pool = await openPostgresPool({ connectionString: url, max: options.workers, statement_timeout: Math.max(1, options.timeoutMs) });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: cancellingPool(pool, cancelBackendAs({ connectionString: url })) }) });
   return { db: db.withPlugin(deadlineGuard), close: () => db.destroy() };
 }
