@@ -43,8 +43,9 @@ class CancellingClient implements PostgresPoolClient {
     private readonly cancel: CancelBackend,
   ) {}
 
+  // Never a cursor: the reads' dialect is given none, so Kysely does not stream through it.
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-  query<R>(cursor: never): never;
+  query(cursor: never): never;
   query<R>(sql: string, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     return this.#run(sql, parameters ?? []);
   }
