@@ -148,7 +148,7 @@ describe('reads of a client that left [postgres]', () => {
   });
 
   const sleeping = async () =>
-    (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(%' AND pid <> pg_backend_pid()`))
+    (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(%' AND pid <> pg_backend_pid()`))
       .rows[0].n;
 
   test(
@@ -166,4 +166,14 @@ describe('reads of a client that left [postgres]', () => {
       assert.deepEqual(rows, [{ n: 2 }]);
     },
   );
+
+  test('a statement whose client left while it waited for the busy pool is not started', { timeout: 20_000 }, async () => {
+    const first = whileClientWaits(testClient().client, () => sql<{ n: number }>`SELECT 1 AS n FROM pg_sleep(0.5)`.execute(reads.db));
+    await eventually(async () => assert.equal(await sleeping(), 1));
+    const { client, leave } = testClient();
+    const queued = whileClientWaits(client, () => sql`SELECT pg_sleep(30)`.execute(reads.db));
+    leave();
+    assert.deepEqual((await first).rows, [{ n: 1 }]);
+    await assert.rejects(queued, QueryAbortedError);
+  });
 });

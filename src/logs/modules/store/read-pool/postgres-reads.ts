@@ -52,6 +52,8 @@ class CancellingClient implements PostgresPoolClient {
 
   async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     const waiting = currentClient();
+    // A client that left while this statement waited for a connection (the pool was busy): not started.
+    if (waiting?.gone) throw new QueryAbortedError();
     const stopListening = waiting?.onGone(() => {
       const processId = (this.client as unknown as { processID: number }).processID;
       this.#cancelled ??= this.cancel(processId).catch(() => undefined);
