@@ -148,7 +148,8 @@ export function groupsFor(entries: number): number {
  * Pairs a piece of `entries` posts: those of two words each held by at least this many of its entries
  * (docs/log-store.md, "Phrases"). A phrase of common words is then counted from its pair, while a
  * pair left out has a word in fewer entries than this, the most candidates the rows check for it.
- * Every pair would double the postings (64 instead of 25 bytes an entry in the benchmark); these add 7.
+ * Every pair would more than double the postings (64 instead of 25 bytes an entry in the benchmark);
+ * these add 6 (docs/benchmarks.md, "Issue 15: phrases by pairs").
  */
 export function pairsFromFor(entries: number): number {
   return Math.max(32, Math.ceil(entries / 128));
