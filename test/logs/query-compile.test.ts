@@ -54,7 +54,7 @@ const matchingIds = (match: string) =>
 const keyOf = (name: string) => name;
 const onSqlite = (query: string) => compileSqlite(condition(query), { matchingIds, facets: FACETED, keyOf }).compile(sqliteDb);
 const onSqliteRows = (query: string) => compileSqlite(condition(query), { matchingIds, facets: UNFACETED, keyOf }).compile(sqliteDb);
-const onPostgres = (query: string) => compilePostgres(condition(query)).compile(postgresDb);
+const onPostgres = (query: string) => compilePostgres(condition(query), keyOf).compile(postgresDb);
 
 function textOf(query: string): string {
   const compiled = condition(query);
@@ -176,6 +176,7 @@ describe('query compilation', () => {
         { field: 'service', value: 'api' },
         { field: 'message', value: 'a b' },
       ]),
+      keyOf,
     ).compile(postgresDb);
     assert.equal(compiled.sql, '("l"."service" = $1::text) AND ("l"."message" = $2::text)');
     assert.throws(() => filtersToCondition([{ field: '@timestamp', value: 'x' }]), /time range/);

@@ -40,29 +40,23 @@ export const DAY = 86_400_000;
 export const T0 = Date.UTC(2026, 10, 20);
 
 /**
- * A tenant's rows as stored, read without the store's code: on SQLite the attributes are JSONB with
+ * A tenant's rows as stored, read without the store's code: the attributes (JSONB on SQLite, jsonb) with
  * names by number (attribute-codes.ts), turned back into names here from log_attribute_codes.
  */
 export async function storedRows(
   database: Database<any>,
   tenantId: string,
 ): Promise<{ id: number | string; ts: number | string; attributes: Record<string, unknown>; [column: string]: unknown }[]> {
-  if (database.dialect === 'postgres') {
-    const { rows } = await sql<any>`SELECT * FROM log_entries WHERE tenant_id = ${tenantId}`.execute(database.db);
-    return rows;
-  }
   const { rows: codes } = await sql<{ name: string; code: number }>`SELECT name, code FROM log_attribute_codes
     WHERE tenant_id = ${tenantId}`.execute(database.db);
   const names = new Map(codes.map((row) => [Number(row.code).toString(36), row.name]));
+  const named = (attributes: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key.startsWith('~') ? key.slice(1) : names.get(key)!, value]));
+  if (database.dialect === 'postgres') {
+    const { rows } = await sql<any>`SELECT * FROM log_entries WHERE tenant_id = ${tenantId}`.execute(database.db);
+    return rows.map((row) => ({ ...row, attributes: named(row.attributes as Record<string, unknown>) }));
+  }
   const { rows } = await sql<any>`SELECT id, ts, level, service, host, trace_id, span_id, message, json(attributes) AS attributes
     FROM log_entries WHERE tenant_id = ${tenantId}`.execute(database.db);
-  return rows.map((row) => ({
-    ...row,
-    attributes: Object.fromEntries(
-      Object.entries(JSON.parse(row.attributes as string) as Record<string, unknown>).map(([key, value]) => [
-        key.startsWith('~') ? key.slice(1) : names.get(key)!,
-        value,
-      ]),
-    ),
-  }));
+  return rows.map((row) => ({ ...row, attributes: named(JSON.parse(row.attributes as string) as Record<string, unknown>) }));
 }

@@ -172,68 +172,109 @@ describe('log store rows: the SQLite layout', () => {
       await handle.close();
     }
   });
-
-  test('past the last number a tenant has, new names are stored by name, and found', async () => {
-    const handle = await openTestStore('sqlite');
-    try {
-      const many = Object.fromEntries(Array.from({ length: MAX_ATTRIBUTE_CODES + 3 }, (_, index) => [`k${index}`, index]));
-      await handle.store.append('acme', [{ timestamp: T0, message: 'many names', attributes: many }]);
-      await handle.store.append('acme', [{ timestamp: T0 + 1, message: 'a late name', attributes: { late: 'yes', k5: 5 } }]);
-      const rows = await storedLayout(handle);
-      const first = JSON.parse(rows[0]!.attributes) as Record<string, number>;
-      assert.equal(first['zz'], MAX_ATTRIBUTE_CODES - 1, 'the last number, "zz", is the last name that got one');
-      assert.equal(first[`~k${MAX_ATTRIBUTE_CODES}`], MAX_ATTRIBUTE_CODES);
-      assert.equal(rows[1]!.attributes, '{"~late":"yes","5":5}');
-      const found = async (query: string) =>
-        (await handle.store.search({ tenantId: 'acme', query, from: T0, to: T0 + 1000, page: 1, limit: 5 })).entries.map(
-          (entry) => entry.message,
-        );
-      assert.deepEqual(await found(`k${MAX_ATTRIBUTE_CODES + 2}:${MAX_ATTRIBUTE_CODES + 2}`), ['many names']);
-      assert.deepEqual(await found('k5:5'), ['a late name', 'many names']);
-      assert.deepEqual(await found('late:yes'), ['a late name']);
-      const [entry] = (await handle.store.search({ tenantId: 'acme', query: 'many', from: T0, to: T0 + 1000, page: 1, limit: 1 })).entries;
-      assert.deepEqual(entry!.attributes, many);
-    } finally {
-      await handle.close();
-    }
-  });
-
-  test('a store learns the numbers another store on the same file gave, for its reads and its writes', async () => {
-    const testDb = await createTestDatabase('sqlite');
-    const first = await openTestStoreAt(testDb.url);
-    const second = await openTestStoreAt(testDb.url);
-    try {
-      await first.store.append('acme', [{ timestamp: T0, message: 'one', attributes: { a: 1 } }]);
-      // `second` has loaded the tenant's numbers ({a}) before `first` gives another ({b}).
-      assert.equal((await second.store.search({ tenantId: 'acme', query: 'a:1', from: T0, to: T0 + HOUR, page: 1, limit: 5 })).total, 1);
-      await first.store.append('acme', [{ timestamp: T0 + 1, message: 'two', attributes: { b: 2 } }]);
-      // A range is checked on the rows, by the name's number (an equality would be a facet lookup).
-      const read = await second.store.search({ tenantId: 'acme', query: 'b:>1', from: T0, to: T0 + HOUR, page: 1, limit: 5 });
-      assert.deepEqual(
-        read.entries.map((entry) => entry.attributes),
-        [{ b: 2 }],
-      );
-      await second.store.append('acme', [{ timestamp: T0 + 2, message: 'three', attributes: { c: 3, b: 3 } }]);
-      const all = await first.store.search({
-        tenantId: 'acme',
-        query: '',
-        from: T0,
-        to: T0 + HOUR,
-        page: 1,
-        limit: 5,
-        sort: { field: '@timestamp', order: 'asc' },
-      });
-      assert.deepEqual(
-        all.entries.map((entry) => entry.attributes),
-        [{ a: 1 }, { b: 2 }, { c: 3, b: 3 }],
-      );
-    } finally {
-      await first.close();
-      await second.close();
-      await testDb.drop();
-    }
-  });
 });
+
+/** Each row's attributes as stored (keys by number), read with SQL alone, in the order they were stored. */
+async function storedAttributes(handle: TestStore): Promise<Record<string, unknown>[]> {
+  const { rows } =
+    handle.database.dialect === 'sqlite'
+      ? await sql<{ attributes: string }>`SELECT json(attributes) AS attributes FROM log_entries ORDER BY tenant_id, id`.execute(
+          handle.database.db,
+        )
+      : await sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries ORDER BY tenant_id, ts, id`.execute(
+          handle.database.db,
+        );
+  return rows.map((row) => JSON.parse(row.attributes) as Record<string, unknown>);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`log store rows: attribute names by number [${dialect}]`, () => {
+    test('names are numbered once per tenant, in the order they arrive', async () => {
+      const handle = await openTestStore(dialect);
+      try {
+        await handle.store.append('acme', SENT);
+        await handle.store.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { b: 1, a: 2 } }]);
+        const rows = await storedAttributes(handle);
+        // (JavaScript lists a name like "0" first.)
+        assert.deepEqual(rows[0], { '0': 'a name like a number', '1': 503, '2': false, '3': 1.5, '4': 'first' });
+        assert.deepEqual(rows[1], { '5': 10, '1': '503', '6': 'v"q', '2': true }, 'known names keep their numbers');
+        assert.deepEqual(rows[4], { '0': 1, '1': 2 }, "another tenant's names have their own numbers");
+      } finally {
+        await handle.close();
+      }
+    });
+
+    test('past the last number a tenant has, new names are stored by name, and found', async () => {
+      const handle = await openTestStore(dialect);
+      try {
+        const many = Object.fromEntries(Array.from({ length: MAX_ATTRIBUTE_CODES + 3 }, (_, index) => [`k${index}`, index]));
+        await handle.store.append('acme', [{ timestamp: T0, message: 'many names', attributes: many }]);
+        await handle.store.append('acme', [{ timestamp: T0 + 1, message: 'a late name', attributes: { late: 'yes', k5: 5 } }]);
+        const rows = await storedAttributes(handle);
+        assert.equal(rows[0]!['zz'], MAX_ATTRIBUTE_CODES - 1, 'the last number, "zz", is the last name that got one');
+        assert.equal(rows[0]![`~k${MAX_ATTRIBUTE_CODES}`], MAX_ATTRIBUTE_CODES);
+        assert.deepEqual(rows[1], { '~late': 'yes', '5': 5 });
+        const found = async (query: string) =>
+          (await handle.store.search({ tenantId: 'acme', query, from: T0, to: T0 + 1000, page: 1, limit: 5 })).entries.map(
+            (entry) => entry.message,
+          );
+        assert.deepEqual(await found(`k${MAX_ATTRIBUTE_CODES + 2}:${MAX_ATTRIBUTE_CODES + 2}`), ['many names']);
+        assert.deepEqual(await found('k5:5'), ['a late name', 'many names']);
+        assert.deepEqual(await found('late:yes'), ['a late name']);
+        const [entry] = (await handle.store.search({ tenantId: 'acme', query: 'many', from: T0, to: T0 + 1000, page: 1, limit: 1 }))
+          .entries;
+        assert.deepEqual(entry!.attributes, many);
+      } finally {
+        await handle.close();
+      }
+    });
+
+    test('a store learns the numbers another store on the same database gave, for its reads and its writes', async () => {
+      const testDb = await createTestDatabase(dialect);
+      const first = await openTestStoreAt(testDb.url);
+      const second = await openTestStoreAt(testDb.url);
+      try {
+        await first.store.append('acme', [{ timestamp: T0, message: 'one', attributes: { a: 1 } }]);
+        // `second` has loaded the tenant's numbers ({a}) before `first` gives another ({b}).
+        assert.equal((await second.store.search({ tenantId: 'acme', query: 'a:1', from: T0, to: T0 + HOUR, page: 1, limit: 5 })).total, 1);
+        await first.store.append('acme', [{ timestamp: T0 + 1, message: 'two', attributes: { b: 2 } }]);
+        // A range is checked on the rows, by the name's number (an equality would be a facet lookup).
+        const read = await second.store.search({ tenantId: 'acme', query: 'b:>1', from: T0, to: T0 + HOUR, page: 1, limit: 5 });
+        assert.deepEqual(
+          read.entries.map((entry) => entry.attributes),
+          [{ b: 2 }],
+        );
+        await second.store.append('acme', [{ timestamp: T0 + 2, message: 'three', attributes: { c: 3, b: 3 } }]);
+        // Both give numbers at once: none is given twice, and each store reads the other's names.
+        await Promise.all([
+          first.store.append('acme', [{ timestamp: T0 + 3, message: 'four', attributes: { d: 4, e: 4 } }]),
+          second.store.append('acme', [{ timestamp: T0 + 4, message: 'five', attributes: { f: 5, e: 5 } }]),
+        ]);
+        for (const reader of [first, second]) {
+          const all = await reader.store.search({
+            tenantId: 'acme',
+            query: '',
+            from: T0,
+            to: T0 + HOUR,
+            page: 1,
+            limit: 10,
+            sort: { field: '@timestamp', order: 'asc' },
+          });
+          assert.deepEqual(
+            all.entries.map((entry) => entry.attributes),
+            [{ a: 1 }, { b: 2 }, { c: 3, b: 3 }, { d: 4, e: 4 }, { f: 5, e: 5 }],
+          );
+          const e = await reader.store.search({ tenantId: 'acme', query: 'e:>=4', from: T0, to: T0 + HOUR, page: 1, limit: 10 });
+          assert.equal(e.total, 2);
+        }
+      } finally {
+        await first.close();
+        await second.close();
+        await testDb.drop();
+      }
+    });
+  });
+}
 
 describe('log store rows: upgrade of SQLite rows stored before migration 0190', () => {
   const testDb = createTestDatabase('sqlite');
@@ -287,5 +328,59 @@ describe('log store rows: upgrade of SQLite rows stored before migration 0190', 
     await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
     assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
     assert.deepEqual(await find('acme', 'fresh:1'), ['after the upgrade']);
+  });
+});
+
+describe('log store rows: upgrade of PostgreSQL rows stored before migration 0210', () => {
+  const testDb = createTestDatabase('postgres');
+  let store: LogStore;
+  let database: Awaited<ReturnType<typeof openDatabase<any>>>;
+  let before0210: Awaited<ReturnType<LogStore['search']>>['entries'];
+
+  before(async () => {
+    const { url } = await testDb;
+    database = await openDatabase<any>(url);
+    const { db } = database;
+    await migrateToLatest(db, logStoreMigrations, 'logs');
+    const current = createLogStore(db, 'postgres');
+    await current.append('acme', SENT);
+    await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
+    before0210 = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+    // The rows as the store wrote them before 0210 (attributes under their names), and 0210 not yet run.
+    await sql`UPDATE log_entries l SET attributes = (SELECT jsonb_object_agg(c.name, j.value) FROM jsonb_each(l.attributes) j
+        JOIN log_attribute_codes c ON c.tenant_id = l.tenant_id AND c.code = (CASE WHEN length(j.key) = 1
+          THEN strpos('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1
+          ELSE (strpos('0123456789abcdefghijklmnopqrstuvwxyz', left(j.key, 1)) - 1) * 36 + strpos('0123456789abcdefghijklmnopqrstuvwxyz', right(j.key, 1)) - 1 END))
+      WHERE l.attributes <> '{}'::jsonb`.execute(db);
+    await sql`DROP TABLE log_attribute_codes`.execute(db);
+    await sql`DELETE FROM logs_migrations WHERE name = '0210_postgres_attribute_numbers'`.execute(db);
+    const { rows } = await sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries
+      WHERE tenant_id = 'other'`.execute(db);
+    assert.deepEqual(rows, [{ attributes: '{"http.status_code": 1}' }], 'the rows hold names before the upgrade');
+    await migrateToLatest(db, logStoreMigrations, 'logs');
+    store = createLogStore(db, 'postgres');
+  });
+  after(async () => {
+    await database.close();
+    await (await testDb).drop();
+  });
+
+  test('every entry reads as before, its attributes under numbers', async () => {
+    const { rows } = await sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries
+      WHERE tenant_id = 'other'`.execute(database.db);
+    assert.deepEqual(rows, [{ attributes: '{"0": 1}' }]);
+    const after0210 = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+    assert.deepEqual(after0210, before0210);
+  });
+
+  test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
+    const find = async (tenantId: string, query: string) =>
+      (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
+    assert.deepEqual(await find('acme', 'http.status_code:>=503 ratio:>1'), ['lower-case hex ids']);
+    assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);
+    assert.deepEqual(await find('other', 'http.status_code:1'), ['x']);
+    await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
+    assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
+    assert.deepEqual(await find('acme', 'fresh:>0'), ['after the upgrade']);
   });
 });

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttributeValue } from './log-store.js';
+import type { AttributeValue, StoredLogEntry } from './log-store.js';
+import { toStoredEntry, type EntryRow } from './store-core.js';
 
 /**
- * Attribute names by number (SQLite; docs/log-store.md, "Rows"): a row stores its attributes with
+ * Attribute names by number (both dialects; docs/log-store.md, "Rows"): a row stores its attributes with
  * each name replaced by the tenant's number for it in base 36, `{"0":"GET","1":"/api/v1/x"}`
  * instead of `{"http.method":"GET","http.route":"/api/v1/x"}`. The names were a third of a row (58
  * of 259 bytes an event in the benchmark). The numbers (log_attribute_codes) are given by the writer
@@ -93,9 +94,12 @@ export class AttributeCodes {
     return { rows, encode: (entry) => encodeWith(draft, entry)! };
   }
 
-  /** Stored attributes (JSON text) with their names; undefined when a number is not in the cache (sync, then again). */
-  decode(tenantId: string, json: string): Record<string, AttributeValue> | undefined {
-    const stored = JSON.parse(json) as Record<string, AttributeValue>;
+  /**
+   * Stored attributes (JSON text on SQLite, parsed jsonb on PostgreSQL) with their names; undefined
+   * when a number is not in the cache (sync, then again).
+   */
+  decode(tenantId: string, json: string | Record<string, AttributeValue>): Record<string, AttributeValue> | undefined {
+    const stored = typeof json === 'string' ? (JSON.parse(json) as Record<string, AttributeValue>) : json;
     const names = this.#tenants.get(tenantId)?.names;
     const attributes: Record<string, AttributeValue> = {};
     for (const key in stored) {
@@ -105,6 +109,21 @@ export class AttributeCodes {
       Object.defineProperty(attributes, name, { value: stored[key], enumerable: true, writable: true, configurable: true });
     }
     return attributes;
+  }
+
+  /** Rows with their attributes' names: numbers given since the cache was loaded are loaded first (from `db`). */
+  async entries(db: Kysely<any>, tenantId: string, rows: readonly EntryRow[]): Promise<StoredLogEntry[]> {
+    const entries: StoredLogEntry[] = [];
+    for (const row of rows) {
+      let attributes = this.decode(tenantId, row.attributes);
+      if (attributes === undefined) {
+        await this.sync(db, tenantId);
+        attributes = this.decode(tenantId, row.attributes);
+        if (attributes === undefined) throw new Error(`an entry of tenant ${tenantId} has an attribute number that is not stored`);
+      }
+      entries.push(toStoredEntry({ ...row, attributes }));
+    }
+    return entries;
   }
 }
 
@@ -127,8 +146,14 @@ function encodeWith(codes: TenantCodes, attributes: Record<string, AttributeValu
   return json === '' ? '{}' : `${json}}`;
 }
 
-/** The numbers a batch gave, stored in its transaction. */
+/** The numbers a batch gave, stored in its transaction (SQLite). */
 export function storeAttributeCodes(tenantId: string, rows: readonly AttributeCodeRow[]) {
   return sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
     SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(rows.map((row) => [row.name, row.code]))})`;
+}
+
+/** The numbers a batch gave, stored in its transaction (PostgreSQL). */
+export function storePostgresAttributeCodes(tenantId: string, rows: readonly AttributeCodeRow[]) {
+  return sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
+    SELECT ${tenantId}, r.name, r.code FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(name text, code integer)`;
 }

@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
 import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
+import { numberStoredAttributes } from './postgres-rows.js';
 import { storeWords } from './postgres-words.js';
 import { restoreInTimeOrder } from './sqlite-restore.js';
 import { compactStoredRows } from './sqlite-rows.js';
@@ -337,6 +338,20 @@ const phrasePairs: Migration = {
   },
 };
 
+/**
+ * Attribute names by number on PostgreSQL (postgres-rows.ts, attribute-codes.ts; docs/log-store.md,
+ * "Rows"), as SQLite's rows have them since 0190: every stored row's attributes are written again.
+ * Nothing on SQLite.
+ */
+const postgresAttributeNumbers: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) await numberStoredAttributes(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) throw new Error('0210_postgres_attribute_numbers cannot be undone: restore a backup taken before it');
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -350,4 +365,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0180_no_tsvector': noTsvector,
   '0190_compact_rows': compactRows,
   '0200_phrase_pairs': phrasePairs,
+  '0210_postgres_attribute_numbers': postgresAttributeNumbers,
 };

@@ -2,16 +2,15 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
-import { compilePostgres, postgresFieldValue, postgresNumberValue, postgresSortExpression } from './query/compile-postgres.js';
+import { compilePostgres, postgresFields } from './query/compile-postgres.js';
+import { AttributeCodes, storePostgresAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
 import {
   boundedTotal,
   ENTRY_COLUMNS,
   LogStoreCore,
-  toStoredEntry,
   type BoundedTotal,
   type BucketCount,
   type DocumentIdWindow,
-  type FieldSql,
   type ReadDialect,
   type ReadPlan,
   type TimePage,
@@ -42,12 +41,10 @@ import {
   nextTurn,
   PREPARE_CHUNK,
   prepareEntriesInTurns,
+  type PreparedEntry,
   ROLLUP_TABLE_NAMES,
   splitByDocumentId,
 } from './write-batch.js';
-
-/** Fields in PostgreSQL's rows: attributes under their names, in jsonb. */
-const POSTGRES_FIELDS: FieldSql = { value: postgresFieldValue, sort: postgresSortExpression, number: postgresNumberValue };
 
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {
@@ -65,7 +62,7 @@ const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace
 
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
-/** With the tenant's hash: serialises additions to a tenant's facet dictionary. */
+/** With the tenant's hash: serialises additions to a tenant's facet dictionary and attribute numbers. */
 const FACET_LOCK = 0x66616374; // 'fact'
 
 /**
@@ -128,6 +125,7 @@ interface PostgresPlan extends ReadPlan {
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();
+  readonly #codes = new AttributeCodes();
   readonly #partitions = new Set<number>();
   readonly #times = new WeakMap<PostgresPlan, Promise<number[] | null>>();
 
@@ -188,6 +186,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           if (batch.length > 0) written = await this.insert(trx, tenantId, batch);
         });
         if (written) {
+          this.#codes.remember(tenantId, written.newCodes);
           this.#fields.remember(tenantId, written.newFields);
           this.#facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
         }
@@ -216,6 +215,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       faceted = this.#facets.facetsOf(tenantId, prepared);
     }
     const { facets, newValues, newlyUnfaceted } = faceted;
+    const { encode, newCodes } = await this.#numberAttributes(trx, tenantId, prepared);
     // Each entry's words and facet lexemes (its postings' tokens); one string per facet of the batch.
     const lexemes: string[][] = [];
     const wordCounts: number[] = []; // how many of an entry's lexemes are its words (their pairs are posted too)
@@ -241,7 +241,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           entry.trace_id,
           entry.span_id,
           entry.message,
-          JSON.stringify(entry.attributes),
+          encode(entry.attributes),
           storedWords(entry.message, words),
         ]);
         if ((place + 1) % LINES_PER_WRITE === 0) {
@@ -283,7 +283,29 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
     }
     await storeFacetDictionary(trx, tenantId, newValues, newlyUnfaceted);
-    return { newFields, newValues, newlyUnfaceted };
+    if (newCodes.length > 0) await storePostgresAttributeCodes(tenantId, newCodes).execute(trx);
+    return { newFields, newValues, newlyUnfaceted, newCodes };
+  }
+
+  /**
+   * The encoder of a batch's attributes (names by the tenant's numbers, attribute-codes.ts) and the
+   * numbers it gives. Batches run concurrently here: a batch with a name that has no number yet takes
+   * the tenant's lock and numbers it from what the others committed (a number is never given twice).
+   */
+  async #numberAttributes(
+    trx: Kysely<any>,
+    tenantId: string,
+    entries: readonly PreparedEntry[],
+  ): Promise<{ encode: (attributes: PreparedEntry['attributes']) => string; newCodes: AttributeCodeRow[] }> {
+    if (this.#codes.countOf(tenantId) === undefined) await this.#codes.sync(trx, tenantId);
+    const attributes = entries.map((entry) => entry.attributes);
+    let numbered = this.#codes.numbered(tenantId, attributes);
+    if (numbered.rows.length > 0) {
+      await sql`SELECT pg_advisory_xact_lock(${FACET_LOCK}, hashtext(${tenantId}))`.execute(trx);
+      await this.#codes.sync(trx, tenantId);
+      numbered = this.#codes.numbered(tenantId, attributes);
+    }
+    return { encode: numbered.encode, newCodes: numbered.rows };
   }
 
   async #ensurePartitions(starts: readonly number[]): Promise<void> {
@@ -399,10 +421,14 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
     const facets = await readFacetLookup(this.reads, tenantId, condition);
+    const { rows } = await sql<{ codes: string }>`SELECT count(*)::text AS codes FROM log_attribute_codes
+      WHERE tenant_id = ${tenantId}`.execute(this.reads);
+    await this.#codes.sync(this.reads, tenantId, Number(rows[0]?.codes ?? 0));
+    const keyOf = (name: string) => this.#codes.keyOf(tenantId, name);
     return {
-      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition)})`,
-      fields: POSTGRES_FIELDS,
-      entries: async (rows) => rows.map(toStoredEntry),
+      where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, keyOf)})`,
+      fields: postgresFields(keyOf),
+      entries: (found) => this.#codes.entries(this.reads, tenantId, found),
       tenantId,
       from,
       end,

@@ -19,7 +19,6 @@ import type { Condition } from './query/condition.js';
 import { compileSqlite, indexQuery, sqliteFields } from './query/compile-sqlite.js';
 import {
   LogStoreCore,
-  toStoredEntry,
   type BucketCount,
   type DocumentIdWindow,
   type EntryRow,
@@ -336,23 +335,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       fts,
       index: displaced ? null : indexQuery(condition, facets),
       fields: sqliteFields(keyOf),
-      entries: (found) => this.#entries(tenantId, found),
+      entries: (found) => this.#codes.entries(this.reads, tenantId, found),
     };
-  }
-
-  /** Rows with their attributes' names (attribute-codes.ts): numbers given since the plan was made are loaded first. */
-  async #entries(tenantId: string, rows: readonly EntryRow[]): Promise<StoredLogEntry[]> {
-    const entries: StoredLogEntry[] = [];
-    for (const row of rows) {
-      let attributes = this.#codes.decode(tenantId, row.attributes as string);
-      if (attributes === undefined) {
-        await this.#codes.sync(this.reads, tenantId);
-        attributes = this.#codes.decode(tenantId, row.attributes as string);
-        if (attributes === undefined) throw new Error(`an entry of tenant ${tenantId} has an attribute number that is not stored`);
-      }
-      entries.push(toStoredEntry({ ...row, attributes }));
-    }
-    return entries;
   }
 
   /** With the index: whole seconds counted in FTS5 alone, the ragged first and last seconds on their rows. */

@@ -1,38 +1,39 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
 import type { Condition, TextExpr } from './condition.js';
-import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
+import type { FieldSql } from '../store-core.js';
+import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 
 /**
  * Compiles a condition to a PostgreSQL boolean expression over `log_entries AS l`. It is checked on
  * the rows that postings find (postgres-postings.ts), or on a range's rows where postings cannot
  * narrow them. Message words are checked on the message itself (textCheck); faceted equalities like
- * any other, on the row's value.
+ * any other, on the row's value. Attributes are read under the tenant's keys (`keyOf`).
  */
-export function compilePostgres(condition: Condition): RawBuilder<unknown> {
+export function compilePostgres(condition: Condition, keyOf: KeyOf): RawBuilder<unknown> {
   switch (condition.kind) {
     case 'all':
       return sql`TRUE`;
     case 'and':
     case 'or': {
-      const parts = condition.children.map((child) => sql`(${compilePostgres(child)})`);
+      const parts = condition.children.map((child) => sql`(${compilePostgres(child, keyOf)})`);
       return sql.join(parts, condition.kind === 'and' ? sql` AND ` : sql` OR `);
     }
     case 'not':
       // A field the entry lacks makes its check NULL: the entry does not match it, so it matches its NOT.
-      return sql`(${compilePostgres(condition.child)}) IS NOT TRUE`;
+      return sql`(${compilePostgres(condition.child, keyOf)}) IS NOT TRUE`;
     case 'text':
       return textCheck(condition.expr);
     case 'contains':
       return sql`strpos(l.message, ${condition.value}::text) > 0`;
     case 'equals':
-      return equals(condition.field, condition.value);
+      return equals(condition.field, condition.value, keyOf);
     case 'prefix':
-      return sql`starts_with(${valueOf(condition.field)}, ${condition.value}::text)`;
+      return sql`starts_with(${valueOf(condition.field, keyOf)}, ${condition.value}::text)`;
     case 'exists':
-      return sql`coalesce(${valueOf(condition.field)}, '') <> ''`;
+      return sql`coalesce(${valueOf(condition.field, keyOf)}, '') <> ''`;
     case 'range':
-      return range(condition);
+      return range(condition, keyOf);
   }
 }
 
@@ -66,40 +67,42 @@ function textCheck(expr: TextExpr): RawBuilder<unknown> {
 /** Text that PostgreSQL's numeric cast accepts. */
 const NUMERIC_TEXT = String.raw`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$`;
 
-function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>): RawBuilder<unknown> {
+function range({ field, compare, lower, upper }: Extract<Condition, { kind: 'range' }>, keyOf: KeyOf): RawBuilder<unknown> {
   if (field.kind === 'timestamp') return rangeSql(sql.ref('l.ts'), lower, upper, (bound) => sql`${bound}::bigint`);
   // COLLATE "C": bytewise, as SQLite compares, whatever the database's locale.
-  if (compare === 'text') return rangeSql(sql`(${valueOf(field)} COLLATE "C")`, lower, upper, (bound) => sql`${String(bound)}::text`);
-  const number = postgresNumberValue(field);
-  return rangeSql(number, lower, upper, (bound) => sql`${bound}::numeric`);
+  if (compare === 'text')
+    return rangeSql(sql`(${valueOf(field, keyOf)} COLLATE "C")`, lower, upper, (bound) => sql`${String(bound)}::text`);
+  return rangeSql(numberValue(field, keyOf), lower, upper, (bound) => sql`${bound}::numeric`);
 }
 
-function valueOf(field: MatchField): RawBuilder<unknown> {
-  return fieldSql(field, (name) => sql`(l.attributes ->> ${name}::text)`);
+function valueOf(field: MatchField, keyOf: KeyOf): RawBuilder<unknown> {
+  return fieldSql(field, (name) => sql`(l.attributes ->> ${keyOf(name)}::text)`);
 }
 
-function equals(field: MatchField, value: string): RawBuilder<unknown> {
-  if (field.kind !== 'attribute') return sql`${valueOf(field)} = ${value}::text`;
-  const json = sql`(l.attributes -> ${field.name}::text)`;
+function equals(field: MatchField, value: string, keyOf: KeyOf): RawBuilder<unknown> {
+  if (field.kind !== 'attribute') return sql`${valueOf(field, keyOf)} = ${value}::text`;
+  const json = sql`(l.attributes -> ${keyOf(field.name)}::text)`;
   if (isJsonScalarLiteral(value)) return sql`${json} IN (to_jsonb(${value}::text), ${value}::jsonb)`;
   return sql`${json} = to_jsonb(${value}::text)`;
 }
 
 /** A field's value as a number: a JSON number as it is, a numeric string (`"503"`) converted, anything else NULL. */
-export function postgresNumberValue(field: FieldRef): RawBuilder<unknown> {
+function numberValue(field: FieldRef, keyOf: KeyOf): RawBuilder<unknown> {
   if (field.kind === 'timestamp') return sql.ref('l.ts');
-  const text = valueOf(field);
-  const json = field.kind === 'attribute' ? sql`jsonb_typeof(l.attributes -> ${field.name}::text) = 'number'` : sql`FALSE`;
+  const text = valueOf(field, keyOf);
+  const json = field.kind === 'attribute' ? sql`jsonb_typeof(l.attributes -> ${keyOf(field.name)}::text) = 'number'` : sql`FALSE`;
   return sql`(CASE WHEN ${json} THEN ${text}::numeric WHEN ${text} ~ ${NUMERIC_TEXT} THEN ${text}::numeric END)`;
 }
 
-export function postgresSortExpression(field: FieldRef): RawBuilder<unknown> {
-  if (field.kind === 'timestamp') return sql.ref('l.ts');
-  if (field.kind === 'attribute') return sql`(l.attributes -> ${field.name}::text)`;
-  return valueOf(field);
-}
-
-export function postgresFieldValue(field: FieldRef): RawBuilder<unknown> {
-  if (field.kind === 'timestamp') return sql`l.ts::text`;
-  return valueOf(field);
+/** Fields of a tenant's rows: attributes under their keys (`keyOf`), in jsonb. */
+export function postgresFields(keyOf: KeyOf): FieldSql {
+  return {
+    value: (field) => (field.kind === 'timestamp' ? sql`l.ts::text` : valueOf(field, keyOf)),
+    sort: (field) => {
+      if (field.kind === 'timestamp') return sql.ref('l.ts');
+      if (field.kind === 'attribute') return sql`(l.attributes -> ${keyOf(field.name)}::text)`;
+      return valueOf(field, keyOf);
+    },
+    number: (field) => numberValue(field, keyOf),
+  };
 }

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
 import { equalityFacets, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from './condition.js';
-import { fieldSql, rangeSql, type MatchField } from './field-sql.js';
+import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 import type { FieldSql } from '../store-core.js';
 
 /**
@@ -21,7 +21,6 @@ export interface SqliteQueryContext {
 }
 
 /** An attribute name's stored key. */
-export type KeyOf = (name: string) => string;
 
 export function compileSqlite(condition: Condition, context: SqliteQueryContext): RawBuilder<unknown> {
   if (condition.kind !== 'all') {

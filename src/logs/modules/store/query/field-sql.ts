@@ -4,6 +4,9 @@ import type { ConditionBound } from './condition.js';
 
 export type MatchField = Exclude<FieldRef, { kind: 'timestamp' }>;
 
+/** The key an attribute is stored under in a tenant's rows: its number (attribute-codes.ts). */
+export type KeyOf = (name: string) => string;
+
 /** A field of `log_entries AS l`; `attribute` gives the dialect's text value of an attribute. */
 export function fieldSql(field: MatchField, attribute: (name: string) => RawBuilder<unknown>): RawBuilder<unknown> {
   switch (field.kind) {
