@@ -420,9 +420,11 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
-    const facets = await readFacetLookup(this.reads, tenantId, condition);
-    const { rows } = await sql<{ codes: string }>`SELECT count(*)::text AS codes FROM log_attribute_codes
-      WHERE tenant_id = ${tenantId}`.execute(this.reads);
+    // The tenant's count of attribute numbers beside its facets (a cache with as many is right).
+    const [facets, { rows }] = await Promise.all([
+      readFacetLookup(this.reads, tenantId, condition),
+      sql<{ codes: string }>`SELECT count(*)::text AS codes FROM log_attribute_codes WHERE tenant_id = ${tenantId}`.execute(this.reads),
+    ]);
     await this.#codes.sync(this.reads, tenantId, Number(rows[0]?.codes ?? 0));
     const keyOf = (name: string) => this.#codes.keyOf(tenantId, name);
     return {
