@@ -200,8 +200,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
-   * Inserts a batch inside the caller's transaction; returns the catalogue fields it added and the
-   * fields it stopped faceting. Also what migration 0120 re-facets existing entries with.
+   * Inserts a batch inside the caller's transaction; returns the catalogue fields, facet values and
+   * attribute numbers it added and the fields it stopped faceting, for the caches once it committed.
    */
   async insert(trx: Kysely<any>, tenantId: string, entries: readonly LogEntry[]) {
     const prepared = await prepareEntriesInTurns(entries);
