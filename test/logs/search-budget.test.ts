@@ -116,7 +116,7 @@ for (const dialect of DIALECTS) {
       });
       after(async () => logs.close());
 
-      test('while expensive searches run, /healthz and an ingestion request are answered first', async () => {
+      test('while expensive searches run, /healthz and an ingestion request are answered before the searches waiting for a worker', async () => {
         const finished: string[] = [];
         const track = <T>(label: string, work: Promise<T>) => work.then((result) => (finished.push(label), result));
         // More searches than workers: the last ones wait in the queue.
@@ -140,7 +140,11 @@ for (const dialect of DIALECTS) {
           assert.equal(response.statusCode, 200);
           assert.ok(response.json().total >= ENTRIES);
         }
-        assert.deepEqual(finished.slice(0, 2).sort(), ['healthz', 'ingest'], `completion order: ${finished.join(', ')}`);
+        // Before the searches that waited for a worker: ingestion and health checks never queue behind
+        // searches (a search that runs fast may end before them: on PostgreSQL the hour's sort takes
+        // about as long as a batch under a loaded CI machine).
+        const last = Math.min(finished.indexOf('search 2'), finished.indexOf('search 3'));
+        for (const label of ['healthz', 'ingest']) assert.ok(finished.indexOf(label) < last, `completion order: ${finished.join(', ')}`);
       });
 
       test('a storm beyond the pool: each search gets its answer or the timeout error, none a 500', async () => {
