@@ -82,16 +82,18 @@ export class AttributeCodes {
   ): { rows: AttributeCodeRow[]; encode: (attributes: Record<string, AttributeValue>) => string } {
     const committed = this.#tenants.get(tenantId);
     if (!committed) throw new Error(`attribute numbers of tenant ${tenantId} are not loaded`);
-    const draft: TenantCodes = { members: new Map(committed.members), names: [...committed.names] };
+    // The committed numbers as they are unless a name needs one (most batches: no copy per batch).
+    let codes = committed;
     const rows: AttributeCodeRow[] = [];
     for (const entry of attributes) {
       for (const name in entry) {
-        if (draft.members.has(name) || draft.names.length >= MAX_ATTRIBUTE_CODES) continue;
-        rows.push({ name, code: draft.names.length });
-        add(draft, name, draft.names.length);
+        if (codes.members.has(name) || codes.names.length >= MAX_ATTRIBUTE_CODES) continue;
+        if (codes === committed) codes = { members: new Map(committed.members), names: [...committed.names] };
+        rows.push({ name, code: codes.names.length });
+        add(codes, name, codes.names.length);
       }
     }
-    return { rows, encode: (entry) => encodeWith(draft, entry)! };
+    return { rows, encode: (entry) => encodeWith(codes, entry)! };
   }
 
   /**

@@ -346,7 +346,7 @@ export async function postingsCounts(
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
   // Kept until the candidates are known (a phrase's pieces without its pair may share their times).
-  const mayHaveCandidates = hasPhrase(expr);
+  const mayHaveCandidates = phrasesOf(expr).length > 0;
   const counted: { batch: BatchRow; places: number[] }[] = []; // counted whole
   const timed: number[] = []; // the times of the matches of pieces read by time
   const candidates: number[] = [];
@@ -419,12 +419,6 @@ export async function postingsCounts(
 
 function bucketCounts(counts: Map<number, number>): BucketCount[] {
   return [...counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
-}
-
-function hasPhrase(expr: PostingsExpr): boolean {
-  if (expr.kind === 'phrase') return true;
-  if (expr.kind === 'not') return hasPhrase(expr.child);
-  return (expr.kind === 'and' || expr.kind === 'or') && expr.children.some(hasPhrase);
 }
 
 /** The first index of ascending `sorted` at or after `value`. */
