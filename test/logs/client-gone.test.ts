@@ -15,6 +15,7 @@ import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
 import { createLogStore, logStoreMigrations, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
+import { cancellingPool } from '../../src/logs/modules/store/read-pool/postgres-reads.js';
 import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
@@ -164,6 +165,37 @@ describe('reads of a client that left [postgres]', () => {
       // The pool's one connection was closed rather than reused; a new one answers.
       const { rows } = await whileClientWaits(testClient().client, () => sql<{ n: number }>`SELECT 2 AS n`.execute(reads.db));
       assert.deepEqual(rows, [{ n: 2 }]);
+    },
+  );
+
+  test(
+    'when the cancel cannot reach the server, the statement ends as it would and its connection is not reused',
+    { timeout: 20_000 },
+    async () => {
+      const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+      const clients = cancellingPool(pool, async () => {
+        throw new Error('too many connections');
+      });
+      try {
+        const pidOf = async () => {
+          const client = await clients.connect();
+          try {
+            return (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', [])).rows[0]!.pid;
+          } finally {
+            client.release();
+          }
+        };
+        const first = await pidOf();
+        const { client, leave } = testClient();
+        const connection = await clients.connect();
+        const slow = whileClientWaits(client, () => connection.query<{ n: number }>('SELECT 1 AS n FROM pg_sleep(0.3)', []));
+        leave();
+        assert.deepEqual((await slow).rows, [{ n: 1 }]);
+        connection.release();
+        assert.notEqual(await pidOf(), first, 'a connection a cancel was sent for is closed, not reused');
+      } finally {
+        await pool.end();
+      }
     },
   );
 
