@@ -23,6 +23,7 @@ import { rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
 import { exitWhenWriterStops, startLogs } from './logs/server.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
+import { LOGS_NODE_OPTIONS, youngGenerationSized } from './logs/node-options.js';
 import { reportReady, stopWhenSupervisorGone } from './supervisor/messages.js';
 import { superviseServices } from './supervisor/supervise-services.js';
 
@@ -69,6 +70,7 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
       {
         name: 'logs',
         portVariable: 'LOGS_PORT',
+        nodeOptions: youngGenerationSized() ? [] : LOGS_NODE_OPTIONS,
         env: () => ({ ...process.env, ...(shipToOwnLogs ? { LOGS_GATEWAY_SHIPPER_KEY: key } : {}) }),
       },
       {
@@ -139,6 +141,12 @@ const COMMANDS: Record<string, Command> = {
     summary: 'start the logs service alone',
     async run() {
       const service = await startLogs(loadLogsConfig(process.env));
+      if (!youngGenerationSized()) {
+        service.app.log.warn(
+          { nodeOptions: LOGS_NODE_OPTIONS.join(' ') },
+          "node runs with V8's default young generation: ingestion is slower; start it with these options (docs/operations.md)",
+        );
+      }
       const stop = await start([service.app]);
       exitWhenWriterStops(service, (code) => void stop('sqlite thread stopped', code));
     },

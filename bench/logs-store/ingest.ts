@@ -3,12 +3,13 @@
  * without the generator, the NDJSON copy or the queries in the measured time), so that a change to the
  * write path can be compared run against run, before and after. The database is opened as the logs
  * service opens it (SQLite writes on their own thread).
- *   node --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000] [--in-flight 1]
+ *   node --max-semi-space-size=64 --import tsx bench/logs-store/ingest.ts [--dialect sqlite|postgres] [--url ...] [--events 500000] [--in-flight 1]
  * The events are as dense as 10M a day (a batch of 5,000 spans about 43 seconds). Prints one JSON line:
  * events/s, µs an event, the longest stall of the event loop, the process's CPU (user and system, ms)
  * and, for PostgreSQL, the CPU of every `postgres` process of this machine (the server must run here,
  * as bench/logs-store/postgres-server.mjs does).
  */
+import { asTheService } from './service-runtime.js';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -122,6 +123,7 @@ process.stdout.write(
     eventsPerSecond: Math.round(events / (ms / 1000)),
     usPerEvent: Number(((ms * 1000) / events).toFixed(1)),
     inFlight: Number(args['in-flight']),
+    asTheService,
     longestStallMs: Math.round(longestStall),
     cpuUserMs: Math.round(used.user / 1000),
     cpuSystemMs: Math.round(used.system / 1000),

@@ -10,6 +10,8 @@ export interface SupervisedService {
   portVariable: string;
   /** Its environment; `ports` holds the ports of the services started before it. */
   env: (ports: ReadonlyMap<string, number>) => NodeJS.ProcessEnv;
+  /** Node's options for this service alone, before the CLI's own (so that an operator's flag wins). */
+  nodeOptions?: readonly string[];
 }
 
 export interface SuperviseOptions {
@@ -58,7 +60,7 @@ export function superviseServices({ services, cliArgs, log, graceMs = 15_000, po
         if (stopping) return;
         const child = new ServiceChild({
           name: service.name,
-          args: [...cliArgs, service.name],
+          args: [...(service.nodeOptions ?? []), ...cliArgs, service.name],
           env: () => {
             const pinned = ports.get(service.name);
             return {

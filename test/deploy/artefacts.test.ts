@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
+import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/listen.js';
 import { startTestLogs } from '../helpers/logs.js';
@@ -114,14 +115,17 @@ function kubernetesContainers(): Container[] {
 }
 
 describe('deployable artefacts', () => {
-  test('compose and Kubernetes: CLI commands, variables the loaders read, the ports the services listen on', () => {
+  test("compose and Kubernetes: CLI commands, variables the loaders read, the ports the services listen on, the logs service's node options", () => {
     const containers = [...composeContainers(), ...kubernetesContainers()];
     assert.deepEqual(containers.map((container) => container.service).sort(), ['gateway', 'gateway', 'logs', 'logs']);
     for (const container of containers) {
-      const read = variablesRead(container.service, container.env);
-      for (const name of Object.keys(container.env))
+      // Node's own variable: the logs service's V8 options (src/logs/node-options.ts), which `all` gives its child itself.
+      const { NODE_OPTIONS: nodeOptions, ...settings } = container.env;
+      assert.equal(nodeOptions, container.service === 'logs' ? LOGS_NODE_OPTIONS.join(' ') : undefined, `${container.where}: NODE_OPTIONS`);
+      const read = variablesRead(container.service, settings);
+      for (const name of Object.keys(settings))
         assert.ok(read.has(name), `${container.where}: ${name} is not a ${container.service} setting`);
-      const config = LOADERS[container.service](container.env);
+      const config = LOADERS[container.service](settings);
       assert.deepEqual(container.ports, [config.port], `${container.where}: the port it listens on`);
     }
   });

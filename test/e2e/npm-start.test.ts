@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { Client as ElasticClient } from '@elastic/elasticsearch';
+import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 import { eventually } from '../helpers/eventually.js';
 import { footprint, settlesBack } from '../helpers/process-probe.js';
 import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
@@ -88,6 +89,13 @@ async function startAll(dataDir: string, masterData: string) {
     logs: `http://127.0.0.1:${ports.logs}`,
     gateway: `http://127.0.0.1:${ports.gateway}`,
   };
+}
+
+/** The V8 heap options on a process's command line (Linux /proc). */
+function nodeOptionsOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((arg) => arg.startsWith('--max-semi-space-size'));
 }
 
 function alive(pid: number): boolean {
@@ -296,6 +304,11 @@ describe('npm start: both services as two supervised processes, the gateway watc
       assert.equal(gateway.status, 'healthy');
     });
   });
+  test("the logs service runs with its V8 options (a young generation for batches), the gateway with node's defaults", () => {
+    assert.deepEqual(nodeOptionsOf(system.pidOf('logs')), LOGS_NODE_OPTIONS);
+    assert.deepEqual(nodeOptionsOf(system.pidOf('gateway')), []);
+  });
+
   test('the gateway killed (SIGKILL): the logs service answers throughout, the gateway comes back on its port by itself', async () => {
     const killed = system.pidOf('gateway');
     const from = system.lines.length;
@@ -347,6 +360,7 @@ describe('npm start: both services as two supervised processes, the gateway watc
     const restarted = await system.next((line) => line.service === 'logs' && line.msg === 'service restarted', from);
     assert.equal(restarted.port, Number(new URL(system.logs).port), 'the same port');
     assert.equal(alive(killed), false);
+    assert.deepEqual(nodeOptionsOf(system.pidOf('logs')), LOGS_NODE_OPTIONS, 'restarted with its node options');
 
     const auth = await logsAdmin(system.logs);
     const range = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { loadLogsConfig } from '../../src/logs/config.js';
+import { LOGS_NODE_OPTIONS, youngGenerationSized } from '../../src/logs/node-options.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 
 test('logs defaults follow the runtime contract', () => {
@@ -49,4 +50,12 @@ test('the CLI stops on a bad logs setting with one line naming it, for `logs` an
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
     assert.match(result.stderr, /LOGS_PORT/);
   }
+});
+
+test("the logs service's young generation counts as sized when an operator set it on node's command line or in NODE_OPTIONS", () => {
+  assert.equal(youngGenerationSized([], ''), false);
+  assert.equal(youngGenerationSized(['--import', 'tsx'], '--max-old-space-size=2048'), false);
+  assert.equal(youngGenerationSized(['--max-semi-space-size=32'], ''), true);
+  assert.equal(youngGenerationSized([], '--enable-source-maps  --max_semi_space_size=128'), true);
+  assert.equal(youngGenerationSized(LOGS_NODE_OPTIONS, ''), true);
 });
