@@ -1,11 +1,11 @@
 /**
  * What a row stores comes back as it was sent, and is found by every kind of condition, whatever
  * the layout (SQLite since migration 0190: attribute names by number, JSONB, ids as bytes, levels as
- * numbers; sqlite-rows.ts, attribute-codes.ts), and the upgrade of rows stored before it.
+ * numbers; sqlite-rows.ts, attribute-codes.ts; PostgreSQL since 0210: names by number), and the upgrade of rows stored before them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { MAX_ATTRIBUTE_CODES } from '../../src/logs/modules/store/attribute-codes.js';
@@ -276,111 +276,93 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('log store rows: upgrade of SQLite rows stored before migration 0190', () => {
-  const testDb = createTestDatabase('sqlite');
-  let store: LogStore;
-  let database: Awaited<ReturnType<typeof openDatabase<any>>>;
-  let before0190: Awaited<ReturnType<LogStore['search']>>['entries'];
+/**
+ * The rows each dialect's last row migration rewrites, made again as the store wrote them before it:
+ * SQLite's before 0190 (names, JSON text, hex text, level text, times), PostgreSQL's before 0210
+ * (attributes under their names). `stored` is how a row of tenant `other` holds its attributes after.
+ */
+const UPGRADES = {
+  sqlite: {
+    migration: '0190_compact_rows',
+    async rewind(db: Kysely<any>): Promise<void> {
+      const names = sql`(SELECT json_group_object(coalesce((SELECT name FROM log_attribute_codes c WHERE c.tenant_id = o.tenant_id
+          AND (CASE WHEN length(j.key) = 1 THEN instr('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1 END) = c.code), substr(j.key, 2)),
+          CASE j.type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE j.value END) FROM json_each(o.attributes) j)`;
+      await sql`ALTER TABLE log_entries RENAME TO log_entries_compact`.execute(db);
+      await sql`CREATE TABLE log_entries (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, ts INTEGER NOT NULL, level TEXT, service TEXT,
+        host TEXT, trace_id TEXT, span_id TEXT, message TEXT NOT NULL, attributes TEXT NOT NULL DEFAULT '{}')`.execute(db);
+      await sql`INSERT INTO log_entries SELECT id, tenant_id, ts, level, service, host, trace_id, span_id, message, ${names}
+        FROM log_entries_compact o`.execute(db);
+      await sql`DROP TABLE log_entries_compact`.execute(db);
+    },
+    stored: { before: '{"http.status_code":1}', after: 'blob' },
+    storedQuery: sql<{
+      attributes: string;
+    }>`SELECT CASE typeof(attributes) WHEN 'text' THEN attributes ELSE typeof(attributes) END AS attributes
+      FROM log_entries WHERE tenant_id = 'other'`,
+  },
+  postgres: {
+    migration: '0210_postgres_attribute_numbers',
+    async rewind(db: Kysely<any>): Promise<void> {
+      await sql`UPDATE log_entries l SET attributes = (SELECT jsonb_object_agg(c.name, j.value) FROM jsonb_each(l.attributes) j
+          JOIN log_attribute_codes c ON c.tenant_id = l.tenant_id AND c.code = (CASE WHEN length(j.key) = 1
+            THEN strpos('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1
+            ELSE (strpos('0123456789abcdefghijklmnopqrstuvwxyz', left(j.key, 1)) - 1) * 36 + strpos('0123456789abcdefghijklmnopqrstuvwxyz', right(j.key, 1)) - 1 END))
+        WHERE l.attributes <> '{}'::jsonb`.execute(db);
+    },
+    stored: { before: '{"http.status_code": 1}', after: '{"0": 1}' },
+    storedQuery: sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries WHERE tenant_id = 'other'`,
+  },
+} as const;
 
-  before(async () => {
-    const { url } = await testDb;
-    database = await openDatabase<any>(url);
-    const { db } = database;
-    await migrateToLatest(db, logStoreMigrations, 'logs');
-    const current = createLogStore(db, 'sqlite');
-    await current.append('acme', SENT);
-    await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
-    before0190 = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
-    // The rows as the store wrote them before 0190 (names, JSON text, hex text, level text, times),
-    // made from these, and 0190 not yet run.
-    const names = sql`(SELECT json_group_object(coalesce((SELECT name FROM log_attribute_codes c WHERE c.tenant_id = o.tenant_id
-        AND (CASE WHEN length(j.key) = 1 THEN instr('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1 END) = c.code), substr(j.key, 2)),
-        CASE j.type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE j.value END) FROM json_each(o.attributes) j)`;
-    await sql`ALTER TABLE log_entries RENAME TO log_entries_compact`.execute(db);
-    await sql`CREATE TABLE log_entries (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, ts INTEGER NOT NULL, level TEXT, service TEXT,
-      host TEXT, trace_id TEXT, span_id TEXT, message TEXT NOT NULL, attributes TEXT NOT NULL DEFAULT '{}')`.execute(db);
-    await sql`INSERT INTO log_entries SELECT id, tenant_id, ts, level, service, host, trace_id, span_id, message, ${names}
-      FROM log_entries_compact o`.execute(db);
-    await sql`DROP TABLE log_entries_compact`.execute(db);
-    await sql`DROP TABLE log_attribute_codes`.execute(db);
-    await sql`DELETE FROM logs_migrations WHERE name = '0190_compact_rows'`.execute(db);
-    await migrateToLatest(db, logStoreMigrations, 'logs');
-    store = createLogStore(db, 'sqlite');
-  });
-  after(async () => {
-    await database.close();
-    await (await testDb).drop();
-  });
+for (const dialect of DIALECTS) {
+  const upgrade = UPGRADES[dialect];
+  describe(`log store rows: upgrade of ${dialect} rows stored before migration ${upgrade.migration}`, () => {
+    const testDb = createTestDatabase(dialect);
+    let store: LogStore;
+    let database: Awaited<ReturnType<typeof openDatabase<any>>>;
+    let beforeUpgrade: Awaited<ReturnType<LogStore['search']>>['entries'];
 
-  test('every entry reads as before, in the new layout', async () => {
-    const { rows } = await sql<{ kind: string }>`SELECT DISTINCT typeof(attributes) AS kind FROM log_entries`.execute(database.db);
-    assert.deepEqual(rows, [{ kind: 'blob' }]);
-    const after0190 = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
-    assert.deepEqual(after0190, before0190);
-  });
+    before(async () => {
+      const { url } = await testDb;
+      database = await openDatabase<any>(url);
+      const { db } = database;
+      await migrateToLatest(db, logStoreMigrations, 'logs');
+      const current = createLogStore(db, dialect);
+      await current.append('acme', SENT);
+      await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
+      beforeUpgrade = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+      await upgrade.rewind(db);
+      await sql`DROP TABLE log_attribute_codes`.execute(db);
+      await sql`DELETE FROM logs_migrations WHERE name = ${upgrade.migration}`.execute(db);
+      const { rows } = await upgrade.storedQuery.execute(db);
+      assert.deepEqual(rows, [{ attributes: upgrade.stored.before }], 'the rows hold names before the upgrade');
+      await migrateToLatest(db, logStoreMigrations, 'logs');
+      store = createLogStore(db, dialect);
+    });
+    after(async () => {
+      await database.close();
+      await (await testDb).drop();
+    });
 
-  test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
-    const find = async (tenantId: string, query: string) =>
-      (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
-    assert.deepEqual(await find('acme', 'http.status_code:503 trace_id:4bf92f3577b34da6a3ce929d0e0e4736'), ['lower-case hex ids']);
-    assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);
-    assert.deepEqual(await find('other', 'http.status_code:1'), ['x']);
-    await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
-    assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
-    assert.deepEqual(await find('acme', 'fresh:1'), ['after the upgrade']);
-  });
-});
+    test('every entry reads as before, its attributes under numbers', async () => {
+      const { rows } = await upgrade.storedQuery.execute(database.db);
+      assert.deepEqual(rows, [{ attributes: upgrade.stored.after }]);
+      const afterUpgrade = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+      assert.deepEqual(afterUpgrade, beforeUpgrade);
+    });
 
-describe('log store rows: upgrade of PostgreSQL rows stored before migration 0210', () => {
-  const testDb = createTestDatabase('postgres');
-  let store: LogStore;
-  let database: Awaited<ReturnType<typeof openDatabase<any>>>;
-  let before0210: Awaited<ReturnType<LogStore['search']>>['entries'];
-
-  before(async () => {
-    const { url } = await testDb;
-    database = await openDatabase<any>(url);
-    const { db } = database;
-    await migrateToLatest(db, logStoreMigrations, 'logs');
-    const current = createLogStore(db, 'postgres');
-    await current.append('acme', SENT);
-    await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
-    before0210 = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
-    // The rows as the store wrote them before 0210 (attributes under their names), and 0210 not yet run.
-    await sql`UPDATE log_entries l SET attributes = (SELECT jsonb_object_agg(c.name, j.value) FROM jsonb_each(l.attributes) j
-        JOIN log_attribute_codes c ON c.tenant_id = l.tenant_id AND c.code = (CASE WHEN length(j.key) = 1
-          THEN strpos('0123456789abcdefghijklmnopqrstuvwxyz', j.key) - 1
-          ELSE (strpos('0123456789abcdefghijklmnopqrstuvwxyz', left(j.key, 1)) - 1) * 36 + strpos('0123456789abcdefghijklmnopqrstuvwxyz', right(j.key, 1)) - 1 END))
-      WHERE l.attributes <> '{}'::jsonb`.execute(db);
-    await sql`DROP TABLE log_attribute_codes`.execute(db);
-    await sql`DELETE FROM logs_migrations WHERE name = '0210_postgres_attribute_numbers'`.execute(db);
-    const { rows } = await sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries
-      WHERE tenant_id = 'other'`.execute(db);
-    assert.deepEqual(rows, [{ attributes: '{"http.status_code": 1}' }], 'the rows hold names before the upgrade');
-    await migrateToLatest(db, logStoreMigrations, 'logs');
-    store = createLogStore(db, 'postgres');
+    test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
+      const find = async (tenantId: string, query: string) =>
+        (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
+      assert.deepEqual(await find('acme', 'http.status_code:503 trace_id:4bf92f3577b34da6a3ce929d0e0e4736'), ['lower-case hex ids']);
+      assert.deepEqual(await find('acme', 'http.status_code:>=503 ratio:>1'), ['lower-case hex ids']);
+      assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);
+      assert.deepEqual(await find('other', 'http.status_code:1'), ['x']);
+      await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
+      assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
+      assert.deepEqual(await find('acme', 'fresh:1'), ['after the upgrade']);
+      assert.deepEqual(await find('acme', 'fresh:>0'), ['after the upgrade']);
+    });
   });
-  after(async () => {
-    await database.close();
-    await (await testDb).drop();
-  });
-
-  test('every entry reads as before, its attributes under numbers', async () => {
-    const { rows } = await sql<{ attributes: string }>`SELECT attributes::text AS attributes FROM log_entries
-      WHERE tenant_id = 'other'`.execute(database.db);
-    assert.deepEqual(rows, [{ attributes: '{"0": 1}' }]);
-    const after0210 = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
-    assert.deepEqual(after0210, before0210);
-  });
-
-  test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
-    const find = async (tenantId: string, query: string) =>
-      (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
-    assert.deepEqual(await find('acme', 'http.status_code:>=503 ratio:>1'), ['lower-case hex ids']);
-    assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);
-    assert.deepEqual(await find('other', 'http.status_code:1'), ['x']);
-    await store.append('acme', [{ timestamp: T0 + 10 * MINUTE, message: 'after the upgrade', attributes: { ok: true, fresh: 1 } }]);
-    assert.deepEqual(await find('acme', 'ok:true'), ['after the upgrade', 'upper-case and odd ids']);
-    assert.deepEqual(await find('acme', 'fresh:>0'), ['after the upgrade']);
-  });
-});
+}
