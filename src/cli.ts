@@ -141,12 +141,6 @@ const COMMANDS: Record<string, Command> = {
     summary: 'start the logs service alone',
     async run() {
       const service = await startLogs(loadLogsConfig(process.env));
-      if (!youngGenerationSized()) {
-        service.app.log.warn(
-          { nodeOptions: LOGS_NODE_OPTIONS.join(' ') },
-          "node runs with V8's default young generation: ingestion is slower; start it with these options (docs/operations.md)",
-        );
-      }
       const stop = await start([service.app]);
       exitWhenWriterStops(service, (code) => void stop('sqlite thread stopped', code));
     },

@@ -3,10 +3,20 @@ import { buildLogsService, type LogsService } from './app.js';
 import type { LogsConfig } from './config.js';
 import { loadK8sCluster } from './modules/k8s/k8s.cluster.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
+import { LOGS_NODE_OPTIONS, youngGenerationSized } from './node-options.js';
 
-/** Builds and listens; returns the service so the caller can wire it and close it on a signal. */
+/**
+ * Builds and listens; returns the service so the caller can wire it and close it on a signal. Warns
+ * first when node runs with V8's default young generation (node-options.ts: slower ingestion).
+ */
 export async function startLogs(config: LogsConfig, env: Env = process.env): Promise<LogsService> {
   const service = await buildLogsService({ config, k8s: loadK8sCluster(env) });
+  if (!youngGenerationSized(process.execArgv, env.NODE_OPTIONS ?? '')) {
+    service.app.log.warn(
+      { nodeOptions: LOGS_NODE_OPTIONS.join(' ') },
+      'node runs with V8\'s default young generation, which slows ingestion: start it with these options (docs/operations.md, "Memory")',
+    );
+  }
   await service.app.listen({ host: config.host, port: config.port });
   return service;
 }

@@ -4,9 +4,14 @@ import { LOGS_ADMIN_PASSWORD } from './logs.js';
 
 /**
  * Starts `gerbang logs` (the real CLI) in a child process; resolves once it listens (its log line says
- * so). `env` adds or overrides variables. Its stdout keeps flowing (a test may listen to it).
+ * so), with what it wrote until then (`startOutput`). `env` adds or overrides variables. Its stdout
+ * keeps flowing (a test may listen to it).
  */
-export async function startLogsProcess(databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+export async function startLogsProcess(
+  databaseUrl: string,
+  port: number,
+  env: Record<string, string> = {},
+): Promise<ChildProcess & { startOutput: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
     env: {
       ...process.env,
@@ -35,7 +40,7 @@ export async function startLogsProcess(databaseUrl: string, port: number, env: R
     child.once('exit', (code) => reject(new Error(`logs process exited (${code}) before listening:\n${output}`)));
   });
   child.stdout.resume();
-  return child;
+  return Object.assign(child, { startOutput: output });
 }
 
 /** SIGKILL: no shutdown hooks run, as in a crash. */

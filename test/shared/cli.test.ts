@@ -12,6 +12,7 @@ import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } 
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { ftsTableName } from '../../src/logs/modules/store/fts-hours.js';
 import { closedPort } from '../helpers/upstream.js';
+import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 
 /** The real CLI (docs/operations.md): help, exit codes, logs-reset-password, backup and restore. */
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -143,6 +144,29 @@ async function keysOf(url: string, table: string) {
     await database.close();
   }
 }
+
+describe('gerbang CLI: logs and its node options', () => {
+  test("started without the service's young generation it says so before listening; with it, or an operator's own, it does not", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gerbang-cli-node-options-'));
+    try {
+      const warns = (output: string) =>
+        output
+          .split('\n')
+          .some((line) => line.includes("V8's default young generation") && line.includes('"nodeOptions":"--max-semi-space-size=64"'));
+      for (const [nodeOptions, expected] of [
+        ['', true],
+        [LOGS_NODE_OPTIONS.join(' '), false],
+        ['--max-semi-space-size=32', false],
+      ] as const) {
+        const logs = await startLogsProcess(`sqlite:${join(dir, 'logs.sqlite')}`, await closedPort(), { NODE_OPTIONS: nodeOptions });
+        await killHard(logs);
+        assert.equal(warns(logs.startOutput), expected, `NODE_OPTIONS=${nodeOptions}: ${logs.startOutput}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('gerbang CLI: backup and restore of the embedded databases', () => {
   const cleanup: (() => Promise<void> | void)[] = [];
