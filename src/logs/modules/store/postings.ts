@@ -1,5 +1,4 @@
 import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
-import { IDS_PER_SECOND } from './time-ids.js';
 
 /**
  * Postings of a batch of entries: for each token (a word or a facet), which of the batch's entries
@@ -8,9 +7,9 @@ import { IDS_PER_SECOND } from './time-ids.js';
  * each group of a batch is one value (a `bytea` row), so a batch writes one row per group instead of
  * an index entry per word, and a word's lookup over a day reads one small row per batch.
  * The PostgreSQL store (postgres-postings.ts) keeps each batch's times beside its postings
- * (encodeTimes), so that places turn into times; the layout of time-ordered ids (encodeLayout, for
- * ids as SQLite's time-ids.ts makes them) is what the spike used. Measured as a spike:
- * bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL postings, a spike".
+ * (encodeTimes), so that places turn into times. Measured first as a spike (with a layout of ids
+ * instead of times): bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL
+ * postings, a spike".
  *
  * A group's value: for each of its tokens, the token (UTF-8, length first), how many entries hold
  * it, the byte length of their places, and the places (the first as it is, then each as its distance
@@ -321,52 +320,6 @@ export function placesWithPrefix(data: Uint8Array, prefix: string): number[] {
     }
   }
   return places;
-}
-
-/**
- * A batch's ids, ascending, as runs of consecutive ids of one second: the second (from the one before,
- * zigzag-encoded), the first id's place in its second, how many. The store numbers a second's entries of a batch one
- * after another, so a batch of 5,000 entries over 43 seconds is 43 runs, a few hundred bytes.
- */
-export function encodeLayout(ids: readonly number[]): Buffer {
-  const layout = new Bytes();
-  let previousSecond = 0;
-  for (let start = 0; start < ids.length;) {
-    const first = ids[start]!;
-    const second = Math.floor(first / IDS_PER_SECOND);
-    let end = start + 1;
-    while (end < ids.length && ids[end] === first + (end - start) && Math.floor(ids[end]! / IDS_PER_SECOND) === second) end += 1;
-    if (end < ids.length && ids[end]! <= ids[end - 1]!) throw new RangeError('postings: a batch layout needs ascending ids');
-    layout.varint(zigzag(second - previousSecond)); // the first second may be before 1970
-    layout.varint(first - second * IDS_PER_SECOND);
-    layout.varint(end - start);
-    previousSecond = second;
-    start = end;
-  }
-  return layout.take();
-}
-
-const zigzag = (value: number): number => (value >= 0 ? 2 * value : -2 * value - 1);
-const unzigzag = (value: number): number => (value % 2 === 0 ? value / 2 : -(value + 1) / 2);
-
-/** The ids of ascending `places` of a batch, by its layout. */
-export function idsOfPlaces(layout: Uint8Array, places: readonly number[]): number[] {
-  const runs = new Reader(layout);
-  const ids: number[] = [];
-  let second = 0;
-  let runStart = 0; // the place of the run's first entry
-  let runFirst = 0; // its id's place in its second
-  let runLength = 0;
-  for (const place of places) {
-    while (place >= runStart + runLength) {
-      runStart += runLength;
-      second += unzigzag(runs.varint());
-      runFirst = runs.varint();
-      runLength = runs.varint();
-    }
-    ids.push(second * IDS_PER_SECOND + runFirst + (place - runStart));
-  }
-  return ids;
 }
 
 /**
