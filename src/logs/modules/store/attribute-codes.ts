@@ -148,14 +148,7 @@ function encodeWith(codes: TenantCodes, attributes: Record<string, AttributeValu
   return json === '' ? '{}' : `${json}}`;
 }
 
-/** The numbers a batch gave, stored in its transaction (SQLite). */
-export function storeAttributeCodes(tenantId: string, rows: readonly AttributeCodeRow[]) {
-  return sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
-    SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(rows.map((row) => [row.name, row.code]))})`;
-}
-
-/** The numbers a batch gave, stored in its transaction (PostgreSQL). */
-export function storePostgresAttributeCodes(tenantId: string, rows: readonly AttributeCodeRow[]) {
-  return sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
-    SELECT ${tenantId}, r.name, r.code FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(name text, code integer)`;
+/** The numbers a batch gave, stored in its transaction (at most MAX_ATTRIBUTE_CODES rows: one statement on either dialect). */
+export function storeAttributeCodes(db: Kysely<any>, tenantId: string, rows: readonly AttributeCodeRow[]) {
+  return db.insertInto('log_attribute_codes').values(rows.map(({ name, code }) => ({ tenant_id: tenantId, name, code })));
 }

@@ -3,7 +3,7 @@ import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
 import type { Condition } from './query/condition.js';
 import { compilePostgres, postgresFields } from './query/compile-postgres.js';
-import { AttributeCodes, storePostgresAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
+import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
 import {
   boundedTotal,
   ENTRY_COLUMNS,
@@ -283,7 +283,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.execute(trx);
     }
     await storeFacetDictionary(trx, tenantId, newValues, newlyUnfaceted);
-    if (newCodes.length > 0) await storePostgresAttributeCodes(tenantId, newCodes).execute(trx);
+    if (newCodes.length > 0) await storeAttributeCodes(trx, tenantId, newCodes).execute();
     return { newFields, newValues, newlyUnfaceted, newCodes };
   }
 

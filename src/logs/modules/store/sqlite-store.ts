@@ -802,7 +802,7 @@ async function writePrepared(
   }
   // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
   const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, rows)];
-  if (newCodes.length > 0) writes.push(storeAttributeCodes(tenantId, newCodes).compile(connection));
+  if (newCodes.length > 0) writes.push(storeAttributeCodes(connection, tenantId, newCodes).compile());
   for (const [hour, { rows: indexed }] of indexedByHour) {
     const table = sql.table(ftsTableName(tenantId, hour));
     if (!known.has(hour)) {

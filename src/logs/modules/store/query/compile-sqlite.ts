@@ -20,8 +20,6 @@ export interface SqliteQueryContext {
   keyOf: KeyOf;
 }
 
-/** An attribute name's stored key. */
-
 export function compileSqlite(condition: Condition, context: SqliteQueryContext): RawBuilder<unknown> {
   if (condition.kind !== 'all') {
     const match = ftsQuery(condition, context.facets);
