@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { storeRowsInBlocks } from './postgres-block-upgrade.js';
 import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
 import { numberStoredAttributes } from './postgres-rows.js';
@@ -352,6 +353,20 @@ const postgresAttributeNumbers: Migration = {
   },
 };
 
+/**
+ * PostgreSQL's entries in blocks (postgres-blocks.ts, postgres-block-upgrade.ts; docs/log-store.md,
+ * "Blocks"): every stored row is stored again in blocks with new postings, and log_entries goes.
+ * Nothing on SQLite.
+ */
+const postgresBlocks: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) await storeRowsInBlocks(db);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    if (!isSqlite(db)) throw new Error('0220_postgres_blocks cannot be undone: restore a backup taken before it');
+  },
+};
+
 /** Every log store migration, by name; the logs service runs them with its own. */
 export const logStoreMigrations: Record<string, Migration> = {
   '0100_log_store': init,
@@ -366,4 +381,5 @@ export const logStoreMigrations: Record<string, Migration> = {
   '0190_compact_rows': compactRows,
   '0200_phrase_pairs': phrasePairs,
   '0210_postgres_attribute_numbers': postgresAttributeNumbers,
+  '0220_postgres_blocks': postgresBlocks,
 };

@@ -155,6 +155,15 @@ export function pairsFromFor(entries: number): number {
   return Math.max(32, Math.ceil(entries / 128));
 }
 
+/** An entry's place in its piece (the piece's batch times this, plus the place, is its id): a piece holds at most this many. */
+export const PLACES = 65_536;
+
+/** An entry the postings found: its time and id (its piece's batch × PLACES + its place). */
+export interface Hit {
+  ts: number;
+  id: number;
+}
+
 /** One hour of a batch, in time order: a row of log_batches and its rows of log_postings. */
 export interface PostingsPiece {
   first: number;
@@ -168,26 +177,39 @@ export interface PostingsPiece {
 }
 
 /**
- * A batch's postings by UTC hour: `times[place]` and `tokens[place]` (its words and facet lexemes)
- * of each entry, in any order. With `wordCounts`, the first `wordCounts[place]` tokens of an entry are
- * its message's words in order, and each piece also posts their pairs (pairsFromFor).
+ * A batch's pieces by UTC hour, each its entries' indexes in time order (ties in batch order), at
+ * most PLACES of them: `times[index]` is an entry's time.
+ */
+export function pieceOrders(times: readonly number[]): number[][] {
+  const order = times.map((_, index) => index).sort((a, b) => times[a]! - times[b]! || a - b);
+  const pieces: number[][] = [];
+  for (let start = 0; start < order.length;) {
+    const first = times[order[start]!]!;
+    const hourEnd = first - mod(first, HOUR) + HOUR;
+    let end = start + 1;
+    while (end < order.length && end - start < PLACES && times[order[end]!]! < hourEnd) end += 1;
+    pieces.push(order.slice(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+/**
+ * A batch's postings by piece (pieceOrders): `times[index]` and `tokens[index]` (its words and facet
+ * lexemes) of each entry. With `wordCounts`, the first `wordCounts[index]` tokens of an entry are its
+ * message's words in order, and each piece also posts their pairs (pairsFromFor).
  */
 export function postingsPieces(
   times: readonly number[],
   tokens: readonly (readonly string[])[],
   wordCounts?: readonly number[],
+  orders: readonly (readonly number[])[] = pieceOrders(times),
 ): PostingsPiece[] {
-  const order = times.map((_, place) => place).sort((a, b) => times[a]! - times[b]! || a - b);
-  const pieces: PostingsPiece[] = [];
-  for (let start = 0; start < order.length;) {
-    const first = times[order[start]!]!;
-    const hourEnd = first - mod(first, HOUR) + HOUR;
-    let end = start + 1;
-    while (end < order.length && times[order[end]!]! < hourEnd) end += 1;
-    const places = order.slice(start, end);
+  return orders.map((places) => {
+    const first = times[places[0]!]!;
     const groups = groupsFor(places.length);
     const pairs = wordCounts === undefined ? 0 : pairsFromFor(places.length);
-    pieces.push({
+    return {
       first,
       last: times[places.at(-1)!]!,
       entries: places.length,
@@ -202,18 +224,29 @@ export function postingsPieces(
         groups,
         wordCounts && { wordCounts: places.map((place) => wordCounts[place]!), least: pairs },
       ),
-    });
-    start = end;
-  }
-  return pieces;
+    };
+  });
 }
 
-/** Writes a batch's pieces inside the caller's transaction (the one that stores its entries). */
-export async function storePostings(trx: Kysely<any>, tenantId: string, pieces: readonly PostingsPiece[]): Promise<void> {
-  if (pieces.length === 0) return;
+/** The numbers of `count` new pieces (log_batches.batch). */
+export async function nextBatches(trx: Kysely<any>, count: number): Promise<string[]> {
   const { rows } = await sql<{ batch: string }>`SELECT nextval('log_batches_batch_seq')::text AS batch
-    FROM generate_series(1, ${pieces.length}::int)`.execute(trx);
-  const batches = rows.map((row) => row.batch);
+    FROM generate_series(1, ${count}::int)`.execute(trx);
+  return rows.map((row) => row.batch);
+}
+
+/**
+ * Writes a batch's pieces inside the caller's transaction (the one that stores its entries), under
+ * `batches` (nextBatches) or new numbers.
+ */
+export async function storePostings(
+  trx: Kysely<any>,
+  tenantId: string,
+  pieces: readonly PostingsPiece[],
+  batches?: readonly string[],
+): Promise<void> {
+  if (pieces.length === 0) return;
+  batches ??= await nextBatches(trx, pieces.length);
   // Pieces without pairs (migrations 0150 and 0160, which run before 0200 adds the column) leave it out.
   const pairs = pieces.some((piece) => piece.pairs > 0)
     ? { column: sql`, pairs`, values: sql`, ${pieces.map((piece) => piece.pairs)}::int[]` }
@@ -311,18 +344,17 @@ async function* batchPages(
 export interface PostingsCounts {
   /** The matches the postings tell, per bucket. */
   counts: BucketCount[];
-  /** The distinct times of the candidates the postings could not tell, for the rows to check; none of `counts` is at these times. */
-  candidates: number[];
+  /** The candidates the postings could not tell, for the rows to check (none of them is in `counts`). */
+  candidates: Hit[];
 }
 
 /**
  * The matches of `expr` (exact or exactByPairs: PostingsPlan) in [from, end) per bucket of
  * `intervalMs` (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its
  * count; only the others read their times. A piece that answers with candidates (a phrase without its
- * pair) gives their times instead, for the rows to check; the matches other pieces hold at those
- * times are then left to the rows too (the rows at a time cannot tell which piece they are in). Null
- * when the candidates are many (candidateTimes' rule): the range's rows count them all. With
- * `stopAbove`, counting stops once the matches pass it, as a bounded count of rows does.
+ * pair) gives them instead, for the rows to check. Null when the candidates are many (candidateHits'
+ * rule): the range's rows count them all. With `stopAbove`, counting stops once the matches pass it,
+ * as a bounded count of rows does.
  */
 export async function postingsCounts(
   db: Kysely<any>,
@@ -345,11 +377,7 @@ export async function postingsCounts(
     total += count;
   };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  // Kept until the candidates are known (a phrase's pieces without its pair may share their times).
-  const mayHaveCandidates = phrasesOf(expr).length > 0;
-  const counted: { batch: BatchRow; places: number[] }[] = []; // counted whole
-  const timed: number[] = []; // the times of the matches of pieces read by time
-  const candidates: number[] = [];
+  const candidates: Hit[] = [];
   let entries = 0;
   for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, oneBucket)) {
     const untimed: { batch: BatchRow; places: number[] }[] = [];
@@ -362,16 +390,17 @@ export async function postingsCounts(
       }
       const { places, exact } = matchOf(expr, batch, postings);
       if (places.length === 0) continue;
-      if (!exact && batch.times === null) untimed.push({ batch, places });
-      else if (batch.times === null) {
-        add(bucketStart(Number(batch.first_ts)), places.length);
-        if (mayHaveCandidates) counted.push({ batch, places });
-      } else {
-        const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
-        for (const place of places) {
-          const ts = times[place]!;
-          if (ts >= from && ts < end) (exact ? timed : candidates).push(ts);
-        }
+      if (batch.times === null) {
+        if (exact) add(bucketStart(Number(batch.first_ts)), places.length);
+        else untimed.push({ batch, places });
+        continue;
+      }
+      const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
+      for (const place of places) {
+        const ts = times[place]!;
+        if (ts < from || ts >= end) continue;
+        if (exact) add(bucketStart(ts), 1);
+        else candidates.push({ ts, id: idOf(batch.batch, place) });
       }
     }
     if (untimed.length > 0) {
@@ -382,71 +411,39 @@ export async function postingsCounts(
       );
       for (const { batch, places } of untimed) {
         const at = timesOf(times.get(batch.batch)!, Number(batch.first_ts), batch.entries);
-        for (const place of places) candidates.push(at[place]!);
+        for (const place of places) candidates.push({ ts: at[place]!, id: idOf(batch.batch, place) });
       }
     }
     if (candidates.length > most) return null;
-    if (total + timed.length > stopAbove) {
-      for (const ts of timed) add(bucketStart(ts), 1);
-      return { counts: bucketCounts(counts), candidates: [] }; // at least this many: past the bound
-    }
+    if (total > stopAbove) return { counts: bucketCounts(counts), candidates: [] }; // at least this many: past the bound
   }
   if (candidates.length > entries / DENSE) return null;
-  const distinct = new Set(candidates);
-  for (const ts of timed) if (!distinct.has(ts)) add(bucketStart(ts), 1);
-  if (distinct.size > 0) {
-    // Matches counted whole that share a time with a candidate: the rows at that time count them.
-    const sorted = Float64Array.from(distinct).sort();
-    const shared = counted.filter(({ batch }) => {
-      const at = lowerBound(sorted, Number(batch.first_ts));
-      return at < sorted.length && sorted[at]! <= Number(batch.last_ts);
-    });
-    const times =
-      shared.length === 0
-        ? new Map<string, Buffer>()
-        : await readTimes(
-            db,
-            tenantId,
-            shared.map(({ batch }) => batch),
-          );
-    for (const { batch, places } of shared) {
-      const at = timesOf(times.get(batch.batch)!, Number(batch.first_ts), batch.entries);
-      for (const place of places) if (distinct.has(at[place]!)) add(bucketStart(at[place]!), -1);
-    }
-  }
-  return { counts: bucketCounts(counts), candidates: [...distinct] };
+  return { counts: bucketCounts(counts), candidates };
+}
+
+/** The id of the entry at `place` of piece `batch`. */
+function idOf(batch: string, place: number): number {
+  return Number(batch) * PLACES + place;
 }
 
 function bucketCounts(counts: Map<number, number>): BucketCount[] {
   return [...counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
 }
 
-/** The first index of ascending `sorted` at or after `value`. */
-function lowerBound(sorted: Float64Array, value: number): number {
-  let [lo, hi] = [0, sorted.length];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
- * The distinct times of the entries `expr` matches (or its candidates) in [from, end), newest first;
- * null when there are more than `most`, or more than one in DENSE of the entries read: reading their
- * rows one by one would cost more than reading the range's (a probe and a heap visit a match cost
- * about 7 µs, a row of a scan about 0.2: docs/benchmarks.md, "Issue 15: PostgreSQL without GIN").
+ * The entries `expr` matches (or its candidates) in [from, end); null when there are more than
+ * `most`, or more than one in DENSE of the entries read: reading their blocks one by one would cost
+ * more than reading the range's (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
  */
-export async function candidateTimes(
+export async function candidateHits(
   db: Kysely<any>,
   tenantId: string,
   from: number,
   end: number,
   expr: PostingsExpr,
   most: number,
-): Promise<number[] | null> {
-  const times: number[] = [];
+): Promise<Hit[] | null> {
+  const hits: Hit[] = [];
   let entries = 0;
   for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, sql`FALSE`)) {
     for (const batch of batches) {
@@ -456,44 +453,36 @@ export async function candidateTimes(
       const at = timesOf(batch.times!, Number(batch.first_ts), batch.entries);
       for (const place of matched) {
         const ts = at[place]!;
-        if (ts >= from && ts < end) times.push(ts);
+        if (ts >= from && ts < end) hits.push({ ts, id: idOf(batch.batch, place) });
       }
     }
-    if (times.length > most) return null;
+    if (hits.length > most) return null;
   }
-  if (times.length > entries / DENSE) return null;
-  const sorted = Float64Array.from(times).sort().reverse();
-  return Array.from(sorted).filter((time, index) => index === 0 || time !== sorted[index - 1]);
+  return hits.length > entries / DENSE ? null : hits;
 }
 
 /**
- * The times of the entries `expr` matches in [from, end), distinct, nearest the end of the range
- * first (`desc`) or nearest its start (`asc`), a chunk at a time: each chunk's times are all beyond
- * the next one's. A reader stops when it has enough: a page of rows at the first `n` times holds every
- * match of those times, and nothing beyond them is left out (PostgresLogStore.timePage).
+ * The entries `expr` matches in [from, end), nearest the end of the range first (`desc`) or nearest
+ * its start (`asc`), a chunk at a time: each chunk's entries are all nearer than the next one's, and
+ * the entries of one time are in one chunk. A reader stops when it has enough: a page of the first
+ * `n` entries (and those of the last one's time) holds every match it should (PostgresLogStore.timePage).
  * Reads an hour's pieces at a time from the end of the range, nearest the end first, their times and
  * postings a few pieces at a time (4, 8, 16…: a page of a common word needs one or two of an hour's
- * eighty); times are final once no unread piece can hold one beyond them.
+ * eighty); entries are final once no unread piece can hold one nearer or as near.
  */
-export async function* matchTimes(
+export async function* matchHits(
   db: Kysely<any>,
   tenantId: string,
   from: number,
   end: number,
   expr: PostingsExpr,
   order: 'asc' | 'desc',
-): AsyncGenerator<number[]> {
+): AsyncGenerator<Hit[]> {
   const descending = order === 'desc';
   const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
   const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer the end
+  const byNearness = (a: Hit, b: Hit): number => nearer(a.ts, b.ts);
   let bound = descending ? end : from - HOUR - 1; // the hours left are before (after) this
-  let last: number | undefined; // the last time given
-  const distinct = (times: number[]): number[] => {
-    const out: number[] = [];
-    for (const time of times) if (time !== (out.at(-1) ?? last)) out.push(time);
-    last = out.at(-1) ?? last;
-    return out;
-  };
   for (;;) {
     // The pieces of the next hour that has any (one statement: the hour, then its pieces).
     const nearest = descending ? sql`max(first_ts)` : sql`min(first_ts)`;
@@ -506,7 +495,7 @@ export async function* matchTimes(
     const hour = Number(pieces[0]!.hour);
     const nearestOf = (piece: BatchRow): number => Number(descending ? piece.last_ts : piece.first_ts);
     pieces.sort((a, b) => nearer(nearestOf(a), nearestOf(b)));
-    let pending: number[] = [];
+    let pending: Hit[] = [];
     for (let start = 0, size = 4; start < pieces.length; start += size, size *= 2) {
       const chunk = pieces.slice(start, start + size);
       const [times, postings] = await Promise.all([readTimes(db, tenantId, chunk), readPostings(db, tenantId, chunk, expr)]);
@@ -516,23 +505,23 @@ export async function* matchTimes(
         const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
         for (const place of matched) {
           const ts = at[place]!;
-          if (ts >= from && ts < end) pending.push(ts);
+          if (ts >= from && ts < end) pending.push({ ts, id: idOf(piece.batch, place) });
         }
       }
       const next = pieces[start + size];
       if (next === undefined) break;
       // What no unread piece can reach is final.
-      pending.sort(nearer);
+      pending.sort(byNearness);
       const edge = nearestOf(next);
       let final = 0;
-      while (final < pending.length && nearer(pending[final]!, edge) < 0) final += 1;
+      while (final < pending.length && nearer(pending[final]!.ts, edge) < 0) final += 1;
       if (final > 0) {
-        yield distinct(pending.slice(0, final));
+        yield pending.slice(0, final);
         pending = pending.slice(final);
       }
     }
-    pending.sort(nearer);
-    if (pending.length > 0) yield distinct(pending);
+    pending.sort(byNearness);
+    if (pending.length > 0) yield pending;
     bound = descending ? hour : hour + HOUR - 1;
   }
 }

@@ -17,29 +17,24 @@ import {
 } from './store-core.js';
 import type { FieldRef } from './fields.js';
 import {
-  candidateTimes,
+  candidateHits,
   lastBatch,
-  matchTimes,
+  matchHits,
   postingsCounts,
-  postingsPieces,
   postingsPlan,
   removePostings,
-  storePostings,
   type EmptiedHour,
-  type PostingsPiece,
+  type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { storedWords, tokenize } from './tokenize.js';
-import { copyLine, copyRows, LINES_PER_WRITE } from '../../../shared/db/postgres-copy.js';
+import { entriesAt, entriesInRange, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary, postgresFacet } from './facets.js';
+import { FacetDictionary } from './facets.js';
 import {
   batchRollups,
   documentIdsOf,
   entryTime,
   FieldCatalogueCache,
-  nextTurn,
-  PREPARE_CHUNK,
   prepareEntriesInTurns,
   type PreparedEntry,
   ROLLUP_TABLE_NAMES,
@@ -58,29 +53,27 @@ const postgresReads: ReadDialect = {
     sql`(extract(epoch FROM date_trunc(${sql.lit(unit)}, to_timestamp(l.ts / 1000.0) AT TIME ZONE 'UTC')) * 1000)::bigint`,
 };
 
-const ENTRY_COPY = 'COPY log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, words) FROM STDIN';
-
 /** Serialises partition DDL (create at ingest, drop at retention) across every process. */
 const PARTITION_LOCK = 0x6c6f6773; // 'logs'
 /** With the tenant's hash: serialises additions to a tenant's facet dictionary and attribute numbers. */
 const FACET_LOCK = 0x66616374; // 'fact'
 
 /**
- * One partition per UTC hour: a 1-hour search then reads the full-text index of one or two small
- * partitions instead of a whole day's (measured at 10M events/day: docs/benchmarks.md).
+ * One partition of log_blocks per UTC hour (of a block's first time; a block lies in one hour):
+ * retention detaches whole hours, and an hour's read looks in one partition.
  */
 const PARTITION_MS = 3_600_000;
 
-/** log_entries_p2026112105 holds [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
+/** log_blocks_p2026112105 holds the blocks of [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
 export function partitionName(start: number): string {
-  return `log_entries_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
+  return `log_blocks_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
 }
 
 /** What retention renames an hour partition to once detached, until its table is dropped. */
 const REMOVED_PREFIX = 'log_removed_';
 
 function partitionStart(name: string): number | null {
-  const match = /^log_entries_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  const match = /^log_blocks_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
   return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
 }
 
@@ -105,6 +98,13 @@ async function partitionsWithOtherTenants(db: Kysely<any>, partitions: readonly 
   return partitions.filter((partition) => names.has(partition.name));
 }
 
+/** Deletes a tenant's blocks of a partition; returns how many entries they held. */
+async function deleteTenantBlocks(trx: Kysely<any>, partition: string, tenantId: string): Promise<number> {
+  const { rows } = await sql<{ n: string | null }>`WITH gone AS (DELETE FROM ${sql.table(partition)} WHERE tenant_id = ${tenantId}
+    RETURNING cardinality(ts) AS n) SELECT sum(n)::text AS n FROM gone`.execute(trx);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** LogStoreOptions.writeTimeoutMs's default (and LOGS_WRITE_TIMEOUT's). */
 export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 
@@ -118,16 +118,16 @@ interface PostgresPlan extends ReadPlan {
 }
 
 /**
- * The PostgreSQL log store: log_entries partitioned by hour on ts (partitions shared by every tenant),
- * words checked on the rows that postings find (compile-postgres.ts), jsonb attributes, per-minute
- * rollups, a field catalogue.
+ * The PostgreSQL log store: entries in blocks (postgres-blocks.ts) partitioned by hour (partitions
+ * shared by every tenant), found by postings (postgres-postings.ts) and checked as rows
+ * (compile-postgres.ts), per-minute rollups, a field catalogue.
  */
 export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #fields = new FieldCatalogueCache();
   readonly #facets = new FacetDictionary();
   readonly #codes = new AttributeCodes();
   readonly #partitions = new Set<number>();
-  readonly #times = new WeakMap<PostgresPlan, Promise<number[] | null>>();
+  readonly #hits = new WeakMap<PostgresPlan, Promise<Hit[] | null>>();
 
   /**
    * Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement);
@@ -216,56 +216,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     }
     const { facets, newValues, newlyUnfaceted } = faceted;
     const { encode, newCodes } = await this.#numberAttributes(trx, tenantId, prepared);
-    // Each entry's words and facet lexemes (its postings' tokens); one string per facet of the batch.
-    const lexemes: string[][] = [];
-    const wordCounts: number[] = []; // how many of an entry's lexemes are its words (their pairs are posted too)
-    const facetLexemes = new Map<string, string>();
-    let pieces: PostingsPiece[] = [];
-    // The rows in COPY's text format (no JSON for the server to parse: a sixth less of its CPU an
-    // entry, docs/benchmarks.md "Issue 15: COPY"), sent as they are made, so that the server stores
-    // the first while the next are made, and the postings are encoded while it stores the last
-    // (docs/benchmarks.md, "Issue 15: streamed COPY"). A turn of the event loop every PREPARE_CHUNK.
-    async function* rows(): AsyncGenerator<string> {
-      let text = '';
-      for (let place = 0; place < prepared.length; place += 1) {
-        if (place > 0 && place % PREPARE_CHUNK === 0) await nextTurn();
-        const entry = prepared[place]!;
-        const words = tokenize(entry.message);
-        const entryFacets = facets[place] ?? [];
-        text += copyLine([
-          tenantId,
-          entry.ts,
-          entry.level,
-          entry.service,
-          entry.host,
-          entry.trace_id,
-          entry.span_id,
-          entry.message,
-          encode(entry.attributes),
-          storedWords(entry.message, words),
-        ]);
-        if ((place + 1) % LINES_PER_WRITE === 0) {
-          yield text;
-          text = '';
-        }
-        wordCounts.push(words.length);
-        for (const facet of entryFacets) {
-          let lexeme = facetLexemes.get(facet);
-          if (lexeme === undefined) facetLexemes.set(facet, (lexeme = postgresFacet(facet)));
-          words.push(lexeme);
-        }
-        lexemes.push(words);
-      }
-      if (text !== '') yield text;
-      pieces = postingsPieces(
-        prepared.map((entry) => entry.ts),
-        lexemes,
-        wordCounts,
-      );
-    }
     const newFields = this.#fields.newFields(tenantId, prepared);
-    await copyRows(trx, ENTRY_COPY, rows());
-    await storePostings(trx, tenantId, pieces);
+    await storeEntries(trx, tenantId, prepared, facets, encode);
     // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
     for (const rollups of batchRollups(prepared)) {
       await sql`INSERT INTO ${sql.table(rollups.table)} AS r0 (tenant_id, minute, level, service, count)
@@ -314,7 +266,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     await this.#writeTransaction(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
       for (const start of missing) {
-        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_entries
+        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_blocks
           FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + PARTITION_MS)})`.execute(trx);
       }
     });
@@ -350,9 +302,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         if (partition === undefined) return 0;
         // Batches that add to the hour wait for this transaction (so lastBatch tells theirs apart).
         await sql`LOCK TABLE ${sql.table(name)} IN EXCLUSIVE MODE`.execute(trx);
-        const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
+        const deleted = await deleteTenantBlocks(trx, name, tenantId);
         emptied.push({ start: partition.start, lastBatch: await lastBatch(trx) });
-        return Number(result.numAffectedRows ?? 0);
+        return deleted;
       });
     }
     removed += await this.db.transaction().execute(async (trx) => {
@@ -361,14 +313,13 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       let counted = 0;
       if (whole.length > 0) {
         // No batch may add another tenant's row to an hour between the check below and its detachment.
-        await sql`LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE`.execute(trx);
+        await sql`LOCK TABLE log_blocks IN ACCESS EXCLUSIVE MODE`.execute(trx);
         const attached = new Set((await this.#attachedPartitions(trx)).map((partition) => partition.name));
         whole = whole.filter((partition) => attached.has(partition.name)); // another process may have removed some
         const last = await lastBatch(trx);
         emptied.push(...whole.map(({ start }) => ({ start, lastBatch: last })));
         for (const { name } of await partitionsWithOtherTenants(trx, whole, tenantId)) {
-          const result = await sql`DELETE FROM ${sql.table(name)} WHERE tenant_id = ${tenantId}`.execute(trx);
-          counted += Number(result.numAffectedRows ?? 0);
+          counted += await deleteTenantBlocks(trx, name, tenantId);
           whole = whole.filter((partition) => partition.name !== name);
         }
       }
@@ -379,8 +330,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           WHERE tenant_id = ${tenantId} AND minute IN (${sql.join(whole.map(({ start }) => sql`${start}::bigint`))})`.execute(trx);
         counted += Number(rows[0]?.n ?? 0);
         for (const { name, start } of whole) {
-          await sql`ALTER TABLE log_entries DETACH PARTITION ${sql.table(name)}`.execute(trx);
-          await sql`ALTER TABLE ${sql.table(name)} RENAME TO ${sql.table(`${REMOVED_PREFIX}${name.slice('log_entries_'.length)}_${Date.now()}`)}`.execute(
+          await sql`ALTER TABLE log_blocks DETACH PARTITION ${sql.table(name)}`.execute(trx);
+          await sql`ALTER TABLE ${sql.table(name)} RENAME TO ${sql.table(`${REMOVED_PREFIX}${name.slice('log_blocks_'.length)}_${Date.now()}`)}`.execute(
             trx,
           );
           this.#partitions.delete(start);
@@ -402,10 +353,10 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     return removed;
   }
 
-  /** The hour partitions of log_entries with their first millisecond. */
+  /** The hour partitions of log_blocks with their first millisecond. */
   async #attachedPartitions(db: Kysely<any> = this.db): Promise<Partition[]> {
     const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i
-      JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass`.execute(db);
+      JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_blocks'::regclass`.execute(db);
     return rows.flatMap(({ name }) => {
       const start = partitionStart(name);
       return start === null ? [] : [{ name, start }];
@@ -472,7 +423,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     );
     if (found === null || found.candidates.length === 0) return found?.counts ?? null;
     const candidates: PostgresPlan = { ...plan };
-    this.#times.set(candidates, Promise.resolve(found.candidates));
+    this.#hits.set(candidates, Promise.resolve(found.candidates));
     const checked =
       intervalMs === null
         ? [{ bucket: 0, group: null, count: await this.countRows(candidates, undefined) }]
@@ -483,118 +434,120 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
-   * With postings, the rows at their matches' times (every read but pages and counts, which read
-   * them a part at a time): the rows' condition is then checked on those rows only. With too many
-   * (candidateTimes), the range's rows.
+   * The entries a plan's condition is checked on (`l`): with postings, those they found (every read
+   * but pages and counts, which read them a part at a time); with too many (candidateHits), or
+   * without postings, every entry of the range's blocks.
    */
   protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
-    if (plan.postings === null) return sql`log_entries`;
-    const times = await this.#matchTimesOf(plan, plan.postings);
-    return times === null ? sql`log_entries` : rowsAt(plan.tenantId, times);
+    const hits = plan.postings === null ? null : await this.#hitsOf(plan, plan.postings);
+    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end) : entriesAt(plan.tenantId, hits);
   }
 
-  /** candidateTimes of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
-  #matchTimesOf(plan: PostgresPlan, postings: PostingsPlan): Promise<number[] | null> {
-    let times = this.#times.get(plan);
-    if (times === undefined) {
-      times = candidateTimes(this.reads, plan.tenantId, plan.from, plan.end, postings.expr, ROWS_AT_MOST);
-      this.#times.set(plan, times);
+  /** candidateHits of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
+  #hitsOf(plan: PostgresPlan, postings: PostingsPlan): Promise<Hit[] | null> {
+    let hits = this.#hits.get(plan);
+    if (hits === undefined) {
+      hits = candidateHits(this.reads, plan.tenantId, plan.from, plan.end, postings.expr, ROWS_AT_MOST);
+      this.#hits.set(plan, hits);
     }
-    return times;
+    return hits;
   }
 
   /**
-   * Newest (or oldest) first. With postings: the rows at the first matches' times (matchTimes), each
-   * checked; candidates the rows turn down, and matches before a search_after cursor in its
-   * millisecond, leave the page short, and the rows at four times as many times more are read.
-   * Without: through the hour partitions, a slice of the range at a time from its end (or start),
-   * each twice as long as the one before, until the page is full: a search over a day then sorts the
-   * matches of its last hours, not of the whole day.
+   * Newest (or oldest) first. With postings: the first matches (matchHits), each checked; candidates
+   * that do not match, and matches before a search_after cursor in its millisecond, leave the page
+   * short, and four times as many more are read. Without: the range's blocks nearest its end (or
+   * start) first, a few at a time (#walkBlocks).
    */
   protected override async timePage(plan: PostgresPlan, page: TimePage): Promise<StoredLogEntry[]> {
-    const descending = page.order === 'desc';
     const skip = page.after ? 0 : page.offset;
     const wanted = skip + page.limit;
     let [lo, hi] = [plan.from, plan.end];
     if (page.after) {
-      if (descending) hi = Math.min(hi, page.after.timestamp + 1);
+      if (page.order === 'desc') hi = Math.min(hi, page.after.timestamp + 1);
       else lo = Math.max(lo, page.after.timestamp);
     }
+    if (plan.postings === null) return (await this.#walkBlocks(plan, page, lo, hi, wanted)).slice(skip, wanted);
     const found: StoredLogEntry[] = [];
-    if (plan.postings !== null) {
-      const times = new TimesTaken(matchTimes(this.reads, plan.tenantId, lo, hi, plan.postings.expr, page.order));
-      try {
-        for (let want = Math.min(wanted, TIMES_PER_STATEMENT); found.length < wanted; want = Math.min(4 * want, TIMES_PER_STATEMENT)) {
-          const chunk = await times.take(want);
-          if (chunk.length === 0) break;
-          found.push(...(await this.timeSorted(plan, plan.where, page, wanted - found.length, 0, rowsAt(plan.tenantId, chunk))));
-        }
-      } finally {
-        await times.close();
+    const hits = new HitsTaken(matchHits(this.reads, plan.tenantId, lo, hi, plan.postings.expr, page.order));
+    try {
+      for (let want = Math.min(wanted, HITS_PER_STATEMENT); found.length < wanted; want = Math.min(4 * want, HITS_PER_STATEMENT)) {
+        const chunk = await hits.take(want);
+        if (chunk.length === 0) break;
+        found.push(...(await this.timeSorted(plan, plan.where, page, wanted - found.length, 0, entriesAt(plan.tenantId, chunk))));
       }
-      return found.slice(skip, wanted);
-    }
-    for (let span = PARTITION_MS; found.length < wanted && lo < hi; span *= 2) {
-      const [sliceLo, sliceHi] = descending
-        ? [Math.max(lo, hi - span - mod(hi - span, PARTITION_MS)), hi]
-        : [lo, Math.min(hi, lo + span - mod(lo + span, PARTITION_MS) + PARTITION_MS)];
-      const slice = sql`${plan.where} AND l.ts >= ${sliceLo}::bigint AND l.ts < ${sliceHi}::bigint`;
-      found.push(...(await this.timeSorted(plan, slice, page, wanted - found.length, 0)));
-      if (descending) hi = sliceLo;
-      else lo = sliceHi;
+    } finally {
+      await hits.close();
     }
     return found.slice(skip, wanted);
   }
+
+  /**
+   * The first `wanted` entries of [lo, hi) in the page's order that match, without postings: the
+   * range's blocks an hour at a time, nearest its end (start) first, and in an hour those that reach
+   * nearest first, 4, 8, 16… at a time; an entry found is final once no unread block reaches as near.
+   */
+  async #walkBlocks(plan: PostgresPlan, page: TimePage, lo: number, hi: number, wanted: number): Promise<StoredLogEntry[]> {
+    const descending = page.order === 'desc';
+    const edgeOf = (block: BlockSpan): number => (descending ? block.last_ts : block.first_ts);
+    const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer
+    const where = sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`;
+    let found: StoredLogEntry[] = [];
+    for (let hour: number | null = null; found.length < wanted; ) {
+      const next = await nextHourOfBlocks(this.reads, plan.tenantId, lo, hi, hour, page.order);
+      if (next === null) break;
+      hour = next.hour;
+      const blocks = next.blocks.sort((a, b) => nearer(edgeOf(a), edgeOf(b)));
+      for (let start = 0, size = 4; start < blocks.length; start += size, size *= 2) {
+        const chunk = blocks.slice(start, start + size);
+        const firstTimes = chunk.map((block) => block.first_ts);
+        const read = entriesOfBlocks(
+          plan.tenantId,
+          chunk.map((block) => block.first_id),
+          Math.min(...firstTimes),
+          Math.max(...firstTimes),
+        );
+        found = sortedByTime([...found, ...(await this.timeSorted(plan, where, page, wanted, 0, read))], descending).slice(0, wanted);
+        const unread = blocks[start + size];
+        if (unread !== undefined && found.length === wanted && nearer(found.at(-1)!.timestamp, edgeOf(unread)) < 0) return found;
+      }
+    }
+    return found;
+  }
 }
 
-/** Times per statement that reads the rows at them (a bigint[] parameter). */
-const TIMES_PER_STATEMENT = 20_000;
-/** Matches (or candidates) whose rows are read one by one, at most (candidateTimes): past it, the range's rows. */
+/** Entries in a page's order: by time, ties by id. */
+function sortedByTime(entries: StoredLogEntry[], descending: boolean): StoredLogEntry[] {
+  const sign = descending ? -1 : 1;
+  return entries.sort((a, b) => sign * (a.timestamp - b.timestamp || Number(a.id) - Number(b.id)));
+}
+
+/** Hits per statement that reads their entries (a bigint[] parameter). */
+const HITS_PER_STATEMENT = 20_000;
+/** Matches (or candidates) whose blocks are read by id, at most (candidateHits): past it, the range's blocks. */
 const ROWS_AT_MOST = 200_000;
 
-/**
- * A tenant's rows at some times, through the (tenant_id, ts, id) index: a subquery the planner keeps
- * as it is (OFFSET 0), so that the condition is checked on these rows and nothing else is planned
- * around them. The times reach the index as an InitPlan (`ARRAY(SELECT unnest(…))`): as a constant
- * array the planner estimated each of them, 40–85 ms of planning for 20,000 (docs/benchmarks.md).
- * One array per hour partition, its first and last time pruning the others: every partition an
- * array reaches sorts all of it first (18 ms for 140,000 times, in each of a day's 24 partitions).
- */
-function rowsAt(tenantId: string, times: readonly number[]): RawBuilder<unknown> {
-  if (times.length === 0) return sql`(SELECT * FROM log_entries WHERE FALSE)`;
-  const hours = new Map<number, number[]>();
-  for (const time of times) {
-    const hour = time - mod(time, PARTITION_MS);
-    const inHour = hours.get(hour);
-    if (inHour) inHour.push(time);
-    else hours.set(hour, [time]);
-  }
-  const parts = [...hours.values()].map((inHour) => {
-    let [first, last] = [Infinity, -Infinity];
-    for (const time of inHour) [first, last] = [Math.min(first, time), Math.max(last, time)];
-    return sql`SELECT * FROM log_entries WHERE tenant_id = ${tenantId} AND ts = ANY(ARRAY(SELECT unnest(${inHour}::bigint[])))
-      AND ts >= ${first}::bigint AND ts <= ${last}::bigint`;
-  });
-  return sql`(SELECT * FROM (${sql.join(parts, sql` UNION ALL `)}) AS r OFFSET 0)`;
-}
-
-/** Times from matchTimes, `n` at a time, in its order. */
-class TimesTaken {
-  #buffer: number[] = [];
+/** Hits from matchHits, at least `n` at a time (and every one of the last one's time), in its order. */
+class HitsTaken {
+  #buffer: Hit[] = [];
   #at = 0;
-  constructor(private readonly source: AsyncGenerator<number[]>) {}
+  constructor(private readonly source: AsyncGenerator<Hit[]>) {}
 
-  async take(n: number): Promise<number[]> {
-    const taken: number[] = [];
-    while (taken.length < n) {
+  async take(n: number): Promise<Hit[]> {
+    const taken: Hit[] = [];
+    for (;;) {
       if (this.#at === this.#buffer.length) {
+        if (taken.length >= n) break;
         const next = await this.source.next();
         if (next.done) break;
         [this.#buffer, this.#at] = [next.value, 0];
         continue;
       }
-      const end = Math.min(this.#buffer.length, this.#at + n - taken.length);
-      for (; this.#at < end; this.#at += 1) taken.push(this.#buffer[this.#at]!);
+      const hit = this.#buffer[this.#at]!;
+      // A time's hits all come in one chunk of the source (matchHits): the page needs all of them.
+      if (taken.length >= n && hit.ts !== taken.at(-1)!.ts) break;
+      taken.push(hit);
+      this.#at += 1;
     }
     return taken;
   }

@@ -1,0 +1,202 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { postgresFacet } from './facets.js';
+import { HOUR, mod } from './minutes.js';
+import { nextBatches, pieceOrders, PLACES, postingsPieces, storePostings, type Hit } from './postgres-postings.js';
+import { storedWords, tokenize } from './tokenize.js';
+import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
+
+/**
+ * PostgreSQL's entries in blocks (docs/log-store.md, "Blocks"; docs/scaling.md step 3): a piece's
+ * entries (a batch's of one UTC hour, in the postings' place order) are rows of `log_blocks` of at
+ * most BLOCK_ENTRIES entries each, a column an array, which PostgreSQL compresses (TOAST) and SQL
+ * reads back as rows with `unnest … WITH ORDINALITY`. An entry's id is its piece's batch × PLACES +
+ * its place: what the postings find is an id, and its block is the one that starts at the id less
+ * its place's remainder.
+ */
+
+/**
+ * Entries a block holds at most: what reading one entry costs (a block is decompressed whole) against
+ * the size (fewer entries compress worse). 128: 78 bytes an event, 256: 72, 1,000: 59; an hour of
+ * 10M a day unnested in 220–370 ms (docs/benchmarks.md, "Issue 15: PostgreSQL blocks as arrays").
+ */
+export const BLOCK_ENTRIES = 128;
+
+/**
+ * Stores a batch's entries, in the caller's transaction: their blocks and postings (each entry's words
+ * and `facets`, facets.ts), attributes as `encode` gives them (attribute-codes.ts).
+ */
+export async function storeEntries(
+  trx: Kysely<any>,
+  tenantId: string,
+  entries: readonly PreparedEntry[],
+  facets: readonly (readonly string[] | undefined)[],
+  encode: (attributes: PreparedEntry['attributes']) => string,
+): Promise<void> {
+  const columns: BlockColumns = { ts: [], level: [], service: [], host: [], trace_id: [], span_id: [], message: [], attributes: [], words: [] };
+  const lexemes: string[][] = []; // each entry's words, then its facets' lexemes: its postings' tokens
+  const wordCounts: number[] = []; // how many of an entry's lexemes are its words (their pairs are posted too)
+  const facetLexemes = new Map<string, string>(); // one string per facet of the batch
+  for (let index = 0; index < entries.length; index += 1) {
+    if (index > 0 && index % PREPARE_CHUNK === 0) await nextTurn();
+    const entry = entries[index]!;
+    const words = tokenize(entry.message);
+    columns.ts.push(entry.ts);
+    columns.level.push(entry.level);
+    columns.service.push(entry.service);
+    columns.host.push(entry.host);
+    columns.trace_id.push(entry.trace_id);
+    columns.span_id.push(entry.span_id);
+    columns.message.push(entry.message);
+    columns.attributes.push(encode(entry.attributes));
+    columns.words.push(storedWords(entry.message, words));
+    wordCounts.push(words.length);
+    for (const facet of facets[index] ?? []) {
+      let lexeme = facetLexemes.get(facet);
+      if (lexeme === undefined) facetLexemes.set(facet, (lexeme = postgresFacet(facet)));
+      words.push(lexeme);
+    }
+    lexemes.push(words);
+  }
+  // The blocks are sent first: the server stores them while the postings are encoded here.
+  const orders = pieceOrders(columns.ts);
+  const batches = await nextBatches(trx, orders.length);
+  const stored = storeBlocks(trx, tenantId, orders, batches, columns);
+  stored.catch(() => undefined); // awaited below: a failure must not be unhandled meanwhile
+  await nextTurn();
+  const pieces = postingsPieces(columns.ts, lexemes, wordCounts, orders);
+  await stored;
+  await storePostings(trx, tenantId, pieces, batches);
+}
+
+/** A batch's entries as the blocks store them, a column each, by index in the batch. */
+interface BlockColumns {
+  ts: number[];
+  level: (string | null)[];
+  service: (string | null)[];
+  host: (string | null)[];
+  trace_id: (string | null)[];
+  span_id: (string | null)[];
+  message: string[];
+  /** JSON text, names by the tenant's numbers (attribute-codes.ts). */
+  attributes: string[];
+  /** The tokens of a message that is not plain ASCII (tokenize.ts, storedWords), else null. */
+  words: (string | null)[];
+}
+
+const COLUMNS = ['ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes', 'words'] as const;
+const CASTS = { ts: 'bigint[]', attributes: 'jsonb[]' } as const;
+/** Blocks per INSERT statement (13 parameters each). */
+const BLOCKS_PER_STATEMENT = 200;
+
+/**
+ * Stores a batch's pieces (their entries' indexes in place order, `orders`, under `batches`) as blocks,
+ * inside the caller's transaction.
+ */
+async function storeBlocks(
+  trx: Kysely<any>,
+  tenantId: string,
+  orders: readonly (readonly number[])[],
+  batches: readonly string[],
+  columns: BlockColumns,
+): Promise<void> {
+  const rows: RawBuilder<unknown>[] = [];
+  orders.forEach((order, piece) => {
+    for (let start = 0; start < order.length; start += BLOCK_ENTRIES) {
+      const places = order.slice(start, start + BLOCK_ENTRIES);
+      const values = COLUMNS.map((column) => {
+        const cast = sql.raw((CASTS as Record<string, string>)[column] ?? 'text[]');
+        return sql`${places.map((index) => columns[column][index] ?? null)}::${cast}`;
+      });
+      const firstId = Number(batches[piece]!) * PLACES + start;
+      const [first, last] = [columns.ts[places[0]!]!, columns.ts[places.at(-1)!]!];
+      rows.push(sql`(${tenantId}, ${firstId}::bigint, ${first}::bigint, ${last}::bigint, ${sql.join(values)})`);
+    }
+  });
+  for (let start = 0; start < rows.length; start += BLOCKS_PER_STATEMENT) {
+    await sql`INSERT INTO log_blocks (tenant_id, first_id, first_ts, last_ts, ${sql.join(COLUMNS.map((column) => sql.ref(column)))})
+      VALUES ${sql.join(rows.slice(start, start + BLOCKS_PER_STATEMENT))}`.execute(trx);
+  }
+}
+
+/** The blocks `b` of a tenant as rows (`l`'s columns, `log_entries`' before migration 0220), those `blocks` selects. */
+function entriesOf(tenantId: string, blocks: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message,
+      e.attributes, e.words
+    FROM log_blocks b CROSS JOIN LATERAL unnest(b.ts, b.level, b.service, b.host, b.trace_id, b.span_id, b.message, b.attributes, b.words)
+      WITH ORDINALITY AS e(ts, level, service, host, trace_id, span_id, message, attributes, words, n)
+    WHERE b.tenant_id = ${tenantId} AND ${blocks}`;
+}
+
+/**
+ * A tenant's entries in [from, end) (and others of the blocks that hold them: the reads' condition
+ * has the range), as a subquery. A block lies in one UTC hour, in the partition of its first time.
+ */
+export function entriesInRange(tenantId: string, from: number, end: number): RawBuilder<unknown> {
+  return sql`(${entriesOf(tenantId, sql`b.first_ts >= ${from - mod(from, HOUR)}::bigint AND b.first_ts < ${end}::bigint AND b.last_ts >= ${from}::bigint`)})`;
+}
+
+/** A tenant's entries of some blocks (by their first ids), whose first times are in [lo, hi]. */
+export function entriesOfBlocks(tenantId: string, firstIds: readonly number[], lo: number, hi: number): RawBuilder<unknown> {
+  if (firstIds.length === 0) return sql`(SELECT * FROM (${entriesOf(tenantId, sql`FALSE`)}) AS none)`;
+  return sql`(${entriesOf(
+    tenantId,
+    sql`b.first_id = ANY(${firstIds}::bigint[]) AND b.first_ts >= ${lo - mod(lo, HOUR)}::bigint AND b.first_ts <= ${hi}::bigint`,
+  )})`;
+}
+
+/** The first id of the block that holds the entry `id`. */
+export function blockOf(id: number): number {
+  const place = id % PLACES;
+  return id - (place % BLOCK_ENTRIES);
+}
+
+/**
+ * The entries `hits` names, as a subquery: their blocks, each unnested once, and of them the hits
+ * (a hash of their ids; OFFSET 0 keeps the planner from folding the reads' condition into the unnest).
+ */
+export function entriesAt(tenantId: string, hits: readonly Hit[]): RawBuilder<unknown> {
+  const blocks = new Set<number>();
+  let [lo, hi] = [Infinity, -Infinity];
+  for (const hit of hits) {
+    blocks.add(blockOf(hit.id));
+    [lo, hi] = [Math.min(lo, hit.ts), Math.max(hi, hit.ts)];
+  }
+  const ids = hits.map((hit) => hit.id);
+  return sql`(SELECT * FROM ${entriesOfBlocks(tenantId, [...blocks], lo, hi)} AS r
+    WHERE r.id IN (SELECT unnest(${ids}::bigint[])) OFFSET 0)`;
+}
+
+/** A block's first id and times (the walk of PostgresLogStore.timePage without postings). */
+export interface BlockSpan {
+  first_id: number;
+  first_ts: number;
+  last_ts: number;
+}
+
+/**
+ * A tenant's blocks with entries in [from, end) of the next UTC hour that has any, after `hour` (the
+ * last one read; null: from the range's end, or start when `asc`). One statement: the hour, then its blocks.
+ */
+export async function nextHourOfBlocks(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  hour: number | null,
+  order: 'asc' | 'desc',
+): Promise<{ hour: number; blocks: BlockSpan[] } | null> {
+  const descending = order === 'desc';
+  const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - mod(from, HOUR)}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
+  const beyond =
+    hour === null ? sql`` : descending ? sql` AND first_ts < ${hour}::bigint` : sql` AND first_ts >= ${hour + HOUR}::bigint`;
+  const { rows } = await sql<{ first_id: string; first_ts: string; last_ts: string; hour: string }>`WITH next AS (
+      SELECT ${descending ? sql`max(first_ts)` : sql`min(first_ts)`} AS first FROM log_blocks WHERE ${inRange}${beyond}),
+    hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)
+    SELECT first_id, first_ts, last_ts, hour.start::text AS hour FROM log_blocks, hour
+    WHERE ${inRange} AND first_ts >= hour.start AND first_ts < hour.start + ${HOUR}`.execute(db);
+  if (rows.length === 0) return null;
+  return {
+    hour: Number(rows[0]!.hour),
+    blocks: rows.map((row) => ({ first_id: Number(row.first_id), first_ts: Number(row.first_ts), last_ts: Number(row.last_ts) })),
+  };
+}
