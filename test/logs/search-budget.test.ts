@@ -215,7 +215,7 @@ for (const dialect of DIALECTS) {
             await locker.connect();
             try {
               await locker.query('BEGIN');
-              await locker.query('LOCK TABLE log_entries IN ACCESS EXCLUSIVE MODE');
+              await locker.query('LOCK TABLE log_blocks IN ACCESS EXCLUSIVE MODE');
               await assert.rejects(hurried.search(cheapRequest), QueryTimeoutError);
               // The server cancels the statement itself at statement_timeout (57014): the same error.
               await assert.rejects(patient.search(cheapRequest), QueryTimeoutError);

@@ -40,7 +40,7 @@ export const DAY = 86_400_000;
 export const T0 = Date.UTC(2026, 10, 20);
 
 /**
- * A tenant's rows as stored, read without the store's code: the attributes (JSONB on SQLite, jsonb) with
+ * A tenant's rows as stored (PostgreSQL's unnested from their blocks), read without the store's code: the attributes (JSONB on SQLite, jsonb) with
  * names by number (attribute-codes.ts), turned back into names here from log_attribute_codes.
  */
 export async function storedRows(
@@ -53,7 +53,11 @@ export async function storedRows(
   const named = (attributes: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key.startsWith('~') ? key.slice(1) : names.get(key)!, value]));
   if (database.dialect === 'postgres') {
-    const { rows } = await sql<any>`SELECT * FROM log_entries WHERE tenant_id = ${tenantId}`.execute(database.db);
+    const { rows } = await sql<any>`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message, e.attributes, e.words
+      FROM log_blocks b
+      CROSS JOIN LATERAL unnest(b.ts, b.level, b.service, b.host, b.trace_id, b.span_id, b.message, b.attributes, b.words) WITH ORDINALITY
+        AS e(ts, level, service, host, trace_id, span_id, message, attributes, words, n)
+      WHERE b.tenant_id = ${tenantId}`.execute(database.db);
     return rows.map((row) => ({ ...row, attributes: named(row.attributes as Record<string, unknown>) }));
   }
   const { rows } = await sql<any>`SELECT id, ts, level, service, host, trace_id, span_id, message, json(attributes) AS attributes

@@ -9,7 +9,6 @@ import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { createLogStore, logStoreMigrations, type LogStore } from '../../src/logs/modules/store/index.js';
-import { partitionName } from '../../src/logs/modules/store/postgres-store.js';
 import { tsvectorText } from '../../src/logs/modules/store/postgres-refacet.js';
 import { ftsBody, tokenize } from '../../src/logs/modules/store/tokenize.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
@@ -53,7 +52,7 @@ for (const dialect of DIALECTS) {
           await sql`INSERT INTO log_entries_fts (rowid, body) VALUES (${row.id}, ${ftsBody(row.message)})`.execute(db);
         }
       } else {
-        await sql`CREATE TABLE ${sql.table(partitionName(T0))} PARTITION OF log_entries FOR VALUES FROM (${sql.lit(T0)}) TO (${sql.lit(T0 + HOUR)})`.execute(
+        await sql`CREATE TABLE log_entries_p2026112000 PARTITION OF log_entries FOR VALUES FROM (${sql.lit(T0)}) TO (${sql.lit(T0 + HOUR)})`.execute(
           db,
         );
         for (const row of OLD_ROWS) {

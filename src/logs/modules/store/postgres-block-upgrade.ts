@@ -3,7 +3,7 @@ import { AttributeCodes, storeAttributeCodes } from './attribute-codes.js';
 import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import { HOUR } from './minutes.js';
-import { storeEntries } from './postgres-blocks.js';
+import { hourOfPartition, hourPartition, storeEntries } from './postgres-blocks.js';
 import { ENTRY_COLUMNS, type EntryRow } from './store-core.js';
 import { prepareEntries } from './write-batch.js';
 
@@ -35,15 +35,14 @@ export async function storeRowsInBlocks(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX log_blocks_time ON log_blocks (tenant_id, first_ts)`.execute(db);
   await sql`CREATE INDEX log_blocks_id ON log_blocks (tenant_id, first_id)`.execute(db);
   await sql`TRUNCATE log_postings, log_batches`.execute(db);
-  const { rows: partitions } = await sql<{ name: string; start: string }>`SELECT c.relname AS name,
-      substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''?(-?[0-9]+)') AS start
-    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_entries'::regclass ORDER BY 2`.execute(db);
+  const { rows: partitions } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'log_entries'::regclass ORDER BY 1`.execute(db);
   const dictionary = new FacetDictionary();
   const codes = new AttributeCodes();
-  for (const { name, start } of partitions) {
-    const hour = Number(start);
-    const blocks = `log_blocks_p${name.slice('log_entries_p'.length)}`;
-    await sql`CREATE TABLE ${sql.table(blocks)} PARTITION OF log_blocks
+  for (const { name } of partitions) {
+    const hour = hourOfPartition('log_entries', name);
+    if (hour === null) throw new Error(`0220_postgres_blocks: ${name} is not an hour partition of log_entries`);
+    await sql`CREATE TABLE ${sql.table(hourPartition('log_blocks', hour))} PARTITION OF log_blocks
       FOR VALUES FROM (${sql.lit(hour)}) TO (${sql.lit(hour + HOUR)})`.execute(db);
     const { rows: tenants } = await sql<{ id: string }>`SELECT DISTINCT tenant_id AS id FROM ${sql.table(name)}`.execute(db);
     for (const { id: tenant } of tenants) {

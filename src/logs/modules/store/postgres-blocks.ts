@@ -21,6 +21,18 @@ import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
  */
 export const BLOCK_ENTRIES = 128;
 
+/** log_blocks_p2026112105 (of `table` log_blocks) holds [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
+export function hourPartition(table: string, start: number): string {
+  return `${table}_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
+}
+
+/** The first millisecond of an hour partition of `table` (hourPartition), or null for another name. */
+export function hourOfPartition(table: string, name: string): number | null {
+  const match = /^(.+)_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  if (match?.[1] !== table) return null;
+  return Date.UTC(Number(match[2]), Number(match[3]) - 1, Number(match[4]), Number(match[5]));
+}
+
 /**
  * Stores a batch's entries, in the caller's transaction: their blocks and postings (each entry's words
  * and `facets`, facets.ts), attributes as `encode` gives them (attribute-codes.ts).

@@ -27,7 +27,7 @@ import {
   type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { entriesAt, entriesInRange, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
+import { entriesAt, entriesInRange, hourOfPartition, hourPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import {
@@ -64,18 +64,8 @@ const FACET_LOCK = 0x66616374; // 'fact'
  */
 const PARTITION_MS = 3_600_000;
 
-/** log_blocks_p2026112105 holds the blocks of [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
-export function partitionName(start: number): string {
-  return `log_blocks_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
-}
-
 /** What retention renames an hour partition to once detached, until its table is dropped. */
 const REMOVED_PREFIX = 'log_removed_';
-
-function partitionStart(name: string): number | null {
-  const match = /^log_blocks_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
-  return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4])) : null;
-}
 
 interface Partition {
   name: string;
@@ -266,7 +256,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     await this.#writeTransaction(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
       for (const start of missing) {
-        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(partitionName(start))} PARTITION OF log_blocks
+        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(hourPartition('log_blocks', start))} PARTITION OF log_blocks
           FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + PARTITION_MS)})`.execute(trx);
       }
     });
@@ -358,7 +348,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_inherits i
       JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_blocks'::regclass`.execute(db);
     return rows.flatMap(({ name }) => {
-      const start = partitionStart(name);
+      const start = hourOfPartition('log_blocks', name);
       return start === null ? [] : [{ name, start }];
     });
   }
