@@ -77,7 +77,7 @@ const database = await openDatabase<any>(url, { sqliteThread: true });
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
-  await sql`DROP TABLE IF EXISTS log_entries, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
+  await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,
   );
 }
@@ -148,8 +148,8 @@ if (dialect === 'postgres') {
   // of filling, in steady state); without them the planner guesses a handful of rows per partition.
   const { sql } = await import('kysely');
   const start = performance.now();
-  await sql`ANALYZE log_entries, log_batches, log_postings`.execute(database.db);
-  process.stderr.write(`ANALYZE log_entries: ${Math.round(performance.now() - start)} ms\n`);
+  await sql`ANALYZE log_blocks, log_batches, log_postings`.execute(database.db);
+  process.stderr.write(`ANALYZE log_blocks: ${Math.round(performance.now() - start)} ms\n`);
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -392,7 +392,7 @@ const sizeBytes =
           ).sql<{
             n: number;
           }>`SELECT ((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-              WHERE i.inhparent = 'log_entries'::regclass) + ${postingsBytes}::bigint)::bigint AS n`.execute(database.db)
+              WHERE i.inhparent IN (to_regclass('log_entries'), to_regclass('log_blocks'))) + ${postingsBytes}::bigint)::bigint AS n`.execute(database.db)
         ).rows[0]?.n ?? 0,
       );
 

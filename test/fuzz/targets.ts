@@ -7,6 +7,7 @@ import { PASSWORD, startTestLogs } from '../helpers/logs.js';
 import { actor, snapshotTables, type FuzzResponse, type FuzzTarget } from './fuzz-harness.js';
 import { INJECTIONS, operationsOf, type FuzzRequest } from './openapi-arbitraries.js';
 
+const POSTGRES_ONLY = new Set(['log_blocks', 'log_batches', 'log_postings']);
 /** Failed logins are counted and audited: that is their point, not a change by a refused request. */
 const GATEWAY_TABLES = ['hak_akses', 'users', 'sessions', 'sso_identities', 'sso_used_tokens', 'gateway_signing_keys'] as const;
 const LOGS_TABLES = [
@@ -19,6 +20,9 @@ const LOGS_TABLES = [
   'logs_signing_keys',
   'log_entries',
   'log_displaced',
+  'log_blocks',
+  'log_batches',
+  'log_postings',
   'log_rollups',
   'log_host_rollups',
   'log_fields',
@@ -297,11 +301,13 @@ export async function logsTarget(dialect: DialectName): Promise<FuzzTarget> {
     },
     send: async (request) =>
       toResponse(await logs.request({ method: request.method, url: request.url, headers: request.headers, payload: request.payload })),
-    // log_displaced is the SQLite store's own (time-ordered ids).
+    // Each store's own tables: SQLite's rows and displaced entries, PostgreSQL's blocks and postings.
     snapshot: () =>
       snapshotTables(
         logs.database.db,
-        LOGS_TABLES.filter((table) => dialect === 'sqlite' || table !== 'log_displaced'),
+        LOGS_TABLES.filter((table) =>
+          dialect === 'sqlite' ? !POSTGRES_ONLY.has(table) : table !== 'log_entries' && table !== 'log_displaced',
+        ),
       ),
     errorShapeProblem: logsErrorShapeProblem,
     // Documented: the Kubernetes views answer 503 when no cluster is configured (as here).

@@ -21,8 +21,9 @@ import { nextTurn } from './write-batch.js';
  * PostgreSQL's word index (docs/log-store.md, "Postings"; docs/scaling.md steps 2b and 2c): each
  * batch's entries of one UTC hour are a row of log_batches (their times) and a few rows of
  * log_postings (which of them hold each token, tokens hashed into groups: postings.ts). Counting a
- * word over a day reads one small row per batch; a page reads the rows at its matches' times.
- * Written in the entries' own transaction, so they always agree with the rows.
+ * word over a day reads one small row per batch; a page reads the entries its matches name (Hit: a
+ * piece's place is its entry's id, postgres-blocks.ts). Written in the entries' own transaction, so
+ * they always agree with the blocks.
  */
 
 /**
@@ -305,7 +306,7 @@ interface BatchRow {
   times: Buffer | null;
 }
 
-/** Matches in more than one entry of this many are read with the range's rows (candidateTimes). */
+/** Matches in more than one entry of this many are read with the range's blocks (candidateHits). */
 const DENSE = 32;
 
 /** Batches read per statement: a day is about 2,000 at 10M entries. */
