@@ -2,8 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { AttributeCodes, storeAttributeCodes } from './attribute-codes.js';
 import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
-import { HOUR } from './minutes.js';
-import { hourOfPartition, hourPartition, storeEntries } from './postgres-blocks.js';
+import { createHourPartition, hourOfPartition, storeEntries, withoutArrayStatistics } from './postgres-blocks.js';
 import { ENTRY_COLUMNS, type EntryRow } from './store-core.js';
 import { prepareEntries } from './write-batch.js';
 
@@ -32,6 +31,7 @@ export async function storeRowsInBlocks(db: Kysely<any>): Promise<void> {
     attributes jsonb[] NOT NULL,
     words text[] NOT NULL
   ) PARTITION BY RANGE (first_ts)`.execute(db);
+  await withoutArrayStatistics(db, 'log_blocks');
   await sql`CREATE INDEX log_blocks_time ON log_blocks (tenant_id, first_ts)`.execute(db);
   await sql`CREATE INDEX log_blocks_id ON log_blocks (tenant_id, first_id)`.execute(db);
   await sql`TRUNCATE log_postings, log_batches`.execute(db);
@@ -42,8 +42,7 @@ export async function storeRowsInBlocks(db: Kysely<any>): Promise<void> {
   for (const { name } of partitions) {
     const hour = hourOfPartition('log_entries', name);
     if (hour === null) throw new Error(`0220_postgres_blocks: ${name} is not an hour partition of log_entries`);
-    await sql`CREATE TABLE ${sql.table(hourPartition('log_blocks', hour))} PARTITION OF log_blocks
-      FOR VALUES FROM (${sql.lit(hour)}) TO (${sql.lit(hour + HOUR)})`.execute(db);
+    await createHourPartition(db, hour);
     const { rows: tenants } = await sql<{ id: string }>`SELECT DISTINCT tenant_id AS id FROM ${sql.table(name)}`.execute(db);
     for (const { id: tenant } of tenants) {
       await loadFacetDictionary(db, tenant, dictionary);

@@ -33,6 +33,23 @@ export function hourOfPartition(table: string, name: string): number | null {
   return Date.UTC(Number(match[2]), Number(match[3]) - 1, Number(match[4]), Number(match[5]));
 }
 
+/** Creates the partition of log_blocks for the hour from `start`, unless it exists. */
+export async function createHourPartition(db: Kysely<any>, start: number): Promise<void> {
+  const name = hourPartition('log_blocks', start);
+  await sql`CREATE TABLE IF NOT EXISTS ${sql.table(name)} PARTITION OF log_blocks
+    FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + HOUR)})`.execute(db);
+  await withoutArrayStatistics(db, name); // a partition does not inherit it
+}
+
+/**
+ * No statistics of the arrays of `table` (log_blocks or a partition): ANALYZE would decompress a sample
+ * of blocks (37 s for 10M entries) for figures no plan uses.
+ */
+export async function withoutArrayStatistics(db: Kysely<any>, table: string): Promise<void> {
+  const columns = COLUMNS.map((column) => sql`ALTER COLUMN ${sql.ref(column)} SET STATISTICS 0`);
+  await sql`ALTER TABLE ${sql.table(table)} ${sql.join(columns)}`.execute(db);
+}
+
 /**
  * Stores a batch's entries, in the caller's transaction: their blocks and postings (each entry's words
  * and `facets`, facets.ts), attributes as `encode` gives them (attribute-codes.ts).
@@ -96,7 +113,6 @@ interface BlockColumns {
 }
 
 const COLUMNS = ['ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes', 'words'] as const;
-const CASTS = { ts: 'bigint[]', attributes: 'jsonb[]' } as const;
 /** Blocks per INSERT statement (13 parameters each). */
 const BLOCKS_PER_STATEMENT = 200;
 
@@ -115,9 +131,15 @@ async function storeBlocks(
   orders.forEach((order, piece) => {
     for (let start = 0; start < order.length; start += BLOCK_ENTRIES) {
       const places = order.slice(start, start + BLOCK_ENTRIES);
+      // Each array as text, the attributes as one JSON array whose elements, in order, make the
+      // jsonb[] (joined, not escaped: the cheapest for client and server together, measured:
+      // docs/benchmarks.md "Issue 15: PostgreSQL blocks").
       const values = COLUMNS.map((column) => {
-        const cast = sql.raw((CASTS as Record<string, string>)[column] ?? 'text[]');
-        return sql`${arrayLiteral(places.map((index) => columns[column][index] ?? null))}::${cast}`;
+        if (column === 'ts') return sql`${`{${places.map((index) => columns.ts[index]).join(',')}}`}::bigint[]`;
+        if (column === 'attributes') {
+          return sql`ARRAY(SELECT jsonb_array_elements(${`[${places.map((index) => columns.attributes[index]).join(',')}]`}::jsonb))`;
+        }
+        return sql`${arrayLiteral(places.map((index) => columns[column][index] ?? null))}::text[]`;
       });
       const firstId = Number(batches[piece]!) * PLACES + start;
       const [first, last] = [columns.ts[places[0]!]!, columns.ts[places.at(-1)!]!];
@@ -134,16 +156,15 @@ const QUOTED = /["\\]/;
 const QUOTED_ALL = /["\\]/g;
 
 /**
- * An array's text (`{"a","b\\"c",NULL,1}`), built here in one pass: node-postgres's own, two regular
- * expressions an element, took 2.3 µs an event of ingest (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
+ * A text array's text (`{"a","b\\"c",NULL}`), built in one pass: node-postgres's own (two regular
+ * expressions an element) cost 2.3 µs an event of ingest (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
  */
-function arrayLiteral(values: readonly (string | number | null)[]): string {
+function arrayLiteral(values: readonly (string | null)[]): string {
   let text = '{';
   for (let index = 0; index < values.length; index += 1) {
     const value = values[index]!;
     if (index > 0) text += ',';
     if (value === null) text += 'NULL';
-    else if (typeof value === 'number') text += value;
     else text += QUOTED.test(value) ? `"${value.replace(QUOTED_ALL, '\\$&')}"` : `"${value}"`;
   }
   return `${text}}`;

@@ -27,7 +27,7 @@ import {
   type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { entriesAt, entriesInRange, hourOfPartition, hourPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
+import { createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import {
@@ -256,8 +256,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     await this.#writeTransaction(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
       for (const start of missing) {
-        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(hourPartition('log_blocks', start))} PARTITION OF log_blocks
-          FOR VALUES FROM (${sql.lit(start)}) TO (${sql.lit(start + PARTITION_MS)})`.execute(trx);
+        await createHourPartition(trx, start);
       }
     });
     for (const start of missing) this.#partitions.add(start);
