@@ -113,6 +113,8 @@ interface BlockColumns {
 }
 
 const COLUMNS = ['ts', 'level', 'service', 'host', 'trace_id', 'span_id', 'message', 'attributes', 'words'] as const;
+/** A column of an entry, an array of its block. */
+export type Column = (typeof COLUMNS)[number];
 /** Blocks per INSERT statement (13 parameters each). */
 const BLOCKS_PER_STATEMENT = 200;
 
@@ -171,11 +173,13 @@ function arrayLiteral(values: readonly (string | null)[]): string {
 }
 
 /** The blocks `b` of a tenant as rows (`l`'s columns, `log_entries`' before migration 0220), those `blocks` selects. */
-function entriesOf(tenantId: string, blocks: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message,
-      e.attributes, e.words
-    FROM log_blocks b CROSS JOIN LATERAL unnest(b.ts, b.level, b.service, b.host, b.trace_id, b.span_id, b.message, b.attributes, b.words)
-      WITH ORDINALITY AS e(ts, level, service, host, trace_id, span_id, message, attributes, words, n)
+function entriesOf(tenantId: string, blocks: RawBuilder<unknown>, columns: readonly Column[] = COLUMNS): RawBuilder<unknown> {
+  // Every array unnested is decompressed: a read that needs a few columns names them.
+  const [read, left] = [COLUMNS.filter((column) => columns.includes(column)), COLUMNS.filter((column) => !columns.includes(column))];
+  const nulls = left.map((column) => sql`NULL::${sql.raw(column === 'ts' ? 'bigint' : column === 'attributes' ? 'jsonb' : 'text')} AS ${sql.ref(column)}`);
+  return sql`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, ${sql.join([...read.map((column) => sql.ref(`e.${column}`)), ...nulls])}
+    FROM log_blocks b CROSS JOIN LATERAL unnest(${sql.join(read.map((column) => sql.ref(`b.${column}`)))})
+      WITH ORDINALITY AS e(${sql.join(read.map((column) => sql.ref(column)))}, n)
     WHERE b.tenant_id = ${tenantId} AND ${blocks}`;
 }
 
@@ -187,13 +191,19 @@ export function entriesInRange(tenantId: string, from: number, end: number): Raw
   return sql`(${entriesOf(tenantId, sql`b.first_ts >= ${from - mod(from, HOUR)}::bigint AND b.first_ts < ${end}::bigint AND b.last_ts >= ${from}::bigint`)})`;
 }
 
-/** A tenant's entries of some blocks (by their first ids), whose first times are in [lo, hi]. */
-export function entriesOfBlocks(tenantId: string, firstIds: readonly number[], lo: number, hi: number): RawBuilder<unknown> {
-  if (firstIds.length === 0) return sql`(SELECT * FROM (${entriesOf(tenantId, sql`FALSE`)}) AS none)`;
-  return sql`(${entriesOf(
-    tenantId,
-    sql`b.first_id = ANY(${firstIds}::bigint[]) AND b.first_ts >= ${lo - mod(lo, HOUR)}::bigint AND b.first_ts <= ${hi}::bigint`,
-  )})`;
+/** A tenant's entries of some blocks (by their first ids), whose first times are in [lo, hi]; of `columns`, the others null. */
+export function entriesOfBlocks(
+  tenantId: string,
+  firstIds: readonly number[],
+  lo: number,
+  hi: number,
+  columns: readonly Column[] = COLUMNS,
+): RawBuilder<unknown> {
+  const blocks =
+    firstIds.length === 0
+      ? sql`FALSE`
+      : sql`b.first_id = ANY(${firstIds}::bigint[]) AND b.first_ts >= ${lo - mod(lo, HOUR)}::bigint AND b.first_ts <= ${hi}::bigint`;
+  return sql`(${entriesOf(tenantId, blocks, columns)})`;
 }
 
 /** The first id of the block that holds the entry `id`. */
@@ -205,8 +215,9 @@ export function blockOf(id: number): number {
 /**
  * The entries `hits` names, as a subquery: their blocks, each unnested once, and of them the hits
  * (a hash of their ids; OFFSET 0 keeps the planner from folding the reads' condition into the unnest).
+ * Of `columns` only, when given (the others null).
  */
-export function entriesAt(tenantId: string, hits: readonly Hit[]): RawBuilder<unknown> {
+export function entriesAt(tenantId: string, hits: readonly Hit[], columns?: readonly Column[]): RawBuilder<unknown> {
   const blocks = new Set<number>();
   let [lo, hi] = [Infinity, -Infinity];
   for (const hit of hits) {
@@ -214,8 +225,14 @@ export function entriesAt(tenantId: string, hits: readonly Hit[]): RawBuilder<un
     [lo, hi] = [Math.min(lo, hit.ts), Math.max(hi, hit.ts)];
   }
   const ids = hits.map((hit) => hit.id);
-  return sql`(SELECT * FROM ${entriesOfBlocks(tenantId, [...blocks], lo, hi)} AS r
+  return sql`(SELECT * FROM ${entriesOfBlocks(tenantId, [...blocks], lo, hi, columns)} AS r
     WHERE r.id IN (SELECT unnest(${ids}::bigint[])) OFFSET 0)`;
+}
+
+/** The columns of the entries (`l`) a condition's SQL reads, and the time: what counting its matches needs. */
+export function columnsRead(condition: RawBuilder<unknown>, db: Kysely<any>): Column[] {
+  const text = condition.compile(db).sql;
+  return COLUMNS.filter((column) => column === 'ts' || new RegExp(`\\bl\\.${column}\\b|"l"\\."${column}"`).test(text));
 }
 
 /** A block's first id and times (the walk of PostgresLogStore.timePage without postings). */

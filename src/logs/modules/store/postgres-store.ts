@@ -27,7 +27,7 @@ import {
   type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
+import { columnsRead, createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan, type Column } from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import {
@@ -105,6 +105,8 @@ interface PostgresPlan extends ReadPlan {
   end: number;
   /** The condition as postings answer it (postgres-postings.ts), or null when only the rows can. */
   postings: PostingsPlan | null;
+  /** The only columns its reads need (counts of candidates), when not every one. */
+  columns?: Column[];
 }
 
 /**
@@ -411,7 +413,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       ROWS_AT_MOST,
     );
     if (found === null || found.candidates.length === 0) return found?.counts ?? null;
-    const candidates: PostgresPlan = { ...plan };
+    // Counted: the columns the condition reads, and the time, are all that is decompressed.
+    const candidates: PostgresPlan = { ...plan, columns: columnsRead(plan.where, this.reads) };
     this.#hits.set(candidates, Promise.resolve(found.candidates));
     const checked =
       intervalMs === null
@@ -429,7 +432,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    */
   protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
     const hits = plan.postings === null ? null : await this.#hitsOf(plan, plan.postings);
-    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end) : entriesAt(plan.tenantId, hits);
+    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end) : entriesAt(plan.tenantId, hits, plan.columns);
   }
 
   /** candidateHits of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
