@@ -185,10 +185,12 @@ function entriesOf(tenantId: string, blocks: RawBuilder<unknown>, columns: reado
 
 /**
  * A tenant's entries in [from, end) (and others of the blocks that hold them: the reads' condition
- * has the range), as a subquery. A block lies in one UTC hour, in the partition of its first time.
+ * has the range), as a subquery; of `columns` only, when given (the others null). A block lies in one
+ * UTC hour, in the partition of its first time.
  */
-export function entriesInRange(tenantId: string, from: number, end: number): RawBuilder<unknown> {
-  return sql`(${entriesOf(tenantId, sql`b.first_ts >= ${from - mod(from, HOUR)}::bigint AND b.first_ts < ${end}::bigint AND b.last_ts >= ${from}::bigint`)})`;
+export function entriesInRange(tenantId: string, from: number, end: number, columns?: readonly Column[]): RawBuilder<unknown> {
+  const blocks = sql`b.first_ts >= ${from - mod(from, HOUR)}::bigint AND b.first_ts < ${end}::bigint AND b.last_ts >= ${from}::bigint`;
+  return sql`(${entriesOf(tenantId, blocks, columns)})`;
 }
 
 /** A tenant's entries of some blocks (by their first ids), whose first times are in [lo, hi]; of `columns`, the others null. */

@@ -392,7 +392,22 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     const counts = groupField === null ? await this.#postingsCounts(plan, intervalMs) : null;
-    return counts ?? super.countBuckets(plan, intervalMs, groupField);
+    const group = groupField === null ? sql`` : plan.fields.value(groupField);
+    return counts ?? super.countBuckets(await this.#counting(plan, group), intervalMs, groupField);
+  }
+
+  protected override async countRows(plan: PostgresPlan, bound: number | undefined): Promise<number> {
+    return super.countRows(await this.#counting(plan), bound);
+  }
+
+  /**
+   * The plan as a count reads it: only the columns its condition (and `also`) reads, and the time,
+   * are decompressed (a count of an hour of 10M a day reads all of the hour's blocks).
+   */
+  async #counting(plan: PostgresPlan, also: RawBuilder<unknown> = sql``): Promise<PostgresPlan> {
+    const counting: PostgresPlan = { ...plan, columns: columnsRead(sql`${plan.where} ${also}`, this.reads) };
+    if (plan.postings !== null) this.#hits.set(counting, this.#hitsOf(plan, plan.postings));
+    return counting;
   }
 
   /**
@@ -413,13 +428,12 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       ROWS_AT_MOST,
     );
     if (found === null || found.candidates.length === 0) return found?.counts ?? null;
-    // Counted: the columns the condition reads, and the time, are all that is decompressed.
-    const candidates: PostgresPlan = { ...plan, columns: columnsRead(plan.where, this.reads) };
+    const candidates: PostgresPlan = { ...plan };
     this.#hits.set(candidates, Promise.resolve(found.candidates));
     const checked =
       intervalMs === null
         ? [{ bucket: 0, group: null, count: await this.countRows(candidates, undefined) }]
-        : await super.countBuckets(candidates, intervalMs, null);
+        : await super.countBuckets(await this.#counting(candidates), intervalMs, null);
     const counts = new Map<number, number>();
     for (const { bucket, count } of [...found.counts, ...checked]) counts.set(bucket, (counts.get(bucket) ?? 0) + count);
     return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
@@ -432,7 +446,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    */
   protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
     const hits = plan.postings === null ? null : await this.#hitsOf(plan, plan.postings);
-    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end) : entriesAt(plan.tenantId, hits, plan.columns);
+    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end, plan.columns) : entriesAt(plan.tenantId, hits, plan.columns);
   }
 
   /** candidateHits of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
