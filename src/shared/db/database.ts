@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from 'kysely';
-import { enableCopy } from './postgres-copy.js';
 import { openPostgresPool } from './postgres-pool.js';
 import { sqliteThreadDialect } from './sqlite-thread.js';
 
@@ -81,6 +80,5 @@ async function postgresDialect(url: string): Promise<Dialect> {
   // int8 (COUNT, epoch milliseconds) as numbers: every value we store fits in 2^53.
   pg.types.setTypeParser(20, (value) => Number(value));
   const pool = await openPostgresPool({ connectionString: url, max: 10 });
-  enableCopy(pool);
   return new PostgresDialect({ pool });
 }

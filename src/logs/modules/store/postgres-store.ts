@@ -27,7 +27,7 @@ import {
   type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { columnsRead, createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan, type Column } from './postgres-blocks.js';
+import { columnsRead, createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import {
@@ -105,8 +105,6 @@ interface PostgresPlan extends ReadPlan {
   end: number;
   /** The condition as postings answer it (postgres-postings.ts), or null when only the rows can. */
   postings: PostingsPlan | null;
-  /** The only columns its reads need (counts of candidates), when not every one. */
-  columns?: Column[];
 }
 
 /**
@@ -392,22 +390,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     const counts = groupField === null ? await this.#postingsCounts(plan, intervalMs) : null;
-    const group = groupField === null ? sql`` : plan.fields.value(groupField);
-    return counts ?? super.countBuckets(await this.#counting(plan, group), intervalMs, groupField);
-  }
-
-  protected override async countRows(plan: PostgresPlan, bound: number | undefined): Promise<number> {
-    return super.countRows(await this.#counting(plan), bound);
-  }
-
-  /**
-   * The plan as a count reads it: only the columns its condition (and `also`) reads, and the time,
-   * are decompressed (a count of an hour of 10M a day reads all of the hour's blocks).
-   */
-  async #counting(plan: PostgresPlan, also: RawBuilder<unknown> = sql``): Promise<PostgresPlan> {
-    const counting: PostgresPlan = { ...plan, columns: columnsRead(sql`${plan.where} ${also}`, this.reads) };
-    if (plan.postings !== null) this.#hits.set(counting, this.#hitsOf(plan, plan.postings));
-    return counting;
+    return counts ?? super.countBuckets(plan, intervalMs, groupField);
   }
 
   /**
@@ -433,7 +416,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const checked =
       intervalMs === null
         ? [{ bucket: 0, group: null, count: await this.countRows(candidates, undefined) }]
-        : await super.countBuckets(await this.#counting(candidates), intervalMs, null);
+        : await super.countBuckets(candidates, intervalMs, null);
     const counts = new Map<number, number>();
     for (const { bucket, count } of [...found.counts, ...checked]) counts.set(bucket, (counts.get(bucket) ?? 0) + count);
     return [...counts].map(([bucket, count]) => ({ bucket, group: null, count }));
@@ -442,11 +425,13 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   /**
    * The entries a plan's condition is checked on (`l`): with postings, those they found (every read
    * but pages and counts, which read them a part at a time); with too many (candidateHits), or
-   * without postings, every entry of the range's blocks.
+   * without postings, every entry of the range's blocks. Of the columns the condition and `reads`
+   * name only: every array unnested is decompressed.
    */
-  protected override async rowsOf(plan: PostgresPlan): Promise<RawBuilder<unknown>> {
+  protected override async rowsOf(plan: PostgresPlan, reads: RawBuilder<unknown>): Promise<RawBuilder<unknown>> {
     const hits = plan.postings === null ? null : await this.#hitsOf(plan, plan.postings);
-    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end, plan.columns) : entriesAt(plan.tenantId, hits, plan.columns);
+    const columns = columnsRead(sql`${plan.where} ${reads}`, this.reads);
+    return hits === null ? entriesInRange(plan.tenantId, plan.from, plan.end, columns) : entriesAt(plan.tenantId, hits, columns);
   }
 
   /** candidateHits of a plan, read once per plan (a search sorted by a field asks rowsOf for its count and its page). */
@@ -492,14 +477,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    * The first `wanted` entries of [lo, hi) in the page's order that match, without postings: the
    * range's blocks an hour at a time, nearest its end (start) first, and in an hour those that reach
    * nearest first, 4, 8, 16… at a time; an entry found is final once no unread block reaches as near.
+   * The walk reads the columns the condition needs; the page's entries are read whole at the end.
    */
   async #walkBlocks(plan: PostgresPlan, page: TimePage, lo: number, hi: number, wanted: number): Promise<StoredLogEntry[]> {
     const descending = page.order === 'desc';
     const edgeOf = (block: BlockSpan): number => (descending ? block.last_ts : block.first_ts);
     const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer
-    const where = sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`;
-    let found: StoredLogEntry[] = [];
-    for (let hour: number | null = null; found.length < wanted; ) {
+    const byTime = (a: Hit, b: Hit): number => nearer(a.ts, b.ts) || (descending ? b.id - a.id : a.id - b.id);
+    const where = this.pastCursor(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`, page);
+    const columns = columnsRead(where, this.reads);
+    let found: Hit[] = [];
+    walk: for (let hour: number | null = null; found.length < wanted; ) {
       const next = await nextHourOfBlocks(this.reads, plan.tenantId, lo, hi, hour, page.order);
       if (next === null) break;
       hour = next.hour;
@@ -512,20 +500,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           chunk.map((block) => block.first_id),
           Math.min(...firstTimes),
           Math.max(...firstTimes),
+          columns,
         );
-        found = sortedByTime([...found, ...(await this.timeSorted(plan, where, page, wanted, 0, read))], descending).slice(0, wanted);
+        const { rows } = await sql<Hit>`SELECT l.id, l.ts FROM ${read} l WHERE ${where}
+          ORDER BY l.ts ${descending ? sql`DESC` : sql`ASC`}, l.id ${descending ? sql`DESC` : sql`ASC`} LIMIT ${wanted}`.execute(this.reads);
+        found = [...found, ...rows].sort(byTime).slice(0, wanted);
         const unread = blocks[start + size];
-        if (unread !== undefined && found.length === wanted && nearer(found.at(-1)!.timestamp, edgeOf(unread)) < 0) return found;
+        if (unread !== undefined && found.length === wanted && nearer(found.at(-1)!.ts, edgeOf(unread)) < 0) break walk;
       }
     }
-    return found;
+    return found.length === 0 ? [] : this.timeSorted(plan, plan.where, page, wanted, 0, entriesAt(plan.tenantId, found));
   }
-}
-
-/** Entries in a page's order: by time, ties by id. */
-function sortedByTime(entries: StoredLogEntry[], descending: boolean): StoredLogEntry[] {
-  const sign = descending ? -1 : 1;
-  return entries.sort((a, b) => sign * (a.timestamp - b.timestamp || Number(a.id) - Number(b.id)));
 }
 
 /** Hits per statement that reads their entries (a bigint[] parameter). */

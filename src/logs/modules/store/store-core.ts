@@ -218,19 +218,20 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   protected async countRows(plan: Plan, bound: number | undefined): Promise<number> {
     const { rows } = await (
       bound === undefined
-        ? sql<{ total: number }>`SELECT count(*) AS total FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}`
+        ? sql<{ total: number }>`SELECT count(*) AS total FROM ${await this.rowsOf(plan, sql``)} l WHERE ${plan.where}`
         : sql<{
             total: number;
-          }>`SELECT count(*) AS total FROM (SELECT 1 FROM ${await this.rowsOf(plan)} l WHERE ${plan.where} LIMIT ${bound + 1}) bounded`
+          }>`SELECT count(*) AS total FROM (SELECT 1 FROM ${await this.rowsOf(plan, sql``)} l WHERE ${plan.where} LIMIT ${bound + 1}) bounded`
     ).execute(this.reads);
     return Number(rows[0]?.total ?? 0);
   }
 
   /**
    * The rows a plan's `where` is checked on, as `l`: log_entries, or fewer that hold every match (a
-   * dialect that finds its matches by other means: PostgreSQL's postings).
+   * dialect that finds its matches by other means: PostgreSQL's postings). `reads`: what else the
+   * query computes over `l` (a dialect that stores columns apart reads only those it needs).
    */
-  protected async rowsOf(_plan: Plan): Promise<RawBuilder<unknown>> {
+  protected async rowsOf(_plan: Plan, _reads: RawBuilder<unknown>): Promise<RawBuilder<unknown>> {
     return sql`log_entries`;
   }
 
@@ -251,23 +252,26 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     offset: number,
     rows: RawBuilder<unknown> = sql`log_entries`,
   ): Promise<StoredLogEntry[]> {
-    const { int } = this.dialect;
     const order = page.order === 'asc' ? sql`ASC` : sql`DESC`;
-    if (page.after) {
-      const [ts, id] = [int(page.after.timestamp), int(page.after.id)];
-      const beyond = page.order === 'asc' ? sql`>` : sql`<`;
-      where = sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
-    }
-    const { rows: found } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${rows} l WHERE ${where}
+    const { rows: found } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${rows} l WHERE ${this.pastCursor(where, page)}
       ORDER BY l.ts ${order}, l.id ${order} LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
     return plan.entries(found);
+  }
+
+  /** `where`, and past the page's `after` cursor (search_after) in its order when it has one. */
+  protected pastCursor(where: RawBuilder<unknown>, page: TimePage): RawBuilder<unknown> {
+    if (!page.after) return where;
+    const [ts, id] = [this.dialect.int(page.after.timestamp), this.dialect.int(page.after.id)];
+    const beyond = page.order === 'asc' ? sql`>` : sql`<`;
+    return sql`${where} AND (l.ts ${beyond} ${ts} OR (l.ts = ${ts} AND l.id ${beyond} ${id}))`;
   }
 
   /** Every match is read to sort it by a field's value. */
   async #fieldPage(plan: Plan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
     const order = direction === 'asc' ? sql`ASC` : sql`DESC`;
-    const { rows } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
-      ORDER BY ${plan.fields.sort(field)} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
+    const sort = plan.fields.sort(field);
+    const { rows } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${await this.rowsOf(plan, sql`${this.dialect.entryColumns}, ${sort}`)} l
+      WHERE ${plan.where} ORDER BY ${sort} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
       LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
     return plan.entries(rows);
   }
@@ -311,7 +315,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     // Floor, also before 1970 (% keeps the sign of the dividend).
     const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
       SELECT l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval}) AS bucket${group}, count(*) AS n
-      FROM ${await this.rowsOf(plan)} l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
+      FROM ${await this.rowsOf(plan, sql`l.ts${group}`)} l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
     return rows.map((row) => ({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) }));
   }
 
@@ -409,7 +413,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const { rows } = await sql<{
       value: string | number;
       n: number;
-    }>`SELECT ${value} AS value, count(*) AS n FROM ${await this.rowsOf(plan)} l
+    }>`SELECT ${value} AS value, count(*) AS n FROM ${await this.rowsOf(plan, value)} l
       WHERE ${plan.where} AND ${value} IS NOT NULL${needle}
       GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
     for (const row of rows) add(row.value, Number(row.n));
@@ -423,7 +427,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     };
     const plan = levels.length === 0 ? null : await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, ofLevels);
     if (plan === null) return [];
-    const [range, source] = [plan.where, await this.rowsOf(plan)];
+    const [range, source] = [plan.where, await this.rowsOf(plan, sql`l.message, l.ts, l.service`)];
     const { rows } = await sql<{ message: string; n: number | string; last_seen: number | string }>`
       SELECT l.message, count(*) AS n, max(l.ts) AS last_seen FROM ${source} l WHERE ${range}
       GROUP BY l.message ORDER BY 2 DESC, 1 ASC LIMIT ${limit}`.execute(this.reads);
@@ -453,7 +457,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     });
     const { rows } = await sql<Record<string, string | number | null>>`
       SELECT ${sql.join(keys.map((key, index) => sql`${key} AS ${sql.ref(`k${index}`)}`))}, count(*) AS n, max(l.ts) AS last_seen
-      FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
+      FROM ${await this.rowsOf(plan, sql`${sql.join(keys)}, l.ts`)} l WHERE ${plan.where}
       GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))} ORDER BY ${sql.lit(keys.length + 1)} DESC LIMIT ${limit}`.execute(
       this.reads,
     );
@@ -476,8 +480,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       return sql`${sql.raw(metric.kind)}(${plan.fields.number(field)})`;
     });
     const selected = [...keys, sql`count(*)`, ...metrics].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l WHERE ${plan.where}
-      ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan, sql.join(selected))} l
+      WHERE ${plan.where} ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}
       LIMIT ${request.maxGroups + 1}`.execute(this.reads);
     if (rows.length > request.maxGroups) throw new RangeError(`more than ${request.maxGroups} groups`);
     return rows.map((row) => ({
@@ -495,7 +499,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const keys = this.#groupKeys(plan, request.groups);
     const value = plan.fields.number(resolveField(request.field));
     const selected = [...keys, value].map((expression, index) => sql`${expression} AS ${sql.ref(`c${index}`)}`);
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan)} l
+    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selected)} FROM ${await this.rowsOf(plan, sql.join(selected))} l
       WHERE ${plan.where} AND ${value} IS NOT NULL LIMIT ${request.maxValues + 1}`.execute(this.reads);
     if (rows.length > request.maxValues) throw new RangeError(`more than ${request.maxValues} values`);
     return rows.map((row) => ({
