@@ -392,7 +392,9 @@ const sizeBytes =
           ).sql<{
             n: number;
           }>`SELECT ((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-              WHERE i.inhparent IN (to_regclass('log_entries'), to_regclass('log_blocks'))) + ${postingsBytes}::bigint)::bigint AS n`.execute(database.db)
+              WHERE i.inhparent IN (to_regclass('log_entries'), to_regclass('log_blocks'))) + ${postingsBytes}::bigint)::bigint AS n`.execute(
+            database.db,
+          )
         ).rows[0]?.n ?? 0,
       );
 

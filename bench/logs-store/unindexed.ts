@@ -31,11 +31,25 @@ const hourWindow = (i: number) => {
 };
 
 const shapes: [string, (i: number) => Promise<unknown>][] = [
-  ['range on a number, 1 h, page (duration_ms:>1990)', (i) => store.search({ tenantId: TENANT, query: 'duration_ms:>1990', ...hourWindow(i), page: 1, limit: 50 })],
-  ['substring, 1 h, page (message:*ORD-99*)', (i) => store.search({ tenantId: TENANT, query: 'message:*ORD-99*', ...hourWindow(i), page: 1, limit: 50 })],
+  [
+    'range on a number, 1 h, page (duration_ms:>1990)',
+    (i) => store.search({ tenantId: TENANT, query: 'duration_ms:>1990', ...hourWindow(i), page: 1, limit: 50 }),
+  ],
+  [
+    'substring, 1 h, page (message:*ORD-99*)',
+    (i) => store.search({ tenantId: TENANT, query: 'message:*ORD-99*', ...hourWindow(i), page: 1, limit: 50 }),
+  ],
   [
     'sort by a field, 1 h (duration_ms desc, level:error)',
-    (i) => store.search({ tenantId: TENANT, query: 'level:error', ...hourWindow(i), page: 1, limit: 50, sort: { field: 'duration_ms', order: 'desc' } }),
+    (i) =>
+      store.search({
+        tenantId: TENANT,
+        query: 'level:error',
+        ...hourWindow(i),
+        page: 1,
+        limit: 50,
+        sort: { field: 'duration_ms', order: 'desc' },
+      }),
   ],
   [
     'average of a number by service, 1 h',

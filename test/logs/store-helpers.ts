@@ -53,7 +53,8 @@ export async function storedRows(
   const named = (attributes: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key.startsWith('~') ? key.slice(1) : names.get(key)!, value]));
   if (database.dialect === 'postgres') {
-    const { rows } = await sql<any>`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message, e.attributes, e.words
+    const { rows } =
+      await sql<any>`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message, e.attributes, e.words
       FROM log_blocks b
       CROSS JOIN LATERAL unnest(b.ts, b.level, b.service, b.host, b.trace_id, b.span_id, b.message, b.attributes, b.words) WITH ORDINALITY
         AS e(ts, level, service, host, trace_id, span_id, message, attributes, words, n)

@@ -182,7 +182,9 @@ async function storedAttributes(handle: TestStore): Promise<Record<string, unkno
           handle.database.db,
         )
       : await sql<{ attributes: string }>`SELECT a::text AS attributes FROM log_blocks b
-          CROSS JOIN LATERAL unnest(b.attributes) WITH ORDINALITY AS e(a, n) ORDER BY b.tenant_id, b.first_id, e.n`.execute(handle.database.db);
+          CROSS JOIN LATERAL unnest(b.attributes) WITH ORDINALITY AS e(a, n) ORDER BY b.tenant_id, b.first_id, e.n`.execute(
+          handle.database.db,
+        );
   return rows.map((row) => JSON.parse(row.attributes) as Record<string, unknown>);
 }
 
@@ -311,7 +313,9 @@ const UPGRADES = {
         db,
       );
       await sql`CREATE INDEX log_entries_tenant_ts ON log_entries (tenant_id, ts, id)`.execute(db);
-      await sql`CREATE TABLE log_entries_p2026112000 PARTITION OF log_entries FOR VALUES FROM (${sql.lit(T0)}) TO (${sql.lit(T0 + HOUR)})`.execute(db);
+      await sql`CREATE TABLE log_entries_p2026112000 PARTITION OF log_entries FOR VALUES FROM (${sql.lit(T0)}) TO (${sql.lit(T0 + HOUR)})`.execute(
+        db,
+      );
       await sql`INSERT INTO log_entries (tenant_id, ts, level, service, host, trace_id, span_id, message, attributes, words)
         SELECT b.tenant_id, e.ts, e.level, e.service, e.host, e.trace_id, e.span_id, e.message, e.attributes, e.words FROM log_blocks b
           CROSS JOIN LATERAL unnest(b.ts, b.level, b.service, b.host, b.trace_id, b.span_id, b.message, b.attributes, b.words) WITH ORDINALITY

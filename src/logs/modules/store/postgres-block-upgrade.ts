@@ -47,7 +47,7 @@ export async function storeRowsInBlocks(db: Kysely<any>): Promise<void> {
     for (const { id: tenant } of tenants) {
       await loadFacetDictionary(db, tenant, dictionary);
       await codes.sync(db, tenant);
-      for (let after = { ts: Number.MIN_SAFE_INTEGER, id: 0 }; ; ) {
+      for (let after = { ts: Number.MIN_SAFE_INTEGER, id: 0 }; ;) {
         const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM ${sql.table(name)} l
           WHERE l.tenant_id = ${tenant} AND (l.ts, l.id) > (${after.ts}::bigint, ${after.id}::bigint)
           ORDER BY l.ts, l.id LIMIT ${CHUNK}`.execute(db);

@@ -61,7 +61,17 @@ export async function storeEntries(
   facets: readonly (readonly string[] | undefined)[],
   encode: (attributes: PreparedEntry['attributes']) => string,
 ): Promise<void> {
-  const columns: BlockColumns = { ts: [], level: [], service: [], host: [], trace_id: [], span_id: [], message: [], attributes: [], words: [] };
+  const columns: BlockColumns = {
+    ts: [],
+    level: [],
+    service: [],
+    host: [],
+    trace_id: [],
+    span_id: [],
+    message: [],
+    attributes: [],
+    words: [],
+  };
   const lexemes: string[][] = []; // each entry's words, then its facets' lexemes: its postings' tokens
   const wordCounts: number[] = []; // how many of an entry's lexemes are its words (their pairs are posted too)
   const facetLexemes = new Map<string, string>(); // one string per facet of the batch
@@ -176,7 +186,9 @@ function arrayLiteral(values: readonly (string | null)[]): string {
 function entriesOf(tenantId: string, blocks: RawBuilder<unknown>, columns: readonly Column[] = COLUMNS): RawBuilder<unknown> {
   // Every array unnested is decompressed: a read that needs a few columns names them.
   const [read, left] = [COLUMNS.filter((column) => columns.includes(column)), COLUMNS.filter((column) => !columns.includes(column))];
-  const nulls = left.map((column) => sql`NULL::${sql.raw(column === 'ts' ? 'bigint' : column === 'attributes' ? 'jsonb' : 'text')} AS ${sql.ref(column)}`);
+  const nulls = left.map(
+    (column) => sql`NULL::${sql.raw(column === 'ts' ? 'bigint' : column === 'attributes' ? 'jsonb' : 'text')} AS ${sql.ref(column)}`,
+  );
   return sql`SELECT b.tenant_id, b.first_id + e.n - 1 AS id, ${sql.join([...read.map((column) => sql.ref(`e.${column}`)), ...nulls])}
     FROM log_blocks b CROSS JOIN LATERAL unnest(${sql.join(read.map((column) => sql.ref(`b.${column}`)))})
       WITH ORDINALITY AS e(${sql.join(read.map((column) => sql.ref(column)))}, n)
@@ -258,8 +270,7 @@ export async function nextHourOfBlocks(
 ): Promise<{ hour: number; blocks: BlockSpan[] } | null> {
   const descending = order === 'desc';
   const inRange = sql`tenant_id = ${tenantId} AND first_ts >= ${from - mod(from, HOUR)}::bigint AND first_ts < ${end}::bigint AND last_ts >= ${from}::bigint`;
-  const beyond =
-    hour === null ? sql`` : descending ? sql` AND first_ts < ${hour}::bigint` : sql` AND first_ts >= ${hour + HOUR}::bigint`;
+  const beyond = hour === null ? sql`` : descending ? sql` AND first_ts < ${hour}::bigint` : sql` AND first_ts >= ${hour + HOUR}::bigint`;
   const { rows } = await sql<{ first_id: string; first_ts: string; last_ts: string; hour: string }>`WITH next AS (
       SELECT ${descending ? sql`max(first_ts)` : sql`min(first_ts)`} AS first FROM log_blocks WHERE ${inRange}${beyond}),
     hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)

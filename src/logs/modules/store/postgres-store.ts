@@ -27,7 +27,17 @@ import {
   type Hit,
   type PostingsPlan,
 } from './postgres-postings.js';
-import { columnsRead, createHourPartition, entriesAt, entriesInRange, hourOfPartition, entriesOfBlocks, nextHourOfBlocks, storeEntries, type BlockSpan } from './postgres-blocks.js';
+import {
+  columnsRead,
+  createHourPartition,
+  entriesAt,
+  entriesInRange,
+  hourOfPartition,
+  entriesOfBlocks,
+  nextHourOfBlocks,
+  storeEntries,
+  type BlockSpan,
+} from './postgres-blocks.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
 import { FacetDictionary } from './facets.js';
 import {
@@ -487,7 +497,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const where = this.pastCursor(sql`${plan.where} AND l.ts >= ${lo}::bigint AND l.ts < ${hi}::bigint`, page);
     const columns = columnsRead(where, this.reads);
     let found: Hit[] = [];
-    walk: for (let hour: number | null = null; found.length < wanted; ) {
+    walk: for (let hour: number | null = null; found.length < wanted;) {
       const next = await nextHourOfBlocks(this.reads, plan.tenantId, lo, hi, hour, page.order);
       if (next === null) break;
       hour = next.hour;
@@ -503,7 +513,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           columns,
         );
         const { rows } = await sql<Hit>`SELECT l.id, l.ts FROM ${read} l WHERE ${where}
-          ORDER BY l.ts ${descending ? sql`DESC` : sql`ASC`}, l.id ${descending ? sql`DESC` : sql`ASC`} LIMIT ${wanted}`.execute(this.reads);
+          ORDER BY l.ts ${descending ? sql`DESC` : sql`ASC`}, l.id ${descending ? sql`DESC` : sql`ASC`} LIMIT ${wanted}`.execute(
+          this.reads,
+        );
         found = [...found, ...rows].sort(byTime).slice(0, wanted);
         const unread = blocks[start + size];
         if (unread !== undefined && found.length === wanted && nearer(found.at(-1)!.ts, edgeOf(unread)) < 0) break walk;

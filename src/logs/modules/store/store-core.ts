@@ -270,7 +270,8 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async #fieldPage(plan: Plan, field: FieldRef, direction: 'asc' | 'desc', offset: number, limit: number): Promise<StoredLogEntry[]> {
     const order = direction === 'asc' ? sql`ASC` : sql`DESC`;
     const sort = plan.fields.sort(field);
-    const { rows } = await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${await this.rowsOf(plan, sql`${this.dialect.entryColumns}, ${sort}`)} l
+    const { rows } =
+      await sql<EntryRow>`SELECT ${this.dialect.entryColumns} FROM ${await this.rowsOf(plan, sql`${this.dialect.entryColumns}, ${sort}`)} l
       WHERE ${plan.where} ORDER BY ${sort} ${order} NULLS LAST, l.ts ${order}, l.id ${order}
       LIMIT ${limit} OFFSET ${offset}`.execute(this.reads);
     return plan.entries(rows);
@@ -315,7 +316,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     // Floor, also before 1970 (% keeps the sign of the dividend).
     const { rows } = await sql<{ bucket: number; grp?: string | null; n: number }>`
       SELECT l.ts - (((l.ts % ${interval}) + ${interval}) % ${interval}) AS bucket${group}, count(*) AS n
-      FROM ${await this.rowsOf(plan, sql`l.ts${group}`)} l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(this.reads);
+      FROM ${await this.rowsOf(plan, sql`l.ts${group}`)} l WHERE ${plan.where} GROUP BY 1${groupField ? sql`, 2` : sql``}`.execute(
+      this.reads,
+    );
     return rows.map((row) => ({ bucket: Number(row.bucket), group: row.grp ?? null, count: Number(row.n) }));
   }
 
