@@ -12,7 +12,14 @@ import {
   placesWithPrefix,
   timesOf,
 } from '../../src/logs/modules/store/postings.js';
-import { groupsFor, pairsFromFor, postingsPieces, postingsPlan } from '../../src/logs/modules/store/postgres-postings.js';
+import {
+  groupsFor,
+  pairsFromFor,
+  pieceOrders,
+  PLACES,
+  postingsPieces,
+  postingsPlan,
+} from '../../src/logs/modules/store/postgres-postings.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
@@ -113,6 +120,18 @@ describe('times of a batch, and its pieces by hour (PostgreSQL)', () => {
       ['c', 'b', 'e'].map((token) => placesOf(middle.postings[0]!.data, token)),
       [[0], [1], [2]],
     );
+  });
+
+  test('a piece holds at most PLACES entries (an entry id is its batch × PLACES + its place): a larger hour of a batch is split', () => {
+    const hour = Date.UTC(2026, 10, 20, 5);
+    const times = Array.from({ length: PLACES + 3 }, (_, n) => hour + (PLACES + 2 - n)); // newest first
+    const orders = pieceOrders(times);
+    assert.deepEqual(
+      orders.map((order) => order.length),
+      [PLACES, 3],
+    );
+    assert.deepEqual(orders[0]!.slice(0, 2), [PLACES + 2, PLACES + 1], 'in time order');
+    assert.deepEqual(orders[1], [2, 1, 0]);
   });
 
   test('a piece posts the pairs of words in a row whose words are each in pairsFromFor of its entries or more', () => {
