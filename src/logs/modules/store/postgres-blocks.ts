@@ -19,10 +19,10 @@ import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
  * the size (fewer entries compress worse). 128: 78 bytes an event, 256: 72, 1,000: 59; an hour of
  * 10M a day unnested in 220–370 ms (docs/benchmarks.md, "Issue 15: PostgreSQL blocks as arrays").
  */
-export const BLOCK_ENTRIES = 128;
+const BLOCK_ENTRIES = 128;
 
 /** log_blocks_p2026112105 (of `table` log_blocks) holds [2026-11-21T05:00Z, 2026-11-21T06:00Z). */
-export function hourPartition(table: string, start: number): string {
+function hourPartition(table: string, start: number): string {
   return `${table}_p${new Date(start).toISOString().slice(0, 13).replace(/[-T]/g, '')}`;
 }
 
@@ -221,7 +221,7 @@ export function entriesOfBlocks(
 }
 
 /** The first id of the block that holds the entry `id`. */
-export function blockOf(id: number): number {
+function blockOf(id: number): number {
   const place = id % PLACES;
   return id - (place % BLOCK_ENTRIES);
 }
