@@ -4,6 +4,7 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import gerbang from './scripts/eslint/client-keys.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/', 'data/', 'web/dist/'] },
@@ -32,6 +33,15 @@ export default tseslint.config(
         { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'test', 'it', 'suite'] }] },
       ],
     },
+  },
+  {
+    // Names a client chose are data, never keys of a plain object (scripts/eslint/client-keys.mjs).
+    // Where names from clients, shippers, identity providers and upstreams arrive (the CLI, the
+    // supervisor, migrations and the gateway's own telemetry name only what the code chose).
+    files: ['src/logs/**/*.ts', 'src/shared/**/*.ts', 'src/gateway/modules/**/*.ts'],
+    ignores: ['src/*/db/migrations/**', 'src/**/*migrations.ts', 'src/gateway/modules/telemetry/**'],
+    plugins: { gerbang },
+    rules: { 'gerbang/client-keys': 'error' },
   },
   {
     // Tests and the browser console are linted without type information: with them, ESLint took

@@ -654,7 +654,7 @@ describe('sso configuration and claim mapping', () => {
     assert.equal(identity.noPegawai, '198001012');
     assert.equal(identity.tipePegawai, 'pns');
     assert.deepEqual(identity.groups, ['pegawai', 'admin-keuangan']);
-    assert.deepEqual(identity.attributes, { department: 'Dinas A' });
+    assert.deepEqual({ ...identity.attributes }, { department: 'Dinas A' });
     assert.match(generatedNoPegawai(), /^sso-[a-z2-7]{12}$/);
   });
 });

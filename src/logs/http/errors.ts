@@ -50,4 +50,6 @@ export function invalidBody(detail: string, position?: number): AppError {
   return new AppError('LOGS_INVALID_BODY', { data: position === undefined ? { detail } : { detail, position } });
 }
 
+// Route schemas, named by status codes: Fastify reads them as plain objects.
+// eslint-disable-next-line gerbang/client-keys
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, LogsErrorBody]));

@@ -1,3 +1,4 @@
+import { dict } from '../dict.js';
 export type Language = 'id' | 'en';
 
 /** Indonesian unless the client prefers English (Accept-Language, q-values honoured). */
@@ -20,6 +21,6 @@ export interface Localized {
 }
 
 /** Fills `{name}` placeholders. */
-export function localize(text: Localized, lang: Language, params: Record<string, string | number> = {}): string {
+export function localize(text: Localized, lang: Language, params: Record<string, string | number> = dict()): string {
   return text[lang].replace(/\{(\w+)\}/g, (whole, key: string) => (key in params ? String(params[key]) : whole));
 }

@@ -1,10 +1,11 @@
 import { SECURED } from '../auth/auth.schemas.js';
 import type { ServiceDefinition, ServiceOperation } from '../proxy/services.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** A loose OpenAPI 3 document: we only touch paths, components, tags and $refs. */
 export type OpenApiDocument = Record<string, unknown> & {
-  paths?: Record<string, Record<string, unknown>>;
-  components?: Record<string, Record<string, unknown>>;
+  paths?: Dict<Dict<unknown>>;
+  components?: Dict<Dict<unknown>>;
   tags?: { name: string; description?: string }[];
 };
 
@@ -15,9 +16,10 @@ export interface UnavailableService {
 }
 
 /** What one service contributes to the merged document. */
+/** Paths and component names come from the services' own documents: dictionaries, never plain objects. */
 export interface ServicePart {
-  paths: Record<string, Record<string, unknown>>;
-  components: Record<string, Record<string, unknown>>;
+  paths: Dict<Dict<unknown>>;
+  components: Dict<Dict<unknown>>;
 }
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -72,7 +74,7 @@ export function namespaceDocument(document: OpenApiDocument, service: ServiceDef
   rewriteRefs(copy.paths, prefix);
   rewriteRefs(copy.components, prefix);
   const below = serverPathBelowPrefix(copy, upstreamPrefix);
-  const paths: ServicePart['paths'] = {};
+  const paths: ServicePart['paths'] = dict();
   for (const [path, item] of Object.entries(copy.paths ?? {})) {
     if (!item || typeof item !== 'object') continue;
     delete item.servers;
@@ -84,13 +86,13 @@ export function namespaceDocument(document: OpenApiDocument, service: ServiceDef
       op.security = SECURED;
       delete op.servers;
     }
-    paths[`${service.basePath}${below}${path.startsWith('/') ? path : `/${path}`}`] = item;
+    paths[`${service.basePath}${below}${path.startsWith('/') ? path : `/${path}`}`] = dict(item);
   }
-  const components: ServicePart['components'] = {};
+  const components: ServicePart['components'] = dict();
   for (const [type, entries] of Object.entries(copy.components ?? {})) {
     // The service's own auth schemes do not apply through the gateway.
     if (type === 'securitySchemes' || !entries || typeof entries !== 'object') continue;
-    components[type] = Object.fromEntries(Object.entries(entries).map(([name, value]) => [`${prefix}_${name}`, value]));
+    components[type] = dict(Object.entries(entries).map(([name, value]): [string, unknown] => [`${prefix}_${name}`, value]));
   }
   return { paths, components };
 }
@@ -119,8 +121,8 @@ function fallbackOperation(service: ServiceDefinition, operation: ServiceOperati
   const parameters = [...pathParams, ...queryParams];
   if (parameters.length > 0) result.parameters = parameters;
   if (operation.body) {
-    const properties = Object.fromEntries(
-      Object.entries(operation.body.fields).map(([name, type]) => [
+    const properties = dict(
+      Object.entries(operation.body.fields).map(([name, type]): [string, object] => [
         name,
         type === 'binary'
           ? { type: 'string', format: 'binary' }
@@ -137,12 +139,12 @@ function fallbackOperation(service: ServiceDefinition, operation: ServiceOperati
 
 /** The spec 4.4 operations of a service, for when its own description cannot be had. */
 export function fallbackPart(service: ServiceDefinition): ServicePart {
-  const paths: ServicePart['paths'] = {};
+  const paths: ServicePart['paths'] = dict();
   for (const operation of service.operations) {
     const path = `${service.basePath}${operation.path.replace(/:(\w+)/g, '{$1}')}`;
-    (paths[path] ??= {})[operation.method.toLowerCase()] = fallbackOperation(service, operation);
+    (paths[path] ??= dict())[operation.method.toLowerCase()] = fallbackOperation(service, operation);
   }
-  return { paths, components: {} };
+  return { paths, components: dict() };
 }
 
 /** The gateway's own document plus every service part; the list of unavailable services as `x-unavailable-services`. */
@@ -152,13 +154,13 @@ export function mergeDocuments(
   unavailable: UnavailableService[],
 ): OpenApiDocument {
   const merged = structuredClone(own);
-  merged.paths ??= {};
-  merged.components ??= {};
+  merged.paths = dict(merged.paths ?? []);
+  merged.components = dict(merged.components ?? []);
   merged.tags = [...(merged.tags ?? [])];
   for (const { service, part, available } of parts) {
-    for (const [path, item] of Object.entries(part.paths)) merged.paths[path] = { ...(merged.paths[path] ?? {}), ...item };
+    for (const [path, item] of Object.entries(part.paths)) merged.paths[path] = Object.assign(dict(), merged.paths[path], item);
     for (const [type, entries] of Object.entries(part.components))
-      merged.components[type] = { ...(merged.components[type] ?? {}), ...entries };
+      merged.components[type] = Object.assign(dict(), merged.components[type], entries);
     merged.tags.push({
       name: service.name,
       description: `Proxied to the ${service.name} service under ${service.basePath}/${available ? '' : " (operations from the gateway's table: the service's own description is unavailable)"}`,

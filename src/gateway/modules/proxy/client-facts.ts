@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import { parseCookie } from 'cookie';
 import type { TokenRequest } from '../auth/authenticate.js';
+import { dict } from '../../../shared/dict.js';
 
 /** Whether the hop at `address` (0 = the direct peer) may speak for the client. */
 export type TrustRule = (address: string, hop: number) => boolean;
@@ -55,7 +56,7 @@ export class ClientFacts implements TokenRequest {
 
   get cookies(): Readonly<Record<string, string | undefined>> {
     const header = this.raw.headers.cookie;
-    return (this.parsedCookies ??= header ? parseCookie(header) : {});
+    return (this.parsedCookies ??= header ? parseCookie(header) : dict());
   }
 
   /** The direct peer, or the client a trusted proxy in front names. */

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ACCESS_COOKIE } from '../auth/access-cookie.js';
+import { dict } from '../../../shared/dict.js';
 
 /** RFC 9110 7.6.1 hop-by-hop fields (and `Proxy-*`, handled by prefix): never forwarded either way. */
 const HOP_BY_HOP = new Set([
@@ -69,7 +70,7 @@ export interface ForwardedFacts {
 /** The headers that go upstream: the client's, less Host and hop-by-hop, plus the gateway's own. */
 export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: ForwardedFacts): Record<string, string | string[]> {
   const named = connectionNamed(incoming.connection);
-  const out: Record<string, string | string[]> = {};
+  const out = dict<string | string[]>();
   for (const name in incoming) {
     const value = incoming[name];
     if (value === undefined || GATEWAY_SET.has(name) || isHopByHop(name, named)) continue;

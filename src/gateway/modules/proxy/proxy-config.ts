@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, envReader, type Env } from '../../../shared/config/env.js';
 import { SERVICES } from './services.js';
+import { dict } from '../../../shared/dict.js';
 
 // The proxy's settings (GATEWAY_PROXY_*, SERVER_SERVICE_*; docs/configuration.md), read once at start.
 
@@ -60,7 +61,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
   const defaultTimeout = read.duration('GATEWAY_PROXY_TIMEOUT', '30s');
   const defaultBodyLimit = read.int('GATEWAY_PROXY_BODY_LIMIT', 10 * MIB, 0, Number.MAX_SAFE_INTEGER);
   const defaultDocsPath = read.string('GATEWAY_DOCS_UPSTREAM_PATH', '/docs.json');
-  const upstreams: Record<string, UpstreamConfig | undefined> = {};
+  const upstreams = dict<UpstreamConfig | undefined>();
   for (const service of SERVICES) {
     const address = read.url(service.env);
     if (address === undefined) {

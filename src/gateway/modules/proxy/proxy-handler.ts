@@ -18,6 +18,7 @@ import type { ProxyMetrics } from './proxy.metrics.js';
 import type { ProxyConfig } from './proxy-config.js';
 import { serviceOf, type ServiceDefinition } from './services.js';
 import { classifyUpstreamError, UpstreamError, type Upstream } from './upstream.js';
+import { dict } from '../../../shared/dict.js';
 
 export interface ProxyDeps {
   config: ProxyConfig;
@@ -271,7 +272,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     } catch (error) {
       return sendError(exchange, toAppError(error));
     }
-    const trace: Record<string, string> = {};
+    const trace = dict<string>();
     const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;
     const xff = req.headers['x-forwarded-for'];
     const peer = exchange.peerAddress;

@@ -4,6 +4,7 @@ import { containsNul, validatorCompiler } from '../../../shared/http/validation.
 import { CreateUserBody } from '../users/users.schemas.js';
 import { refuse } from './id-token.js';
 import { TIPE_PEGAWAI_VALUES, type SsoConfig } from './sso.config.js';
+import { dict } from '../../../shared/dict.js';
 
 /** Who the verified ID token says the user is, mapped to the gateway's fields. */
 export interface SsoIdentity {
@@ -89,7 +90,7 @@ export function identityFromClaims(claims: JWTPayload & { iss: string; sub: stri
     .map(text)
     .filter((group): group is string => group !== undefined)
     .slice(0, MAX_GROUPS);
-  const attributes: Record<string, string> = {};
+  const attributes = dict<string>();
   for (const [name, path] of Object.entries(mapping.attributes)) {
     const value = text(claimAt(claims, path));
     if (value !== undefined) attributes[name] = value;

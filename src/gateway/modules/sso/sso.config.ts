@@ -1,4 +1,5 @@
 import { ConfigError, envReader, type Env } from '../../../shared/config/env.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * Asymmetric JWS algorithms an ID token may be signed with. `none` and every HMAC algorithm are
@@ -100,7 +101,7 @@ export function loadSsoConfig(env: Env): SsoConfig | undefined {
 
 /** `department,position` or `department=org.unit,position=title`: attribute name, optionally = claim path. */
 function attributeMapping(text: string): Record<string, string> {
-  const mapping: Record<string, string> = {};
+  const mapping = dict<string>();
   for (const item of text
     .split(',')
     .map((part) => part.trim())

@@ -14,6 +14,7 @@ import { nonceMatches } from './sso-cookies.js';
 import type { ProviderKeys } from './provider-keys.js';
 import type { SsoConfig } from './sso.config.js';
 import type { SsoRepository } from './sso.repository.js';
+import { dict } from '../../../shared/dict.js';
 
 /** Accounts made by SSO get the ordinary employee right (seeded by the first migration), never more. */
 export const SSO_HAK_AKSES_ID = 'pegawai';
@@ -151,7 +152,7 @@ export class SsoService {
           outcome: 'failure',
           actor: identity?.email ? `sso:${identity.email}` : null,
           ...client,
-          details: { reason, ...who },
+          details: dict<unknown>({ reason, ...who }),
         });
       }
       throw error;

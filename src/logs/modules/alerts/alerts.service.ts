@@ -21,6 +21,7 @@ import {
 } from './alerts.repository.js';
 import { ACTIVE_STATES, userMayChange } from './alerts.states.js';
 import { alertView, formatDuration, ruleView, type AlertView, type RuleView } from './alerts.views.js';
+import { dict } from '../../../shared/dict.js';
 
 const SECOND = 1000;
 const DAY = 86_400_000;
@@ -108,7 +109,7 @@ export class AlertsService {
     if (type !== 'absent' && threshold === undefined) throw invalidBody(`condition.threshold is required with ${type}`);
     if (type === 'below' && threshold === 0)
       throw invalidBody('condition.threshold must be at least 1 with below (a count is never below 0)');
-    const labels = input.labels ?? {};
+    const labels = dict(input.labels ?? []);
     const names = Object.keys(labels);
     if (names.length > MAX_LABELS) throw invalidBody(`labels: at most ${MAX_LABELS}`);
     const badLabel = names.find((label) => !LABEL_NAME.test(label));
@@ -366,7 +367,7 @@ export class AlertsService {
 
   /** For the dashboards: active (firing + acknowledged) alerts of the tenant per severity, every severity present (0 when none). */
   async activeCountsBySeverity(tenantId: string): Promise<Record<Severity, number>> {
-    const counts = Object.fromEntries(SEVERITIES.map((severity) => [severity, 0])) as Record<Severity, number>;
+    const counts = dict(SEVERITIES.map((severity) => [severity, 0])) as Record<Severity, number>;
     for (const { severity, count } of await this.deps.repository.countBySeverity(tenantId, ACTIVE_STATES)) counts[severity] = count;
     return counts;
   }

@@ -2,6 +2,7 @@ import type { Mapping } from '../ingest/pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
 import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, hexId, list, nanos, storableAttributes } from '../ingest/otlp-common.js';
+import { dict } from '../../../shared/dict.js';
 
 /** A span as stored (apm_spans). Times in microseconds since the epoch. */
 export interface SpanRecord {
@@ -90,7 +91,7 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
     for (const scopeSpans of list(resourceSpans.scopeSpans)) {
       if (!isPlainObject(scopeSpans)) continue;
       const scope = isPlainObject(scopeSpans.scope) ? scopeSpans.scope : {};
-      const scopeAttributes: Record<string, AttributeValue> = {};
+      const scopeAttributes = dict<AttributeValue>();
       if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
       for (const span of list(scopeSpans.spans)) {
         if (!isPlainObject(span)) {
@@ -117,7 +118,7 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
           reject('kind or status.code is not a known value');
           continue;
         }
-        const attributes = storableAttributes({ ...resource, ...scopeAttributes, ...attributesOf(span.attributes) });
+        const attributes = storableAttributes(Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(span.attributes)));
         const peer = attributes['peer.service'];
         const events = list(span.events)
           .slice(0, MAX_EVENTS)

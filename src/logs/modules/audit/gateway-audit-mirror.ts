@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { AUDIT_ATTRIBUTES as A, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { LogEntry } from '../store/log-store.js';
 import type { LogsAuditRepository } from './audit.repository.js';
+import { dict } from '../../../shared/dict.js';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
@@ -15,7 +16,7 @@ export function gatewayAuditMirror(audit: LogsAuditRepository, shipperUsername: 
   return async (request: FastifyRequest, entries: readonly LogEntry[]): Promise<void> => {
     if (request.logsAuth?.username !== shipperUsername) return;
     for (const entry of entries) {
-      const attributes = entry.attributes ?? {};
+      const attributes = dict(entry.attributes ?? []);
       const action = text(attributes[A.action]);
       if (attributes[LOG_TYPE] !== LOG_TYPES.audit || !action) continue;
       await audit.record({

@@ -5,16 +5,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { dict } from '../../../shared/dict.js';
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
   "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-const TYPES: Record<string, string> = {
+const TYPES = dict<string>({
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
-};
+});
 
 export function consoleDirectory(): string {
   return process.env.LOGS_CONSOLE_DIR ?? fileURLToPath(new URL('../../../console/', import.meta.url));

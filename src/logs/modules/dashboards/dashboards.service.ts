@@ -5,6 +5,7 @@ import { DAY, MINUTE, mod } from '../store/minutes.js';
 import { intervalOf } from '../search/time-range.js';
 import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** Levels counted as errors by the overview (levels are stored lower-case). */
 export const ERROR_LEVELS = ['error', 'fatal'] as const;
@@ -85,7 +86,7 @@ export class DashboardsService {
       this.alerts(tenantId),
     ]);
 
-    const byLevelTotal: Record<string, number> = {};
+    const byLevelTotal = dict<number>();
     const series = byLevel.map((bucket) => {
       let errors = 0;
       for (const [level, count] of Object.entries(bucket.groups ?? {})) {
@@ -115,7 +116,7 @@ export class DashboardsService {
         return { service: value === '' ? NO_SERVICE : value, count, share: ratio(count, total), errors, error_rate: ratio(errors, count) };
       });
 
-    const errorLevels: Record<string, number> = {};
+    const errorLevels = dict<number>();
     for (const level of ERROR_LEVELS) errorLevels[level] = byLevelTotal[level] ?? 0;
     return {
       range: { from: iso(from), to: iso(to) },
@@ -143,7 +144,7 @@ export class DashboardsService {
   private async alerts(tenantId: string) {
     try {
       const bySeverity = await this.deps.activeAlertsBySeverity(tenantId);
-      const clean: Record<string, number> = {};
+      const clean = dict<number>();
       for (const [severity, count] of Object.entries(bySeverity))
         if (Number.isFinite(count) && count > 0) clean[severity] = Math.floor(count);
       return { available: true, active_total: Object.values(clean).reduce((a, b) => a + b, 0), by_severity: clean };
@@ -323,9 +324,9 @@ export class DashboardsService {
     const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const top = ranked.slice(0, input.services).map(([service]) => service);
     const rest = new Set(ranked.slice(input.services).map(([service]) => service));
-    const bucketsByTs = new Map(byService.map((bucket) => [bucket.ts, bucket.groups ?? {}]));
-    const serviceSeries = (pick: (groups: Record<string, number>) => number) =>
-      starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? {})));
+    const bucketsByTs = new Map(byService.map((bucket) => [bucket.ts, bucket.groups ?? dict<number>()]));
+    const serviceSeries = (pick: (groups: Dict<number>) => number) =>
+      starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? dict())));
     const services = top.map((service) => {
       const series = serviceSeries((groups) => groups[service] ?? 0);
       return { service: service === '' ? NO_SERVICE : service, total: totals.get(service) ?? 0, series };

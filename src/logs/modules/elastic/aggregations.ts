@@ -2,6 +2,7 @@ import { isPlainObject } from '../../../shared/text/storable-text.js';
 import type { AggregateGroup, AggregateMetric, AggregateRow, CalendarUnit, LogStore, SearchRequest } from '../store/log-store.js';
 import { parsingError, shown, unsupported } from './elastic-errors.js';
 import { dateValue, fieldName } from './query-dsl.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /**
  * Elasticsearch aggregations over the log store: bucket aggregations `date_histogram` and `terms`
@@ -46,9 +47,9 @@ interface Agg {
   children: Agg[];
 }
 
-const FIXED_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const FIXED_UNITS = dict<number>({ ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 });
 /** Calendar intervals: minute, hour and day are fixed lengths in UTC; weeks (from Monday) to years are not. */
-const CALENDAR: Record<string, number | CalendarUnit> = {
+const CALENDAR = dict<number | CalendarUnit>({
   '1m': 60_000,
   minute: 60_000,
   '1h': 3_600_000,
@@ -63,7 +64,7 @@ const CALENDAR: Record<string, number | CalendarUnit> = {
   quarter: 'quarter',
   '1y': 'year',
   year: 'year',
-};
+});
 
 function intervalOf(text: unknown, calendar: boolean): number | CalendarUnit {
   if (typeof text !== 'string') throw parsingError('[date_histogram] interval must be a string');
@@ -203,9 +204,9 @@ function groupOf(spec: DateHistogram | Terms): AggregateGroup {
   return spec.calendar ? { kind: 'calendar', unit: spec.calendar } : { kind: 'time', intervalMs: spec.intervalMs };
 }
 
-function percentilesOf(values: number[], percents: number[]): Record<string, number | null> {
+function percentilesOf(values: number[], percents: number[]): Dict<number | null> {
   const sorted = [...values].sort((a, b) => a - b);
-  const result: Record<string, number | null> = {};
+  const result = dict<number | null>();
   for (const p of percents) {
     const key = Number.isInteger(p) ? p.toFixed(1) : String(p);
     if (sorted.length === 0) {
@@ -261,8 +262,8 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
   const top = await evaluate(null, aggs, []);
   const topRow = top.rows.get('[]')?.[0];
 
-  const emptyMetrics = (children: Agg[]): Record<string, unknown> =>
-    Object.fromEntries(
+  const emptyMetrics = (children: Agg[]): Dict<unknown> =>
+    dict(
       children.map((child): [string, unknown] => {
         if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms') return [child.name, { buckets: [] }];
         if (child.spec.kind === 'percentiles') return [child.name, { values: percentilesOf([], child.spec.percents) }];
@@ -275,8 +276,8 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
     keys: Key[],
     metrics: Map<string, unknown> | undefined,
     parentCount: number,
-  ): Record<string, unknown> => {
-    const out: Record<string, unknown> = emptyMetrics(children);
+  ): Dict<unknown> => {
+    const out = emptyMetrics(children);
     for (const child of children) {
       if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms') {
         const rows = levels.get(child)?.rows.get(JSON.stringify(keys)) ?? [];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { toAppError } from '../../../shared/errors/handler.js';
 import { QuerySyntaxError } from '../store/log-store.js';
 import { QueryTimeoutError } from '../store/read-budget.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * Errors of the Elasticsearch-compatible API in Elasticsearch's own shape, which its clients and
@@ -79,7 +80,7 @@ export function elasticAnswers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const elastic = toElasticError(error);
     if (elastic.status >= 500) request.log.error({ err: error }, 'elasticsearch-compatible request failed');
-    const appHeaders = elastic.status === 429 || elastic.status === 401 ? (toAppError(error).options.headers ?? {}) : {};
+    const appHeaders = elastic.status === 429 || elastic.status === 401 ? (toAppError(error).options.headers ?? dict()) : dict();
     for (const [name, value] of Object.entries(appHeaders)) reply.header(name, value);
     return reply.status(elastic.status).send(errorBody(elastic.status, elastic.type, elastic.message));
   });

@@ -1,6 +1,7 @@
 import { isPlainObject } from '../../../shared/text/storable-text.js';
 import { FIELD_NAME, parseQuery } from '../store/query/parser.js';
 import { parsingError, shown, unsupported } from './elastic-errors.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * Elasticsearch's query DSL (the subset in docs/elasticsearch.md) as our query language
@@ -56,7 +57,7 @@ function leafValue(spec: unknown, key = 'value'): unknown {
   return isPlainObject(spec) ? spec[key] : spec;
 }
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const UNITS = dict<number>({ s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 });
 
 /** A date as Elasticsearch takes it: epoch ms (or seconds with format epoch_second), ISO 8601, or `now-15m` (units s m h d w; rounding `/s` to `/d`). */
 export function dateValue(value: unknown, format: unknown, now: number, roundUp: boolean): number {

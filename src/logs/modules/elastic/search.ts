@@ -4,6 +4,7 @@ import { parseQuery } from '../store/query/parser.js';
 import { runAggregations, parseAggregations } from './aggregations.js';
 import { ElasticError, parsingError, unsupported, withinLimits } from './elastic-errors.js';
 import { fieldName, translateQuery } from './query-dsl.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** Elasticsearch's index.max_result_window: from + size beyond it is refused. */
 export const MAX_RESULT_WINDOW = 10_000;
@@ -90,13 +91,13 @@ function sortOf(sort: unknown): SearchRequest['sort'] {
   return fields[0];
 }
 
-function sourceOf(entry: StoredLogEntry): Record<string, unknown> {
+function sourceOf(entry: StoredLogEntry): Dict<unknown> {
   const { _index: _ignoredIndex, _id: _ignoredId, ...attributes } = entry.attributes;
-  const source: Record<string, unknown> = { '@timestamp': new Date(entry.timestamp).toISOString(), message: entry.message };
+  const source = dict<unknown>({ '@timestamp': new Date(entry.timestamp).toISOString(), message: entry.message });
   for (const key of ['level', 'service', 'host', 'trace_id', 'span_id'] as const) {
     if (entry[key] !== undefined && entry[key] !== null) source[key] = entry[key];
   }
-  return { ...source, ...attributes };
+  return Object.assign(source, attributes);
 }
 
 /** `_source`: true, false, a list or {includes} of names and `prefix*` patterns. */
@@ -183,10 +184,10 @@ export async function runSearch(scope: SearchScope, index: string | string[] | u
       _id: typeof entry.attributes._id === 'string' ? entry.attributes._id : entry.id,
       _score: null,
     };
-    if (keep !== false) hit._source = keep === null ? source : Object.fromEntries(Object.entries(source).filter(([key]) => keep(key)));
+    if (keep !== false) hit._source = keep === null ? source : dict(Object.entries(source).filter(([key]) => keep(key)));
     if (fields.length > 0) {
-      hit.fields = Object.fromEntries(
-        fields.flatMap((name) => {
+      hit.fields = dict(
+        fields.flatMap((name): [string, unknown[]][] => {
           const key = name === 'timestamp' ? '@timestamp' : name;
           return source[key] === undefined ? [] : [[name, [source[key]]]];
         }),

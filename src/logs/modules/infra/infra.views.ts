@@ -1,4 +1,5 @@
 import type { BucketRow } from './metrics.repository.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /**
  * The infrastructure views: from bucketed series (MetricsRepository.buckets) to per-host and
@@ -57,12 +58,12 @@ export const CONTAINER_METRICS = [
   'k8s.pod.network.io',
 ] as const;
 
-function parseAttributes(text: string): Record<string, unknown> {
+function parseAttributes(text: string): Dict<unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null ? dict(value as Record<string, unknown>) : dict();
   } catch {
-    return {};
+    return dict();
   }
 }
 
@@ -239,7 +240,7 @@ function containerPoint(metrics: Metrics, bucket: number, ts: string, intervalMs
 
 /** The last non-null value of each field over the series. */
 function latestOf<T extends { ts: string }>(points: T[]): Omit<T, 'ts'> {
-  const latest: Record<string, unknown> = {};
+  const latest = dict<unknown>();
   for (const point of points) {
     for (const [key, value] of Object.entries(point)) {
       if (key === 'ts') continue;

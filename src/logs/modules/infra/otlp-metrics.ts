@@ -2,6 +2,7 @@ import type { Mapping } from '../ingest/pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
 import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, nanos, storableAttributes } from '../ingest/otlp-common.js';
+import { dict } from '../../../shared/dict.js';
 
 export type MetricType = 'gauge' | 'sum' | 'histogram' | 'summary';
 
@@ -39,7 +40,7 @@ function numberOf(value: unknown): number | null {
 
 /** Stable JSON (keys sorted): the views group a series by its exact attribute set. */
 export function canonicalJson(attributes: Record<string, AttributeValue>): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  return JSON.stringify(dict(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
 /**
@@ -64,7 +65,7 @@ export function mapOtlpMetrics(request: unknown, now: number): Mapping<MetricPoi
       pod: str(resource['k8s.pod.name']),
       namespace: str(resource['k8s.namespace.name']),
     };
-    const rest: Record<string, AttributeValue> = {};
+    const rest = dict<AttributeValue>();
     for (const [key, value] of Object.entries(resource)) {
       if (!IDENTITY.includes(key) && Object.keys(rest).length < MAX_RESOURCE_KEYS) rest[key] = value;
     }

@@ -1,6 +1,7 @@
 import { readFile, statfs } from 'node:fs/promises';
 import os from 'node:os';
 import type { MetricPoint } from './otlp-metrics.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * The logs service's own host, sampled in process with the hostmetrics receiver's names, so a
@@ -58,7 +59,7 @@ export class SelfMetricsSampler {
       type: 'gauge' | 'sum',
       unit: string,
       value: number,
-      attributes: Record<string, string | number> = {},
+      attributes: Record<string, string | number> = dict(),
       temporality: number | null = null,
     ): MetricPoint => ({
       ts,
@@ -99,9 +100,9 @@ export class SelfMetricsSampler {
       const fs = await statfs(mountpoint);
       const attributes = { device: mountpoint, mountpoint };
       points.push(
-        point('system.filesystem.usage', 'sum', 'By', (fs.blocks - fs.bfree) * fs.bsize, { ...attributes, state: 'used' }, 2),
-        point('system.filesystem.usage', 'sum', 'By', fs.bavail * fs.bsize, { ...attributes, state: 'free' }, 2),
-        point('system.filesystem.usage', 'sum', 'By', (fs.bfree - fs.bavail) * fs.bsize, { ...attributes, state: 'reserved' }, 2),
+        point('system.filesystem.usage', 'sum', 'By', (fs.blocks - fs.bfree) * fs.bsize, dict({ ...attributes, state: 'used' }), 2),
+        point('system.filesystem.usage', 'sum', 'By', fs.bavail * fs.bsize, dict({ ...attributes, state: 'free' }), 2),
+        point('system.filesystem.usage', 'sum', 'By', (fs.bfree - fs.bavail) * fs.bsize, dict({ ...attributes, state: 'reserved' }), 2),
       );
     } catch {
       // No filesystem figures on this platform: the other metrics still go out.
@@ -119,7 +120,7 @@ export class SelfMetricsSampler {
     }
     const memory = process.memoryUsage();
     points.push({
-      ...point('process.memory.usage', 'sum', 'By', memory.rss, {}, 2),
+      ...point('process.memory.usage', 'sum', 'By', memory.rss, dict(), 2),
       resource: { 'os.type': os.platform(), 'process.pid': process.pid, 'service.name': 'gerbang-logs' },
     });
     await this.options.write(this.options.tenantId, points);

@@ -3,6 +3,7 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from './flatten.js';
 import { storableEntry } from './pipeline.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -41,7 +42,7 @@ const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host', 'fromhost', 's
 const TRACE = ['trace_id', 'trace.id', 'traceId'];
 const SPAN = ['span_id', 'span.id', 'spanId'];
 
-function take(flat: Record<string, AttributeValue>, names: readonly string[]): AttributeValue | undefined {
+function take(flat: Dict<AttributeValue>, names: readonly string[]): AttributeValue | undefined {
   for (const name of names) {
     if (name in flat) {
       const value = flat[name];
@@ -78,7 +79,7 @@ function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
   if (nestedDeeperThan(doc, MAX_DOCUMENT_DEPTH)) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
-  const flat: Record<string, AttributeValue> = {};
+  const flat = dict<AttributeValue>();
   flattenInto(flat, doc, '');
   const timestamp = timestampOf(take(flat, TIMESTAMP), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
@@ -162,7 +163,7 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
     }
     items.push({ action: kind, index, id, entry: entries.length });
     const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
-    entries.push(storableEntry({ ...entry, documentId: explicitId, attributes: { ...entry.attributes, _index: index.slice(0, 255) } }));
+    entries.push(storableEntry({ ...entry, documentId: explicitId, attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { _index: index.slice(0, 255) }) }));
   }
   return { items, entries };
 }

@@ -1,4 +1,5 @@
 import type { AttributeValue } from '../store/log-store.js';
+import { type Dict } from '../../../shared/dict.js';
 
 const MAX_DEPTH = 8;
 const MAX_KEYS = 512;
@@ -21,7 +22,7 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
  * Flattens nested objects to dotted names ({"k8s": {"pod": "a"}} -> {"k8s.pod": "a"}). Arrays become
  * JSON text, nulls are dropped. Depth and key count are bounded so a hostile document cannot blow up.
  */
-export function flattenInto(target: Record<string, AttributeValue>, value: unknown, prefix: string, depth = 0): void {
+export function flattenInto(target: Dict<AttributeValue>, value: unknown, prefix: string, depth = 0): void {
   if (value === null || value === undefined) return;
   if (Object.keys(target).length >= MAX_KEYS) return;
   if (typeof value === 'string' || typeof value === 'boolean') {

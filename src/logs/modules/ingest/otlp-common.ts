@@ -1,6 +1,7 @@
 import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
 import type { AttributeValue } from '../store/log-store.js';
 import { flattenInto } from './flatten.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** Reading OTLP requests (JSON, or protobuf decoded to the same shape), for every signal's mapping. */
 
@@ -23,8 +24,8 @@ export function plainValue(any: unknown, depth = 0): unknown {
   return undefined;
 }
 
-function keyValues(values: unknown, depth = 0): PlainObject {
-  const out: PlainObject = {};
+function keyValues(values: unknown, depth = 0): Dict<unknown> {
+  const out = dict<unknown>();
   for (const kv of list(values)) {
     if (isPlainObject(kv) && typeof kv.key === 'string') out[kv.key] = plainValue(kv.value, depth);
   }
@@ -32,15 +33,15 @@ function keyValues(values: unknown, depth = 0): PlainObject {
 }
 
 /** OTLP KeyValue list -> flattened dotted attributes (a repeated key: the last one wins). */
-export function attributesOf(values: unknown): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
+export function attributesOf(values: unknown): Dict<AttributeValue> {
+  const out = dict<AttributeValue>();
   for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
   return out;
 }
 
 /** Attributes as both databases can store them (storableText on names and text values). */
-export function storableAttributes(attributes: Record<string, AttributeValue>): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
+export function storableAttributes(attributes: Record<string, AttributeValue>): Dict<AttributeValue> {
+  const out = dict<AttributeValue>();
   for (const [key, value] of Object.entries(attributes)) out[storableText(key)] = typeof value === 'string' ? storableText(value) : value;
   return out;
 }

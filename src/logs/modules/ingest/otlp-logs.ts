@@ -3,6 +3,7 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';
 import { storableEntry, type Mapping } from './pipeline.js';
+import { dict } from '../../../shared/dict.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
 function nanosToMs(value: unknown): number | undefined {
@@ -47,7 +48,7 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
     for (const scopeLogs of list(resourceLogs.scopeLogs)) {
       if (!isPlainObject(scopeLogs)) continue;
       const scope = isPlainObject(scopeLogs.scope) ? scopeLogs.scope : {};
-      const scopeAttributes: Record<string, AttributeValue> = {};
+      const scopeAttributes = dict<AttributeValue>();
       if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
       if (typeof scope.version === 'string' && scope.version !== '') scopeAttributes['otel.scope.version'] = scope.version;
       for (const record of list(scopeLogs.logRecords)) {
@@ -62,7 +63,7 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
           continue;
         }
         const body = plainValue(record.body);
-        const attributes: Record<string, AttributeValue> = { ...resource, ...scopeAttributes, ...attributesOf(record.attributes) };
+        const attributes = Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(record.attributes));
         if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
         const level = levelOf(record.severityNumber, record.severityText);
         // The sender's own severity text, when the number decided the level (`ERR` with number 17).

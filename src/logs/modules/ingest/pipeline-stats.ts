@@ -1,4 +1,5 @@
 import { GATEWAY_SERVICE_NAME } from '../../../shared/telemetry/gateway-records.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 /** Where a batch came from: `otlp`, `gateway`, `bulk`, `otlp-traces`, `otlp-metrics`. */
 export type IngestSource = 'otlp' | 'bulk' | (string & {});
@@ -140,19 +141,19 @@ export class PipelineStats {
   }
 
   /** A copy of the counters, per source; of one tenant when given. */
-  snapshot(tenantId?: string): Record<string, SourceCounters> {
+  snapshot(tenantId?: string): Dict<SourceCounters> {
     const map = tenantId === undefined ? this.bySource : (this.byTenant.get(tenantId) ?? new Map<string, SourceCounters>());
-    return Object.fromEntries([...map].map(([source, counters]) => [source, { ...counters }]));
+    return dict([...map].map(([source, counters]) => [source, { ...counters }]));
   }
 
   /**
    * The tenant's sums per source over the last `windowMs` (at most WINDOW_KEEP_MS), in whole
    * SLOT_MS slots: the current, partly filled slot and the ones before it.
    */
-  window(tenantId: string, windowMs: number): Record<string, WindowCounters> {
+  window(tenantId: string, windowMs: number): Dict<WindowCounters> {
     const now = this.now();
     const oldest = slotStart(now) - Math.max(0, Math.ceil(Math.min(windowMs, WINDOW_KEEP_MS) / SLOT_MS) - 1) * SLOT_MS;
-    const result: Record<string, WindowCounters> = {};
+    const result = dict<WindowCounters>();
     for (const [key, slots] of this.recent) {
       const [tenant, source] = key.split('\u0000') as [string, string];
       if (tenant !== tenantId) continue;

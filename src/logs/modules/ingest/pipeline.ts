@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { storableText } from '../../../shared/text/storable-text.js';
-import type { LogEntry } from '../store/log-store.js';
 import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
 import { canonicalLevel } from '../store/levels.js';
 import { storableAttributes } from './otlp-common.js';
 import type { IngestSource, PipelineStats } from './pipeline-stats.js';
+import { dict } from '../../../shared/dict.js';
+import type { AttributeValue, LogEntry } from '../store/log-store.js';
 
 /**
  * The one ingestion pipeline. Every entry point (OTLP logs, traces and metrics, Elasticsearch
@@ -62,7 +63,8 @@ export function storableEntry(entry: LogEntry): LogEntry {
   const text = <S extends string | undefined>(value: S): S => (value === undefined ? value : (storableText(value) as S));
   // One set of levels (levels.ts); what the sender wrote stays as severity_text when it said more.
   const level = entry.level === undefined || entry.level.trim() === '' ? undefined : canonicalLevel(entry.level);
-  const attributes = level?.original === undefined ? entry.attributes : { ...entry.attributes, severity_text: level.original };
+  const attributes =
+    level?.original === undefined ? entry.attributes : Object.assign(dict<AttributeValue>(), entry.attributes, { severity_text: level.original });
   return {
     timestamp: entry.timestamp,
     message: storableText(entry.message),
@@ -71,7 +73,7 @@ export function storableEntry(entry: LogEntry): LogEntry {
     host: text(entry.host),
     trace_id: text(entry.trace_id),
     span_id: text(entry.span_id),
-    attributes: storableAttributes(attributes ?? {}),
+    attributes: storableAttributes(attributes ?? dict()),
     documentId: text(entry.documentId),
   };
 }

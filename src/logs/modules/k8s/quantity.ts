@@ -1,9 +1,10 @@
+import { dict } from '../../../shared/dict.js';
 /**
  * Kubernetes resource quantities ("250m", "3880Mi", "16Gi", "1.5", "137349282n", "1e3") as numbers.
  * Grammar: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/
  * A console wants numbers it can add and compare, so the API answers bytes and millicores.
  */
-const SUFFIX: Record<string, number> = {
+const SUFFIX = dict<number>({
   '': 1,
   n: 1e-9,
   u: 1e-6,
@@ -20,7 +21,7 @@ const SUFFIX: Record<string, number> = {
   Ti: 2 ** 40,
   Pi: 2 ** 50,
   Ei: 2 ** 60,
-};
+});
 const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/;
 
 /** The quantity in base units (cores, bytes, count); undefined when the text is not a quantity. */

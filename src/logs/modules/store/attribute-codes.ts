@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { AttributeValue, StoredLogEntry } from './log-store.js';
 import { toStoredEntry, type EntryRow } from './store-core.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * Attribute names by number (both dialects; docs/log-store.md, "Rows"): a row stores its attributes with
@@ -103,12 +104,11 @@ export class AttributeCodes {
   decode(tenantId: string, json: string | Record<string, AttributeValue>): Record<string, AttributeValue> | undefined {
     const stored = typeof json === 'string' ? (JSON.parse(json) as Record<string, AttributeValue>) : json;
     const names = this.#tenants.get(tenantId)?.names;
-    const attributes: Record<string, AttributeValue> = {};
+    const attributes = dict<AttributeValue>();
     for (const key in stored) {
       const name = key.startsWith('~') ? key.slice(1) : names?.[Number.parseInt(key, 36)];
       if (name === undefined) return undefined;
-      // defineProperty: a name `__proto__` is a member like any other, as JSON.parse makes it.
-      Object.defineProperty(attributes, name, { value: stored[key], enumerable: true, writable: true, configurable: true });
+      attributes[name] = stored[key]!;
     }
     return attributes;
   }

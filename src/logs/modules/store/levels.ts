@@ -1,3 +1,4 @@
+import { dict } from '../../../shared/dict.js';
 /**
  * One set of levels for every way in (docs/logs-api.md "Levels"): OpenTelemetry's six. Syslog names
  * and numbers, OTel severity texts, pino/bunyan numbers and the common spellings of logging
@@ -6,7 +7,7 @@
 export const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type Level = (typeof LEVELS)[number];
 
-const NAMES: Record<string, Level> = {
+const NAMES = dict<Level>({
   // syslog (RFC 5424): emerg alert crit err warning notice info debug, and the old names
   emerg: 'fatal',
   emergency: 'fatal',
@@ -34,12 +35,12 @@ const NAMES: Record<string, Level> = {
   verbose: 'trace',
   trace: 'trace',
   all: 'trace',
-};
+});
 
 /** Syslog severity numbers 0 (emerg) to 7 (debug). */
 const SYSLOG_NUMBERS: readonly Level[] = ['fatal', 'fatal', 'fatal', 'error', 'warn', 'info', 'info', 'debug'];
 /** pino and bunyan: 10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal. */
-const PINO_NUMBERS: Record<string, Level> = { '10': 'trace', '20': 'debug', '30': 'info', '40': 'warn', '50': 'error', '60': 'fatal' };
+const PINO_NUMBERS = dict<Level>({ '10': 'trace', '20': 'debug', '30': 'info', '40': 'warn', '50': 'error', '60': 'fatal' });
 
 /**
  * The level of a sent value, and the sent text when it said more than the level (`warning`, `3`,

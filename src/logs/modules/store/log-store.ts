@@ -1,3 +1,4 @@
+import type { Dict } from '../../../shared/dict.js';
 /**
  * The log store: one interface, a SQLite implementation (embedded default, FTS5) and a PostgreSQL
  * implementation (production, time-partitioned). The HTTP layer (ingest, search routes) only ever
@@ -91,7 +92,7 @@ export interface HistogramBucket {
   ts: number;
   count: number;
   /** Counts per value of `groupBy`, when asked. */
-  groups?: Record<string, number> | undefined;
+  groups?: Dict<number> | undefined;
 }
 
 export interface FieldInfo {

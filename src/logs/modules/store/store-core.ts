@@ -26,6 +26,7 @@ import { compareText, HOUR, MINUTE, mod, splitByMinute } from './minutes.js';
 import { both, filtersToCondition, toCondition, type Condition } from './query/condition.js';
 import { parseQuery } from './query/parser.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
+import { dict } from '../../../shared/dict.js';
 
 /** The columns of a stored entry as PostgreSQL's reads select them (SQLite's: sqlite-rows.ts). */
 export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
@@ -609,7 +610,7 @@ export interface BucketCount {
 }
 
 function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], grouped: boolean): HistogramBucket[] {
-  const buckets = new Map<number, HistogramBucket>(starts.map((ts) => [ts, grouped ? { ts, count: 0, groups: {} } : { ts, count: 0 }]));
+  const buckets = new Map<number, HistogramBucket>(starts.map((ts) => [ts, grouped ? { ts, count: 0, groups: dict<number>() } : { ts, count: 0 }]));
   for (const row of counts) {
     const bucket = buckets.get(row.bucket);
     if (!bucket) continue;

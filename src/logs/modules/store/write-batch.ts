@@ -2,6 +2,7 @@ import { storableText } from '../../../shared/text/storable-text.js';
 import type { AttributeValue, FieldInfo, LogEntry } from './log-store.js';
 import { normalizeLevel } from './fields.js';
 import { compareText, HOUR, MINUTE, mod } from './minutes.js';
+import { dict } from '../../../shared/dict.js';
 
 /** What every dialect's append prepares from a batch: storable entries, their rollup rows, new catalogue fields. */
 
@@ -87,7 +88,7 @@ export function prepareEntries(entries: readonly LogEntry[], first = 0): Prepare
     const index = first + place;
     const ts = entryTime(entry, index);
     if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
-    const attributes: Record<string, AttributeValue> = {};
+    const attributes = dict<AttributeValue>();
     const source = entry.attributes;
     if (source) {
       for (const key in source) {

@@ -6,6 +6,7 @@ import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import { DEFAULT_TENANT_ID } from '../rbac/permissions.js';
 import type { TenantsRepository } from './tenants.repository.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 export interface TenantView {
   id: string;
@@ -134,8 +135,8 @@ export class TenantsService {
    * Applies each tenant's retention to its logs, spans and metric points: what is older than its
    * days is removed (the log store drops whole day chunks). Returns items removed per tenant.
    */
-  async applyRetention(): Promise<Record<string, number>> {
-    const removed: Record<string, number> = {};
+  async applyRetention(): Promise<Dict<number>> {
+    const removed = dict<number>();
     for (const tenant of await this.deps.tenants.list()) {
       const cutoff = this.deps.now() - (tenant.retention_days ?? this.deps.defaultRetentionDays) * DAY_MS;
       let count = 0;
