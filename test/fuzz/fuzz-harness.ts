@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { Kysely } from 'kysely';
 import { invalidRequest, type FuzzRequest, type Hints, type Operation, validRequest } from './openapi-arbitraries.js';
+import { prototypeProblem } from '../helpers/prototypes.js';
 
 export interface FuzzResponse {
   statusCode: number;
@@ -132,6 +133,8 @@ export async function checkOne(
   state.before = after;
   const changed = changedTables(before, after);
   const problems = problemsOf(target, op, actor, sent, response, changed);
+  const polluted = prototypeProblem();
+  if (polluted) problems.push(polluted);
   if (response.statusCode < 300 && op.method !== 'GET') {
     // A success may have ended the actor's session (logout, refresh, a password change).
     actor.stale();

@@ -3,6 +3,7 @@
 // field, an unknown field, a huge string, a NUL byte, an injection string, malformed JSON, a wrong
 // content type, a number past its bound, a broken path segment, a bad header).
 import fc from 'fast-check';
+import { HOSTILE_NAMES } from '../helpers/prototypes.js';
 
 /** The subset of JSON Schema that Fastify/TypeBox route schemas produce. */
 export interface JsonSchema {
@@ -377,6 +378,14 @@ export function validRequest(op: Operation, hints: Hints = {}): fc.Arbitrary<Fuz
 
 type Mutator = (op: Operation, parts: Parts) => fc.Arbitrary<FuzzRequest> | undefined;
 
+/** JSON text of `value` with `key` added to every object in it (as text: JSON.stringify drops `__proto__`). */
+function withKeyEverywhere(value: unknown, key: string, added: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => withKeyEverywhere(item, key, added)).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  const members = Object.entries(value).map(([name, inner]) => `${JSON.stringify(name)}:${withKeyEverywhere(inner, key, added)}`);
+  return `{${[`${JSON.stringify(key)}:${JSON.stringify(added)}`, ...members].join(',')}}`;
+}
+
 function bodyObject(parts: Parts): Record<string, unknown> | undefined {
   return parts.body && typeof parts.body === 'object' && !Array.isArray(parts.body) ? (parts.body as Record<string, unknown>) : undefined;
 }
@@ -408,7 +417,7 @@ const MUTATORS: Record<string, Mutator> = {
     if (!body) return undefined;
     return fc
       .record({
-        key: fc.constantFrom('__proto__', 'constructor', 'is_admin', 'id', 'tenant_id', 'role', 'unexpected'),
+        key: fc.constantFrom(...HOSTILE_NAMES, 'is_admin', 'id', 'tenant_id', 'role', 'unexpected'),
         value: fc.jsonValue({ maxDepth: 2 }),
       })
       .map(({ key, value }) => {
@@ -418,6 +427,16 @@ const MUTATORS: Record<string, Mutator> = {
         );
         return { ...toRequest(op, parts, `body + ${key}`), payload };
       });
+  },
+  'body: hostile names in every object at every depth': (op, parts) => {
+    const body = bodyObject(parts);
+    if (!body) return undefined;
+    return fc
+      .record({ key: fc.constantFrom(...HOSTILE_NAMES), value: fc.constantFrom<unknown>({ polluted: true }, 'x', 1, ['a']) })
+      .map(({ key, value }) => ({
+        ...toRequest(op, parts, `body + ${key} in every object`),
+        payload: withKeyEverywhere(body, key, value),
+      }));
   },
   'body: not an object': (op, parts) => {
     if (!op.body) return undefined;
@@ -491,7 +510,13 @@ const MUTATORS: Record<string, Mutator> = {
       );
   },
   'query: repeated, unknown or empty parameters': (op, parts) => {
-    const names = [...op.parameters.filter((p) => p.in === 'query').map((p) => p.name), 'unknown', '__proto__', 'constructor[prototype]'];
+    const names = [
+      ...op.parameters.filter((p) => p.in === 'query').map((p) => p.name),
+      'unknown',
+      ...HOSTILE_NAMES,
+      '__proto__[polluted]',
+      'constructor[prototype][polluted]',
+    ];
     return fc
       .record({ name: fc.constantFrom(...names), values: fc.constantFrom(['a', 'b'], [''], ['1', '2', '3']) })
       .map(({ name, values }) =>

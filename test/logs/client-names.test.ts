@@ -17,7 +17,9 @@ const ndjson = (lines: unknown[]) => `${lines.map((line) => (typeof line === 'st
 
 /** A document with every hostile name at the top, one level down and two levels down, as raw JSON text (JSON.stringify would drop `__proto__`). */
 function hostileDocument(marker: string): string {
-  const fields = HOSTILE_NAMES.map((name) => `${JSON.stringify(name)}:{${JSON.stringify(name)}:{"x":${JSON.stringify(`${name}-deep`)}},"v":1}`);
+  const fields = HOSTILE_NAMES.map(
+    (name) => `${JSON.stringify(name)}:{${JSON.stringify(name)}:{"x":${JSON.stringify(`${name}-deep`)}},"v":1}`,
+  );
   return `{"message":"hostile ${marker}","level":"constructor","service":"toString",${fields.join(',')},"nest":{"__proto__":"flat-${marker}"}}`;
 }
 
@@ -48,7 +50,12 @@ for (const dialect of DIALECTS) {
         method: 'POST',
         url: '/api/v1/_elastic/_bulk',
         headers: { ...admin, 'content-type': 'application/x-ndjson' },
-        payload: ndjson([{ index: {} }, hostileDocument(marker), '{"index":{"_index":"__proto__"}}', `{"message":"index named ${marker}"}`]),
+        payload: ndjson([
+          { index: {} },
+          hostileDocument(marker),
+          '{"index":{"_index":"__proto__"}}',
+          `{"message":"index named ${marker}"}`,
+        ]),
       });
       assert.equal(bulk.statusCode, 200, bulk.body);
       assert.equal(bulk.json().errors, false, bulk.body);
@@ -65,7 +72,9 @@ for (const dialect of DIALECTS) {
             scopeLogs: [
               {
                 scope: { name: '__proto__', attributes: HOSTILE_NAMES.map(attribute) },
-                logRecords: [{ timeUnixNano: now, body: { stringValue: `otlp ${marker}` }, severityText: 'constructor', attributes: [kvlist] }],
+                logRecords: [
+                  { timeUnixNano: now, body: { stringValue: `otlp ${marker}` }, severityText: 'constructor', attributes: [kvlist] },
+                ],
               },
             ],
           },
@@ -77,7 +86,9 @@ for (const dialect of DIALECTS) {
         resourceSpans: [
           {
             resource,
-            scopeSpans: [{ spans: [{ ...span, startTimeUnixNano: now, endTimeUnixNano: now, attributes: [kvlist, ...HOSTILE_NAMES.map(attribute)] }] }],
+            scopeSpans: [
+              { spans: [{ ...span, startTimeUnixNano: now, endTimeUnixNano: now, attributes: [kvlist, ...HOSTILE_NAMES.map(attribute)] }] },
+            ],
           },
         ],
       });
@@ -104,7 +115,11 @@ for (const dialect of DIALECTS) {
     after(async () => logs?.close());
 
     test('stored and returned whole: every hostile name at every depth, in _search and in our search API', async () => {
-      const found = await send('POST', '/api/v1/_elastic/_search', JSON.stringify({ query: { match_phrase: { message: `hostile ${marker}` } } }));
+      const found = await send(
+        'POST',
+        '/api/v1/_elastic/_search',
+        JSON.stringify({ query: { match_phrase: { message: `hostile ${marker}` } } }),
+      );
       assert.equal(found.statusCode, 200, found.body);
       // JSON.parse makes `__proto__` an own property, so the answer is read as a client reads it.
       const source = found.json().hits.hits[0]._source as Record<string, unknown>;
@@ -154,7 +169,8 @@ for (const dialect of DIALECTS) {
 
     test('aggregations named, grouped and filtered by hostile names answer in the right shape', async () => {
       const aggs: Record<string, unknown> = {};
-      for (const name of HOSTILE_NAMES) Object.defineProperty(aggs, name, { value: { terms: { field: `${name}.${name}.x` } }, enumerable: true });
+      for (const name of HOSTILE_NAMES)
+        Object.defineProperty(aggs, name, { value: { terms: { field: `${name}.${name}.x` } }, enumerable: true });
       const body = JSON.stringify({
         size: 0,
         query: { bool: { filter: [{ term: { '__proto__.v': 1 } }, { exists: { field: 'constructor.v' } }] } },
@@ -168,7 +184,11 @@ for (const dialect of DIALECTS) {
       const answer = await send('POST', '/api/v1/_elastic/_search', body);
       // A calendar interval named `constructor` is a client error, everything else is answered.
       assert.equal(answer.statusCode, 400, answer.body);
-      const valid = await send('POST', '/api/v1/_elastic/_search', body.replace('"calendar_interval":"constructor"', '"calendar_interval":"1h"'));
+      const valid = await send(
+        'POST',
+        '/api/v1/_elastic/_search',
+        body.replace('"calendar_interval":"constructor"', '"calendar_interval":"1h"'),
+      );
       assert.equal(valid.statusCode, 200, valid.body);
       const aggregations = valid.json().aggregations as Record<string, { buckets?: { key: unknown; doc_count: number }[] }>;
       for (const name of HOSTILE_NAMES) {
@@ -181,7 +201,11 @@ for (const dialect of DIALECTS) {
       const withFields = await send(
         'POST',
         '/api/v1/_elastic/_search',
-        JSON.stringify({ query: { match_phrase: { message: `hostile ${marker}` } }, fields: HOSTILE_NAMES, _source: ['__proto__*', 'constructor'] }),
+        JSON.stringify({
+          query: { match_phrase: { message: `hostile ${marker}` } },
+          fields: HOSTILE_NAMES,
+          _source: ['__proto__*', 'constructor'],
+        }),
       );
       assert.equal(withFields.statusCode, 200, withFields.body);
       const hit = withFields.json().hits.hits[0];
@@ -191,7 +215,11 @@ for (const dialect of DIALECTS) {
 
     test('the views and dashboards over hostile names, levels and services, and hostile query strings', async () => {
       const from = new Date(Date.now() - HOUR).toISOString();
-      const histogram = await send('POST', '/api/v1/logs/histogram', JSON.stringify({ groupBy: 'service', timeRange: { from, to: new Date(Date.now() + HOUR).toISOString() } }));
+      const histogram = await send(
+        'POST',
+        '/api/v1/logs/histogram',
+        JSON.stringify({ groupBy: 'service', timeRange: { from, to: new Date(Date.now() + HOUR).toISOString() } }),
+      );
       assert.equal(histogram.statusCode, 200, histogram.body);
       const groups = histogram.json().buckets.map((bucket: { groups: Record<string, number> }) => bucket.groups);
       assert.ok(

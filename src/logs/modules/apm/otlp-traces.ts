@@ -118,7 +118,9 @@ export function mapOtlpTraces(request: unknown): Mapping<SpanRecord> {
           reject('kind or status.code is not a known value');
           continue;
         }
-        const attributes = storableAttributes(Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(span.attributes)));
+        const attributes = storableAttributes(
+          Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(span.attributes)),
+        );
         const peer = attributes['peer.service'];
         const events = list(span.events)
           .slice(0, MAX_EVENTS)

@@ -325,8 +325,7 @@ export class DashboardsService {
     const top = ranked.slice(0, input.services).map(([service]) => service);
     const rest = new Set(ranked.slice(input.services).map(([service]) => service));
     const bucketsByTs = new Map(byService.map((bucket) => [bucket.ts, bucket.groups ?? dict<number>()]));
-    const serviceSeries = (pick: (groups: Dict<number>) => number) =>
-      starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? dict())));
+    const serviceSeries = (pick: (groups: Dict<number>) => number) => starts.map((ts) => point(ts, pick(bucketsByTs.get(ts) ?? dict())));
     const services = top.map((service) => {
       const series = serviceSeries((groups) => groups[service] ?? 0);
       return { service: service === '' ? NO_SERVICE : service, total: totals.get(service) ?? 0, series };

@@ -271,12 +271,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       }),
     );
 
-  const render = (
-    children: Agg[],
-    keys: Key[],
-    metrics: Map<string, unknown> | undefined,
-    parentCount: number,
-  ): Dict<unknown> => {
+  const render = (children: Agg[], keys: Key[], metrics: Map<string, unknown> | undefined, parentCount: number): Dict<unknown> => {
     const out = emptyMetrics(children);
     for (const child of children) {
       if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms') {

@@ -163,7 +163,13 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
     }
     items.push({ action: kind, index, id, entry: entries.length });
     const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
-    entries.push(storableEntry({ ...entry, documentId: explicitId, attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { _index: index.slice(0, 255) }) }));
+    entries.push(
+      storableEntry({
+        ...entry,
+        documentId: explicitId,
+        attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { _index: index.slice(0, 255) }),
+      }),
+    );
   }
   return { items, entries };
 }

@@ -64,7 +64,9 @@ export function storableEntry(entry: LogEntry): LogEntry {
   // One set of levels (levels.ts); what the sender wrote stays as severity_text when it said more.
   const level = entry.level === undefined || entry.level.trim() === '' ? undefined : canonicalLevel(entry.level);
   const attributes =
-    level?.original === undefined ? entry.attributes : Object.assign(dict<AttributeValue>(), entry.attributes, { severity_text: level.original });
+    level?.original === undefined
+      ? entry.attributes
+      : Object.assign(dict<AttributeValue>(), entry.attributes, { severity_text: level.original });
   return {
     timestamp: entry.timestamp,
     message: storableText(entry.message),

@@ -610,7 +610,9 @@ export interface BucketCount {
 }
 
 function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], grouped: boolean): HistogramBucket[] {
-  const buckets = new Map<number, HistogramBucket>(starts.map((ts) => [ts, grouped ? { ts, count: 0, groups: dict<number>() } : { ts, count: 0 }]));
+  const buckets = new Map<number, HistogramBucket>(
+    starts.map((ts) => [ts, grouped ? { ts, count: 0, groups: dict<number>() } : { ts, count: 0 }]),
+  );
   for (const row of counts) {
     const bucket = buckets.get(row.bucket);
     if (!bucket) continue;
