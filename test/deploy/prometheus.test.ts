@@ -132,7 +132,9 @@ async function startPrometheus(config: string) {
   return {
     api,
     query: (expression: string) =>
-      api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(expression)}`),
+      api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(
+        `/api/v1/query?query=${encodeURIComponent(expression)}`,
+      ),
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -170,13 +172,17 @@ describe('a real Prometheus', () => {
       const where = () => `\nprometheus said:\n${prometheus!.output()}`;
 
       // Both targets up (the logs service's only with the token: a 401 would leave it down).
-      await eventually(async () => {
-        const { activeTargets } = await api<{ activeTargets: { labels: { job: string }; health: string; lastError: string }[] }>(
-          '/api/v1/targets',
-        );
-        const health = Object.fromEntries(activeTargets.map((target) => [target.labels.job, `${target.health} ${target.lastError}`]));
-        assert.deepEqual(health, { 'gerbang-gateway': 'up ', 'gerbang-logs': 'up ' }, where());
-      }, 60_000, 200);
+      await eventually(
+        async () => {
+          const { activeTargets } = await api<{ activeTargets: { labels: { job: string }; health: string; lastError: string }[] }>(
+            '/api/v1/targets',
+          );
+          const health = Object.fromEntries(activeTargets.map((target) => [target.labels.job, `${target.health} ${target.lastError}`]));
+          assert.deepEqual(health, { 'gerbang-gateway': 'up ', 'gerbang-logs': 'up ' }, where());
+        },
+        60_000,
+        200,
+      );
       const up = await query('up');
       assert.deepEqual(up.result.map((series) => [series.metric.job, series.value[1]]).sort(), [
         ['gerbang-gateway', '1'],
@@ -184,22 +190,30 @@ describe('a real Prometheus', () => {
       ]);
 
       // Every rule evaluated against the real series without an error.
-      const rules = await eventually(async () => {
-        const { groups } = await api<{ groups: { rules: { name: string; health: string; lastError?: string }[] }[] }>('/api/v1/rules');
-        const all = groups.flatMap((group) => group.rules);
-        for (const rule of all) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''}${where()}`);
-        return all.map((rule) => rule.name);
-      }, 60_000, 200);
+      const rules = await eventually(
+        async () => {
+          const { groups } = await api<{ groups: { rules: { name: string; health: string; lastError?: string }[] }[] }>('/api/v1/rules');
+          const all = groups.flatMap((group) => group.rules);
+          for (const rule of all) assert.equal(rule.health, 'ok', `${rule.name}: ${rule.lastError ?? ''}${where()}`);
+          return all.map((rule) => rule.name);
+        },
+        60_000,
+        200,
+      );
       assert.deepEqual(rules.sort(), alertNames().sort());
       assert.deepEqual((await query('ALERTS')).result, [], 'nothing pending on healthy services');
 
       // The gateway's database goes away: /readyz 503, gateway_ready 0, the alert pending.
       await gateway.database.close();
-      const pending = await eventually(async () => {
-        const { result } = await query('ALERTS{alertname="GerbangNotReady"}');
-        assert.equal(result.length, 1, where());
-        return result[0]!.metric;
-      }, 60_000, 200);
+      const pending = await eventually(
+        async () => {
+          const { result } = await query('ALERTS{alertname="GerbangNotReady"}');
+          assert.equal(result.length, 1, where());
+          return result[0]!.metric;
+        },
+        60_000,
+        200,
+      );
       assert.equal(pending.job, 'gerbang-gateway');
       assert.equal(pending.alertstate, 'pending', 'pending for its `for:` time first');
     } finally {
