@@ -25,7 +25,7 @@ type Service = 'gateway' | 'logs';
 const IMAGE = `gerbang:${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}`;
 
 /**
- * The graceful stop's settings (docs/operations.md, "Stopping"), read by the shutdown code rather than
+ * The graceful stop's settings (docs/operations.md, "Kubernetes"), read by the shutdown code rather than
  * the config loaders; checked here by name and value.
  */
 const SHUTDOWN_SETTINGS = new Set(['SHUTDOWN_READINESS_DELAY', 'SHUTDOWN_DRAIN_TIMEOUT']);
