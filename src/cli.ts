@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The gerbang CLI: `node dist/cli.js --help` lists its commands (COMMANDS below). */
+import './shared/capture-warnings.js';
 import './shared/runtime-flags.js';
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,3 @@
-import { collectDefaultMetrics } from 'prom-client';
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
@@ -45,6 +44,8 @@ import {
 import { ensureFirstAdmin } from './seed.js';
 import { CircuitBreaker } from './modules/proxy/circuit-breaker.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
+import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
+import { collectRuntimeMetrics } from '../shared/http/runtime-metrics.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
 import { createProxyHandler } from './modules/proxy/proxy-handler.js';
 import { SERVICES } from './modules/proxy/services.js';
@@ -72,7 +73,7 @@ export interface Gateway {
   handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
-/** Probes and scrapes are not traffic worth shipping. */
+/** Probes and scrapes are not traffic worth shipping or measuring. */
 const UNWATCHED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Builds the gateway: database, then every module registered explicitly with its prefix. */
@@ -93,7 +94,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // One of several workers (GATEWAY_WORKERS): ended sessions and metrics are shared through the primary.
   const proxyMetrics = new ProxyMetrics();
   // The process and Node runtime series (CPU, memory, event loop lag, GC, handles), beside the proxy's.
-  collectDefaultMetrics({ register: proxyMetrics.registry });
+  collectRuntimeMetrics(proxyMetrics.registry);
   const siblings = cluster.isWorker ? new WorkerSiblings(proxyMetrics.registry) : undefined;
   const sessionAnnouncers: SessionAnnouncer[] = [];
   if (config.sessionCacheMs > 0 && database.dialect === 'postgres') sessionAnnouncers.push(announceEndedSessions);
@@ -168,6 +169,8 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
 
   if (telemetry.enabled) watchFastifyRequests(app, telemetry, UNWATCHED_ROUTES);
+  // Its own routes (login, users, SSO, docs) by route pattern; proxied requests have their own series.
+  measureRoutes(app, { registry: proxyMetrics.registry, prefix: 'gateway', unmeasured: UNWATCHED_ROUTES });
   await app.register(cookie);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, maxAge: 600 });
   await app.register(swagger, {
@@ -206,6 +209,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
       data: { status: healthy ? 'ok' : 'unavailable' },
     }),
   });
+  readinessGauge(app, proxyMetrics.registry, 'gateway');
   app.get(
     '/.well-known/jwks.json',
     { schema: { tags: ['auth'], summary: 'Public keys that verify gateway tokens' } },

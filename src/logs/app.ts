@@ -10,10 +10,11 @@ import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
+import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
 import { documentPermissions } from './modules/rbac/route-permissions.js';
 import { stopReadsWhenClientLeaves } from './http/client-gone.js';
-import { databaseBytes } from '../shared/db/database-size.js';
+import { databaseBytes, sqliteDirectory } from '../shared/db/database-size.js';
 import { LogsMetrics } from './modules/metrics/logs-metrics.js';
 import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
@@ -163,6 +164,7 @@ export async function buildLogsService({
     stats,
     storeBytes: () => databaseBytes(db, database.dialect),
     firingAlerts: () => alertsRepository.countBySeverity(undefined, ['firing']),
+    dataDirectory: sqliteDirectory(config.databaseUrl),
   });
   // Background work reports to the server log (created below; only called once running).
   const alertNotifier = new WebhookNotifier({
@@ -247,20 +249,8 @@ export async function buildLogsService({
     },
   });
 
-  // Request latency by route (the pattern, never the raw URL) for /metrics; not of the probes themselves.
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url;
-    if (route === undefined || UNMEASURED_ROUTES.has(route)) return;
-    serviceMetrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-  });
-  // A client that closes the connection before its answer leaves no response, so onResponse never
-  // runs: such requests are counted here, and logged as nginx logs its 499 (client closed request).
-  app.addHook('onRequestAbort', async (request) => {
-    const route = request.routeOptions.url;
-    if (route === undefined || UNMEASURED_ROUTES.has(route)) return;
-    serviceMetrics.countAbandonedRequest(route, request.method);
-    request.log.info({ route, method: request.method }, 'request abandoned: the client closed the connection before the answer');
-  });
+  // Request metrics by route (the pattern, never the raw URL) for /metrics; not of the probes themselves.
+  measureRoutes(app, { registry: serviceMetrics.registry, prefix: 'logs', unmeasured: UNMEASURED_ROUTES });
   await app.register(metricsRoutes(() => serviceMetrics.registry.metrics(), config.metricsToken));
   // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
   const writerThread = writerThreadOf(db);
@@ -273,6 +263,7 @@ export async function buildLogsService({
     },
     render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
   });
+  readinessGauge(app, serviceMetrics.registry, 'logs');
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
   await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });

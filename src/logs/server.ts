@@ -1,4 +1,6 @@
 import type { Env } from '../shared/config/env.js';
+import { plainLogger } from '../shared/http/logger.js';
+import { logProcessWarnings } from '../shared/process-warnings.js';
 import { buildLogsService, type LogsService } from './app.js';
 import type { LogsConfig } from './config.js';
 import { loadK8sCluster } from './modules/k8s/k8s.cluster.js';
@@ -10,6 +12,7 @@ import { LOGS_NODE_OPTIONS, youngGenerationSized } from './node-options.js';
  * first when node runs with V8's default young generation (node-options.ts: slower ingestion).
  */
 export async function startLogs(config: LogsConfig, env: Env = process.env): Promise<LogsService> {
+  logProcessWarnings(plainLogger(config.logLevel));
   const service = await buildLogsService({ config, k8s: loadK8sCluster(env) });
   if (!youngGenerationSized(process.execArgv, env.NODE_OPTIONS ?? '')) {
     service.app.log.warn(

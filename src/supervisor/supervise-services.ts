@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { ServiceChild, type Schedule } from './service-child.js';
 import { SUPERVISED_ENV } from './messages.js';
 import type { RestartPolicy } from './restart-policy.js';
+import { logProcessWarnings } from '../shared/process-warnings.js';
 
 export interface SupervisedService {
   /** `logs`, `gateway`: the CLI command that runs it. */
@@ -34,6 +35,7 @@ export interface SuperviseOptions {
  * clean stop, 1 if a service failed to start or had to be killed.
  */
 export function superviseServices({ services, cliArgs, log, graceMs = 15_000, policy, schedule }: SuperviseOptions): Promise<number> {
+  logProcessWarnings(log);
   const ports = new Map<string, number>();
   const children: ServiceChild[] = [];
   let stopping: Promise<number> | undefined;

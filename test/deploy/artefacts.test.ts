@@ -20,6 +20,38 @@ import { closedPort } from '../helpers/upstream.js';
  * settings, every probe path answers, and the image's files exist. docs/operations.md.
  */
 type Service = 'gateway' | 'logs';
+
+/** The image every artefact runs: pinned to the release (package.json), never `latest`. */
+const IMAGE = `gerbang:${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}`;
+
+/**
+ * The graceful stop's settings (docs/operations.md, "Kubernetes"), read by the shutdown code rather than
+ * the config loaders; checked here by name and value.
+ */
+const SHUTDOWN_SETTINGS = new Set(['SHUTDOWN_READINESS_DELAY', 'SHUTDOWN_DRAIN_TIMEOUT']);
+
+/** Seconds of a duration setting (`30s`, `500ms`, `1m`) or of a compose/Kubernetes duration. */
+function seconds(value: string | number | undefined): number {
+  if (typeof value === 'number') return value;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value ?? '');
+  assert.ok(match, `a duration: ${value}`);
+  return Number(match[1]) * { ms: 0.001, s: 1, m: 60 }[(match[2] ?? 's') as 'ms' | 's' | 'm'];
+}
+
+/**
+ * What a stop costs: a preStop sleep, then the app's readiness delay (it keeps serving while the
+ * endpoints drop it), then its drain. Exactly one of the sleep and the delay covers the endpoints'
+ * delay: both would wait twice, neither would send requests to a closed port.
+ */
+function stopBudget(where: string, env: Record<string, string>, preStopSleep: number): number {
+  for (const name of SHUTDOWN_SETTINGS) assert.ok(name in env, `${where}: ${name} is set`);
+  const delay = seconds(env.SHUTDOWN_READINESS_DELAY);
+  const drain = seconds(env.SHUTDOWN_DRAIN_TIMEOUT);
+  assert.equal(drain, 30, `${where}: a 30 s drain`);
+  assert.ok(delay > 0 !== preStopSleep > 0, `${where}: the readiness delay or a preStop sleep, one of them`);
+  assert.equal(delay + preStopSleep, 5, `${where}: 5 s for the endpoints to drop the pod`);
+  return preStopSleep + delay + drain;
+}
 const LOADERS: Record<Service, (env: Record<string, string | undefined>) => { port: number }> = {
   gateway: loadGatewayConfig,
   logs: loadLogsConfig,
@@ -62,10 +94,11 @@ interface Container {
 }
 
 function composeContainers(): Container[] {
-  const compose = parse(readFileSync('compose.yaml', 'utf8')) as { services: Record<string, any> };
+  const compose = parse(readFileSync('compose.yaml', 'utf8'), { merge: true }) as { services: Record<string, any> };
   return Object.entries(compose.services)
-    .filter(([, spec]) => spec.image === 'gerbang:latest')
+    .filter(([, spec]) => String(spec.image).startsWith('gerbang:'))
     .map(([name, spec]) => {
+      assert.equal(spec.image, IMAGE, `compose ${name}: the pinned image`);
       const command = (spec.command as string[])[0] as Service;
       assert.ok(cliKnows(command), `compose ${name}: command ${command}`);
       assert.deepEqual(spec.healthcheck.test.slice(0, 3), ['CMD', 'node', 'scripts/healthcheck.mjs'], `compose ${name}: health check`);
@@ -91,7 +124,8 @@ function kubernetesContainers(): Container[] {
         for (const port of manifest.spec.ports) assert.equal(port.targetPort, 'http', `${file}: Services target the named port`);
       }
       if (manifest.kind !== 'Deployment') continue;
-      for (const container of manifest.spec.template.spec.containers) {
+      const pod = manifest.spec.template.spec;
+      for (const container of pod.containers) {
         const command = container.args[0] as Service;
         assert.ok(cliKnows(command), `${file}: args ${command}`);
         const env: Record<string, string> = {};
@@ -100,7 +134,8 @@ function kubernetesContainers(): Container[] {
           if (ref) assert.ok(ref.key in secret.stringData, `${file}: ${variable.name} from a key the example secret has`);
           env[variable.name] = ref ? secret.stringData[ref.key]! : String(variable.value);
         }
-        assert.equal(manifest.spec.template.spec.securityContext.runAsNonRoot, true, `${file}: not as root`);
+        assert.equal(pod.securityContext.runAsNonRoot, true, `${file}: not as root`);
+        assert.equal(container.image, IMAGE, `${file}: the pinned image`);
         containers.push({
           where: `${file} ${container.name}`,
           service: command,
@@ -124,7 +159,7 @@ describe('deployable artefacts', () => {
       assert.equal(nodeOptions, container.service === 'logs' ? LOGS_NODE_OPTIONS.join(' ') : undefined, `${container.where}: NODE_OPTIONS`);
       const read = variablesRead(container.service, settings);
       for (const name of Object.keys(settings))
-        assert.ok(read.has(name), `${container.where}: ${name} is not a ${container.service} setting`);
+        assert.ok(read.has(name) || SHUTDOWN_SETTINGS.has(name), `${container.where}: ${name} is not a ${container.service} setting`);
       const config = LOADERS[container.service](settings);
       assert.deepEqual(container.ports, [config.port], `${container.where}: the port it listens on`);
     }
@@ -160,6 +195,66 @@ describe('deployable artefacts', () => {
       assert.equal(await run([String(port), String(await closedPort())]), 1);
     } finally {
       await logs.close();
+    }
+  });
+
+  test('Kubernetes: a startup probe that outlasts migrations, one logs pod at a time, a stop that fits its grace period, least privilege, a guarded /metrics', () => {
+    const secret = parse(readFileSync('deploy/k8s/secret.example.yaml', 'utf8')) as { stringData: Record<string, string> };
+    const deployments = readdirSync('deploy/k8s')
+      .filter((name) => name.endsWith('.yaml'))
+      .flatMap((file) => parseAllDocuments(readFileSync(join('deploy/k8s', file), 'utf8')).map((document) => document.toJS() as any))
+      .filter((manifest) => manifest.kind === 'Deployment');
+    assert.deepEqual(deployments.map((deployment) => deployment.metadata.name).sort(), ['gerbang-gateway', 'gerbang-logs']);
+    for (const deployment of deployments) {
+      const where = deployment.metadata.name as string;
+      const pod = deployment.spec.template.spec;
+      if (where === 'gerbang-logs') {
+        assert.equal(deployment.spec.strategy?.type, 'Recreate', `${where}: never two at once (one writer, one alert evaluator)`);
+        assert.equal(deployment.spec.replicas, 1, `${where}: one replica`);
+      }
+      assert.equal(pod.securityContext.runAsNonRoot, true, `${where}: not as root`);
+      const tmpVolumes = new Set<string>(pod.volumes.filter((volume: any) => volume.emptyDir).map((volume: any) => volume.name));
+      for (const container of pod.containers) {
+        const env = Object.fromEntries(container.env.map((variable: any) => [variable.name, variable.value ?? variable.valueFrom]));
+        // The port opens before long migrations: /healthz answers (alive), /readyz says `migrating`.
+        const startup = container.startupProbe;
+        assert.equal(startup?.httpGet?.path, '/healthz', `${where}: a startup probe on /healthz`);
+        assert.ok(
+          (startup.periodSeconds ?? 10) * (startup.failureThreshold ?? 3) >= 900,
+          `${where}: 15 minutes to start (a long migration)`,
+        );
+        assert.equal(container.livenessProbe.httpGet.path, '/healthz', `${where}: liveness never asks about migrations`);
+        const sleep = container.lifecycle?.preStop?.exec?.command;
+        const preStopSleep = sleep ? seconds(/^sleep (\S+)$/.exec(sleep.join(' ').replace(/^\/bin\/sh -c /, ''))?.[1]) : 0;
+        const budget = stopBudget(where, env, preStopSleep);
+        assert.ok(pod.terminationGracePeriodSeconds > budget, `${where}: grace ${pod.terminationGracePeriodSeconds} s above ${budget} s`);
+        const security = container.securityContext;
+        assert.equal(security?.readOnlyRootFilesystem, true, `${where}: read-only root file system`);
+        assert.equal(security.allowPrivilegeEscalation, false, `${where}: no privilege escalation`);
+        assert.deepEqual(security.capabilities?.drop, ['ALL'], `${where}: no capabilities`);
+        const tmp = container.volumeMounts?.find((mount: any) => mount.mountPath === '/tmp');
+        assert.ok(tmp && tmpVolumes.has(tmp.name), `${where}: a writable /tmp (emptyDir) beside the read-only root`);
+        const tokenVariable = where === 'gerbang-logs' ? 'LOGS_METRICS_TOKEN' : 'GATEWAY_METRICS_TOKEN';
+        const token = env[tokenVariable]?.secretKeyRef?.key;
+        assert.ok(token && secret.stringData[token], `${where}: /metrics behind ${tokenVariable}, from the secret`);
+      }
+    }
+  });
+
+  test('compose: a read-only root, no capabilities, no privilege gain, and a stop grace above the readiness delay and the drain', () => {
+    const compose = parse(readFileSync('compose.yaml', 'utf8'), { merge: true }) as { services: Record<string, any> };
+    const ours = Object.entries(compose.services).filter(([, spec]) => String(spec.image).startsWith('gerbang:'));
+    assert.equal(ours.length, 2);
+    for (const [name, spec] of ours) {
+      assert.equal(spec.read_only, true, `${name}: read-only root`);
+      assert.deepEqual(spec.tmpfs, ['/tmp'], `${name}: a writable /tmp`);
+      assert.deepEqual(spec.cap_drop, ['ALL'], `${name}: no capabilities`);
+      assert.ok(spec.security_opt.includes('no-new-privileges:true'), `${name}: no privilege gain`);
+      const budget = stopBudget(`compose ${name}`, spec.environment, 0);
+      assert.ok(
+        seconds(spec.stop_grace_period) > budget,
+        `compose ${name}: stop_grace_period above ${budget} s (Docker's default is 10 s)`,
+      );
     }
   });
 

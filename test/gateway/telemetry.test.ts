@@ -136,9 +136,11 @@ describe('gateway telemetry shipping', () => {
     const metrics = (await gw.request({ method: 'GET', url: '/metrics' })).body;
     assert.match(
       metrics,
-      new RegExp(`gateway_telemetry_items\\{kind="logs",state="dropped"\\} ${stats.logs.dropped}`),
+      new RegExp(`gateway_telemetry_items_total\\{kind="logs",outcome="dropped"\\} ${stats.logs.dropped}\n`),
       'drops are reported on /metrics',
     );
+    assert.match(metrics, /^# TYPE gateway_telemetry_items_total counter$/m, 'a counter: it only grows');
+    assert.match(metrics, /^gateway_telemetry_queued_items\{kind="logs"\} 5$/m);
     await gw.telemetry.close();
     assert.equal(gw.telemetry.stats().logs.failedBatches > 0, true, 'the final send failed and was counted');
     await gw.close();

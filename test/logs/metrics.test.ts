@@ -203,6 +203,60 @@ describe('metrics behind a token, and the gateway', () => {
       await gateway.close();
     }
   });
+
+  test("the gateway's own routes (login, users, docs) are measured by route pattern, never by raw path", async () => {
+    const gateway = await startTestGateway('sqlite');
+    try {
+      const scrape = async () => (await gateway.request({ method: 'GET', url: '/metrics' })).body;
+      const before = await scrape();
+      const token = await gateway.login();
+      const wrong = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { no_pegawai: 'admin', kata_sandi: 'Wrong#Passw0rd' },
+      });
+      assert.equal(wrong.statusCode, 401);
+      const { id } = await gateway.createUser();
+      assert.equal(
+        (await gateway.request({ method: 'GET', url: `/api/v1/pengguna/${id}`, headers: { authorization: token } })).statusCode,
+        200,
+      );
+      assert.equal((await gateway.request({ method: 'GET', url: '/api/v1/docs.json?probe=1' })).statusCode, 200);
+      for (let i = 0; i < 3; i += 1) await gateway.request({ method: 'GET', url: '/readyz' });
+
+      const afterwards = await scrape();
+      const delta = (labels: Record<string, string>) =>
+        sample(afterwards, 'gateway_http_request_duration_seconds_count', labels) -
+        sample(before, 'gateway_http_request_duration_seconds_count', labels);
+      assert.equal(delta({ route: '/api/v1/auth/login', method: 'POST', status: '200' }), 2, 'ours and createUser’s');
+      assert.equal(delta({ route: '/api/v1/auth/login', method: 'POST', status: '401' }), 1);
+      assert.equal(delta({ route: '/api/v1/pengguna', method: 'POST', status: '201' }), 1);
+      assert.equal(delta({ route: '/api/v1/pengguna/:id', method: 'GET', status: '200' }), 1);
+      assert.equal(delta({ route: '/api/v1/docs.json', method: 'GET', status: '200' }), 1);
+      assert.ok(!afterwards.includes(id), 'ids never become labels');
+      assert.ok(!afterwards.includes('probe=1'), 'queries never become labels');
+      assert.ok(!afterwards.includes('route="/readyz"'), 'the probes are not measured');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  test('gateway_ready and logs_ready follow /readyz: 1 while the database answers, 0 once it does not', async () => {
+    const gateway = await startTestGateway('sqlite');
+    const logs = await startTestLogs('sqlite');
+    try {
+      const gatewayScrape = async () => (await gateway.request({ method: 'GET', url: '/metrics' })).body;
+      const logsScrape = async () => (await logs.request({ method: 'GET', url: '/metrics' })).body;
+      assert.match(await gatewayScrape(), /^gateway_ready 1$/m);
+      assert.match(await logsScrape(), /^logs_ready 1$/m);
+      await gateway.database.close();
+      assert.equal((await gateway.request({ method: 'GET', url: '/readyz' })).statusCode, 503);
+      assert.match(await gatewayScrape(), /^gateway_ready 0$/m);
+    } finally {
+      await gateway.close().catch(() => {});
+      await logs.close();
+    }
+  });
 });
 
 /** Every JSON log line the process writes from now on, parsed, in `into`. */

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { isWorkerMessage, type WorkerMessage } from './messages.js';
 import { MetricsGatherer } from './metrics-gatherer.js';
+import { logProcessWarnings } from '../../shared/process-warnings.js';
 
 /**
  * Replacing crashed workers, within reason: more than `limit` unexpected exits within `windowMs`
@@ -41,6 +42,7 @@ export interface SupervisorOptions {
  * code for the process.
  */
 export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 60_000) }: SupervisorOptions): Promise<number> {
+  logProcessWarnings(log);
   return new Promise((resolve) => {
     let stopping = false;
     let started = false;

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { dirname } from 'node:path';
 import type { DialectName } from './database.js';
 
 /** Bytes the database takes: SQLite's pages (without the WAL), PostgreSQL's pg_database_size. */
@@ -11,4 +12,11 @@ export async function databaseBytes(db: Kysely<any>, dialect: DialectName): Prom
   }
   const { rows } = await sql<{ bytes: number | string }>`SELECT pg_database_size(current_database()) AS bytes`.execute(db);
   return Number(rows[0]?.bytes ?? 0);
+}
+
+/** The directory of a `sqlite:` database file; undefined for PostgreSQL and in-memory databases. */
+export function sqliteDirectory(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? undefined : dirname(path);
 }

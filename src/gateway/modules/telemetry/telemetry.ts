@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { Pool } from 'undici';
 import { AUDIT_ATTRIBUTES, GATEWAY_SERVICE_NAME, LOG_TYPE, LOG_TYPES } from '../../../shared/telemetry/gateway-records.js';
 import type { AuditLogTable } from '../../db/schema.js';
@@ -418,20 +418,43 @@ const disabledTelemetry: GatewayTelemetry = {
   close: async () => {},
 };
 
-/** Shipping counters on the gateway's `/metrics`, read at scrape time. */
+/**
+ * Shipping metrics on the gateway's `/metrics`, read at scrape time: what waits in the queues now (a
+ * gauge), and since start what was sent or dropped and the batches the logs service refused
+ * (counters, summed across workers).
+ */
 export function registerTelemetryMetrics(registry: Registry, telemetry: GatewayTelemetry): void {
+  const byKind = () => Object.entries(telemetry.stats()) as [string, QueueStats][];
   new Gauge({
-    name: 'gateway_telemetry_items',
-    help: 'Telemetry shipped to the logs service, by kind (logs, traces) and state (queued now; sent, dropped, failed_batches since start)',
-    labelNames: ['kind', 'state'] as const,
+    name: 'gateway_telemetry_queued_items',
+    help: 'Log records and spans waiting to be shipped to the logs service, by kind (logs, traces)',
+    labelNames: ['kind'] as const,
     registers: [registry],
     collect() {
-      for (const [kind, stats] of Object.entries(telemetry.stats()) as [string, QueueStats][]) {
-        this.set({ kind, state: 'queued' }, stats.queued);
-        this.set({ kind, state: 'sent' }, stats.sent);
-        this.set({ kind, state: 'dropped' }, stats.dropped);
-        this.set({ kind, state: 'failed_batches' }, stats.failedBatches);
+      for (const [kind, stats] of byKind()) this.set({ kind }, stats.queued);
+    },
+  });
+  new Counter({
+    name: 'gateway_telemetry_items_total',
+    help: 'Log records and spans shipped to the logs service (sent) or dropped (queue full, record unencodable), by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, stats] of byKind()) {
+        this.inc({ kind, outcome: 'sent' }, stats.sent);
+        this.inc({ kind, outcome: 'dropped' }, stats.dropped);
       }
+    },
+  });
+  new Counter({
+    name: 'gateway_telemetry_failed_batches_total',
+    help: 'Shipments the logs service did not accept (unreachable, refused), by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, stats] of byKind()) this.inc({ kind }, stats.failedBatches);
     },
   });
 }

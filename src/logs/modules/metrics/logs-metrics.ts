@@ -1,4 +1,7 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StatsFs } from 'node:fs';
+import { statfs } from 'node:fs/promises';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { collectRuntimeMetrics } from '../../../shared/http/runtime-metrics.js';
 import type { PipelineStats } from '../ingest/pipeline-stats.js';
 
 export interface LogsMetricsSources {
@@ -7,30 +10,23 @@ export interface LogsMetricsSources {
   storeBytes: () => Promise<number>;
   /** Firing alerts of every tenant, by severity. */
   firingAlerts: () => Promise<{ severity: string; count: number }[]>;
+  /** The directory of the SQLite files; undefined on PostgreSQL (whose disk is the database server's). */
+  dataDirectory?: string | undefined;
+}
+
+/** A figure of the file system holding `directory`; NaN when it cannot be read (the scrape still answers). */
+async function filesystemBytes(directory: string, figure: (stats: StatsFs) => number): Promise<number> {
+  return statfs(directory).then(figure, () => Number.NaN);
 }
 
 /**
  * The logs service's Prometheus metrics (docs/metrics.md), in its own registry: the process and
- * Node runtime series, ingestion (read from PipelineStats at scrape time), store size, request
- * latency by route, alert evaluations, firing alerts, webhook deliveries and retention removals.
+ * Node runtime series, ingestion (read from PipelineStats at scrape time), store size, the data
+ * directory's file system, alert evaluations, firing alerts, webhook deliveries and retention
+ * removals. Request metrics by route: shared/http/route-metrics.ts.
  */
 export class LogsMetrics {
   readonly registry = new Registry();
-
-  private readonly requestDuration = new Histogram({
-    name: 'logs_http_request_duration_seconds',
-    help: 'Time to answer a request, by route, method and status code (searches, dashboards, ingestion, ...)',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-
-  private readonly requestsAbandoned = new Counter({
-    name: 'logs_http_requests_abandoned_total',
-    help: 'Requests whose client closed the connection before the answer (a closed tab, an abandoned upload), by route and method',
-    labelNames: ['route', 'method'] as const,
-    registers: [this.registry],
-  });
 
   readonly alertEvaluations = new Counter({
     name: 'logs_alert_evaluations_total',
@@ -61,7 +57,7 @@ export class LogsMetrics {
 
   constructor(sources: LogsMetricsSources) {
     const { stats } = sources;
-    collectDefaultMetrics({ register: this.registry });
+    collectRuntimeMetrics(this.registry);
     const perTenant = () =>
       stats
         .tenantIds()
@@ -126,15 +122,25 @@ export class LogsMetrics {
         for (const { severity, count } of await sources.firingAlerts()) this.set({ severity }, count);
       },
     });
-  }
-
-  /** One answered request; `route` is the route's pattern (`/api/v1/_elastic/:index/_search`), never the raw URL. */
-  observeRequest(route: string, method: string, status: number, seconds: number): void {
-    this.requestDuration.observe({ route, method, status: String(status) }, seconds);
-  }
-
-  /** A request left without an answer: it has no status or duration (Fastify runs no onResponse for it). */
-  countAbandonedRequest(route: string, method: string): void {
-    this.requestsAbandoned.inc({ route, method });
+    const directory = sources.dataDirectory;
+    if (directory !== undefined) {
+      // node_exporter's node_filesystem_{avail,size}_bytes for the one directory that matters here.
+      new Gauge({
+        name: 'logs_data_filesystem_avail_bytes',
+        help: 'Bytes free to the service on the file system of its data directory (SQLite)',
+        registers: [this.registry],
+        async collect() {
+          this.set(await filesystemBytes(directory, (stats) => stats.bavail * stats.bsize));
+        },
+      });
+      new Gauge({
+        name: 'logs_data_filesystem_size_bytes',
+        help: 'Size of the file system of the data directory (SQLite)',
+        registers: [this.registry],
+        async collect() {
+          this.set(await filesystemBytes(directory, (stats) => stats.blocks * stats.bsize));
+        },
+      });
+    }
   }
 }
