@@ -8,6 +8,8 @@ import { installErrorHandling } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { InFlightRequests } from '../shared/http/drain.js';
+import { Readiness, shownReasons } from '../shared/http/readiness.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
@@ -103,6 +105,10 @@ export interface LogsService {
   selfMetrics: SelfMetricsSampler;
   /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
   provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
+  /** Reasons not to get traffic (`/readyz`): `draining` during a stop, `storage` while writes cannot be stored. */
+  readiness: Readiness;
+  /** The requests being answered, for the drain at shutdown. */
+  inFlight: InFlightRequests;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -158,6 +164,7 @@ export async function buildLogsService({
     now,
   });
   const stats = new PipelineStats(now);
+  const readiness = new Readiness();
   const alertsRepository = new AlertsRepository(db);
   const serviceMetrics = new LogsMetrics({
     stats,
@@ -206,12 +213,14 @@ export async function buildLogsService({
   const guards = logsGuards({ config, apiKeys, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
+  const inFlight = new InFlightRequests();
   const app = createServer({
     logLevel: config.logLevel,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     renderClientError: logsErrorBody,
+    inFlight,
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
@@ -265,13 +274,17 @@ export async function buildLogsService({
   // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
   const writerThread = writerThreadOf(db);
   registerHealthRoutes(app, {
+    readiness,
     alive: () => !writerThread?.stopped(),
     // The event loop's connection reads; the SQLite thread, if there is one, must answer too.
     ready: async () => {
       await sql`select 1`.execute(db);
       await writerThread?.check();
     },
-    render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
+    render: (healthy, reasons) => ({
+      status: healthy ? 'ok' : 'unavailable',
+      ...(reasons.length > 0 ? { reasons: shownReasons(reasons) } : {}),
+    }),
   });
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
   await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
@@ -369,5 +382,7 @@ export async function buildLogsService({
     alerts,
     alertNotifier,
     provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
+    readiness,
+    inFlight,
   };
 }
