@@ -1,13 +1,15 @@
+import { dirname, resolve } from 'node:path';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
-import { installErrorHandling } from '../shared/errors/handler.js';
+import { installErrorHandling, toAppError } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { StorageWatch, storageErrorOf } from './modules/store/storage-watch.js';
 import { InFlightRequests } from '../shared/http/drain.js';
 import { Readiness, shownReasons } from '../shared/http/readiness.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
@@ -68,6 +70,12 @@ import { logsUsersRoutes } from './modules/users/users.routes.js';
 import { LogsUsersService } from './modules/users/users.service.js';
 import { ensureFirstLogsAdmin } from './seed.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+
+/** The directory of a SQLite database URL (where a full disk or read-only data shows); undefined for PostgreSQL and memory. */
+function sqliteDirectory(url: string): string | undefined {
+  if (!url.startsWith('sqlite:') || url === 'sqlite::memory:') return undefined;
+  return dirname(resolve(url.slice('sqlite:'.length)));
+}
 
 /** Probes and the scrape itself are not measured as requests. */
 const UNMEASURED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
@@ -165,6 +173,8 @@ export async function buildLogsService({
   });
   const stats = new PipelineStats(now);
   const readiness = new Readiness();
+  // A full disk or read-only data: ingestion answers 503 with Retry-After and /readyz says `storage`.
+  const storage = new StorageWatch({ readiness, dataDir: sqliteDirectory(config.databaseUrl), now });
   const alertsRepository = new AlertsRepository(db);
   const serviceMetrics = new LogsMetrics({
     stats,
@@ -224,7 +234,9 @@ export async function buildLogsService({
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
-  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
+  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND', (error) => storageErrorOf(error) ?? toAppError(error));
+  // Any route's write that meets a full disk or read-only data answers 503 and raises readiness `storage`.
+  app.addHook('onError', async (_request, _reply, error) => storage.observe(error));
   // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).
   app.addHook('onRoute', documentPermissions);
   // A client that leaves stops its reads of the store (client-gone.ts).
@@ -278,6 +290,7 @@ export async function buildLogsService({
     alive: () => !writerThread?.stopped(),
     // The event loop's connection reads; the SQLite thread, if there is one, must answer too.
     ready: async () => {
+      await storage.recheck();
       await sql`select 1`.execute(db);
       await writerThread?.check();
     },
@@ -308,7 +321,7 @@ export async function buildLogsService({
     prefix: '/api/v1/k8s',
   });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
-  const ingest = { stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
+  const ingest = { stats, storage, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
   const gatewayLogs = {
     store,
     gatewayUsername: config.gatewayShipperUsername,

@@ -23,13 +23,16 @@ export function registerHealthRoutes(app: FastifyInstance, { alive = () => true,
     return render(healthy, [], request, reply.status(healthy ? 200 : 503));
   });
   app.get('/readyz', { schema: hide, logLevel: 'warn' }, async (request, reply) => {
-    const reasons = readiness.reasons();
+    // The dependencies first: their check may clear a reason whose cause is gone.
+    let databaseAnswers = true;
     try {
       await ready();
     } catch (error) {
       request.log.warn({ err: error }, 'not ready: the database does not answer');
-      reasons.push({ reason: 'database', since: Date.now() });
+      databaseAnswers = false;
     }
+    const reasons = readiness.reasons();
+    if (!databaseAnswers) reasons.push({ reason: 'database', since: Date.now() });
     const healthy = reasons.length === 0;
     return render(healthy, reasons, request, reply.status(healthy ? 200 : 503));
   });
