@@ -86,7 +86,10 @@ test('the shutdown settings: both services read them, 30 s of drain and no readi
       ['SHUTDOWN_READINESS_DELAY', '-5s'],
       ['SHUTDOWN_DRAIN_TIMEOUT', '2h'],
     ] as const) {
-      assert.throws(() => load({ [name]: value }), (error: unknown) => error instanceof ConfigError && error.message.includes(name));
+      assert.throws(
+        () => load({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name),
+      );
     }
   }
   const settings = { readinessDelayMs: 5_000, drainTimeoutMs: 30_000 };
