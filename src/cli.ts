@@ -5,8 +5,8 @@ import './shared/runtime-flags.js';
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import { ConfigError } from './shared/config/env.js';
+import { ConfigError, readShutdownSettings, type ShutdownSettings } from './shared/config/env.js';
+import { drainAndClose, killAfterMs, stopDeadlineMs, type DrainableService } from './shared/http/drain.js';
 import type { AddressInfo } from 'node:net';
 import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
@@ -28,23 +28,26 @@ import { LOGS_NODE_OPTIONS, youngGenerationSized } from './logs/node-options.js'
 import { reportReady, stopWhenSupervisorGone } from './supervisor/messages.js';
 import { superviseServices } from './supervisor/supervise-services.js';
 
-/** Serves until a signal; returns the graceful stop, for a service that must exit on its own (with `code`). */
-async function start(services: FastifyInstance[]): Promise<(reason: string, code: number) => Promise<void>> {
+/**
+ * Serves until a signal, then drains (shared/http/drain.ts) and exits; returns the stop, for a service
+ * that must exit on its own (with `code`). If closing hangs past the stop's deadline it exits 1 anyway.
+ */
+async function start(service: DrainableService, settings: ShutdownSettings): Promise<(reason: string, code: number) => Promise<void>> {
   let stopping = false;
   const stop = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
-    for (const app of services) app.log.info({ signal }, 'shutting down');
-    // Stop accepting, let in-flight requests finish, then close pools; hard exit if that hangs.
-    const timer = setTimeout(() => process.exit(1), 10_000).unref();
-    await Promise.allSettled(services.map((app) => app.close()));
-    clearTimeout(timer);
+    setTimeout(() => {
+      service.app.log.error({ deadlineMs: stopDeadlineMs(settings) }, 'the stop took longer than its deadline; exiting');
+      process.exit(1);
+    }, stopDeadlineMs(settings)).unref();
+    await drainAndClose(service, settings, signal).catch((error: unknown) => service.app.log.error({ err: error }, 'closing failed'));
     process.exit(code);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   stopWhenSupervisorGone();
-  reportReady((services[0]!.server.address() as AddressInfo).port);
+  reportReady((service.app.server.address() as AddressInfo).port);
   return stop;
 }
 
@@ -65,6 +68,8 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
   const key = randomBytes(32).toString('base64url');
   return superviseServices({
     cliArgs: [...process.execArgv, fileURLToPath(import.meta.url)],
+    // Both services read the same shutdown settings: each gets its whole stop before it is killed.
+    graceMs: killAfterMs(readShutdownSettings(process.env)),
     // One short line per write, which a pipe takes whole beside the services' own blocks of whole lines.
     log: plainLogger(gatewayConfig.logLevel, process.stdout),
     services: [
@@ -134,15 +139,16 @@ const COMMANDS: Record<string, Command> = {
         cluster.once('listening', (_worker, address) => reportReady(address.port));
         process.exit(await superviseWorkers({ workers: config.workers, log: plainLogger(config.logLevel) }));
       }
-      await start([await startGateway(config)]);
+      await start(await startGateway(config), config.shutdown);
     },
   },
   logs: {
     usage: 'logs',
     summary: 'start the logs service alone',
     async run() {
-      const service = await startLogs(loadLogsConfig(process.env));
-      const stop = await start([service.app]);
+      const config = loadLogsConfig(process.env);
+      const service = await startLogs(config);
+      const stop = await start(service, config.shutdown);
       exitWhenWriterStops(service, (code) => void stop('sqlite thread stopped', code));
     },
   },

@@ -13,6 +13,8 @@ import { createServer, frontThenFastify } from '../shared/http/create-server.js'
 import { pino } from 'pino';
 import { plainLogger } from '../shared/http/logger.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { InFlightRequests } from '../shared/http/drain.js';
+import { Readiness, shownReasons } from '../shared/http/readiness.js';
 import { sql } from 'kysely';
 import type { GatewayConfig } from './config.js';
 import { gatewayMigrations } from './db/migrations/index.js';
@@ -71,6 +73,10 @@ export interface Gateway {
   sessions: CachingSessionsRepository;
   /** What the server does with a request: the proxy takes its own, Fastify the rest (tests inject here). */
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Reasons not to get traffic (`/readyz`): `draining` during a stop. */
+  readiness: Readiness;
+  /** The requests being answered, for the drain at shutdown. */
+  inFlight: InFlightRequests;
 }
 
 /** Probes and scrapes are not traffic worth shipping or measuring. */
@@ -155,6 +161,8 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     telemetry,
     closing: () => closing,
   });
+  const readiness = new Readiness();
+  const inFlight = new InFlightRequests();
   const app = createServer({
     logLevel: config.logLevel,
     bodyLimit: config.bodyLimit,
@@ -162,6 +170,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     logStream,
     requestTimeoutMs: config.requestTimeoutMs,
     front: proxy,
+    inFlight,
     // Node's parser refusals carry no language preference: the envelope in the default language.
     renderClientError: (error) => renderErrorEnvelope(error, { headers: {} }),
   });
@@ -201,12 +210,13 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   });
 
   registerHealthRoutes(app, {
+    readiness,
     ready: async () => void (await sql`select 1`.execute(db)),
-    render: (healthy, _request, reply) => ({
+    render: (healthy, reasons, _request, reply) => ({
       code: reply.statusCode,
       status: healthy,
       message: healthy ? 'ok' : 'not ready',
-      data: { status: healthy ? 'ok' : 'unavailable' },
+      data: { status: healthy ? 'ok' : 'unavailable', ...(reasons.length > 0 ? { reasons: shownReasons(reasons) } : {}) },
     }),
   });
   readinessGauge(app, proxyMetrics.registry, 'gateway');
@@ -245,5 +255,14 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   }
   lifecycle.add('database', () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
-  return { app, database, audit, telemetry, sessions, handle: frontThenFastify(proxy, (req, res) => app.routing(req, res)) };
+  return {
+    app,
+    database,
+    audit,
+    telemetry,
+    sessions,
+    handle: frontThenFastify(proxy, (req, res) => app.routing(req, res)),
+    readiness,
+    inFlight,
+  };
 }

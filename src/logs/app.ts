@@ -4,10 +4,13 @@ import { sql } from 'kysely';
 import { loadSigningKey } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
-import { installErrorHandling } from '../shared/errors/handler.js';
+import { installErrorHandling, toAppError } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
+import { StorageWatch, storageErrorOf } from './modules/store/storage-watch.js';
+import { InFlightRequests } from '../shared/http/drain.js';
+import { Readiness, shownReasons } from '../shared/http/readiness.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
@@ -104,6 +107,10 @@ export interface LogsService {
   selfMetrics: SelfMetricsSampler;
   /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
   provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
+  /** Reasons not to get traffic (`/readyz`): `draining` during a stop, `storage` while writes cannot be stored. */
+  readiness: Readiness;
+  /** The requests being answered, for the drain at shutdown. */
+  inFlight: InFlightRequests;
 }
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
@@ -159,6 +166,9 @@ export async function buildLogsService({
     now,
   });
   const stats = new PipelineStats(now);
+  const readiness = new Readiness();
+  // A full disk or read-only data: ingestion answers 503 with Retry-After and /readyz says `storage`.
+  const storage = new StorageWatch({ readiness, dataDir: sqliteDirectory(config.databaseUrl), now });
   const alertsRepository = new AlertsRepository(db);
   const serviceMetrics = new LogsMetrics({
     stats,
@@ -208,16 +218,20 @@ export async function buildLogsService({
   const guards = logsGuards({ config, apiKeys, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
 
   // HTTP
+  const inFlight = new InFlightRequests();
   const app = createServer({
     logLevel: config.logLevel,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     renderClientError: logsErrorBody,
+    inFlight,
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
-  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND');
+  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND', (error) => storageErrorOf(error) ?? toAppError(error));
+  // Any route's write that meets a full disk or read-only data answers 503 and raises readiness `storage`.
+  app.addHook('onError', async (_request, _reply, error) => storage.observe(error));
   // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).
   app.addHook('onRoute', documentPermissions);
   // A client that leaves stops its reads of the store (client-gone.ts).
@@ -255,13 +269,18 @@ export async function buildLogsService({
   // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
   const writerThread = writerThreadOf(db);
   registerHealthRoutes(app, {
+    readiness,
     alive: () => !writerThread?.stopped(),
     // The event loop's connection reads; the SQLite thread, if there is one, must answer too.
     ready: async () => {
+      await storage.recheck();
       await sql`select 1`.execute(db);
       await writerThread?.check();
     },
-    render: (healthy) => ({ status: healthy ? 'ok' : 'unavailable' }),
+    render: (healthy, reasons) => ({
+      status: healthy ? 'ok' : 'unavailable',
+      ...(reasons.length > 0 ? { reasons: shownReasons(reasons) } : {}),
+    }),
   });
   readinessGauge(app, serviceMetrics.registry, 'logs');
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
@@ -286,7 +305,7 @@ export async function buildLogsService({
     prefix: '/api/v1/k8s',
   });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
-  const ingest = { stats, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
+  const ingest = { stats, storage, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
   const gatewayLogs = {
     store,
     gatewayUsername: config.gatewayShipperUsername,
@@ -360,5 +379,7 @@ export async function buildLogsService({
     alerts,
     alertNotifier,
     provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
+    readiness,
+    inFlight,
   };
 }

@@ -21,8 +21,8 @@ export interface SuperviseOptions {
   /** How to run the CLI: node's own flags (tsx under tests) and the CLI's path. */
   cliArgs: readonly string[];
   log: Logger | undefined;
-  /** How long a service may take to stop after SIGTERM before it is killed. */
-  graceMs?: number;
+  /** How long a service may take to stop after SIGTERM before it is killed: more than its own drain (killAfterMs). */
+  graceMs: number;
   policy?: () => RestartPolicy;
   schedule?: Schedule;
 }
@@ -34,7 +34,7 @@ export interface SuperviseOptions {
  * last telemetry reaches the logs service). Resolves with the supervisor's exit status: 0 after a
  * clean stop, 1 if a service failed to start or had to be killed.
  */
-export function superviseServices({ services, cliArgs, log, graceMs = 15_000, policy, schedule }: SuperviseOptions): Promise<number> {
+export function superviseServices({ services, cliArgs, log, graceMs, policy, schedule }: SuperviseOptions): Promise<number> {
   logProcessWarnings(log);
   const ports = new Map<string, number>();
   const children: ServiceChild[] = [];

@@ -81,8 +81,13 @@ describe('logs service: a stopped SQLite thread [sqlite]', () => {
     for (const url of ['/readyz', '/healthz']) {
       const probe = await logs.request({ method: 'GET', url });
       assert.equal(probe.statusCode, 503, url);
-      assert.deepEqual(probe.json(), { status: 'unavailable' });
+      assert.equal(probe.json().status, 'unavailable');
     }
+    const ready = await logs.request({ method: 'GET', url: '/readyz' });
+    assert.deepEqual(
+      ready.json().reasons.map((reason: { reason: string }) => reason.reason),
+      ['database'],
+    );
     const write = await logs.request({
       method: 'POST',
       url: '/api/v1/_elastic/_bulk',

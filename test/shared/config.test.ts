@@ -5,6 +5,7 @@ import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { parseDuration } from '../../src/shared/config/duration.js';
+import { killAfterMs, stopDeadlineMs } from '../../src/shared/http/drain.js';
 
 test('durations', () => {
   assert.equal(parseDuration('90d'), 90 * 86_400_000);
@@ -71,4 +72,27 @@ test('the CLI stops on a bad setting with one line naming it and a non-zero exit
   assert.equal(result.status, 1);
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
   assert.match(result.stderr, /GATEWAY_PORT/);
+});
+
+test('the shutdown settings: both services read them, 30 s of drain and no readiness delay by default, at most an hour, and `all` kills only after a whole stop', () => {
+  for (const load of [loadGatewayConfig, loadLogsConfig]) {
+    assert.deepEqual(load({}).shutdown, { readinessDelayMs: 0, drainTimeoutMs: 30_000 });
+    assert.deepEqual(load({ SHUTDOWN_READINESS_DELAY: '5s', SHUTDOWN_DRAIN_TIMEOUT: '2m' }).shutdown, {
+      readinessDelayMs: 5_000,
+      drainTimeoutMs: 120_000,
+    });
+    for (const [name, value] of [
+      ['SHUTDOWN_DRAIN_TIMEOUT', 'soon'],
+      ['SHUTDOWN_READINESS_DELAY', '-5s'],
+      ['SHUTDOWN_DRAIN_TIMEOUT', '2h'],
+    ] as const) {
+      assert.throws(
+        () => load({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name),
+      );
+    }
+  }
+  const settings = { readinessDelayMs: 5_000, drainTimeoutMs: 30_000 };
+  assert.ok(killAfterMs(settings) > stopDeadlineMs(settings));
+  assert.ok(stopDeadlineMs(settings) > settings.readinessDelayMs + settings.drainTimeoutMs);
 });

@@ -103,7 +103,34 @@ export interface ServiceBasics {
   readonly dataDir: string;
   readonly databaseUrl: string;
   readonly logLevel: string;
+  /** How the service stops on SIGTERM/SIGINT (shared/http/drain.ts). */
+  readonly shutdown: ShutdownSettings;
 }
+
+/** SHUTDOWN_READINESS_DELAY and SHUTDOWN_DRAIN_TIMEOUT (docs/operations.md, "Stopping and deploys"). */
+export interface ShutdownSettings {
+  /** After the signal, how long `/readyz` answers 503 while the service still accepts (the load balancer's reaction time). */
+  readonly readinessDelayMs: number;
+  /** Then, how long requests in flight may take to finish before they are cut. */
+  readonly drainTimeoutMs: number;
+}
+
+/** The shutdown settings: both services read the same two variables (and so does `all`'s supervisor). */
+export function readShutdownSettings(env: Env): ShutdownSettings {
+  const read = envReader(env);
+  // An hour at most: a stop that may take longer is a typo (30m for 30s), not a plan.
+  const bounded = (name: string, fallback: string) => {
+    const ms = read.duration(name, fallback);
+    if (ms > MAX_SHUTDOWN_STEP_MS) throw new ConfigError(name, `must be at most 1h, got "${read.raw(name)}"`);
+    return ms;
+  };
+  return {
+    readinessDelayMs: bounded('SHUTDOWN_READINESS_DELAY', '0s'),
+    drainTimeoutMs: bounded('SHUTDOWN_DRAIN_TIMEOUT', '30s'),
+  };
+}
+
+const MAX_SHUTDOWN_STEP_MS = 3_600_000;
 
 /** HOST, the service's port, DATA_DIR, its database URL (default: `file` in DATA_DIR) and LOG_LEVEL. */
 export function readServiceBasics(env: Env, names: { port: string; defaultPort: number; database: string; file: string }): ServiceBasics {
@@ -115,6 +142,7 @@ export function readServiceBasics(env: Env, names: { port: string; defaultPort: 
     dataDir,
     databaseUrl: databaseUrl(env, names.database, dataDir, names.file),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    shutdown: readShutdownSettings(env),
   };
 }
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { DialectName } from './database.js';
 
 /** Bytes the database takes: SQLite's pages (without the WAL), PostgreSQL's pg_database_size. */
@@ -18,5 +18,5 @@ export async function databaseBytes(db: Kysely<any>, dialect: DialectName): Prom
 export function sqliteDirectory(url: string): string | undefined {
   if (!url.startsWith('sqlite:')) return undefined;
   const path = url.slice('sqlite:'.length);
-  return path === ':memory:' ? undefined : dirname(path);
+  return path === ':memory:' ? undefined : dirname(resolve(path));
 }

@@ -161,6 +161,10 @@ export const ERRORS = {
     id: 'query took too long: narrow the time range or the query',
     en: 'query took too long: narrow the time range or the query',
   },
+  // The store cannot take writes for now (a full disk, read-only data, the database down): retry after Retry-After.
+  LOGS_STORAGE_FULL: { status: 503, id: 'storage full: retry later', en: 'storage full: retry later' },
+  LOGS_STORAGE_READ_ONLY: { status: 503, id: 'storage read-only: retry later', en: 'storage read-only: retry later' },
+  LOGS_DATABASE_UNAVAILABLE: { status: 503, id: 'database unavailable: retry later', en: 'database unavailable: retry later' },
   LOGS_CLIENT_GONE: { status: 499, id: 'client closed the request', en: 'client closed the request' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)

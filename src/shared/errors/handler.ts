@@ -33,10 +33,18 @@ export function toAppError(error: unknown): AppError {
 
 export type ErrorRenderer = (error: AppError, request: FastifyRequest, reply: FastifyReply) => unknown;
 
-/** One error path for a service: log 5xx with their cause, render every error through `render`. */
-export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer, notFound: ErrorCode): void {
+/**
+ * One error path for a service: log 5xx with their cause, render every error through `render`.
+ * `toError` is the service's own reading of what was thrown (default toAppError).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  render: ErrorRenderer,
+  notFound: ErrorCode,
+  toError: (error: unknown) => AppError = toAppError,
+): void {
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
+    const appError = toError(error);
     if (appError.status >= 500) request.log.error({ err: appError.options.cause ?? error }, 'request failed');
     for (const [name, value] of Object.entries(appError.options.headers ?? {})) reply.header(name, value);
     return reply.status(appError.status).send(render(appError, request, reply));

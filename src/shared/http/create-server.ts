@@ -6,6 +6,7 @@ import { loggerOptions } from './logger.js';
 import { genReqId, registerRequestContext, SECURITY_HEADERS } from './request-context.js';
 import { containsNul, validatorCompiler } from './validation.js';
 import { AppError } from '../errors/app-error.js';
+import type { InFlightRequests } from './drain.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -22,6 +23,8 @@ export interface ServerOptions {
   front?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** The service's error body, for requests Node's parser refuses before any route runs. */
   renderClientError: (error: AppError) => unknown;
+  /** Tracks the requests in flight, for the drain at shutdown (drain.ts). */
+  inFlight?: InFlightRequests | undefined;
 }
 
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -83,6 +86,7 @@ function rawServer(options: ServerOptions, fastifyHandler: RequestListener) {
   });
   server.requestTimeout = timeoutMs;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  options.inFlight?.watch(server);
   return server;
 }
 

@@ -3,6 +3,7 @@ import { toAppError } from '../../../shared/errors/handler.js';
 import { QuerySyntaxError } from '../store/log-store.js';
 import { QueryTimeoutError } from '../store/read-budget.js';
 import { dict } from '../../../shared/dict.js';
+import { storageErrorOf } from '../store/storage-watch.js';
 
 /**
  * Errors of the Elasticsearch-compatible API in Elasticsearch's own shape, which its clients and
@@ -57,7 +58,12 @@ export function toElasticError(error: unknown): ElasticError {
     return new ElasticError(400, 'query_shard_exception', `Failed to parse query: ${error.message} at position ${error.position}`);
   }
   if (error instanceof QueryTimeoutError) return new ElasticError(503, 'search_timeout_exception', 'the search ran out of its time budget');
-  const appError = toAppError(error);
+  const appError = storageErrorOf(error) ?? toAppError(error);
+  // A store that cannot take writes now: 503, as Elasticsearch answers while its disk is blocked or a shard is away; shippers retry.
+  if (appError.code === 'LOGS_STORAGE_FULL' || appError.code === 'LOGS_STORAGE_READ_ONLY') {
+    return new ElasticError(503, 'cluster_block_exception', appError.message);
+  }
+  if (appError.code === 'LOGS_DATABASE_UNAVAILABLE') return new ElasticError(503, 'unavailable_shards_exception', appError.message);
   // One answer for every refused credential: it tells no one which part was wrong.
   if (appError.status === 401) return new ElasticError(401, 'security_exception', 'unable to authenticate the request');
   if (appError.status === 403) return new ElasticError(403, 'security_exception', 'action is unauthorized for this user');
@@ -80,7 +86,9 @@ export function elasticAnswers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const elastic = toElasticError(error);
     if (elastic.status >= 500) request.log.error({ err: error }, 'elasticsearch-compatible request failed');
-    const appHeaders = elastic.status === 429 || elastic.status === 401 ? (toAppError(error).options.headers ?? dict()) : dict();
+    const appHeaders = [401, 429, 503].includes(elastic.status)
+      ? ((storageErrorOf(error) ?? toAppError(error)).options.headers ?? dict())
+      : dict();
     for (const [name, value] of Object.entries(appHeaders)) reply.header(name, value);
     return reply.status(elastic.status).send(errorBody(elastic.status, elastic.type, elastic.message));
   });

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { bulkResponse, parseBulk } from '../ingest/elastic-bulk.js';
-import { acceptGzip, ingestBatch, type Accounting } from '../ingest/pipeline.js';
+import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
@@ -142,6 +142,7 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       bodyLimit: deps.bodyLimit,
       schema: { tags, summary: 'Bulk API (index and create; _id de-duplicates); needs logs:write', security: SECURED },
       onRequest: writer,
+      onError: countFailedBatch(deps.stats, () => 'bulk'),
     };
     app.post('/_bulk', bulkOptions, bulk);
     app.put('/_bulk', bulkOptions, bulk);

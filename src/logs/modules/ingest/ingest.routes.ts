@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { acceptGzip, acceptProtobuf, ingestBatch, type Accounting, type Mapping } from './pipeline.js';
+import { acceptGzip, acceptProtobuf, countFailedBatch, ingestBatch, type Accounting, type Mapping } from './pipeline.js';
 import type { OtlpSignal } from './signals.js';
 
 export interface IngestDeps extends Accounting {
@@ -24,9 +24,15 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
         signal.path,
         {
           bodyLimit: deps.bodyLimit,
-          schema: { tags: ['ingest'], summary: signal.summary, security: SECURED, response: errorResponses(400, 401, 403, 413, 415, 429) },
+          schema: {
+            tags: ['ingest'],
+            summary: signal.summary,
+            security: SECURED,
+            response: errorResponses(400, 401, 403, 413, 415, 429, 503),
+          },
           // Credentials before the body is inflated or parsed.
           onRequest: deps.guards.requireIngest,
+          onError: countFailedBatch(deps.stats, (request) => signal.source(request, [])),
         },
         async (request, reply: FastifyReply) => {
           const protobuf = Buffer.isBuffer(request.body);

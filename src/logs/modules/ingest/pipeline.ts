@@ -1,5 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
+import { toAppError } from '../../../shared/errors/handler.js';
+import type { StorageWatch } from '../store/storage-watch.js';
 import { storableText } from '../../../shared/text/storable-text.js';
 import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
 import { canonicalLevel } from '../store/levels.js';
@@ -27,6 +29,27 @@ export interface Mapping<T> {
 export interface Accounting {
   stats: PipelineStats;
   now: () => number;
+  /** Turns a failed write into its 503 (full, read-only, database down) and raises readiness `storage`. */
+  storage?: StorageWatch | undefined;
+}
+
+/** Requests whose failed batch ingestBatch already counted (countFailedBatch must not count it again). */
+const counted = new WeakSet<FastifyRequest>();
+
+/** The tenant label of a batch refused before its sender was known (no tenant id can start with `-`). */
+export const UNKNOWN_TENANT = '-';
+
+/**
+ * A route's `onError` hook: a batch that fails with a 5xx anywhere before its store write (the
+ * credentials' look-up with the database down, for instance) was not stored either, and counts in
+ * `logs_ingest_store_failures_total` like one whose write failed (ingestBatch counts those).
+ */
+export function countFailedBatch(stats: PipelineStats, source: (request: FastifyRequest) => IngestSource) {
+  return async (request: FastifyRequest, _reply: FastifyReply, error: unknown): Promise<void> => {
+    if (counted.has(request) || toAppError(error).status < 500) return;
+    counted.add(request);
+    stats.record(request.tenantId || UNKNOWN_TENANT, source(request), { received: 0, stored: 0, rejected: 0 }, { failed: true });
+  };
 }
 
 /**
@@ -41,7 +64,7 @@ export async function ingestBatch<T>(
   mapping: Mapping<T>,
   store: (items: T[]) => Promise<unknown>,
 ): Promise<void> {
-  const { stats, now } = accounting;
+  const { stats, now, storage } = accounting;
   const { tenantId } = request;
   const stored = mapping.items.length;
   const received = stored + mapping.rejected;
@@ -52,8 +75,10 @@ export async function ingestBatch<T>(
   } catch (error) {
     stats.leave(tenantId, source, stored);
     stats.record(tenantId, source, { received, stored: 0, rejected: received }, { failed: true, latencyMs: now() - started });
-    throw error;
+    counted.add(request);
+    throw storage ? await storage.explain(error) : error;
   }
+  if (stored > 0) storage?.succeeded();
   stats.leave(tenantId, source, stored);
   stats.record(tenantId, source, { received, stored, rejected: mapping.rejected }, { latencyMs: now() - started });
 }

@@ -108,8 +108,10 @@ export class LogsMetrics {
       name: 'logs_store_size_bytes',
       help: "Bytes the service's database takes on disk",
       registers: [this.registry],
+      // With the database away the scrape still answers (the store failures are the news): the last value stays.
       async collect() {
-        this.set(await sources.storeBytes());
+        const bytes = await sources.storeBytes().catch(() => undefined);
+        if (bytes !== undefined) this.set(bytes);
       },
     });
     new Gauge({
@@ -118,8 +120,10 @@ export class LogsMetrics {
       labelNames: ['severity'] as const,
       registers: [this.registry],
       async collect() {
+        const firing = await sources.firingAlerts().catch(() => undefined);
+        if (firing === undefined) return;
         this.reset();
-        for (const { severity, count } of await sources.firingAlerts()) this.set({ severity }, count);
+        for (const { severity, count } of firing) this.set({ severity }, count);
       },
     });
     const directory = sources.dataDirectory;
