@@ -8,6 +8,7 @@ import { DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { sql } from 'kysely';
 
 /**
  * The alert evaluator against the real log store: logs ingested through the Elasticsearch bulk API,
@@ -462,7 +463,7 @@ for (const dialect of DIALECTS) {
 
 for (const dialect of DIALECTS) {
   describe(`webhook SSRF guard, default allow-list [${dialect}]`, () => {
-    test('internal literals are 400 when the rule is saved; a name resolving to loopback is refused at connection time and the user sees only "failed"', async () => {
+    test('internal literals and localhost are 400 when the rule is saved; a saved localhost rule is refused at delivery', async () => {
       const receiver = await startWebhookReceiver();
       const port = new URL(receiver.url).port;
       const open = await startTestLogs(dialect, { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ATTEMPTS: '1' });
@@ -499,18 +500,42 @@ for (const dialect of DIALECTS) {
           '[fd12::1]',
           '[::1]',
           '0.0.0.0',
+          '[64:ff9b::7f00:1]',
+          '[2002:a9fe:a9fe::1]',
+          'localhost',
+          'LOCALHOST.',
+          'api.localhost',
         ]) {
           const refused = await rule(open, `http://${host}:${port}/hook`);
           assert.equal(refused.statusCode, 400, host);
           assert.match(refused.json().detail, /address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, host);
         }
         for (const logs of [open, named]) {
-          const saved = await rule(logs, `http://localhost:${port}/hook`);
+          const refused = await rule(logs, `http://localhost:${port}/hook`);
+          assert.equal(refused.statusCode, 400, 'listing the name localhost does not open loopback');
+          // A rule saved before this check existed: delivery refuses it too.
+          const saved = await logs.request({
+            method: 'POST',
+            url: '/api/v1/alerts/rules',
+            headers: await logs.admin(),
+            payload: {
+              name: uniqueName('ssrf'),
+              severity: 'high',
+              query: uniqueName('never'),
+              window: '1m',
+              condition: { type: 'absent' },
+            },
+          });
           assert.equal(saved.statusCode, 201, saved.body);
+          await sql`UPDATE logs_alert_rules SET webhook_url = ${`http://localhost:${port}/hook`} WHERE id = ${saved.json().id}`.execute(
+            logs.database.db,
+          );
           const alertId = (await logs.alerts.evaluateRule(saved.json().id)).opened!;
           await logs.alertNotifier.idle();
           const alert = (await logs.request({ method: 'GET', url: `/api/v1/alerts/${alertId}`, headers: await logs.admin() })).json();
-          assert.deepEqual([alert.webhook.status, alert.webhook.last_error], ['failed', 'failed']);
+          // A policy refusal names the rule's own URL (nothing the network did is shown).
+          assert.equal(alert.webhook.status, 'failed');
+          assert.match(alert.webhook.last_error, /"localhost" is a loopback address/);
         }
         assert.equal(receiver.received.length, 0, 'nothing reached the loopback receiver');
       } finally {
@@ -594,9 +619,27 @@ test('webhook URLs: internal address literals are refused by default in every en
     'http://224.0.0.1/',
     'http://[ff02::1]/',
     'http://[::ffff:10.1.2.3]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://[64:ff9b::169.254.169.254]/',
+    'http://[64:ff9b::a00:1]/',
+    'http://[2002:7f00:1::]/',
+    'http://[2002:c0a8:101::1]/',
+    'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    'http://[2001:0:a00:1::1]/',
+    'http://localhost:8080/',
+    'http://LocalHost./',
+    'http://app.localhost/',
   ];
   for (const url of internal) assert.match(webhookUrlProblem(url, []) ?? '', /is a .* address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS/, url);
-  for (const url of ['http://172.32.0.1/', 'http://100.128.0.1/', 'http://[2606:4700::1111]/', 'http://[::ffff:8.8.8.8]/'])
+  for (const url of [
+    'http://172.32.0.1/',
+    'http://100.128.0.1/',
+    'http://[2606:4700::1111]/',
+    'http://[::ffff:8.8.8.8]/',
+    'http://[64:ff9b::808:808]/',
+    'http://[2002:808:808::1]/',
+    'http://localhost.example.com/',
+  ])
     assert.equal(webhookUrlProblem(url, []), undefined, url);
   // A listed name does not open an internal literal; an address or CIDR entry does.
   assert.match(webhookUrlProblem('http://10.1.2.3/', ['hooks.example.com']) ?? '', /LOGS_WEBHOOK_ALLOWED_HOSTS/);

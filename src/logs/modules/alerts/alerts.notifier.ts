@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AlertsRepository } from './alerts.repository.js';
-import { literalAddress, WebhookAllowList } from './webhook-address.js';
+import { isLocalhostName, literalAddress, WebhookAllowList } from './webhook-address.js';
 
 export interface WebhookSettings {
   /** Per attempt. */
@@ -53,7 +53,8 @@ export function webhookUrlProblem(url: string, allowedHosts: readonly string[]):
   if (parsed.username || parsed.password) return 'webhook.url must not carry credentials (use webhook.secret)';
   const allowList = allowListOf(allowedHosts);
   if (!allowList.allowsHost(parsed.hostname)) return `webhook.url host "${parsed.hostname}" is not in LOGS_WEBHOOK_ALLOWED_HOSTS`;
-  const address = literalAddress(parsed.hostname);
+  // `localhost` is refused as the loopback address it names, before any resolver is asked.
+  const address = literalAddress(parsed.hostname) ?? (isLocalhostName(parsed.hostname) ? '127.0.0.1' : undefined);
   const kind = address === undefined ? undefined : allowList.addressProblem(address);
   if (kind !== undefined)
     return `webhook.url host "${parsed.hostname}" is a ${kind} address; list it in LOGS_WEBHOOK_ALLOWED_HOSTS (address or CIDR) to allow it`;

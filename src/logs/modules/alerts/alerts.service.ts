@@ -10,7 +10,6 @@ import { appendHistory, type AlertEvaluator, type EvaluationResult } from './ale
 import { webhookUrlProblem } from './alerts.notifier.js';
 import {
   isUniqueViolation,
-  SEVERITIES,
   type AlertRow,
   type AlertRuleRow,
   type AlertsRepository,
@@ -367,7 +366,7 @@ export class AlertsService {
 
   /** For the dashboards: active (firing + acknowledged) alerts of the tenant per severity, every severity present (0 when none). */
   async activeCountsBySeverity(tenantId: string): Promise<Record<Severity, number>> {
-    const counts = dict(SEVERITIES.map((severity) => [severity, 0])) as Record<Severity, number>;
+    const counts: Record<Severity, number> = { critical: 0, high: 0, medium: 0, low: 0, info: 0 };
     for (const { severity, count } of await this.deps.repository.countBySeverity(tenantId, ACTIVE_STATES)) counts[severity] = count;
     return counts;
   }

@@ -42,9 +42,51 @@ export function literalAddress(hostname: string): string | undefined {
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 
+/** `localhost` and its subdomains always mean the host itself (RFC 6761), whatever a resolver says. */
+export function isLocalhostName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail counts as two). */
+function ipv6Groups(address: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  const text = dotted
+    ? `${address.slice(0, dotted.index)}${((+dotted[1]! << 8) | +dotted[2]!).toString(16)}:${((+dotted[3]! << 8) | +dotted[4]!).toString(16)}`
+    : address;
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)));
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/**
+ * IPv4 addresses an IPv6 address carries to a gateway that unwraps them: NAT64 (`64:ff9b::/96`,
+ * RFC 6052), 6to4 (`2002::/16`, RFC 3056) and Teredo (`2001::/32`, RFC 4380: its server, and its
+ * client with every bit inverted).
+ */
+function embeddedIPv4(address: string): { via: string; addresses: string[] } | undefined {
+  const g = ipv6Groups(address);
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0)
+    return { via: 'NAT64', addresses: [ipv4Of(g[6]!, g[7]!)] };
+  if (g[0] === 0x2002) return { via: '6to4', addresses: [ipv4Of(g[1]!, g[2]!)] };
+  if (g[0] === 0x2001 && g[1] === 0) return { via: 'Teredo', addresses: [ipv4Of(g[2]!, g[3]!), ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)] };
+  return undefined;
+}
+
 /** The kind of internal range holding the address ('loopback', 'private', ...), or undefined for a public one. */
 export function internalKind(address: string): string | undefined {
-  return BLOCKED.find(({ list }) => list.check(address, familyOf(address)))?.kind;
+  const kind = BLOCKED.find(({ list }) => list.check(address, familyOf(address)))?.kind;
+  if (kind !== undefined || familyOf(address) === 'ipv4') return kind;
+  const embedded = embeddedIPv4(address);
+  for (const inner of embedded?.addresses ?? []) {
+    const innerKind = internalKind(inner);
+    if (innerKind !== undefined) return `${innerKind} (in ${embedded!.via})`;
+  }
+  return undefined;
 }
 
 /**

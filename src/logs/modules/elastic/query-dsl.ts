@@ -82,9 +82,13 @@ export function dateValue(value: unknown, format: unknown, now: number, roundUp:
   return ms;
 }
 
+/** Elasticsearch's `indices.query.bool.max_nested_depth`: deeper `bool`s are a client error there too. */
+export const MAX_BOOL_DEPTH = 20;
+
 class Translator {
   from: number | undefined;
   to: number | undefined;
+  #boolDepth = 0;
 
   constructor(private readonly now: number) {}
 
@@ -149,6 +153,16 @@ class Translator {
 
   private bool(body: unknown, top: boolean): string {
     if (!isPlainObject(body)) throw parsingError('[bool] query malformed');
+    if (this.#boolDepth >= MAX_BOOL_DEPTH) throw parsingError(`[bool] queries nest deeper than ${MAX_BOOL_DEPTH} levels`);
+    this.#boolDepth += 1;
+    try {
+      return this.boolClauses(body, top);
+    } finally {
+      this.#boolDepth -= 1;
+    }
+  }
+
+  private boolClauses(body: Record<string, unknown>, top: boolean): string {
     for (const key of Object.keys(body)) {
       if (!['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name'].includes(key)) {
         throw unsupported(`the bool option [${key.slice(0, 50)}]`);
