@@ -128,6 +128,32 @@ for (const dialect of DIALECTS) {
       assert.equal((await search(apiKey(readOnly))).statusCode, 403);
     });
 
+    test('a users:manage holder manages the keys of users no more powerful than themselves only', async () => {
+      const manager = await logs.userWith(['users:manage', 'logs:read']);
+      const weaker = await logs.userWith(['logs:read']);
+      const stronger = await logs.userWith(['logs:read', 'logs:write', 'alerts:write']);
+      const strongersKey = (await createKey(stronger.headers, { permissions: ['logs:read'] })).json() as Created;
+
+      const forWeaker = await createKey(manager.headers, { permissions: ['logs:read'], user_id: weaker.id });
+      assert.equal(forWeaker.statusCode, 201, forWeaker.body);
+      const revokeWeaker = await logs.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${forWeaker.json().id}`,
+        headers: manager.headers,
+      });
+      assert.equal(revokeWeaker.statusCode, 200, revokeWeaker.body);
+
+      const forStronger = await createKey(manager.headers, { permissions: ['logs:read'], user_id: stronger.id });
+      assert.equal(forStronger.statusCode, 403, 'a key for a user holding permissions the manager lacks');
+      const own = await createKey(manager.headers, { permissions: ['logs:read'] });
+      assert.equal(own.statusCode, 201, 'their own key is still theirs to make');
+      const revokeStronger = await logs.request({ method: 'DELETE', url: `/api/v1/api-keys/${strongersKey.id}`, headers: manager.headers });
+      assert.equal(revokeStronger.statusCode, 403, revokeStronger.body);
+      assert.equal((await search(apiKey(strongersKey))).statusCode, 200, "the stronger user's key still works");
+      const audit = await logs.request({ method: 'GET', url: '/api/v1/api-keys?user_id=' + stronger.id, headers: await logs.admin() });
+      assert.equal(audit.json().api_keys.length, 1, 'no key was made for the stronger user');
+    });
+
     test('expiry, another tenant, keys for other users, and malformed headers', async () => {
       const owner = await logs.userWith(['logs:read']);
       const expiring = (

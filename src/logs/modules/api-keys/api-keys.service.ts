@@ -6,7 +6,7 @@ import { invalidBody } from '../../http/errors.js';
 import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client } from '../auth/client.js';
 import { isPermission, type Permission } from '../rbac/permissions.js';
-import { assertWithinActor } from '../rbac/privilege.js';
+import { assertCanActOnUser, assertWithinActor } from '../rbac/privilege.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
 
@@ -65,7 +65,8 @@ function view(row: LogsApiKeysTable): ApiKeyView {
 
 /**
  * API keys (docs/logs-api.md "API keys"): created by a user for themselves, or by a users:manage
- * holder for a user of the tenant; at most the creator's permissions; optional expiry; the secret
+ * holder for a user of the tenant no more powerful than themselves (who alone may also revoke
+ * that user's keys); at most the creator's permissions; optional expiry; the secret
  * shown once and stored as a SHA-256 hash; revocable; last use recorded; create and revoke audited.
  */
 export class ApiKeysService {
@@ -88,6 +89,7 @@ export class ApiKeysService {
       if (!actor.permissions.has('users:manage')) throw new AppError('LOGS_PERMISSION_DENIED');
       const owner = await this.deps.users.findById(ownerId);
       if (!owner || owner.tenant_id !== tenantId) throw new AppError('LOGS_NOT_FOUND');
+      await assertCanActOnUser(actor, this.deps.users, ownerId);
     }
     const now = this.deps.now();
     let expiresAt: string | null = null;
@@ -141,7 +143,10 @@ export class ApiKeysService {
   async revoke(tenantId: string, id: string, actor: KeyActor, client: Client): Promise<ApiKeyView> {
     const row = await this.deps.keys.find(id);
     if (!row || row.tenant_id !== tenantId) throw new AppError('LOGS_NOT_FOUND');
-    if (row.user_id !== actor.userId && !actor.permissions.has('users:manage')) throw new AppError('LOGS_NOT_FOUND');
+    if (row.user_id !== actor.userId) {
+      if (!actor.permissions.has('users:manage')) throw new AppError('LOGS_NOT_FOUND');
+      await assertCanActOnUser(actor, this.deps.users, row.user_id);
+    }
     if (row.revoked_at !== null) return view(row);
     const at = new Date(this.deps.now()).toISOString();
     await this.deps.db.transaction().execute(async (trx) => {

@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/errors/app-error.js';
-import type { Permission } from './permissions.js';
+import type { LogsRolesTable } from '../../db/schema.js';
+import { permissionsOfRole, type Permission } from './permissions.js';
 
 /** The caller's permissions, as the guards resolved them. */
 export interface Actor {
@@ -13,4 +14,17 @@ export interface Actor {
  */
 export function assertWithinActor(actor: Actor, permissions: Iterable<Permission>): void {
   for (const permission of permissions) if (!actor.permissions.has(permission)) throw new AppError('LOGS_PERMISSION_DENIED');
+}
+
+/** 403 unless every permission the target user holds is also the actor's (no acting on a more powerful user). */
+export async function assertCanActOnUser(
+  actor: Actor,
+  users: { rolesOf(userIds: readonly string[]): Promise<Map<string, LogsRolesTable[]>> },
+  targetId: string,
+): Promise<void> {
+  const roles = (await users.rolesOf([targetId])).get(targetId) ?? [];
+  assertWithinActor(
+    actor,
+    roles.flatMap((role) => permissionsOfRole(role)),
+  );
 }

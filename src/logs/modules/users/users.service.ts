@@ -10,7 +10,7 @@ import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.
 import type { Client, LogsAuthContext } from '../auth/authenticate.js';
 import type { LogsSessionsRepository } from '../auth/sessions.repository.js';
 import { permissionsOfRole } from '../rbac/permissions.js';
-import { assertWithinActor } from '../rbac/privilege.js';
+import { assertCanActOnUser, assertWithinActor } from '../rbac/privilege.js';
 import type { RolesRepository } from '../roles/roles.repository.js';
 import type { LogsUsersRepository } from './users.repository.js';
 
@@ -195,12 +195,7 @@ export class LogsUsersService {
     return roles;
   }
 
-  /** 403 unless every permission the target user holds is also the actor's (no acting on a more powerful user). */
   private async assertCanActOn(actor: LogsAuthContext, targetId: string): Promise<void> {
-    const roles = (await this.deps.users.rolesOf([targetId])).get(targetId) ?? [];
-    assertWithinActor(
-      actor,
-      roles.flatMap((role) => permissionsOfRole(role)),
-    );
+    await assertCanActOnUser(actor, this.deps.users, targetId);
   }
 }
