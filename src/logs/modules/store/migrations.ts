@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import type { AnyMigration, ResumableMigration } from '../../../shared/db/migrator.js';
 import { storeRowsInBlocks } from './postgres-block-upgrade.js';
 import { buildStoredPostings } from './postgres-postings.js';
 import { refacetEntries } from './postgres-refacet.js';
@@ -15,6 +16,37 @@ import { compactStoredRows } from './sqlite-rows.js';
 
 function isSqlite(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
+}
+
+/** A data rewrite with nothing to do on this dialect. */
+const NOTHING: ResumableMigration = {
+  start: async () => 0,
+  chunk: async () => null,
+  finish: async () => undefined,
+};
+
+/**
+ * A data rewrite whose work differs by dialect (docs/operations.md, "Upgrade and rollback": chunks
+ * committed one by one, resumed after a stop). No `down`: a rewrite is undone by restoring a backup.
+ */
+function byDialect({
+  sqlite = NOTHING,
+  postgres = NOTHING,
+}: {
+  sqlite?: ResumableMigration;
+  postgres?: ResumableMigration;
+}): ResumableMigration {
+  const of = (db: Kysely<any>) => (isSqlite(db) ? sqlite : postgres);
+  return {
+    start: (db) => of(db).start(db),
+    chunk: (db, position) => of(db).chunk(db, position),
+    finish: (db) => of(db).finish(db),
+  };
+}
+
+/** Work done whole in the transaction that starts it (one chunk). */
+function asResumable(work: (db: Kysely<any>) => Promise<void>): ResumableMigration {
+  return { start: async (db) => (await work(db), 0), chunk: async () => null, finish: async () => undefined };
 }
 
 const init: Migration = {
@@ -127,21 +159,15 @@ const documentIds: Migration = {
  * entries are re-stored in time order under their new ids, their words and facets indexed again.
  * This migration, unlike the others, uses the store's own writer: re-indexing is what it does.
  */
-const timeOrderedFacets: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) {
-      await restoreInTimeOrder(db, () => createCountsAndFacetTables(db, 'sqlite'));
-      return;
-    }
+const timeOrderedFacets = byDialect({
+  sqlite: restoreInTimeOrder((db) => createCountsAndFacetTables(db, 'sqlite')),
+  postgres: asResumable(async (db) => {
     await createCountsAndFacetTables(db, 'postgres');
     await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
       SELECT tenant_id, ts - (((ts % 60000) + 60000) % 60000), coalesce(host, ''), count(*) FROM log_entries GROUP BY 1, 2, 3`.execute(db);
     await refacetEntries(db);
-  },
-  async down(): Promise<void> {
-    throw new Error('time-ordered ids cannot be undone: restore a backup taken before the upgrade');
-  },
-};
+  }),
+});
 
 async function createCountsAndFacetTables(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
   const [integer, withoutRowid] = dialect === 'sqlite' ? [sql`INTEGER`, sql` WITHOUT ROWID`] : [sql`bigint`, sql``];
@@ -316,14 +342,7 @@ const noTsvector: Migration = {
  * hexadecimal ids as bytes, levels as numbers, the time as an offset from the id's second; every
  * stored row is written again. Nothing on PostgreSQL.
  */
-const compactRows: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) await compactStoredRows(db);
-  },
-  async down(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) throw new Error('0190_compact_rows cannot be undone: restore a backup taken before it');
-  },
-};
+const compactRows = byDialect({ sqlite: compactStoredRows });
 
 /**
  * Pairs of words in PostgreSQL's postings (postgres-postings.ts, pairsFromFor; docs/log-store.md,
@@ -368,7 +387,7 @@ const postgresBlocks: Migration = {
 };
 
 /** Every log store migration, by name; the logs service runs them with its own. */
-export const logStoreMigrations: Record<string, Migration> = {
+export const logStoreMigrations: Record<string, AnyMigration> = {
   '0100_log_store': init,
   '0110_document_ids': documentIds,
   '0120_time_ordered_facets': timeOrderedFacets,
