@@ -7,7 +7,8 @@ import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { createServer } from '../shared/http/create-server.js';
-import { registerHealthRoutes } from '../shared/http/health.js';
+import { Readiness, registerHealthRoutes } from '../shared/http/health.js';
+import { plainLogger } from '../shared/http/logger.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
@@ -72,6 +73,8 @@ const UNMEASURED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export interface LogsServiceOptions {
   config: LogsConfig;
+  /** The service's database, opened already (startLogs: migrated behind the migration gate); default: opened here. */
+  database?: Database<LogsSchema>;
   /** Injected clock (milliseconds), for tests of expiry and rate limits. */
   now?: () => number;
   /**
@@ -88,6 +91,8 @@ export interface LogsServiceOptions {
 export interface LogsService {
   app: FastifyInstance;
   database: Database<LogsSchema>;
+  /** Named reasons `/readyz` answers 503 for (besides a database that does not answer). */
+  readiness: Readiness;
   store: LogStore;
   audit: LogsAuditRepository;
   stats: PipelineStats;
@@ -108,16 +113,21 @@ export interface LogsService {
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
 export async function buildLogsService({
   config,
+  database: opened,
   now = Date.now,
   logStore,
   k8s,
   activeAlertsBySeverity,
 }: LogsServiceOptions): Promise<LogsService> {
-  const database = await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true });
+  const database = opened ?? (await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true }));
   let store: LogStore;
   let storeReads: StoreReads | undefined;
   try {
-    await migrateToLatest(database.db, logsMigrations, 'logs');
+    // Each migration logs its name and time (the server's logger does not exist yet: same level and destination).
+    await migrateToLatest(database.db, logsMigrations, 'logs', {
+      log: plainLogger(config.logLevel),
+      progressIntervalMs: config.migrationProgressIntervalMs,
+    });
     if (logStore === undefined) {
       // Searches run off the event loop (SQLite) and within LOGS_SEARCH_TIMEOUT (docs/log-store.md#time-budget).
       storeReads = await openStoreReads(config.databaseUrl, database.db, config.search);
@@ -264,7 +274,9 @@ export async function buildLogsService({
   await app.register(metricsRoutes(() => serviceMetrics.registry.metrics(), config.metricsToken));
   // A stopped SQLite thread fails every write until a restart: liveness fails, so the orchestrator restarts.
   const writerThread = writerThreadOf(db);
+  const readiness = new Readiness();
   registerHealthRoutes(app, {
+    readiness,
     alive: () => !writerThread?.stopped(),
     // The event loop's connection reads; the SQLite thread, if there is one, must answer too.
     ready: async () => {
@@ -359,6 +371,7 @@ export async function buildLogsService({
   return {
     app,
     database,
+    readiness,
     store,
     audit,
     stats,

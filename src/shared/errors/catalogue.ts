@@ -162,6 +162,7 @@ export const ERRORS = {
     en: 'query took too long: narrow the time range or the query',
   },
   LOGS_CLIENT_GONE: { status: 499, id: 'client closed the request', en: 'client closed the request' },
+  LOGS_MIGRATING: { status: 503, id: 'migrations are running: retry later', en: 'migrations are running: retry later' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },
