@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DialectName } from '../../src/shared/db/database.js';
 import type { AnyMigration } from '../../src/shared/db/migrator.js';
 
@@ -47,8 +47,23 @@ export async function insertOldEvents(db: Kysely<any>, dialect: DialectName, ten
       SELECT ${tenant}, ${OLD_T0} + i * 1000, ${level}, 'api', 'h' || (i % 5), lower(hex(randomblob(16))), NULL,
         'old event ' || printf('%07d', i) || ${sql.raw(disk)}, json_object('status', 200 + i % 4, 'path', '/p/' || (i % 11))
       FROM n`.execute(db);
-    return;
+  } else {
+    await insertOldPostgresEvents(db, tenant, count, level, disk);
   }
+  // The counts per minute, level and service, as the old writer kept them with the rows.
+  await sql`INSERT INTO log_rollups (tenant_id, minute, level, service, count)
+    SELECT tenant_id, ts - ts % 60000, level, service, count(*) FROM log_entries WHERE tenant_id = ${tenant} GROUP BY 1, 2, 3, 4`.execute(
+    db,
+  );
+}
+
+async function insertOldPostgresEvents(
+  db: Kysely<any>,
+  tenant: string,
+  count: number,
+  level: RawBuilder<unknown>,
+  disk: string,
+): Promise<void> {
   const hours = Math.ceil((count * 1000) / HOUR_MS);
   for (let hour = 0; hour < hours; hour += 1) {
     const start = OLD_T0 + hour * HOUR_MS;
