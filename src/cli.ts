@@ -156,9 +156,10 @@ const COMMANDS: Record<string, Command> = {
     usage: 'migrate',
     summary: "run both services' database migrations and exit",
     async run() {
+      const log = plainLogger(loadLogsConfig(process.env).logLevel);
       for (const [{ name, url }, migrations] of zip(databases(), [gatewayMigrations, logsMigrations])) {
         await withDatabase(url, async (database) => {
-          const applied = await migrateToLatest(database.db, migrations, name);
+          const applied = await migrateToLatest(database.db, migrations, name, { log: log?.child({ service: name }) });
           process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);
         });
       }

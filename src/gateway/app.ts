@@ -86,7 +86,8 @@ const UNWATCHED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 export async function buildGateway({ config, now = Date.now, logStream }: GatewayOptions): Promise<Gateway> {
   const database = await openDatabase<GatewaySchema>(config.databaseUrl);
   try {
-    await migrateToLatest(database.db, gatewayMigrations, 'gateway');
+    // Each migration logs its name and time (the server's logger does not exist yet: same level and destination).
+    await migrateToLatest(database.db, gatewayMigrations, 'gateway', { log: plainLogger(config.logLevel, logStream) });
   } catch (error) {
     await database.close();
     throw error;

@@ -11,6 +11,7 @@ import { registerHealthRoutes } from '../shared/http/health.js';
 import { StorageWatch, storageErrorOf } from './modules/store/storage-watch.js';
 import { InFlightRequests } from '../shared/http/drain.js';
 import { Readiness, shownReasons } from '../shared/http/readiness.js';
+import { plainLogger } from '../shared/http/logger.js';
 import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
@@ -76,6 +77,8 @@ const UNMEASURED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export interface LogsServiceOptions {
   config: LogsConfig;
+  /** The service's database, opened already (startLogs: migrated behind the migration gate); default: opened here. */
+  database?: Database<LogsSchema>;
   /** Injected clock (milliseconds), for tests of expiry and rate limits. */
   now?: () => number;
   /**
@@ -116,16 +119,21 @@ export interface LogsService {
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
 export async function buildLogsService({
   config,
+  database: opened,
   now = Date.now,
   logStore,
   k8s,
   activeAlertsBySeverity,
 }: LogsServiceOptions): Promise<LogsService> {
-  const database = await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true });
+  const database = opened ?? (await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true }));
   let store: LogStore;
   let storeReads: StoreReads | undefined;
   try {
-    await migrateToLatest(database.db, logsMigrations, 'logs');
+    // Each migration logs its name and time (the server's logger does not exist yet: same level and destination).
+    await migrateToLatest(database.db, logsMigrations, 'logs', {
+      log: plainLogger(config.logLevel),
+      progressIntervalMs: config.migrationProgressIntervalMs,
+    });
     if (logStore === undefined) {
       // Searches run off the event loop (SQLite) and within LOGS_SEARCH_TIMEOUT (docs/log-store.md#time-budget).
       storeReads = await openStoreReads(config.databaseUrl, database.db, config.search);

@@ -63,6 +63,8 @@ export interface LogsConfig extends ServiceBasics {
   readonly dashboards: DashboardsConfig;
   /** How often the logs service samples its own host's metrics (docs/infra.md); 0 = never. */
   readonly selfMetricsIntervalMs: number;
+  /** Least time between two progress lines of a long migration (docs/operations.md, "Upgrade and rollback"). */
+  readonly migrationProgressIntervalMs: number;
   /** Log store reads (docs/log-store.md#time-budget): budget of each read, and reads running at once. */
   readonly search: { readonly timeoutMs: number; readonly workers: number };
 }
@@ -109,6 +111,7 @@ export function loadLogsConfig(env: Env): LogsConfig {
     alerts: alertsConfig(read),
     dashboards: loadDashboardsConfig(env),
     selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
+    migrationProgressIntervalMs: read.duration('LOGS_MIGRATION_PROGRESS_INTERVAL', '10s'),
     search: searchConfig(read),
   });
 }

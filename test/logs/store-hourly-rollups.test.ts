@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { sql, type Migration } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { createLogStore, logStoreMigrations, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
@@ -47,7 +47,7 @@ for (const dialect of DIALECTS) {
       await createLogStore(db, database.dialect).append('acme', ENTRIES);
       await sql`DROP TABLE log_rollups_hourly`.execute(db);
       await sql`DROP TABLE log_host_rollups_hourly`.execute(db);
-      await logStoreMigrations['0130_hourly_rollups']!.up(db);
+      await (logStoreMigrations['0130_hourly_rollups'] as Migration).up(db);
       store = createLogStore(db, database.dialect);
     });
     after(async () => {

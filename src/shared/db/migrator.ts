@@ -1,46 +1,262 @@
-import { Migrator, type Kysely, type Migration } from 'kysely';
-
-/** How often the loser of a SQLite start-up race tries again while the winner finishes. */
-const RACE_RETRIES = 8;
+import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Runs in-code migrations. Each service keeps its own history table so that the gateway and the
- * logs service can share one PostgreSQL database. Throws on failure so the caller exits non-zero.
+ * The services' migrations (docs/operations.md, "Upgrade and rollback"). Each service keeps its own
+ * history table (`<table>_migrations`, name and time, as Kysely's migrator kept it) so that the
+ * gateway and the logs service can share one PostgreSQL database.
+ *
+ * Each migration runs in a transaction of its own together with its line in the history: a stop
+ * leaves it whole or not begun. A long data rewrite is a ResumableMigration instead: chunks, each
+ * committed with its position in `<table>_migration_progress`, so that the next start continues
+ * where the last one stopped. Several processes starting together do not run anything twice: on
+ * PostgreSQL they take an advisory lock in turn; on SQLite every transaction is IMMEDIATE (the
+ * file's write lock) and looks at the history and the position again inside it.
  */
 
-export async function migrateToLatest(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
-  let firstError: unknown;
-  for (let attempt = 1; ; attempt++) {
+/** A long data rewrite, done in committed chunks and resumed after a stop. */
+export interface ResumableMigration {
+  /**
+   * Schema work before the first chunk, in the transaction that saves the first position; returns
+   * how many rows there are to do (for progress). Runs once, however often the migration is resumed.
+   */
+  start(db: Kysely<any>): Promise<number>;
+  /**
+   * The next chunk after `position` (null at first), in a transaction of its own that also saves the
+   * position it returns; null when nothing is left. Must not depend on anything but the database and
+   * `position`: it may run in another process than the one before.
+   */
+  chunk(db: Kysely<any>, position: ChunkPosition | null): Promise<{ position: ChunkPosition; rows: number } | null>;
+  /** Schema work after the last chunk, in the transaction that records the migration. */
+  finish(db: Kysely<any>): Promise<void>;
+}
+
+/** Where a resumable migration is: any JSON value (stored as text). */
+export type ChunkPosition = string | number | boolean | null | ChunkPosition[] | { [key: string]: ChunkPosition };
+
+export type AnyMigration = Migration | ResumableMigration;
+
+/** What a running migration has done: rows of a resumable one (0 of 0 for the others). */
+export interface MigrationProgress {
+  migration: string;
+  done: number;
+  total: number;
+}
+
+/** Where migrations report (the service's logger). */
+export interface MigrationLog {
+  info(fields: object, message: string): void;
+}
+
+export interface MigrateOptions {
+  log?: MigrationLog | undefined;
+  /** Called as each migration starts and after each chunk (the service's `/readyz` shows it). */
+  onProgress?: ((progress: MigrationProgress) => void) | undefined;
+  /** Least time between two progress lines of one migration (default 10 s). */
+  progressIntervalMs?: number | undefined;
+  now?: () => number;
+}
+
+export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
+
+/** Kysely's migrator's lock: a process of the version before this one waits for this one, too. */
+const POSTGRES_LOCK_ID = sql.lit('3853314791062309107');
+
+export function isResumable(migration: AnyMigration): migration is ResumableMigration {
+  return 'chunk' in migration;
+}
+
+const isSqlite = (db: Kysely<any>) => db.getExecutor().adapter instanceof SqliteAdapter;
+
+/** Names of the migrations that have not run yet, in the order they would run. */
+export async function pendingMigrations(db: Kysely<any>, migrations: Record<string, AnyMigration>, table: string): Promise<string[]> {
+  const executed = new Set(await executedMigrations(db, table));
+  return Object.keys(migrations)
+    .sort()
+    .filter((name) => !executed.has(name));
+}
+
+/** Runs every pending migration, in name order; returns the names it ran. Throws on failure so the caller exits non-zero. */
+export async function migrateToLatest(
+  db: Kysely<any>,
+  migrations: Record<string, AnyMigration>,
+  table: string,
+  options: MigrateOptions = {},
+): Promise<string[]> {
+  return db.connection().execute(async (connection) => {
+    const sqlite = isSqlite(connection);
+    if (!sqlite) await sql`SELECT pg_advisory_lock(${POSTGRES_LOCK_ID})`.execute(connection);
     try {
-      return await migrateOnce(db, migrations, table);
-    } catch (error) {
-      // Two processes starting on one SQLite file race (Kysely's SQLite migration lock is per
-      // connection): the loser fails on the winner's tables. A later run sees them recorded and
-      // applies only what is still missing; with several migrations the winner may still be
-      // working, so the loser backs off a little between tries. PostgreSQL is serialised by an
-      // advisory lock already. A migration that really fails reports its first error.
-      firstError ??= error;
-      if (attempt > RACE_RETRIES) throw firstError;
-      await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+      await createHistoryTables(connection, table);
+      const run = new MigrationRun(connection, table, sqlite, options);
+      return await run.all(migrations);
+    } finally {
+      if (!sqlite) await sql`SELECT pg_advisory_unlock(${POSTGRES_LOCK_ID})`.execute(connection);
     }
+  });
+}
+
+async function createHistoryTables(db: Kysely<any>, table: string): Promise<void> {
+  // The history as Kysely's migrator made it, so that every existing database goes on from its own.
+  await sql`CREATE TABLE IF NOT EXISTS ${sql.table(`${table}_migrations`)} (
+    name varchar(255) NOT NULL PRIMARY KEY,
+    timestamp varchar(255) NOT NULL
+  )`.execute(db);
+  await sql`CREATE TABLE IF NOT EXISTS ${sql.table(`${table}_migration_progress`)} (
+    name varchar(255) NOT NULL PRIMARY KEY,
+    position text,
+    done bigint NOT NULL,
+    total bigint NOT NULL,
+    started_at varchar(255) NOT NULL
+  )`.execute(db);
+}
+
+async function executedMigrations(db: Kysely<any>, table: string): Promise<string[]> {
+  try {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.table(`${table}_migrations`)}`.execute(db);
+    return rows.map((row) => row.name);
+  } catch (error) {
+    // No history yet: a new database.
+    if (/no such table|does not exist/.test((error as Error).message)) return [];
+    throw error;
   }
 }
 
-async function migrateOnce(db: Kysely<any>, migrations: Record<string, Migration>, table: string): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: `${table}_migrations`,
-    migrationLockTableName: `${table}_migrations_lock`,
-    // Modules own name ranges (logs: alerts 0200_, APM 0300_, dashboards 0400_) and may land after a
-    // higher-numbered migration already ran: run such a pending one instead of refusing to start.
-    allowUnorderedMigrations: true,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((result) => result.status === 'Error');
-  if (error || failed) {
-    const cause = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+class MigrationRun {
+  readonly #history;
+  readonly #progress;
+  readonly #now: () => number;
+  readonly #intervalMs: number;
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly table: string,
+    private readonly sqlite: boolean,
+    private readonly options: MigrateOptions,
+  ) {
+    this.#history = sql.table(`${table}_migrations`);
+    this.#progress = sql.table(`${table}_migration_progress`);
+    this.#now = options.now ?? Date.now;
+    this.#intervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   }
-  return (results ?? []).map((result) => result.migrationName);
+
+  async all(migrations: Record<string, AnyMigration>): Promise<string[]> {
+    const executed = await executedMigrations(this.db, this.table);
+    const unknown = executed.filter((name) => !Object.hasOwn(migrations, name));
+    if (unknown.length > 0) {
+      throw new Error(
+        `the database holds migrations this version does not know (${unknown.join(', ')}): a newer version upgraded it; run that version or restore a backup taken before`,
+      );
+    }
+    const done = new Set(executed);
+    const applied: string[] = [];
+    const started = this.#now();
+    for (const name of Object.keys(migrations).sort()) {
+      if (done.has(name)) continue;
+      const migration = migrations[name]!;
+      try {
+        const ran = isResumable(migration) ? await this.#resumable(name, migration) : await this.#plain(name, migration);
+        if (ran) applied.push(name);
+      } catch (error) {
+        const cause = error instanceof Error ? error.message : String(error);
+        throw Object.assign(new Error(`migration ${name} failed: ${cause}`), { cause: error });
+      }
+    }
+    if (applied.length > 0) this.options.log?.info({ applied: applied.length, ms: this.#now() - started }, 'migrations done');
+    return applied;
+  }
+
+  /** False when another process ran it meanwhile. */
+  async #plain(name: string, migration: Migration): Promise<boolean> {
+    const started = this.#now();
+    this.options.onProgress?.({ migration: name, done: 0, total: 0 });
+    const ran = await this.#transaction(async () => {
+      if (await this.#recorded(name)) return false;
+      await migration.up(this.db);
+      await this.#record(name);
+      return true;
+    });
+    if (ran) this.options.log?.info({ migration: name, ms: this.#now() - started }, 'migration applied');
+    return ran;
+  }
+
+  async #resumable(name: string, migration: ResumableMigration): Promise<boolean> {
+    const started = this.#now();
+    const begun = await this.#transaction(async () => {
+      if (await this.#recorded(name)) return undefined;
+      const saved = await this.#saved(name);
+      if (saved) return { ...saved, resumed: true };
+      const total = await migration.start(this.db);
+      await sql`INSERT INTO ${this.#progress} (name, position, done, total, started_at)
+        VALUES (${name}, ${null}, ${0}, ${total}, ${new Date(this.#now()).toISOString()})`.execute(this.db);
+      return { done: 0, total, resumed: false };
+    });
+    if (begun === undefined) return false;
+    const { resumed, total } = begun;
+    let { done } = begun;
+    if (resumed || total > 0) this.options.log?.info({ migration: name, done, total }, resumed ? 'migration resumed' : 'migration started');
+    this.options.onProgress?.({ migration: name, done, total });
+    let loggedAt = this.#now();
+    for (;;) {
+      const next = await this.#transaction(async () => {
+        const saved = await this.#saved(name);
+        if (!saved) return null;
+        const chunk = await migration.chunk(this.db, saved.position);
+        if (chunk === null) return null;
+        const doneNow = saved.done + chunk.rows;
+        await sql`UPDATE ${this.#progress} SET position = ${JSON.stringify(chunk.position)}, done = ${doneNow}
+          WHERE name = ${name}`.execute(this.db);
+        return doneNow;
+      });
+      if (next === null) break;
+      done = next;
+      this.options.onProgress?.({ migration: name, done, total });
+      if (this.#now() - loggedAt >= this.#intervalMs) {
+        loggedAt = this.#now();
+        this.options.log?.info({ migration: name, done, total }, 'migration progress');
+      }
+    }
+    const ran = await this.#transaction(async () => {
+      if (await this.#recorded(name)) return false;
+      await migration.finish(this.db);
+      await sql`DELETE FROM ${this.#progress} WHERE name = ${name}`.execute(this.db);
+      await this.#record(name);
+      return true;
+    });
+    if (ran) this.options.log?.info({ migration: name, done, total, ms: this.#now() - started }, 'migration applied');
+    return ran;
+  }
+
+  async #saved(name: string): Promise<{ position: ChunkPosition | null; done: number; total: number } | undefined> {
+    const { rows } = await sql<{ position: string | null; done: number | string; total: number | string }>`SELECT position, done, total
+      FROM ${this.#progress} WHERE name = ${name}`.execute(this.db);
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      position: row.position === null ? null : (JSON.parse(row.position) as ChunkPosition),
+      done: Number(row.done),
+      total: Number(row.total),
+    };
+  }
+
+  async #recorded(name: string): Promise<boolean> {
+    const { rows } = await sql`SELECT 1 AS found FROM ${this.#history} WHERE name = ${name}`.execute(this.db);
+    return rows.length > 0;
+  }
+
+  async #record(name: string): Promise<void> {
+    await sql`INSERT INTO ${this.#history} (name, timestamp) VALUES (${name}, ${new Date(this.#now()).toISOString()})`.execute(this.db);
+  }
+
+  /** `work` in one transaction: SQLite's IMMEDIATE takes the file's write lock before anything is read. */
+  async #transaction<T>(work: () => Promise<T>): Promise<T> {
+    await sql.raw(this.sqlite ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(this.db);
+    try {
+      const result = await work();
+      await sql`COMMIT`.execute(this.db);
+      return result;
+    } catch (error) {
+      await sql`ROLLBACK`.execute(this.db).catch(() => undefined);
+      throw error;
+    }
+  }
 }

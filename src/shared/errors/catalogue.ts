@@ -166,6 +166,7 @@ export const ERRORS = {
   LOGS_STORAGE_READ_ONLY: { status: 503, id: 'storage read-only: retry later', en: 'storage read-only: retry later' },
   LOGS_DATABASE_UNAVAILABLE: { status: 503, id: 'database unavailable: retry later', en: 'database unavailable: retry later' },
   LOGS_CLIENT_GONE: { status: 499, id: 'client closed the request', en: 'client closed the request' },
+  LOGS_MIGRATING: { status: 503, id: 'migrations are running: retry later', en: 'migrations are running: retry later' },
 
   // Log-monitoring backend, Kubernetes views (beyond spec 7.2; same shape)
   LOGS_K8S_NOT_CONFIGURED: { status: 503, id: 'kubernetes not configured', en: 'kubernetes not configured' },

@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { AnyMigration } from '../../../shared/db/migrator.js';
 import { logStoreMigrations } from '../../modules/store/migrations.js';
 import { apmMigrations } from '../../modules/apm/apm.migrations.js';
 import { infraMigrations } from '../../modules/infra/infra.migrations.js';
@@ -13,7 +13,7 @@ import * as apiKeys from './0700_api_keys.js';
  * Every logs-service migration, by name; names sort in the order they run. The log store's own
  * migrations (names from `0100_`) run after the account tables.
  */
-export const logsMigrations: Record<string, Migration> = {
+export const logsMigrations: Record<string, AnyMigration> = {
   '0001_accounts': accounts,
   ...logStoreMigrations,
   '0200_alerts': alerts,

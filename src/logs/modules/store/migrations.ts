@@ -1,7 +1,9 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import type { AnyMigration, ResumableMigration } from '../../../shared/db/migrator.js';
 import { storeRowsInBlocks } from './postgres-block-upgrade.js';
-import { buildStoredPostings } from './postgres-postings.js';
-import { refacetEntries } from './postgres-refacet.js';
+import { storedPostingsChunk } from './postgres-postings.js';
+import { refacetChunk } from './postgres-refacet.js';
+import { countEntries } from './postgres-upgrade-walk.js';
 import { numberStoredAttributes } from './postgres-rows.js';
 import { storeWords } from './postgres-words.js';
 import { restoreInTimeOrder } from './sqlite-restore.js';
@@ -15,6 +17,32 @@ import { compactStoredRows } from './sqlite-rows.js';
 
 function isSqlite(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
+}
+
+/** A data rewrite with nothing to do on this dialect. */
+const NOTHING: ResumableMigration = {
+  start: async () => 0,
+  chunk: async () => null,
+  finish: async () => undefined,
+};
+
+/**
+ * A data rewrite whose work differs by dialect (docs/operations.md, "Upgrade and rollback": chunks
+ * committed one by one, resumed after a stop). No `down`: a rewrite is undone by restoring a backup.
+ */
+function byDialect({
+  sqlite = NOTHING,
+  postgres = NOTHING,
+}: {
+  sqlite?: ResumableMigration;
+  postgres?: ResumableMigration;
+}): ResumableMigration {
+  const of = (db: Kysely<any>) => (isSqlite(db) ? sqlite : postgres);
+  return {
+    start: (db) => of(db).start(db),
+    chunk: (db, position) => of(db).chunk(db, position),
+    finish: (db) => of(db).finish(db),
+  };
 }
 
 const init: Migration = {
@@ -127,21 +155,21 @@ const documentIds: Migration = {
  * entries are re-stored in time order under their new ids, their words and facets indexed again.
  * This migration, unlike the others, uses the store's own writer: re-indexing is what it does.
  */
-const timeOrderedFacets: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) {
-      await restoreInTimeOrder(db, () => createCountsAndFacetTables(db, 'sqlite'));
-      return;
-    }
-    await createCountsAndFacetTables(db, 'postgres');
-    await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
-      SELECT tenant_id, ts - (((ts % 60000) + 60000) % 60000), coalesce(host, ''), count(*) FROM log_entries GROUP BY 1, 2, 3`.execute(db);
-    await refacetEntries(db);
+const timeOrderedFacets = byDialect({
+  sqlite: restoreInTimeOrder((db) => createCountsAndFacetTables(db, 'sqlite')),
+  postgres: {
+    async start(db) {
+      await createCountsAndFacetTables(db, 'postgres');
+      await sql`INSERT INTO log_host_rollups (tenant_id, minute, host, count)
+        SELECT tenant_id, ts - (((ts % 60000) + 60000) % 60000), coalesce(host, ''), count(*) FROM log_entries GROUP BY 1, 2, 3`.execute(
+        db,
+      );
+      return countEntries(db);
+    },
+    chunk: refacetChunk,
+    finish: async () => undefined,
   },
-  async down(): Promise<void> {
-    throw new Error('time-ordered ids cannot be undone: restore a backup taken before the upgrade');
-  },
-};
+});
 
 async function createCountsAndFacetTables(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
   const [integer, withoutRowid] = dialect === 'sqlite' ? [sql`INTEGER`, sql` WITHOUT ROWID`] : [sql`bigint`, sql``];
@@ -234,49 +262,48 @@ const retentionFloors: Migration = {
  * (log_batches) and which of them hold each token (log_postings), made for the stored entries from
  * their tsvectors. Nothing on SQLite, whose full-text index is keyed by time-ordered ids.
  */
-const postings: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) return;
-    await sql`CREATE TABLE log_batches (
-      tenant_id text NOT NULL,
-      batch bigserial NOT NULL,
-      first_ts bigint NOT NULL,
-      last_ts bigint NOT NULL,
-      entries integer NOT NULL,
-      groups integer NOT NULL,
-      times bytea NOT NULL,
-      PRIMARY KEY (tenant_id, batch)
-    )`.execute(db);
-    await sql`CREATE INDEX log_batches_time ON log_batches (tenant_id, first_ts, batch)`.execute(db);
-    await sql`CREATE TABLE log_postings (
-      tenant_id text NOT NULL,
-      batch bigint NOT NULL,
-      grp integer NOT NULL,
-      tokens bytea NOT NULL,
-      PRIMARY KEY (tenant_id, batch, grp)
-    )`.execute(db);
-    await buildStoredPostings(db);
+const postings = byDialect({
+  postgres: {
+    async start(db) {
+      await sql`CREATE TABLE log_batches (
+        tenant_id text NOT NULL,
+        batch bigserial NOT NULL,
+        first_ts bigint NOT NULL,
+        last_ts bigint NOT NULL,
+        entries integer NOT NULL,
+        groups integer NOT NULL,
+        times bytea NOT NULL,
+        PRIMARY KEY (tenant_id, batch)
+      )`.execute(db);
+      await sql`CREATE INDEX log_batches_time ON log_batches (tenant_id, first_ts, batch)`.execute(db);
+      await sql`CREATE TABLE log_postings (
+        tenant_id text NOT NULL,
+        batch bigint NOT NULL,
+        grp integer NOT NULL,
+        tokens bytea NOT NULL,
+        PRIMARY KEY (tenant_id, batch, grp)
+      )`.execute(db);
+      return countEntries(db);
+    },
+    chunk: storedPostingsChunk,
+    finish: async () => undefined,
   },
-  async down(db: Kysely<any>): Promise<void> {
-    await sql`DROP TABLE IF EXISTS log_postings`.execute(db);
-    await sql`DROP TABLE IF EXISTS log_batches`.execute(db);
-  },
-};
+});
 
 /**
  * Postings grouped so that a prefix finds its words in one group (postings.ts, GROUP_PREFIX): the
  * postings of 0150 are made again from the stored tsvectors. Nothing on SQLite.
  */
-const postingsByPrefix: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) return;
-    await sql`TRUNCATE log_postings, log_batches`.execute(db);
-    await buildStoredPostings(db);
+const postingsByPrefix = byDialect({
+  postgres: {
+    async start(db) {
+      await sql`TRUNCATE log_postings, log_batches`.execute(db);
+      return countEntries(db);
+    },
+    chunk: storedPostingsChunk,
+    finish: async () => undefined,
   },
-  async down(): Promise<void> {
-    throw new Error('0160_postings_by_prefix cannot be undone: restore a backup taken before it');
-  },
-};
+});
 
 /**
  * No GIN index on PostgreSQL: every read of words and facets finds its rows through the postings
@@ -299,31 +326,14 @@ const noWordIndex: Migration = {
  * their tokens in `words`. The column's space comes back as rows are rewritten (retention drops whole
  * partitions). Nothing on SQLite.
  */
-const noTsvector: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) return;
-    await sql`ALTER TABLE log_entries ADD COLUMN IF NOT EXISTS words text`.execute(db);
-    await storeWords(db);
-    await sql`ALTER TABLE log_entries DROP COLUMN search`.execute(db);
-  },
-  async down(): Promise<void> {
-    throw new Error('0180_no_tsvector cannot be undone: restore a backup taken before it');
-  },
-};
+const noTsvector = byDialect({ postgres: storeWords });
 
 /**
  * Smaller SQLite rows (sqlite-rows.ts, docs/log-store.md "Rows"): attribute names by number, JSONB,
  * hexadecimal ids as bytes, levels as numbers, the time as an offset from the id's second; every
  * stored row is written again. Nothing on PostgreSQL.
  */
-const compactRows: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) await compactStoredRows(db);
-  },
-  async down(db: Kysely<any>): Promise<void> {
-    if (isSqlite(db)) throw new Error('0190_compact_rows cannot be undone: restore a backup taken before it');
-  },
-};
+const compactRows = byDialect({ sqlite: compactStoredRows });
 
 /**
  * Pairs of words in PostgreSQL's postings (postgres-postings.ts, pairsFromFor; docs/log-store.md,
@@ -344,31 +354,17 @@ const phrasePairs: Migration = {
  * "Rows"), as SQLite's rows have them since 0190: every stored row's attributes are written again.
  * Nothing on SQLite.
  */
-const postgresAttributeNumbers: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (!isSqlite(db)) await numberStoredAttributes(db);
-  },
-  async down(db: Kysely<any>): Promise<void> {
-    if (!isSqlite(db)) throw new Error('0210_postgres_attribute_numbers cannot be undone: restore a backup taken before it');
-  },
-};
+const postgresAttributeNumbers = byDialect({ postgres: numberStoredAttributes });
 
 /**
  * PostgreSQL's entries in blocks (postgres-blocks.ts, postgres-block-upgrade.ts; docs/log-store.md,
  * "Blocks"): every stored row is stored again in blocks with new postings, and log_entries goes.
  * Nothing on SQLite.
  */
-const postgresBlocks: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (!isSqlite(db)) await storeRowsInBlocks(db);
-  },
-  async down(db: Kysely<any>): Promise<void> {
-    if (!isSqlite(db)) throw new Error('0220_postgres_blocks cannot be undone: restore a backup taken before it');
-  },
-};
+const postgresBlocks = byDialect({ postgres: storeRowsInBlocks });
 
 /** Every log store migration, by name; the logs service runs them with its own. */
-export const logStoreMigrations: Record<string, Migration> = {
+export const logStoreMigrations: Record<string, AnyMigration> = {
   '0100_log_store': init,
   '0110_document_ids': documentIds,
   '0120_time_ordered_facets': timeOrderedFacets,

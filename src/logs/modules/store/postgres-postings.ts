@@ -1,4 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { ChunkPosition } from '../../../shared/db/migrator.js';
+import { byTenant, nextEntries } from './postgres-upgrade-walk.js';
 import { equalityFacets, postgresFacet, type FacetLookup } from './facets.js';
 import { HOUR, mod } from './minutes.js';
 import {
@@ -734,48 +736,31 @@ function merge(a: readonly number[], b: readonly number[], keep: (inA: boolean, 
   return out;
 }
 
-/** Stored entries read per statement by buildStoredPostings: a batch of postings each. */
+/** Stored entries read per chunk by storedPostingsChunk: a batch of postings each. */
 const STORED_BATCH = 5_000;
 
 /**
- * Migrations 0150 and 0160: the postings of every stored entry, from its tsvector's lexemes, a tenant
- * and UTC hour at a time, each hour in time order through its partition's (tenant_id, ts, id) index
- * (a keyset over (tenant_id, ts, id) across all partitions took seconds a statement at 10M). Tenants
- * and their hours are found by probing that index: the next tenant, the next entry from an hour on.
+ * Migrations 0150 and 0160: the postings of every stored entry, from its tsvector's lexemes, a
+ * tenant's hour (a partition) at a time in time order: one chunk of STORED_BATCH entries, a batch of
+ * postings for each tenant in it (postgres-upgrade-walk.ts); null when none is left.
  */
-export async function buildStoredPostings(db: Kysely<any>): Promise<void> {
-  const { rows: tenants } = await sql<{ id: string }>`WITH RECURSIVE t(id) AS (SELECT min(tenant_id) FROM log_entries
-      UNION ALL SELECT (SELECT min(tenant_id) FROM log_entries WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL)
-    SELECT id FROM t WHERE id IS NOT NULL`.execute(db);
-  for (const { id: tenant } of tenants) {
-    for (let from = Number.MIN_SAFE_INTEGER; ;) {
-      const { rows: next } = await sql<{ ts: string | null }>`SELECT min(ts)::text AS ts FROM log_entries
-        WHERE tenant_id = ${tenant} AND ts >= ${from}::bigint`.execute(db);
-      if (next[0]?.ts == null) break;
-      const hour = Number(next[0].ts) - mod(Number(next[0].ts), HOUR);
-      await buildHour(db, tenant, hour);
-      from = hour + HOUR;
-    }
-  }
-}
-
-/** The postings of a tenant's entries of one UTC hour, STORED_BATCH entries a piece. */
-async function buildHour(db: Kysely<any>, tenant: string, hour: number): Promise<void> {
-  let after = { ts: hour - 1, id: Number.MAX_SAFE_INTEGER };
-  for (;;) {
-    const { rows } = await sql<{ ts: string; id: string; lexemes: string[] }>`
-      SELECT ts::text, id::text, tsvector_to_array(search) AS lexemes FROM log_entries
-      WHERE tenant_id = ${tenant} AND ts >= ${hour}::bigint AND ts < ${hour + HOUR}::bigint
-        AND (ts, id) > (${after.ts}::bigint, ${after.id}::bigint)
-      ORDER BY ts, id LIMIT ${STORED_BATCH}`.execute(db);
-    if (rows.length === 0) return;
+export async function storedPostingsChunk(
+  db: Kysely<any>,
+  position: ChunkPosition | null,
+): Promise<{ position: ChunkPosition; rows: number } | null> {
+  const chunk = await nextEntries<{ tenant_id: string; ts: string; id: string; lexemes: string[] }>(
+    db,
+    position,
+    STORED_BATCH,
+    sql`l.tenant_id, l.ts::text, l.id::text, tsvector_to_array(l.search) AS lexemes`,
+  );
+  if (chunk === null) return null;
+  for (const { tenant, rows } of byTenant(chunk.rows)) {
     const pieces = postingsPieces(
       rows.map((row) => Number(row.ts)),
       rows.map((row) => row.lexemes),
     );
     await storePostings(db, tenant, pieces);
-    if (rows.length < STORED_BATCH) return;
-    const last = rows.at(-1)!;
-    after = { ts: Number(last.ts), id: Number(last.id) };
   }
+  return { position: chunk.position, rows: chunk.rows.length };
 }

@@ -3,6 +3,8 @@ import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js
 import { FacetDictionary, postgresFacet } from './facets.js';
 import { ENTRY_COLUMNS, toStoredEntry, type EntryRow } from './store-core.js';
 import { prepareEntries } from './write-batch.js';
+import { byTenant, nextEntries } from './postgres-upgrade-walk.js';
+import type { ChunkPosition } from '../../../shared/db/migrator.js';
 
 /**
  * Tokens as a tsvector literal with positions ('error':1 'disk':2,5), then facets (facets.ts) as
@@ -23,34 +25,30 @@ export function tsvectorText(tokens: readonly string[], facets: readonly string[
   return text;
 }
 
-/** Entries re-faceted per statement by the migration. */
+/** Entries re-faceted per chunk (one transaction) by the migration. */
 const BATCH = 5_000;
 
 /**
  * The PostgreSQL half of migration 0120: the facets (facets.ts) of every stored entry added to its
  * tsvector, as ingestion adds them to new entries, so that a facet lookup finds old entries too.
- * Runs in the migration's transaction.
+ * One chunk of BATCH entries (postgres-upgrade-walk.ts); null when none is left.
  */
-export async function refacetEntries(db: Kysely<any>): Promise<void> {
+export async function refacetChunk(
+  db: Kysely<any>,
+  position: ChunkPosition | null,
+): Promise<{ position: ChunkPosition; rows: number } | null> {
+  const chunk = await nextEntries<EntryRow>(db, position, BATCH, ENTRY_COLUMNS);
+  if (chunk === null) return null;
   const dictionary = new FacetDictionary();
-  let after = { tenant: '', ts: Number.MIN_SAFE_INTEGER, id: 0 };
-  for (;;) {
-    const { rows } = await sql<EntryRow>`SELECT ${ENTRY_COLUMNS} FROM log_entries l
-      WHERE (l.tenant_id, l.ts, l.id) > (${after.tenant}, ${after.ts}::bigint, ${after.id}::bigint)
-      ORDER BY l.tenant_id, l.ts, l.id LIMIT ${BATCH}`.execute(db);
-    if (rows.length === 0) return;
-    for (const tenant of new Set(rows.map((row) => row.tenant_id))) {
-      const own = rows.filter((row) => row.tenant_id === tenant);
-      await loadFacetDictionary(db, tenant, dictionary);
-      const { facets, newValues, newlyUnfaceted } = dictionary.facetsOf(tenant, prepareEntries(own.map(toStoredEntry)));
-      const updates = own.map((row, index) => ({ id: Number(row.id), ts: Number(row.ts), facets: tsvectorText([], facets[index]) }));
-      await sql`UPDATE log_entries l SET search = l.search || r.facets::tsvector
-        FROM json_to_recordset(${JSON.stringify(updates)}::json) AS r(id bigint, ts bigint, facets text)
-        WHERE l.tenant_id = ${tenant} AND l.ts = r.ts AND l.id = r.id`.execute(db);
-      await storeFacetDictionary(db, tenant, newValues, newlyUnfaceted);
-      dictionary.remember(tenant, newValues, newlyUnfaceted);
-    }
-    const last = rows.at(-1)!;
-    after = { tenant: last.tenant_id, ts: Number(last.ts), id: Number(last.id) };
+  for (const { tenant, rows: own } of byTenant(chunk.rows)) {
+    await loadFacetDictionary(db, tenant, dictionary);
+    const { facets, newValues, newlyUnfaceted } = dictionary.facetsOf(tenant, prepareEntries(own.map(toStoredEntry)));
+    const updates = own.map((row, index) => ({ id: Number(row.id), ts: Number(row.ts), facets: tsvectorText([], facets[index]) }));
+    await sql`UPDATE ${sql.table(chunk.partition)} l SET search = l.search || r.facets::tsvector
+      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS r(id bigint, ts bigint, facets text)
+      WHERE l.tenant_id = ${tenant} AND l.ts = r.ts AND l.id = r.id`.execute(db);
+    await storeFacetDictionary(db, tenant, newValues, newlyUnfaceted);
+    dictionary.remember(tenant, newValues, newlyUnfaceted);
   }
+  return { position: chunk.position, rows: chunk.rows.length };
 }

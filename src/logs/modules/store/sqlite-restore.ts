@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
 import { AttributeCodes } from './attribute-codes.js';
 import { FacetDictionary } from './facets.js';
 import { createEntryTables } from './sqlite-rows.js';
@@ -6,30 +7,40 @@ import { writeEntries, type WriterCaches } from './sqlite-store.js';
 import { toStoredEntry, type EntryRow } from './store-core.js';
 import { FieldCatalogueCache } from './write-batch.js';
 
-/** Entries re-stored per statement batch by the migration. */
+/** Entries re-stored per chunk (one transaction) by the migration. */
 const BATCH = 5_000;
 
 /**
  * The SQLite half of migration 0120: entries keyed by time-ordered ids (time-ids.ts) and a full-text
- * index of words and facets. Every entry is read in time order from the old table and written again
- * through the store's writer, in one transaction: an interrupted upgrade leaves the old store as it was.
+ * index of words and facets. The old table is kept aside (`log_entries_v1`) and every entry is read
+ * from it in time order and written again through the store's writer, BATCH entries a committed
+ * chunk: the position is the last (ts, id) re-stored, so a resumed upgrade goes on from there.
  */
-export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Promise<void>): Promise<void> {
-  await sql`BEGIN IMMEDIATE`.execute(db);
-  try {
-    await createTables();
-    await sql`ALTER TABLE log_entries RENAME TO log_entries_v1`.execute(db);
-    await sql`DROP TABLE log_entries_fts`.execute(db);
-    await sql`DROP TABLE log_id_ranges`.execute(db);
-    // The writer counts every entry again.
-    await sql`DELETE FROM log_rollups`.execute(db);
-    await createTimeOrderedTables(db);
-    const caches: WriterCaches = { fields: new FieldCatalogueCache(), facets: new FacetDictionary(), codes: new AttributeCodes() };
-    const after = { ts: Number.MIN_SAFE_INTEGER, id: Number.MIN_SAFE_INTEGER };
-    for (;;) {
+export function restoreInTimeOrder(createTables: (db: Kysely<any>) => Promise<void>): ResumableMigration {
+  // The writer's caches, kept from chunk to chunk (filled, they let it prepare a batch before it takes
+  // the writer: a third of the time); empty at first and after a failed chunk, as the writer reads
+  // what it needs of a tenant's state under the writer.
+  let kept: WriterCaches | undefined;
+  return {
+    async start(db: Kysely<any>): Promise<number> {
+      await createTables(db);
+      await sql`ALTER TABLE log_entries RENAME TO log_entries_v1`.execute(db);
+      await sql`DROP TABLE log_entries_fts`.execute(db);
+      await sql`DROP TABLE log_id_ranges`.execute(db);
+      // The writer counts every entry again.
+      await sql`DELETE FROM log_rollups`.execute(db);
+      await createTimeOrderedTables(db);
+      const { rows } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries_v1`.execute(db);
+      return Number(rows[0]!.total);
+    },
+
+    async chunk(db: Kysely<any>, position: ChunkPosition | null): Promise<{ position: ChunkPosition; rows: number } | null> {
+      const [afterTs, afterId] = (position as [number, number] | null) ?? [Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
       const { rows } = await sql<EntryRow>`SELECT * FROM log_entries_v1
-        WHERE (ts, id) > (${after.ts}, ${after.id}) ORDER BY ts, id LIMIT ${BATCH}`.execute(db);
-      if (rows.length === 0) break;
+      WHERE (ts, id) > (${afterTs}, ${afterId}) ORDER BY ts, id LIMIT ${BATCH}`.execute(db);
+      if (rows.length === 0) return null;
+      const caches = (kept ??= { fields: new FieldCatalogueCache(), facets: new FacetDictionary(), codes: new AttributeCodes() });
+      kept = undefined;
       // One write per run of the same tenant, in time order.
       let start = 0;
       for (let index = 1; index <= rows.length; index += 1) {
@@ -40,15 +51,15 @@ export async function restoreInTimeOrder(db: Kysely<any>, createTables: () => Pr
         caches.facets.remember(rows[start]!.tenant_id, written.newValues, written.newlyUnfaceted);
         start = index;
       }
-      after.ts = Number(rows.at(-1)!.ts);
-      after.id = Number(rows.at(-1)!.id);
-    }
-    await sql`DROP TABLE log_entries_v1`.execute(db);
-    await sql`COMMIT`.execute(db);
-  } catch (error) {
-    await sql`ROLLBACK`.execute(db).catch(() => undefined);
-    throw error;
-  }
+      kept = caches;
+      const last = rows.at(-1)!;
+      return { position: [Number(last.ts), Number(last.id)], rows: rows.length };
+    },
+
+    async finish(db: Kysely<any>): Promise<void> {
+      await sql`DROP TABLE log_entries_v1`.execute(db);
+    },
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { MAX_ATTRIBUTE_CODES } from './attribute-codes.js';
 import type { InsertColumn } from './sqlite-insert.js';
+import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
 
 /**
  * How the SQLite store lays out an entry's row (since migration 0190; docs/log-store.md, "Rows"):
@@ -96,17 +97,20 @@ export async function createEntryTables(db: Kysely<any>): Promise<void> {
   await sql`CREATE UNIQUE INDEX IF NOT EXISTS log_attribute_codes_code ON log_attribute_codes (tenant_id, code)`.execute(db);
 }
 
+/** Rows written again per chunk (one transaction) by migration 0190. */
+const COMPACT_CHUNK = 20_000;
+
 /**
- * Migration 0190 on SQLite: every stored row again in this layout, in one transaction (an interrupted
- * upgrade leaves the store as it was). The names of the field catalogue (log_fields, written with the
+ * Migration 0190 on SQLite: every stored row again in this layout. The old table is kept aside
+ * (`log_entries_named`) and its rows are written in id order, COMPACT_CHUNK a committed chunk; the
+ * position is the last id written. The names of the field catalogue (log_fields, written with the
  * rows since 0100, so it holds every stored name) are numbered first, each tenant's in name order.
- * A store that went through 0120 with this code is already in this layout.
+ * A store that went through 0120 with this code is already in this layout: nothing to do.
  */
-export async function compactStoredRows(db: Kysely<any>): Promise<void> {
-  const { rows: columns } = await sql<{ name: string }>`SELECT name FROM pragma_table_info('log_entries')`.execute(db);
-  if (columns.some((column) => column.name === 'ts_offset')) return;
-  await sql`BEGIN IMMEDIATE`.execute(db);
-  try {
+export const compactStoredRows: ResumableMigration = {
+  async start(db: Kysely<any>): Promise<number> {
+    const { rows: columns } = await sql<{ name: string }>`SELECT name FROM pragma_table_info('log_entries')`.execute(db);
+    if (columns.some((column) => column.name === 'ts_offset')) return 0;
     await sql`ALTER TABLE log_entries RENAME TO log_entries_named`.execute(db);
     await createEntryTables(db);
     const { rows: names } = await sql<{ tenant_id: string; name: string }>`SELECT tenant_id, name FROM log_fields
@@ -123,6 +127,18 @@ export async function compactStoredRows(db: Kysely<any>): Promise<void> {
       await sql`INSERT INTO log_attribute_codes (tenant_id, name, code)
         SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(numbered.slice(start, start + 1_000))})`.execute(db);
     }
+    const { rows } = await sql<{ total: number }>`SELECT count(*) AS total FROM log_entries_named`.execute(db);
+    return Number(rows[0]!.total);
+  },
+
+  async chunk(db: Kysely<any>, position: ChunkPosition | null): Promise<{ position: ChunkPosition; rows: number } | null> {
+    const { rows: tables } = await sql`SELECT 1 AS found FROM sqlite_master WHERE name = 'log_entries_named'`.execute(db);
+    if (tables.length === 0) return null;
+    const after = typeof position === 'number' ? position : Number.MIN_SAFE_INTEGER;
+    const { rows: bounds } = await sql<{ last: number | null; rows: number }>`SELECT max(id) AS last, count(*) AS rows
+      FROM (SELECT id FROM log_entries_named WHERE id > ${after} ORDER BY id LIMIT ${COMPACT_CHUNK})`.execute(db);
+    const { last, rows } = bounds[0]!;
+    if (last === null) return null;
     const base36 = (code: RawBuilder<unknown>) =>
       sql`(CASE WHEN ${code} < 36 THEN '' ELSE substr(${DIGITS}, ${code} / 36 + 1, 1) END || substr(${DIGITS}, ${code} % 36 + 1, 1))`;
     const hexBytes = (column: string) =>
@@ -139,13 +155,13 @@ export async function compactStoredRows(db: Kysely<any>): Promise<void> {
         (SELECT jsonb_group_object(coalesce(${base36(sql`c.code`)}, '~' || j.key),
             CASE j.type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE j.value END)
           FROM json_each(o.attributes) j LEFT JOIN log_attribute_codes c ON c.tenant_id = o.tenant_id AND c.name = j.key)
-      FROM log_entries_named o ORDER BY o.id`.execute(db);
-    await sql`DROP TABLE log_entries_named`.execute(db);
-    await sql`COMMIT`.execute(db);
-  } catch (error) {
-    await sql`ROLLBACK`.execute(db).catch(() => undefined);
-    throw error;
-  }
-}
+      FROM log_entries_named o WHERE o.id > ${after} AND o.id <= ${last} ORDER BY o.id`.execute(db);
+    return { position: last, rows };
+  },
+
+  async finish(db: Kysely<any>): Promise<void> {
+    await sql`DROP TABLE IF EXISTS log_entries_named`.execute(db);
+  },
+};
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
