@@ -64,7 +64,7 @@ async function migrateBehindGate(config: LogsConfig, database: Database<LogsSche
     await migrateToLatest(database.db, logsMigrations, 'logs', {
       log: gate.log,
       progressIntervalMs: config.migrationProgressIntervalMs,
-      onProgress: (progress) => gate.readiness.set('migrating', { ...progress }),
+      onProgress: ({ migration, done, total }) => gate.readiness.set('migrating', { migration, done, total }),
     });
   } catch (error) {
     await gate.close();
