@@ -30,13 +30,16 @@ export async function openDatabase<Schema>(url: string, options: OpenOptions = {
   return { db, dialect, close: () => db.destroy() };
 }
 
+/** How long a SQLite statement waits for another connection's write lock. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
 /** Every SQLite connection's settings. */
 const SQLITE_PRAGMAS = [
   // WAL: readers never block the writer; synchronous=FULL: an acknowledged commit survives a crash.
   'journal_mode = WAL',
   'synchronous = FULL',
   'foreign_keys = ON',
-  'busy_timeout = 5000',
+  `busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`,
   // 64 MiB page cache (default 2 MiB): log searches revisit index and row pages of the same hours;
   // measured on 10M log entries, p95 of a 1-hour full-text search fell by about a third.
   'cache_size = -65536',

@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
 
 /**
  * The services' migrations (docs/operations.md, "Upgrade and rollback"). Each service keeps its own
@@ -85,14 +86,35 @@ export async function migrateToLatest(
   return db.connection().execute(async (connection) => {
     const sqlite = isSqlite(connection);
     if (!sqlite) await sql`SELECT pg_advisory_lock(${POSTGRES_LOCK_ID})`.execute(connection);
+    // SQLite waits for another connection's write lock inside the call, blocking its thread: two
+    // services of one process (tests) would wait on each other. So no wait there, and an async retry.
+    else await sql`PRAGMA busy_timeout = 0`.execute(connection);
     try {
-      await createHistoryTables(connection, table);
+      await whenUnlocked(sqlite, () => createHistoryTables(connection, table));
       const run = new MigrationRun(connection, table, sqlite, options);
       return await run.all(migrations);
     } finally {
       if (!sqlite) await sql`SELECT pg_advisory_unlock(${POSTGRES_LOCK_ID})`.execute(connection);
+      else await sql`PRAGMA busy_timeout = ${sql.raw(String(SQLITE_BUSY_TIMEOUT_MS))}`.execute(connection);
     }
   });
+}
+
+/** How long a migration waits for another connection's write lock on SQLite before it fails. */
+const SQLITE_LOCK_WAIT_MS = 60_000;
+
+/** Runs `step`, again after a short pause while SQLite says another connection holds the write lock. */
+async function whenUnlocked<T>(sqlite: boolean, step: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+    try {
+      return await step();
+    } catch (error) {
+      const busy = sqlite && /SQLITE_BUSY|database is locked/.test(`${(error as { code?: string }).code} ${(error as Error).message}`);
+      if (!busy || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 async function createHistoryTables(db: Kysely<any>, table: string): Promise<void> {
@@ -249,7 +271,7 @@ class MigrationRun {
 
   /** `work` in one transaction: SQLite's IMMEDIATE takes the file's write lock before anything is read. */
   async #transaction<T>(work: () => Promise<T>): Promise<T> {
-    await sql.raw(this.sqlite ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(this.db);
+    await whenUnlocked(this.sqlite, () => sql.raw(this.sqlite ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(this.db));
     try {
       const result = await work();
       await sql`COMMIT`.execute(this.db);
