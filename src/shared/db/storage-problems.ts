@@ -24,8 +24,19 @@ export function storageProblemOf(error: unknown, depth = 0): StorageProblem | un
     // PostgreSQL: connection exceptions (08), the server shutting down or starting (57P01-57P03).
     if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || UNREACHABLE.has(code)) return 'unavailable';
   }
-  // pg's own words when the server goes away mid-query, or no connection comes in time.
-  if (typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect)/.test(message)) return 'unavailable';
+  // pg's own words when the server goes away mid-query, a client broken by it is used, or no connection comes in time.
+  if (
+    typeof message === 'string' &&
+    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/.test(
+      message,
+    )
+  )
+    return 'unavailable';
+  // A refused connection to every address of a name (`localhost`: ::1 and 127.0.0.1).
+  if (error instanceof AggregateError) {
+    const inner = error.errors.map((each) => storageProblemOf(each, depth + 1));
+    if (inner.length > 0 && inner.every((problem) => problem === 'unavailable')) return 'unavailable';
+  }
   const cause = (error as { cause?: unknown }).cause;
   return cause === undefined || cause === error ? undefined : storageProblemOf(cause, depth + 1);
 }
