@@ -136,7 +136,8 @@ async function holdDatabase(name: string, url: string): Promise<void> {
   try {
     await holdDataLock(url, commandOfThisProcess());
   } catch (error) {
-    if (error instanceof DataLockedError) throw new Error(`the ${name} database ${error.message}: refusing to start a second process on it`);
+    if (error instanceof DataLockedError)
+      throw new Error(`the ${name} database ${error.message}: refusing to start a second process on it`);
     throw error;
   }
 }
@@ -327,6 +328,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   // One line an operator can act on, for a bad setting or any other failure; the stack only when asked for.
   const command = process.argv[2];
   process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `gerbang ${command}: ${oneLine(error)}\n`);
-  if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '') && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '') && error instanceof Error && error.stack)
+    process.stderr.write(`${error.stack}\n`);
   process.exit(1);
 });

@@ -172,7 +172,8 @@ export async function restore(dir: string, databases: readonly DatabaseToSave[],
         const lock = await holdDataLock(database.url, options.command ?? 'restore');
         if (lock) locks.push(lock);
       } catch (error) {
-        if (error instanceof DataLockedError) throw new Error(`restore refused: the ${database.name} database ${error.message}: stop it first`);
+        if (error instanceof DataLockedError)
+          throw new Error(`restore refused: the ${database.name} database ${error.message}: stop it first`);
         throw error;
       }
     }
@@ -228,7 +229,8 @@ async function stage(source: string, { entry, target, staged }: { entry: Manifes
   tightenIfPresent(staged);
   fsyncPath(staged);
   // The copy itself is checked, not only its source.
-  if (!matches(staged, entry)) throw new Error(`${entry.name}: the copy of ${source} does not match the manifest (disk full?): nothing restored`);
+  if (!matches(staged, entry))
+    throw new Error(`${entry.name}: the copy of ${source} does not match the manifest (disk full?): nothing restored`);
   let db;
   let problem: string | undefined;
   try {
