@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { ConfigError } from './shared/config/env.js';
 import type { AddressInfo } from 'node:net';
 import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
@@ -116,6 +117,8 @@ async function withDatabase<Schema>(name: string, url: string, use: (database: D
   let database: Database<Schema> | undefined;
   try {
     database = await openDatabase<Schema>(url);
+    // Reached (and, for SQLite, read) before the command starts, so that a dead database is named as such.
+    await sql`${sql.raw(database.dialect === 'sqlite' ? 'SELECT count(*) FROM sqlite_master' : 'SELECT 1')}`.execute(database.db);
     await use(database);
   } catch (error) {
     // Driver and system errors carry a code (ECONNREFUSED, 28P01, SQLITE_NOTADB); ours do not.
