@@ -1,11 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-/** The real CLI (`node --import tsx src/cli.ts <args>`), run to its end. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+/**
+ * The real CLI (`node --import tsx src/cli.ts <args>`), run to its end, or killed after `timeoutMs`
+ * (status null): a service that should have refused to start must not hang the test.
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
   });
   let stdout = '';
   let stderr = '';

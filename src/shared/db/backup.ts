@@ -235,8 +235,8 @@ async function stage(source: string, { entry, target, staged }: { entry: Manifes
   let problem: string | undefined;
   try {
     db = await openSqlite(staged, { readonly: true });
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') problem = `quick_check says ${String(check)}`;
+    const findings = quickCheck(db);
+    if (findings.length > 0) problem = `quick_check found ${findings.length} problem(s), the first: ${findings[0]}`;
     else if (migrationsOf(db, entry.name).join('\n') !== entry.migrations.join('\n'))
       problem = 'its migrations are not the ones the manifest lists';
   } catch (error) {
@@ -245,6 +245,13 @@ async function stage(source: string, { entry, target, staged }: { entry: Manifes
     db?.close();
   }
   if (problem !== undefined) throw new Error(`${entry.name}: ${source} is not a sound database (${problem}): nothing restored`);
+}
+
+/** SQLite's quick_check, one line a problem; none for a sound database. */
+function quickCheck(db: { pragma(source: string): unknown }): string[] {
+  const rows = db.pragma('quick_check') as { quick_check: string }[];
+  const lines = rows.flatMap((row) => row.quick_check.split('\n')).filter((line) => line !== '' && !line.startsWith('*** in database'));
+  return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
 }
 
 function removeDatabaseFiles(path: string): void {
