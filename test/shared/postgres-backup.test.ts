@@ -4,7 +4,7 @@ import { EventEmitter, once } from 'node:events';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
@@ -47,7 +47,7 @@ function run(bin: string, args: string[]): Promise<{ status: number | null; stde
 }
 
 describe('PostgreSQL: pg_dump under ingestion, pg_restore into a fresh database', () => {
-  const bin = debianPostgres();
+  let bin = '';
   const dir = mkdtempSync(join(tmpdir(), 'gerbang-pg-dump-'));
   const data = join(dir, 'data');
   let port = 0;
@@ -55,7 +55,9 @@ describe('PostgreSQL: pg_dump under ingestion, pg_restore into a fresh database'
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   const cleanup: (() => Promise<void>)[] = [];
 
-  before(async () => {
+  /** A cluster of its own, in `dir`, owned by `postgres`. */
+  async function startCluster(): Promise<void> {
+    bin = debianPostgres();
     if (process.getuid?.() === 0) {
       const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
       const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
@@ -74,7 +76,7 @@ describe('PostgreSQL: pg_dump under ingestion, pg_restore into a fresh database'
       `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off`,
     ]);
     started = true;
-  });
+  }
   after(async () => {
     for (const step of cleanup.reverse()) await step();
     if (started) asPostgres(join(bin, 'pg_ctl'), ['stop', '--pgdata', data, '--mode', 'immediate', '--wait']);
@@ -82,6 +84,7 @@ describe('PostgreSQL: pg_dump under ingestion, pg_restore into a fresh database'
   });
 
   test('every event acknowledged before pg_dump began is in the restored database, in whole batches', async () => {
+    await startCluster();
     const admin = new pg.Client({ connectionString: url('postgres') });
     await admin.connect();
     try {
