@@ -318,7 +318,8 @@ async function main(argv: string[]): Promise<void> {
 /** An error's first line; an AggregateError (a host with several addresses) by its first error. */
 function oneLine(error: unknown): string {
   if (error instanceof AggregateError && error.message === '' && error.errors.length > 0) return oneLine(error.errors[0]);
-  const text = error instanceof Error ? error.message || String((error as { code?: unknown }).code ?? error.name) : String(error);
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const text = error instanceof Error ? error.message || (typeof code === 'string' ? code : error.name) : String(error);
   return text.split('\n')[0]!;
 }
 
