@@ -5,6 +5,7 @@ import './shared/runtime-flags.js';
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import { ConfigError, readShutdownSettings, type ShutdownSettings } from './shared/config/env.js';
 import { drainAndClose, killAfterMs, stopDeadlineMs, type DrainableService } from './shared/http/drain.js';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ import { resetPasswordOffline } from './gateway/reset-password.js';
 import { resetLogsPasswordOffline } from './logs/reset-password.js';
 import type { LogsSchema } from './logs/db/schema.js';
 import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
+import { commandOfThisProcess, DataLockedError, holdDataLock } from './shared/db/data-lock.js';
 import { rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
 import { exitWhenWriterStops, startLogs } from './logs/server.js';
@@ -93,9 +95,15 @@ async function supervised(gatewayConfig: GatewayConfig, logsHost: string): Promi
 }
 
 interface Command {
+  /** `name <required> [optional] [--flag]`: what parseArguments accepts, too. */
   usage: string;
   summary: string;
-  run(args: string[]): Promise<void>;
+  run(args: Arguments): Promise<void>;
+}
+
+interface Arguments {
+  positional: string[];
+  flags: ReadonlySet<string>;
 }
 
 /** Both services' databases, from the same settings the services read. */
@@ -106,13 +114,40 @@ function databases(): DatabaseToSave[] {
   ];
 }
 
-/** Runs `use` on the database at `url`, closed afterwards whether or not `use` succeeded. */
-async function withDatabase<Schema>(url: string, use: (database: Database<Schema>) => Promise<void>): Promise<void> {
-  const database = await openDatabase<Schema>(url);
+/**
+ * Runs `use` on the `name` database at `url`, closed afterwards whether or not `use` succeeded. A
+ * database that cannot be used (unreachable, refused, not a database) is named in one line; the URL
+ * is not, as it may hold a password.
+ */
+async function withDatabase<Schema>(name: string, url: string, use: (database: Database<Schema>) => Promise<void>): Promise<void> {
+  let database: Database<Schema> | undefined;
   try {
+    database = await openDatabase<Schema>(url);
+    // Reached (and, for SQLite, read) before the command starts, so that a dead database is named as such.
+    await sql`${sql.raw(database.dialect === 'sqlite' ? 'SELECT count(*) FROM sqlite_master' : 'SELECT 1')}`.execute(database.db);
     await use(database);
+  } catch (error) {
+    // Driver and system errors carry a code (ECONNREFUSED, 28P01, SQLITE_NOTADB); ours do not.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' || error instanceof AggregateError)
+      throw new Error(`the ${name} database cannot be used: ${oneLine(error)}`, { cause: error });
+    throw error;
   } finally {
-    await database.close();
+    await database?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The lock a service holds on its SQLite database while it runs (src/shared/db/data-lock.ts): a second
+ * process on the same files, or one started during a restore, stops here with one line.
+ */
+async function holdDatabase(name: string, url: string): Promise<void> {
+  try {
+    await holdDataLock(url, commandOfThisProcess());
+  } catch (error) {
+    if (error instanceof DataLockedError)
+      throw new Error(`the ${name} database ${error.message}: refusing to start a second process on it`);
+    throw error;
   }
 }
 
@@ -132,6 +167,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'start the gateway alone (GATEWAY_WORKERS processes)',
     async run() {
       const config = loadGatewayConfig(process.env);
+      // The primary holds the lock for its workers, which open the same database.
+      if (cluster.isPrimary) await holdDatabase('gateway', config.databaseUrl);
       if (config.workers > 1 && cluster.isPrimary) {
         // Workers run this same command; the primary only supervises them (and, under `all`,
         // tells its own supervisor once the first worker listens).
@@ -147,6 +184,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'start the logs service alone',
     async run() {
       const config = loadLogsConfig(process.env);
+      await holdDatabase('logs', config.databaseUrl);
       const service = await startLogs(config);
       const stop = await start(service, config.shutdown);
       exitWhenWriterStops(service, (code) => void stop('sqlite thread stopped', code));
@@ -158,7 +196,7 @@ const COMMANDS: Record<string, Command> = {
     async run() {
       const log = plainLogger(loadLogsConfig(process.env).logLevel);
       for (const [{ name, url }, migrations] of zip(databases(), [gatewayMigrations, logsMigrations])) {
-        await withDatabase(url, async (database) => {
+        await withDatabase(name, url, async (database) => {
           const applied = await migrateToLatest(database.db, migrations, name, { log: log?.child({ service: name }) });
           process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);
         });
@@ -168,20 +206,18 @@ const COMMANDS: Record<string, Command> = {
   'reset-password': {
     usage: 'reset-password <no_pegawai>',
     summary: "set a new generated password for a gateway user, end the user's sessions (printed once, audited)",
-    async run([noPegawai]) {
-      if (!noPegawai) throw new UsageError('reset-password');
-      await withDatabase<GatewaySchema>(loadGatewayConfig(process.env).databaseUrl, async (database) => {
-        process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai)}\n`);
+    async run({ positional: [noPegawai] }) {
+      await withDatabase<GatewaySchema>('gateway', loadGatewayConfig(process.env).databaseUrl, async (database) => {
+        process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai!)}\n`);
       });
     },
   },
   'logs-reset-password': {
     usage: 'logs-reset-password <username>',
     summary: 'the same for a logs-service user (for example the logs administrator)',
-    async run([username]) {
-      if (!username) throw new UsageError('logs-reset-password');
-      await withDatabase<LogsSchema>(loadLogsConfig(process.env).databaseUrl, async (database) => {
-        process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username)}\n`);
+    async run({ positional: [username] }) {
+      await withDatabase<LogsSchema>('logs', loadLogsConfig(process.env).databaseUrl, async (database) => {
+        process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username!)}\n`);
       });
     },
   },
@@ -189,10 +225,10 @@ const COMMANDS: Record<string, Command> = {
     usage: 'rotate-signing-keys [--prune]',
     summary:
       "add a new token-signing key to both services' databases, keeping the old ones (--prune: keep only the newest); restart every instance after",
-    async run(args) {
-      const prune = args.includes('--prune');
+    async run({ flags }) {
+      const prune = flags.has('--prune');
       for (const { name, url } of databases()) {
-        await withDatabase(url, async (database) => {
+        await withDatabase(name, url, async (database) => {
           const result = await rotateSigningKeys(database.db, `${name}_signing_keys`, { prune });
           const line = prune
             ? `${name}: signing key ${result.kid} kept, ${result.removed} older key(s) removed`
@@ -205,20 +241,17 @@ const COMMANDS: Record<string, Command> = {
   backup: {
     usage: 'backup <dir>',
     summary: 'a consistent online copy of both SQLite databases, with a manifest (PostgreSQL: pg_dump, docs/operations.md)',
-    async run([dir]) {
-      if (!dir) throw new UsageError('backup');
-      const manifest = await backup(dir, databases());
+    async run({ positional: [dir] }) {
+      const manifest = await backup(dir!, databases());
       for (const saved of manifest.databases) process.stdout.write(`${saved.name}: ${saved.bytes} bytes, sha256 ${saved.sha256}\n`);
       process.stdout.write(`backup complete: ${dir}\n`);
     },
   },
   restore: {
     usage: 'restore <dir> [--force]',
-    summary: 'put a verified backup in place of both databases; the services must be stopped',
-    async run(args) {
-      const dir = args.find((arg) => arg !== '--force');
-      if (!dir) throw new UsageError('restore');
-      const manifest = await restore(dir, databases(), { force: args.includes('--force') });
+    summary: 'put a verified backup in place of both databases (--force: replace existing ones); refused while any process has them open',
+    async run({ positional: [dir], flags }) {
+      const manifest = await restore(dir!, databases(), { force: flags.has('--force'), command: commandOfThisProcess() });
       process.stdout.write(
         `restored ${manifest.databases.map((saved) => saved.name).join(' and ')} from the backup of ${manifest.created_at}\n`,
       );
@@ -227,8 +260,8 @@ const COMMANDS: Record<string, Command> = {
   help: {
     usage: 'help [command]',
     summary: "this text, or one command's",
-    async run([name]) {
-      const command = name === undefined ? undefined : COMMANDS[name];
+    async run({ positional: [name] }) {
+      const command = name === undefined || !Object.hasOwn(COMMANDS, name) ? undefined : COMMANDS[name];
       if (name !== undefined && !command) throw new UsageError();
       process.stdout.write(command ? `usage: gerbang ${command.usage}\n  ${command.summary}\n` : usage());
     },
@@ -245,31 +278,68 @@ function usage(): string {
   return `usage: gerbang <command> [arguments]   (node dist/cli.js, or npm start for \`all\`)\n\n${lines.join('\n')}\n\nSettings come from the environment: docs/configuration.md.\n`;
 }
 
-/** A command line that names no command, an unknown one, or misses an argument: usage on stderr, exit 2. */
+/**
+ * A command line that names no command, an unknown one, misses an argument, has one too many or an
+ * unknown option: the reason and the usage on stderr, exit 2.
+ */
 class UsageError extends Error {
-  constructor(readonly command?: string) {
+  constructor(
+    readonly command?: string,
+    readonly reason?: string,
+  ) {
     super(command === undefined ? 'unknown command' : `usage: gerbang ${COMMANDS[command]!.usage}`);
   }
 }
 
+/** The arguments the command's usage line allows: `<required>`, `[optional]` and `[--flag]` words; `--` ends the options. */
+function parseArguments(name: string, args: readonly string[]): Arguments {
+  const words = COMMANDS[name]!.usage.split(' ').slice(1);
+  const known = new Set(words.flatMap((word) => /^\[(--[a-z-]+)\]$/.exec(word)?.[1] ?? []));
+  const required = words.filter((word) => /^<[^>]+>$/.test(word)).length;
+  const allowed = required + words.filter((word) => /^\[[^-][^\]]*\]$/.test(word)).length;
+  const positional: string[] = [];
+  const flags = new Set<string>();
+  let optionsEnded = false;
+  for (const arg of args) {
+    if (!optionsEnded && arg === '--') optionsEnded = true;
+    else if (!optionsEnded && arg.startsWith('-') && arg !== '-') {
+      if (!known.has(arg)) throw new UsageError(name, `unknown option ${JSON.stringify(arg)}`);
+      flags.add(arg);
+    } else positional.push(arg);
+  }
+  if (positional.length < required) throw new UsageError(name);
+  if (positional.length > allowed) throw new UsageError(name, `unexpected argument ${JSON.stringify(positional[allowed])}`);
+  return { positional, flags };
+}
+
 async function main(argv: string[]): Promise<void> {
   const [name, ...args] = argv;
-  if (name === '--help' || name === '-h') return COMMANDS.help!.run([]);
+  if (name === '--help' || name === '-h') return COMMANDS.help!.run({ positional: [], flags: new Set() });
   if (name === undefined) throw new UsageError();
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) throw new UsageError();
-  if (args.includes('--help')) return COMMANDS.help!.run([name]);
-  await command.run(args);
+  if (args.includes('--help')) return COMMANDS.help!.run({ positional: [name], flags: new Set() });
+  await command.run(parseArguments(name, args));
+}
+
+/** An error's first line; an AggregateError (a host with several addresses) by its first error. */
+function oneLine(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '' && error.errors.length > 0) return oneLine(error.errors[0]);
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const text = error instanceof Error ? error.message || (typeof code === 'string' ? code : error.name) : String(error);
+  return text.split('\n')[0]!;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    process.stderr.write(error.command === undefined ? usage() : `${error.message}\n`);
+    const reason = error.reason === undefined ? '' : `gerbang ${error.command}: ${error.reason}\n`;
+    process.stderr.write(error.command === undefined ? usage() : `${reason}${error.message}\n`);
     process.exit(2);
   }
-  // One clear line for a bad setting; the stack for anything else.
-  process.stderr.write(
-    error instanceof ConfigError ? `${error.message}\n` : `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  // One line an operator can act on, for a bad setting or any other failure; the stack only when asked for.
+  const command = process.argv[2];
+  process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `gerbang ${command}: ${oneLine(error)}\n`);
+  if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '') && error instanceof Error && error.stack)
+    process.stderr.write(`${error.stack}\n`);
   process.exit(1);
 });

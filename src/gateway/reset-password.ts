@@ -3,12 +3,14 @@ import { hashPassword } from '../shared/auth/passwords.js';
 import type { Database } from '../shared/db/database.js';
 import type { GatewaySchema } from './db/schema.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
+import { accountLockoutKey } from './modules/auth/auth.service.js';
 import { SessionsRepository } from './modules/auth/sessions.repository.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 
 /**
  * `cli.js reset-password <no_pegawai>`, for an operator locked out of every administrator account:
- * a new generated password, every session of the user ended, an audit row; in one transaction.
+ * a new generated password, every session of the user ended, the account's login lockout lifted
+ * (the new password works at once), an audit row; in one transaction.
  * Returns the password to print once.
  */
 export async function resetPasswordOffline(
@@ -26,6 +28,8 @@ export async function resetPasswordOffline(
   await db.transaction().execute(async (trx) => {
     await users.update(user.id, { password_hash: passwordHash, password_changed_at: at, updated_at: at }, trx);
     await new SessionsRepository(db).revokeAllOfUser(user.id, at, trx);
+    const keys = [...new Set([accountLockoutKey(noPegawai), accountLockoutKey(user.no_pegawai)])];
+    await trx.deleteFrom('login_failures').where('key', 'in', keys).execute();
     await new AuditRepository(db, now).record(
       { action: 'user.reset_password', outcome: 'success', actor: 'cli', targetType: 'user', targetId: user.id, details: { via: 'cli' } },
       trx,

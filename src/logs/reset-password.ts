@@ -3,13 +3,14 @@ import { hashPassword } from '../shared/auth/passwords.js';
 import type { Database } from '../shared/db/database.js';
 import type { LogsSchema } from './db/schema.js';
 import { LogsAuditRepository } from './modules/audit/audit.repository.js';
+import { lockoutKeysOf } from './modules/auth/login-guard.js';
 import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
 import { LogsUsersRepository } from './modules/users/users.repository.js';
 
 /**
  * `cli.js logs-reset-password <username>`, the logs service's counterpart of the gateway's
- * `reset-password`: a new generated password, every session of the user ended, an audit row in
- * the user's tenant; in one transaction. Returns the password to print once.
+ * `reset-password`: a new generated password, every session of the user ended, the username's
+ * lockouts lifted (interactive and HTTP Basic), an audit row in the user's tenant; in one transaction. Returns the password to print once.
  */
 export async function resetLogsPasswordOffline(
   database: Database<LogsSchema>,
@@ -26,6 +27,10 @@ export async function resetLogsPasswordOffline(
   await db.transaction().execute(async (trx) => {
     await users.update(user.id, { password_hash: passwordHash, updated_at: at }, trx);
     await new LogsSessionsRepository(db).revokeAllOfUser(user.id, at, trx);
+    await trx
+      .deleteFrom('login_failures')
+      .where('key', 'in', [...new Set([...lockoutKeysOf(username), ...lockoutKeysOf(user.username)])])
+      .execute();
     await new LogsAuditRepository(db, now).record(
       {
         tenantId: user.tenant_id,

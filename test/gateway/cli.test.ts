@@ -29,6 +29,18 @@ for (const dialect of DIALECTS) {
         const audit = (await gw.audit.list(100)).find((row) => row.action === 'user.reset_password' && row.target_id === id);
         assert.equal(audit?.actor, 'cli');
 
+        // Locked out by five wrong passwords (the deployed limit), the user gets in with a new one at once.
+        for (let i = 0; i < 5; i += 1) await assert.rejects(gw.login(fields.no_pegawai, 'Wrong#Pass1'));
+        const locked = await gw.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { no_pegawai: fields.no_pegawai, kata_sandi: password },
+        });
+        assert.equal(locked.statusCode, 429, 'locked out, even with the right password');
+        const again = cli(['reset-password', fields.no_pegawai], { GATEWAY_DATABASE_URL: gw.databaseUrl });
+        assert.equal(again.status, 0, again.stderr);
+        await gw.login(fields.no_pegawai, /new password for \S+: (\S+)/.exec(again.stdout)![1]!);
+
         const unknown = cli(['reset-password', 'nobody'], { GATEWAY_DATABASE_URL: gw.databaseUrl });
         assert.equal(unknown.status, 1);
         assert.match(unknown.stderr, /no user with no_pegawai "nobody"/);

@@ -100,6 +100,49 @@ for (const dialect of DIALECTS) {
 }
 
 for (const dialect of DIALECTS) {
+  describe(`gerbang CLI: logs-reset-password lifts the lockout [${dialect}]`, () => {
+    test('a locked-out user gets in with the new password at once; a shipper sending an old Basic password never locks the interactive login', async () => {
+      // The lockout as deployed: five failures per username.
+      const logs = await startTestLogs(dialect, { LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '5' });
+      try {
+        const login = (username: string, password: string) =>
+          logs.request({ method: 'POST', url: '/api/login', payload: { username, password } });
+        const user = await logs.userWith(['logs:read']);
+        for (let i = 0; i < 5; i += 1) assert.equal((await login(user.username, 'Wrong#Pass1')).statusCode, 401);
+        assert.equal((await login(user.username, PASSWORD)).statusCode, 429, 'locked out, even with the right password');
+        const reset = cli(['logs-reset-password', user.username], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(reset.status, 0, reset.stderr);
+        const password = /new password for \S+: (\S+)/.exec(reset.stdout)![1]!;
+        assert.equal((await login(user.username, password)).statusCode, 200, 'the new password works at once');
+
+        // A shipper still sending the administrator's old password over HTTP Basic.
+        const ship = (password: string) =>
+          logs.request({
+            method: 'POST',
+            url: '/api/v1/_elastic/_bulk',
+            headers: {
+              authorization: `Basic ${Buffer.from(`${LOGS_ADMIN}:${password}`).toString('base64')}`,
+              'content-type': 'application/x-ndjson',
+            },
+            payload: '{"index":{}}\n{"message":"shipped"}\n',
+          });
+        const statuses = [];
+        for (let i = 0; i < 8; i += 1) statuses.push((await ship('Old#Passw0rd')).statusCode);
+        assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429], 'its own Basic credential is locked');
+        assert.equal((await login(LOGS_ADMIN, LOGS_ADMIN_PASSWORD)).statusCode, 200, 'the administrator still logs in');
+        assert.equal((await ship(LOGS_ADMIN_PASSWORD)).statusCode, 429, 'Basic stays locked for its window');
+        const adminReset = cli(['logs-reset-password', LOGS_ADMIN], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(adminReset.status, 0, adminReset.stderr);
+        const adminPassword = /new password for \S+: (\S+)/.exec(adminReset.stdout)![1]!;
+        assert.equal((await ship(adminPassword)).statusCode, 200, 'the reset lifted the Basic lockout too');
+      } finally {
+        await logs.close();
+      }
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
   describe(`gerbang CLI: rotate-signing-keys [${dialect}]`, () => {
     test('a new signing key per service, the old ones still verifying; --prune keeps only the newest', async () => {
       const logs = await startTestLogs(dialect);
@@ -144,6 +187,73 @@ async function keysOf(url: string, table: string) {
     await database.close();
   }
 }
+
+describe('gerbang CLI: usage and operational errors', () => {
+  test('an unknown option or an extra argument exits 2 with the reason and the usage line, before anything runs', () => {
+    for (const [args, reason, usageLine] of [
+      [['restore', '/nowhere', '--forse'], 'unknown option "--forse"', 'restore <dir> [--force]'],
+      [['backup', '/a', '/b'], 'unexpected argument "/b"', 'backup <dir>'],
+      [['logs', '--verbose'], 'unknown option "--verbose"', 'logs'],
+      [['migrate', 'now'], 'unexpected argument "now"', 'migrate'],
+      [['rotate-signing-keys', '--prune', '--all'], 'unknown option "--all"', 'rotate-signing-keys [--prune]'],
+      [['reset-password', 'a', 'b'], 'unexpected argument "b"', 'reset-password <no_pegawai>'],
+      [['help', 'backup', 'restore'], 'unexpected argument "restore"', 'help [command]'],
+    ] as const) {
+      const result = cli([...args], { DATA_DIR: '/nonexistent/gerbang' });
+      assert.equal(result.status, 2, args.join(' '));
+      assert.equal(result.stderr, `gerbang ${args[0]}: ${reason}\nusage: gerbang ${usageLine}\n`);
+      assert.equal(result.stdout, '');
+    }
+    assert.ok(!existsSync('/nonexistent/gerbang'), 'nothing ran');
+  });
+
+  test('unknown user, non-empty directory, missing manifest, backup on PostgreSQL, a dead database: one line, exit 1, no stack', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gerbang-cli-errors-'));
+    try {
+      const live = { DATA_DIR: join(dir, 'live') };
+      assert.equal(cli(['migrate'], live).status, 0);
+      appendFileSync(join(dir, 'occupied'), '');
+      appendFileSync(join(dir, 'not-a-database.sqlite'), 'x'.repeat(8192));
+      const dead = `postgres://nobody:secret@127.0.0.1:${await closedPort()}/gerbang`;
+      for (const [args, env, line] of [
+        [['reset-password', 'nobody'], live, /^gerbang reset-password: no user with no_pegawai "nobody"$/],
+        [['logs-reset-password', 'nobody'], live, /^gerbang logs-reset-password: no logs user "nobody"$/],
+        [['backup', dir], live, /^gerbang backup: \S+ is not empty: back up into a new directory$/],
+        [
+          ['restore', join(dir, 'live')],
+          { DATA_DIR: join(dir, 'other') },
+          /^gerbang restore: \S+ holds no manifest\.json: not a complete backup$/,
+        ],
+        [
+          ['backup', join(dir, 'pg')],
+          { ...live, LOGS_DATABASE_URL: dead },
+          /^gerbang backup: logs: postgres databases are backed up with pg_dump and pg_restore/,
+        ],
+        [
+          ['reset-password', 'admin'],
+          { GATEWAY_DATABASE_URL: dead },
+          /^gerbang reset-password: the gateway database cannot be used: connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
+        ],
+        [
+          ['logs-reset-password', 'admin'],
+          { LOGS_DATABASE_URL: `sqlite:${join(dir, 'not-a-database.sqlite')}` },
+          /^gerbang logs-reset-password: the logs database cannot be used: file is not a database$/,
+        ],
+        [['migrate'], { ...live, LOGS_DATABASE_URL: dead }, /^gerbang migrate: the logs database cannot be used: connect ECONNREFUSED/],
+      ] as const) {
+        const result = cli([...args], env);
+        assert.equal(result.status, 1, `${args.join(' ')}: ${result.stderr}`);
+        const lines = result.stderr.split('\n');
+        assert.equal(lines.length, 2, `one line: ${result.stderr}`);
+        assert.match(lines[0]!, line);
+        assert.doesNotMatch(result.stderr, /secret/, 'no password from a URL');
+      }
+      assert.ok(!existsSync(join(dir, 'pg')), 'a backup that cannot be made leaves nothing behind');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('gerbang CLI: logs and its node options', () => {
   test("started without the service's young generation it says so before listening; with it, or an operator's own, it does not", async () => {
@@ -222,7 +332,7 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
     // The live databases are in use: restoring over them is refused.
     const occupied = await cliAsync(['restore', backupDir], live);
     assert.equal(occupied.status, 1);
-    assert.match(occupied.stderr, /stop the service first|exists/);
+    assert.match(occupied.stderr, new RegExp(`the logs database \\S+ is in use by pid ${logs.pid} .*: stop it first`));
 
     const restored = { DATA_DIR: join(dir, 'restored') };
     const put = await cliAsync(['restore', backupDir], restored);

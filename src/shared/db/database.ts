@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from 'kysely';
 import { openPostgresPool } from './postgres-pool.js';
+import { privateDirectory, privateFile, tightenIfPresent } from './private-files.js';
 import { sqliteThreadDialect } from './sqlite-thread.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -46,7 +46,12 @@ const SQLITE_PRAGMAS = [
 ];
 
 async function sqliteDialect(path: string, options: OpenOptions): Promise<Dialect> {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    // Created 0600 in a 0700 directory before SQLite opens it: its -wal and -shm files take its mode.
+    privateDirectory(dirname(path));
+    privateFile(path);
+    tightenIfPresent(`${path}-wal`, `${path}-shm`);
+  }
   const { default: SQLite } = await import('better-sqlite3');
   const database = new SQLite(path);
   for (const pragma of SQLITE_PRAGMAS) database.pragma(pragma);

@@ -33,6 +33,13 @@ export interface AuthServiceDeps {
   now: () => number;
 }
 
+/** The `login_failures` key of an account's lockout: what an operator's password reset clears. */
+export function accountLockoutKey(noPegawai: string): string {
+  return ACCOUNT_FAILURES_PREFIX + noPegawai.toLowerCase();
+}
+
+const ACCOUNT_FAILURES_PREFIX = 'account:';
+
 export class AuthService {
   private readonly failuresPerAccount: SharedRateLimiter<GatewaySchema>;
   private readonly failuresPerAddress: SharedRateLimiter<GatewaySchema>;
@@ -40,7 +47,7 @@ export class AuthService {
   constructor(private readonly deps: AuthServiceDeps) {
     const { perAccount, perAddress, windowMs } = deps.config.loginLimits;
     // In the database: every instance on it counts the same failures.
-    this.failuresPerAccount = new SharedRateLimiter(deps.db, 'account:', { limit: perAccount, windowMs }, deps.now);
+    this.failuresPerAccount = new SharedRateLimiter(deps.db, ACCOUNT_FAILURES_PREFIX, { limit: perAccount, windowMs }, deps.now);
     this.failuresPerAddress = new SharedRateLimiter(deps.db, 'address:', { limit: perAddress, windowMs }, deps.now);
   }
 

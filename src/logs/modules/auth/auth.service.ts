@@ -42,7 +42,7 @@ export class LogsAuthService {
   constructor(private readonly deps: LogsAuthServiceDeps) {}
 
   async login(username: string, password: string, client: Client) {
-    const user = await this.deps.loginGuard.verify(username, password, client, 'auth.login');
+    const user = await this.deps.loginGuard.verify(username, password, client, 'auth.login', 'login');
     const sessionId = randomUUID();
     const at = new Date(this.deps.now());
     const token = await this.deps.db.transaction().execute(async (trx) => {

@@ -136,7 +136,7 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
       cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
     let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
     if (!user) {
-      user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth');
+      user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth', 'basic');
       if (basicCache.size >= 10_000) basicCache.clear();
       basicCache.set(key, { digest, userId: user.id, passwordHash: user.password_hash, expiresAt: now() + config.basicAuthCacheMs });
     }

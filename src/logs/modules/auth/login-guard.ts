@@ -18,21 +18,45 @@ export interface LoginGuardDeps {
 }
 
 /**
- * Password checks for login and HTTP Basic ingestion: the same 401 and the same argon2 work whether
- * or not the account exists; 429 once an address has tried too often or a username has failed too
- * often in the window. The counters are in the database, so every instance counts the same
- * attempts. Failures go to the audit trail (of the user's tenant, or the default tenant for unknown
- * usernames).
+ * How a password arrives: an interactive login (`/api/auth/login`), or HTTP Basic on every request of a
+ * shipper or data source. Each has counters of its own: a shipper still sending an old password
+ * locks out its own Basic credential, never the same user's interactive login (the administrator's
+ * way in), and a login typed wrong never stops ingestion.
+ */
+export type PasswordChannel = 'login' | 'basic';
+
+const PREFIXES: Record<PasswordChannel, { address: string; username: string }> = {
+  login: { address: 'address:', username: 'username:' },
+  basic: { address: 'basic-address:', username: 'basic-username:' },
+};
+
+/** The `login_failures` keys of a username's lockouts, on every channel: what an operator's password reset clears. */
+export function lockoutKeysOf(username: string): string[] {
+  return Object.values(PREFIXES).map((prefixes) => prefixes.username + username.toLowerCase());
+}
+
+/**
+ * Password checks for login and HTTP Basic: the same 401 and the same argon2 work whether or not the
+ * account exists; 429 once an address has tried too often or a username has failed too often in the
+ * window, counted per channel (PasswordChannel). The counters are in the database, so every instance
+ * counts the same attempts. Failures go to the audit trail (of the user's tenant, or the default
+ * tenant for unknown usernames).
  */
 export class LoginGuard {
-  private readonly attemptsPerAddress: SharedRateLimiter<LogsSchema>;
-  private readonly failuresPerUsername: SharedRateLimiter<LogsSchema>;
+  private readonly limiters: Record<
+    PasswordChannel,
+    { attemptsPerAddress: SharedRateLimiter<LogsSchema>; failuresPerUsername: SharedRateLimiter<LogsSchema> }
+  >;
   private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
 
   constructor(private readonly deps: LoginGuardDeps) {
-    this.attemptsPerAddress = new SharedRateLimiter(deps.db, 'address:', deps.config.rateLimits.loginPerAddress, deps.now);
-    this.failuresPerUsername = new SharedRateLimiter(deps.db, 'username:', deps.config.rateLimits.loginFailuresPerUsername, deps.now);
-    this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', deps.config.rateLimits.loginPerAddress, deps.now);
+    const { loginPerAddress, loginFailuresPerUsername } = deps.config.rateLimits;
+    const limitersOf = ({ address, username }: { address: string; username: string }) => ({
+      attemptsPerAddress: new SharedRateLimiter(deps.db, address, loginPerAddress, deps.now),
+      failuresPerUsername: new SharedRateLimiter(deps.db, username, loginFailuresPerUsername, deps.now),
+    });
+    this.limiters = { login: limitersOf(PREFIXES.login), basic: limitersOf(PREFIXES.basic) };
+    this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', loginPerAddress, deps.now);
   }
 
   /**
@@ -60,10 +84,11 @@ export class LoginGuard {
     throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
-  async verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
+  async verify(username: string, password: string, client: Client, action: string, channel: PasswordChannel): Promise<LogsUsersTable> {
+    const { attemptsPerAddress, failuresPerUsername } = this.limiters[channel];
     const usernameKey = username.toLowerCase();
-    const addressState = await this.attemptsPerAddress.hit(client.ip);
-    const usernameState = await this.failuresPerUsername.check(usernameKey);
+    const addressState = await attemptsPerAddress.hit(client.ip);
+    const usernameState = await failuresPerUsername.check(usernameKey);
     const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
     if (refused) {
       await this.deps.audit.record({
@@ -79,7 +104,7 @@ export class LoginGuard {
     const user = await this.deps.users.findByUsername(username);
     const ok = user ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
     if (!user || !ok) {
-      await this.failuresPerUsername.hit(usernameKey);
+      await failuresPerUsername.hit(usernameKey);
       await this.deps.audit.record({
         tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
         action,
@@ -91,7 +116,7 @@ export class LoginGuard {
       });
       throw new AppError('LOGS_INVALID_CREDENTIALS');
     }
-    await this.failuresPerUsername.reset(usernameKey);
+    await failuresPerUsername.reset(usernameKey);
     return user;
   }
 }
