@@ -27,3 +27,9 @@ export function prototypeProblem(): string | undefined {
 export function assertPrototypesUntouched(after: string): void {
   assert.equal(prototypeProblem(), undefined, after);
 }
+
+/**
+ * A deep copy whose dictionaries are plain objects, for comparing what the store returns (its
+ * dictionaries have no prototype: src/shared/dict.ts) with object literals in `deepStrictEqual`.
+ */
+export const plain = <T>(value: T): T => structuredClone(value);

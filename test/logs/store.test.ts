@@ -5,6 +5,7 @@ import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type Se
 import { DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
+import { plain } from '../helpers/prototypes.js';
 
 const ACME: LogEntry[] = [
   {
@@ -104,7 +105,7 @@ for (const dialect of DIALECTS) {
       assert.equal(first.tenant_id, 'acme');
       assert.equal(first.timestamp, T0 + MINUTE);
       assert.equal(first.level, 'error', 'levels are stored lower-case');
-      assert.deepEqual(first.attributes, { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false });
+      assert.deepEqual(plain(first.attributes), { 'http.status': 500, 'k8s.pod.name': 'api-1', ok: false });
       assert.equal(typeof first.id, 'string');
       const traced = result.entries.find((entry) => entry.trace_id === 'abc123')!;
       assert.equal(traced.span_id, 'def456');
@@ -283,7 +284,7 @@ for (const dialect of DIALECTS) {
       const otherDisk = await store.search({ ...base({ query: 'disk full' }), tenantId: 'other' });
       assert.deepEqual(messagesOf(otherDisk.entries), ['Disk full on other tenant']);
       const histogram = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, groupBy: 'level' });
-      assert.deepEqual(histogram, [{ ts: T0, count: 7, groups: { error: 2, info: 3, warn: 1, debug: 1 } }]);
+      assert.deepEqual(plain(histogram), [{ ts: T0, count: 7, groups: { error: 2, info: 3, warn: 1, debug: 1 } }]);
       const fields = (await store.fields('acme')).map((field) => field.name);
       assert.ok(!fields.includes('secret'));
       assert.deepEqual(await store.distinct({ tenantId: 'acme', field: 'service', limit: 10 }), [
@@ -318,7 +319,7 @@ for (const dialect of DIALECTS) {
         intervalMs: HOUR,
         groupBy: 'service',
       });
-      assert.deepEqual(withQuery, [
+      assert.deepEqual(plain(withQuery), [
         { ts: T0, count: 3, groups: { api: 1, worker: 2 } },
         { ts: T0 + HOUR, count: 1, groups: { api: 1 } },
       ]);
@@ -329,7 +330,7 @@ for (const dialect of DIALECTS) {
         intervalMs: HOUR,
         groupBy: 'http.status',
       });
-      assert.deepEqual(byAttribute, [{ ts: T0, count: 7, groups: { '500': 1, '200': 1, '': 5 } }]);
+      assert.deepEqual(plain(byAttribute), [{ ts: T0, count: 7, groups: { '500': 1, '200': 1, '': 5 } }]);
       const filtered = await store.histogram({
         tenantId: 'acme',
         from: T0,
@@ -489,10 +490,9 @@ for (const dialect of DIALECTS) {
       }
       await store.append('t-half', batch);
       const stored = await store.search({ ...everything, query: 'first.seen:yes halfway' });
-      assert.deepEqual(
-        stored.entries.map((entry) => [entry.message, entry.attributes]),
-        [['halfway alpha', { 'first.seen': 'yes', region: 'north' }]],
-      );
+      assert.deepEqual(plain(stored.entries.map((entry) => [entry.message, entry.attributes])), [
+        ['halfway alpha', { 'first.seen': 'yes', region: 'north' }],
+      ]);
       assert.equal((await store.search({ ...everything, query: 'halfway' })).total, 2);
       const { page: _page, limit: _limit, ...range } = everything;
       assert.deepEqual(await store.histogram({ ...range, intervalMs: DAY }), [{ ts: T0, count: 2 }]);
@@ -510,7 +510,7 @@ for (const dialect of DIALECTS) {
       const result = await store.search({ tenantId: 't2', query: 'here end', from: T0, to: T0, page: 1, limit: 10 });
       assert.equal(result.total, 1);
       assert.equal(result.entries[0]!.message, 'nul\uFFFDhere \uFFFD end');
-      assert.deepEqual(result.entries[0]!.attributes, { 'a\uFFFDb': 'x\uFFFDy', n: 1.5, big: 1e21 });
+      assert.deepEqual(plain(result.entries[0]!.attributes), { 'a\uFFFDb': 'x\uFFFDy', n: 1.5, big: 1e21 });
       assert.deepEqual(messagesOf((await store.search({ tenantId: 't2', query: 'n:1.5', from: T0, to: T0, page: 1, limit: 10 })).entries), [
         'nul\uFFFDhere \uFFFD end',
       ]);
@@ -540,10 +540,14 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(entries.length, 2);
       const [stored, bare] = entries;
-      assert.deepEqual(
-        [stored!.service, stored!.host, stored!.trace_id, stored!.span_id, stored!.message, stored!.attributes],
-        [entry.service, entry.host, entry.trace_id, entry.span_id, entry.message, entry.attributes],
-      );
+      assert.deepEqual(plain([stored!.service, stored!.host, stored!.trace_id, stored!.span_id, stored!.message, stored!.attributes]), [
+        entry.service,
+        entry.host,
+        entry.trace_id,
+        entry.span_id,
+        entry.message,
+        entry.attributes,
+      ]);
       assert.equal(bare!.message, '\\N', 'a message that is the text \\N is not NULL');
       assert.equal((await store.search({ tenantId: 't-copy', query: 'end', from: T0, to: T0 + 1, page: 1, limit: 10 })).total, 1);
     });
@@ -762,7 +766,7 @@ for (const dialect of DIALECTS) {
         ['new three', 'no id', 'first one', 'first two'],
       );
       const histogram = await store.histogram({ ...range, to: range.to - 1, intervalMs: HOUR, groupBy: 'level' });
-      assert.deepEqual(histogram, [{ ts: T0 + 2 * HOUR, count: 4, groups: { info: 2, warn: 1, debug: 1 } }]);
+      assert.deepEqual(plain(histogram), [{ ts: T0 + 2 * HOUR, count: 4, groups: { info: 2, warn: 1, debug: 1 } }]);
       assert.equal((await store.search({ ...range, query: 'level:error', page: 1, limit: 1 })).total, 0);
     });
 
