@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { watchLines } from '../helpers/log-watch.js';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase, type DialectName } from '../../src/shared/db/database.js';
@@ -22,13 +22,6 @@ import { countStoredEvents, insertOldEvents, OLDEST_LOGS_MIGRATIONS, onlyMigrati
 
 /** Large enough that each data migration takes 20 chunks or more. */
 const EVENTS = 100_000;
-
-interface LogLine {
-  msg: string;
-  migration?: string;
-  done?: number;
-  total?: number;
-}
 
 /** `gerbang logs` in a child process, its JSON lines offered to `waitFor` as they come. */
 function startLogs(url: string, port: number) {
@@ -47,39 +40,7 @@ function startLogs(url: string, port: number) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: LogLine[] = [];
-  const waiting: { match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    let line: LogLine;
-    try {
-      line = JSON.parse(text) as LogLine;
-    } catch {
-      return;
-    }
-    lines.push(line);
-    for (const waiter of waiting.splice(0)) {
-      if (waiter.match(line)) waiter.resolve(line);
-      else waiting.push(waiter);
-    }
-  });
-  const exited = once(child, 'exit');
-  return {
-    child,
-    lines,
-    /** The first line (already seen or to come) that `match` accepts; fails if the process exits first. */
-    waitFor(match: (line: LogLine) => boolean): Promise<LogLine> {
-      const seen = lines.find(match);
-      if (seen) return Promise.resolve(seen);
-      return Promise.race([
-        new Promise<LogLine>((resolve) => waiting.push({ match, resolve })),
-        exited.then(([code]) => {
-          throw new Error(`logs process exited (${String(code)}) first:\n${stderr}`);
-        }),
-      ]);
-    },
-  };
+  return { child, ...watchLines(child) };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -122,7 +83,7 @@ for (const dialect of DIALECTS) {
       const port = await closedPort();
       const first = startLogs(testDb.url, port);
       children.push(first.child);
-      const progress = await first.waitFor((line) => line.msg === 'migration progress' && (line.done ?? 0) > 0);
+      const progress = await first.waitFor((line) => line.msg === 'migration progress' && Number(line.done) > 0);
       assert.equal(progress.total, EVENTS);
 
       const base = `http://127.0.0.1:${port}`;
@@ -146,10 +107,12 @@ for (const dialect of DIALECTS) {
 
       const second = startLogs(testDb.url, port);
       children.push(second.child);
-      const resumed = await second.waitFor((line) => line.migration === stopped.name && /^migration (resumed|started)$/.test(line.msg));
+      const resumed = await second.waitFor(
+        (line) => line.migration === stopped.name && /^migration (resumed|started)$/.test(line.msg ?? ''),
+      );
       assert.equal(resumed.msg, 'migration resumed');
       assert.equal(resumed.done, stopped.done, 'it goes on from the rows it had done');
-      await second.waitFor((line) => line.msg.startsWith('Server listening'));
+      await second.waitFor((line) => line.msg?.startsWith('Server listening') === true);
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
       await stop(second.child);
 
