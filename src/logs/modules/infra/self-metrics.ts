@@ -1,6 +1,6 @@
 import { readFile, statfs } from 'node:fs/promises';
 import os from 'node:os';
-import type { MetricPoint } from './otlp-metrics.js';
+import type { MetricPoint } from './metric-point.js';
 import { dict } from '../../../shared/dict.js';
 import type { Job } from '../../../shared/lifecycle.js';
 
