@@ -1,5 +1,5 @@
-import { verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
 import type { Kysely } from 'kysely';
+import { LoginLockout } from '../../../shared/auth/login-lockout.js';
 import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
@@ -18,21 +18,53 @@ export interface LoginGuardDeps {
 }
 
 /**
- * Password checks for login and HTTP Basic ingestion: the same 401 and the same argon2 work whether
- * or not the account exists; 429 once an address has tried too often or a username has failed too
- * often in the window. The counters are in the database, so every instance counts the same
- * attempts. Failures go to the audit trail (of the user's tenant, or the default tenant for unknown
- * usernames).
+ * Password checks for login and HTTP Basic ingestion (the shared LoginLockout): 429 once an address
+ * has tried too often (every attempt counts) or a username has failed too often in the window.
+ * Failures go to the audit trail of the user's tenant, or the default tenant for unknown
+ * usernames. API keys are limited here too.
  */
 export class LoginGuard {
-  private readonly attemptsPerAddress: SharedRateLimiter<LogsSchema>;
-  private readonly failuresPerUsername: SharedRateLimiter<LogsSchema>;
+  private readonly lockout: LoginLockout<LogsUsersTable, Client, LogsSchema>;
   private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
 
   constructor(private readonly deps: LoginGuardDeps) {
-    this.attemptsPerAddress = new SharedRateLimiter(deps.db, 'address:', deps.config.rateLimits.loginPerAddress, deps.now);
-    this.failuresPerUsername = new SharedRateLimiter(deps.db, 'username:', deps.config.rateLimits.loginFailuresPerUsername, deps.now);
-    this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', deps.config.rateLimits.loginPerAddress, deps.now);
+    const { loginPerAddress, loginFailuresPerUsername } = deps.config.rateLimits;
+    this.lockout = new LoginLockout(
+      deps.db,
+      {
+        perAccount: { prefix: 'username:', ...loginFailuresPerUsername },
+        perAddress: { prefix: 'address:', ...loginPerAddress, counts: 'attempts' },
+      },
+      {
+        findUser: (username) => deps.users.findByUsername(username),
+        passwordHash: (user) => user.password_hash,
+        lockedOut: async ({ name, client, action }, seconds) => {
+          await deps.audit.record({
+            tenantId: DEFAULT_TENANT_ID,
+            action,
+            outcome: 'failure',
+            actor: name.slice(0, 128),
+            ...client,
+            details: { reason: 'rate_limited' },
+          });
+          return new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(seconds) } });
+        },
+        failed: async ({ name, client, action }, user) => {
+          await deps.audit.record({
+            tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
+            action,
+            outcome: 'failure',
+            actorId: user?.id ?? null,
+            actor: name.slice(0, 128),
+            ...client,
+            details: { reason: 'invalid_credentials' },
+          });
+          return new AppError('LOGS_INVALID_CREDENTIALS');
+        },
+      },
+      deps.now,
+    );
+    this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', loginPerAddress, deps.now);
   }
 
   /**
@@ -60,38 +92,8 @@ export class LoginGuard {
     throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
-  async verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
-    const usernameKey = username.toLowerCase();
-    const addressState = await this.attemptsPerAddress.hit(client.ip);
-    const usernameState = await this.failuresPerUsername.check(usernameKey);
-    const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
-    if (refused) {
-      await this.deps.audit.record({
-        tenantId: DEFAULT_TENANT_ID,
-        action,
-        outcome: 'failure',
-        actor: username.slice(0, 128),
-        ...client,
-        details: { reason: 'rate_limited' },
-      });
-      throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(refused.retryAfterSeconds) } });
-    }
-    const user = await this.deps.users.findByUsername(username);
-    const ok = user ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
-    if (!user || !ok) {
-      await this.failuresPerUsername.hit(usernameKey);
-      await this.deps.audit.record({
-        tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
-        action,
-        outcome: 'failure',
-        actorId: user?.id ?? null,
-        actor: username.slice(0, 128),
-        ...client,
-        details: { reason: 'invalid_credentials' },
-      });
-      throw new AppError('LOGS_INVALID_CREDENTIALS');
-    }
-    await this.failuresPerUsername.reset(usernameKey);
-    return user;
+  /** Login and HTTP Basic: the shared lockout (shared/auth/login-lockout.ts). */
+  verify(username: string, password: string, client: Client, action: string): Promise<LogsUsersTable> {
+    return this.lockout.verify(username, password, client, action);
   }
 }
