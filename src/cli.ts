@@ -11,7 +11,7 @@ import { drainAndClose, killAfterMs, stopDeadlineMs, type DrainableService } fro
 import type { AddressInfo } from 'node:net';
 import { loadGatewayConfig, type GatewayConfig } from './gateway/config.js';
 import { startGateway } from './gateway/server.js';
-import { superviseWorkers } from './gateway/workers/supervisor.js';
+import { runWorkerPrimary } from './gateway/workers/primary.js';
 import { plainLogger } from './shared/http/logger.js';
 import { openDatabase, type Database } from './shared/db/database.js';
 import { migrateToLatest } from './shared/db/migrator.js';
@@ -174,7 +174,7 @@ const COMMANDS: Record<string, Command> = {
         // tells its own supervisor once the first worker listens).
         stopWhenSupervisorGone();
         cluster.once('listening', (_worker, address) => reportReady(address.port));
-        process.exit(await superviseWorkers({ workers: config.workers, log: plainLogger(config.logLevel) }));
+        process.exit(await runWorkerPrimary({ workers: config.workers, log: plainLogger(config.logLevel) }));
       }
       await start(await startGateway(config), config.shutdown);
     },

@@ -25,6 +25,7 @@ import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
 import { logsErrorBody, renderLogsError } from './http/errors.js';
 import { AlertEvaluator } from './modules/alerts/alerts.evaluator.js';
+import { alertEvaluationJob } from './modules/alerts/alerts.jobs.js';
 import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
 import { AlertsRepository } from './modules/alerts/alerts.repository.js';
 import { alertsRoutes } from './modules/alerts/alerts.routes.js';
@@ -41,7 +42,7 @@ import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
 import { LogsTokens } from './modules/auth/tokens.js';
 import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
 import { DashboardsService } from './modules/dashboards/dashboards.service.js';
-import { SourceCounts } from './modules/dashboards/source-counts.js';
+import { SourceCounts, sourceCountsJob } from './modules/dashboards/source-counts.js';
 import { otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { elasticRoutes } from './modules/elastic/elastic.routes.js';
 import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
@@ -62,7 +63,8 @@ import { apmRoutes } from './modules/apm/apm.routes.js';
 import { SpansRepository } from './modules/apm/spans.repository.js';
 import { infraRoutes } from './modules/infra/infra.routes.js';
 import { MetricsRepository } from './modules/infra/metrics.repository.js';
-import { SelfMetricsSampler } from './modules/infra/self-metrics.js';
+import { SelfMetricsSampler, selfMetricsJob } from './modules/infra/self-metrics.js';
+import { retentionJob } from './modules/tenants/retention.job.js';
 import { TenantsRepository } from './modules/tenants/tenants.repository.js';
 import { tenantsRoutes } from './modules/tenants/tenants.routes.js';
 import { TenantsService } from './modules/tenants/tenants.service.js';
@@ -106,7 +108,7 @@ export interface LogsService {
   /** APM spans and infrastructure metric points (OTLP traces and metrics). */
   spans: SpansRepository;
   metrics: MetricsRepository;
-  /** The sampler of the service's own host (started when LOGS_SELF_METRICS_INTERVAL > 0). */
+  /** The sampler of the service's own host (run every LOGS_SELF_METRICS_INTERVAL, unless 0). */
   selfMetrics: SelfMetricsSampler;
   /** Creates (or renews the password of) an ingest-only account, for a co-located shipper. */
   provisionIngestAccount(username: string): Promise<{ username: string; password: string }>;
@@ -327,43 +329,28 @@ export async function buildLogsService({
   await registerSwaggerUi(app, { title: 'Gerbang logs API', specUrl: '/openapi.json' });
   await app.register(consoleRoutes());
 
-  // Background work, and the order it stops in when the app closes (shared/lifecycle.ts): the jobs
-  // first (the last evaluation, the last source counts), then the read pool, then the database.
+  // Background work (shared/lifecycle.ts): it starts in this order once the service is built (below),
+  // and closes in the same order with the app: each job after its run in flight, then the read
+  // pool, then the database.
   const lifecycle = new Lifecycle(app, app.log);
   // The service's own host, so one machine shows infrastructure data without a collector.
-  if (config.selfMetricsIntervalMs > 0) {
-    selfMetrics.start(config.selfMetricsIntervalMs, (error) => app.log.warn({ err: error }, 'self metrics sample failed'));
-  }
-  lifecycle.add('self metrics', () => selfMetrics.stop());
-  // Alerts: due rules are evaluated in the background; webhooks in flight are abandoned (and resumed at the next start).
-  lifecycle.add('alert evaluation', async () => {
-    await alertEvaluator.stop();
-    alertNotifier.close();
-  });
-  // Retention: each tenant's old logs, spans and metric points are removed, in the background.
-  if (config.retentionIntervalMs > 0) {
-    lifecycle.every('retention sweep', config.retentionIntervalMs, async () => {
-      const started = now();
-      const removed = await tenants.applyRetention();
-      for (const [tenant, count] of Object.entries(removed)) serviceMetrics.retentionRemoved.inc({ tenant }, count);
-      const total = Object.values(removed).reduce((sum, count) => sum + count, 0);
-      app.log.info({ removed, total, ms: now() - started }, 'retention sweep done');
-    });
-  }
-  // Documents' `_id`s are forgotten once their window has passed (LOGS_INGEST_ID_WINDOW).
-  lifecycle.every('document id expiry', 600_000, () => store.forgetDocumentIds(now()));
-  // Source counts are written every few seconds, pruned with the default retention, and flushed on close.
-  let prunedAt = 0;
+  lifecycle.every(selfMetricsJob(selfMetrics, config.selfMetricsIntervalMs));
+  // Notifications a stopped process left queued are sent again.
+  lifecycle.once('resuming alert webhooks', () => alertEvaluator.resumeWebhooks());
+  lifecycle.every(alertEvaluationJob(alertEvaluator, alertNotifier, config.alerts.evalIntervalMs));
   lifecycle.every(
-    'source counts upkeep',
-    config.dashboards.sourceCountsFlushMs,
-    () => {
-      const prune = now() - prunedAt >= 3_600_000;
-      if (!prune) return sourceCounts.flush();
-      prunedAt = now();
-      return sourceCounts.removeOlderThan(now() - config.retentionDays * 86_400_000);
-    },
-    () => sourceCounts.flush(),
+    retentionJob({
+      tenants,
+      intervalMs: config.retentionIntervalMs,
+      now,
+      onRemoved: (tenant, count) => serviceMetrics.retentionRemoved.inc({ tenant }, count),
+      log: app.log,
+    }),
+  );
+  // Documents' `_id`s are forgotten once their window has passed (LOGS_INGEST_ID_WINDOW).
+  lifecycle.every({ name: 'document id expiry', intervalMs: 600_000, run: () => store.forgetDocumentIds(now()) });
+  lifecycle.every(
+    sourceCountsJob(sourceCounts, { flushMs: config.dashboards.sourceCountsFlushMs, retentionDays: config.retentionDays, now }),
   );
   lifecycle.add('store reads', async () => storeReads?.close());
   lifecycle.add('database', () => database.close());
@@ -371,9 +358,8 @@ export async function buildLogsService({
   await ensureFirstLogsAdmin(config, usersRepository, users, app.log);
   // The account the shipper key acts as; its password is renewed and discarded (the key is its only way in).
   if (config.gatewayShipperKey !== undefined) await ensureIngestAccount(usersRepository, config.gatewayShipperUsername, now);
-  alertEvaluator.start(config.alerts.evalIntervalMs);
-  // Notifications a stopped process left queued are sent now (in the background).
-  alertEvaluator.resumeWebhooks().catch((error: unknown) => app.log.error({ err: error }, 'resuming alert webhooks failed'));
+
+  lifecycle.start();
   return {
     app,
     database,

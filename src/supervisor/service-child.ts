@@ -1,15 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import { isServiceReady } from './messages.js';
-import { RestartPolicy } from './restart-policy.js';
-
-/** setTimeout, injectable so a test can see the back-off without waiting for it. */
-export type Schedule = (run: () => void, delayMs: number) => { cancel(): void };
-
-export const realSchedule: Schedule = (run, delayMs) => {
-  const timer = setTimeout(run, delayMs);
-  return { cancel: () => clearTimeout(timer) };
-};
+import { GIVE_UP, realSchedule, RestartPolicy, type Schedule } from '../shared/restart-policy.js';
 
 export interface ServiceChildOptions {
   /** `gateway` or `logs`: the name in the supervisor's lines. */
@@ -117,6 +109,10 @@ export class ServiceChild {
         return;
       }
       const delayMs = this.policy.exited();
+      if (delayMs === GIVE_UP) {
+        log?.error({ service: name, servicePid: child.pid, code, signal }, 'service keeps exiting; not restarting it');
+        return;
+      }
       log?.warn({ service: name, servicePid: child.pid, code, signal, restartInMs: delayMs }, 'service exited; restarting');
       this.restartTimer = this.schedule(() => {
         this.restartTimer = undefined;

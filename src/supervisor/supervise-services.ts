@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { ServiceChild, type Schedule } from './service-child.js';
+import { ServiceChild } from './service-child.js';
 import { SUPERVISED_ENV } from './messages.js';
-import type { RestartPolicy } from './restart-policy.js';
+import type { RestartPolicy, Schedule } from '../shared/restart-policy.js';
 import { logProcessWarnings } from '../shared/process-warnings.js';
 
 export interface SupervisedService {
@@ -29,8 +29,8 @@ export interface SuperviseOptions {
 
 /**
  * `gerbang all`: each service in a process of its own, so a crash of one never takes the other
- * with it. A service that exits unasked is started again with back-off (RestartPolicy) while the
- * other keeps serving; SIGTERM or SIGINT stops them in reverse order (the gateway first, so its
+ * with it. A service that exits unasked is started again with back-off (shared/restart-policy.ts,
+ * never giving up) while the other keeps serving; SIGTERM or SIGINT stops them in reverse order (the gateway first, so its
  * last telemetry reaches the logs service). Resolves with the supervisor's exit status: 0 after a
  * clean stop, 1 if a service failed to start or had to be killed.
  */

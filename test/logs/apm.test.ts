@@ -9,7 +9,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { DIALECTS } from '../helpers/databases.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 import { listenOnLoopback } from '../helpers/listen.js';
-import { adjustedCountOf } from '../../src/logs/modules/apm/otlp-traces.js';
+import { adjustedCountOf } from '../../src/logs/modules/ingest/otlp-traces.js';
 
 const HOUR = 3_600_000;
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { describe, test } from 'node:test';
-import { RestartPolicy } from '../../src/supervisor/restart-policy.js';
-import { ServiceChild, type Schedule } from '../../src/supervisor/service-child.js';
+import { GIVE_UP, RestartPolicy, type Schedule } from '../../src/shared/restart-policy.js';
+import { workerRestartPolicy } from '../../src/gateway/workers/primary.js';
+import { ServiceChild } from '../../src/supervisor/service-child.js';
 import { SUPERVISED_ENV } from '../../src/supervisor/messages.js';
 
-describe('restart policy of `gerbang all`', () => {
+describe('the restart policy of both supervisors', () => {
   test('0.5 s after a crash, doubling to at most 30 s while it keeps crashing; back to 0.5 s after a minute of running', () => {
     let now = 0;
     const policy = new RestartPolicy({ now: () => now });
@@ -14,6 +15,7 @@ describe('restart policy of `gerbang all`', () => {
       policy.started();
       now += 100; // crashes soon after each start
       const delay = policy.exited();
+      assert.ok(delay !== GIVE_UP);
       delays.push(delay);
       now += delay;
     }
@@ -24,6 +26,23 @@ describe('restart policy of `gerbang all`', () => {
     policy.started();
     now += 100;
     assert.equal(policy.exited(), 1_000, 'and doubling again from there');
+  });
+
+  test("`all`'s services are never given up on; the gateway's workers are, past 5 crashes within a minute", () => {
+    let now = 0;
+    const services = new RestartPolicy({ now: () => now });
+    const workers = workerRestartPolicy(() => now);
+    const crashes = (policy: RestartPolicy, count: number) =>
+      Array.from({ length: count }, () => {
+        policy.started();
+        now += 1_000;
+        return policy.exited();
+      });
+    assert.deepEqual(crashes(workers, 6), [500, 1_000, 2_000, 4_000, 8_000, GIVE_UP], 'a sixth crash within the minute');
+    workers.started();
+    now += 60_000;
+    assert.equal(workers.exited(), 500, 'after a minute of running: the earlier crashes have left the window, the back-off starts again');
+    assert.ok(!crashes(services, 20).includes(GIVE_UP));
   });
 });
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { brokenPasswordRule } from '../../../shared/auth/password-policy.js';
-import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
-import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
+import { LoginLockout } from '../../../shared/auth/login-lockout.js';
+import { hashPassword, verifyPassword } from '../../../shared/auth/passwords.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewayConfig } from '../../config.js';
 import type { GatewaySchema, UsersTable } from '../../db/schema.js';
@@ -41,18 +41,42 @@ export function accountLockoutKey(noPegawai: string): string {
 const ACCOUNT_FAILURES_PREFIX = 'account:';
 
 export class AuthService {
-  private readonly failuresPerAccount: SharedRateLimiter<GatewaySchema>;
-  private readonly failuresPerAddress: SharedRateLimiter<GatewaySchema>;
+  /** Failures per employee number and per address (LOGIN_MAX_FAILURES_PER_*), in the database. */
+  private readonly lockout: LoginLockout<UsersTable, Client, GatewaySchema>;
 
   constructor(private readonly deps: AuthServiceDeps) {
     const { perAccount, perAddress, windowMs } = deps.config.loginLimits;
-    // In the database: every instance on it counts the same failures.
-    this.failuresPerAccount = new SharedRateLimiter(deps.db, ACCOUNT_FAILURES_PREFIX, { limit: perAccount, windowMs }, deps.now);
-    this.failuresPerAddress = new SharedRateLimiter(deps.db, 'address:', { limit: perAddress, windowMs }, deps.now);
+    this.lockout = new LoginLockout(
+      deps.db,
+      {
+        perAccount: { prefix: ACCOUNT_FAILURES_PREFIX, limit: perAccount, windowMs },
+        perAddress: { prefix: 'address:', limit: perAddress, windowMs, counts: 'failures' },
+      },
+      {
+        findUser: (noPegawai) => deps.users.findByNoPegawai(noPegawai),
+        passwordHash: (user) => user.password_hash,
+        lockedOut: async ({ name, client, action }, seconds) => {
+          await deps.audit.record({ action, outcome: 'failure', actor: name.slice(0, 64), ...client, details: { reason: 'locked_out' } });
+          return new AppError('TOO_MANY_ATTEMPTS', { params: { seconds }, headers: { 'retry-after': String(seconds) } });
+        },
+        failed: async ({ name, client, action }, user) => {
+          await deps.audit.record({
+            action,
+            outcome: 'failure',
+            actorId: user?.id ?? null,
+            actor: name.slice(0, 64),
+            ...client,
+            details: { reason: 'invalid_credentials' },
+          });
+          return new AppError('INVALID_CREDENTIALS');
+        },
+      },
+      deps.now,
+    );
   }
 
   async login(noPegawai: string, password: string, client: Client) {
-    const user = await this.checkCredentials(noPegawai, password, client, 'auth.login');
+    const user = await this.lockout.verify(noPegawai, password, client, 'auth.login');
     if (this.passwordExpired(user)) {
       await this.deps.audit.record({
         action: 'auth.login',
@@ -136,7 +160,7 @@ export class AuthService {
     client: Client,
   ): Promise<void> {
     if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
-    const user = await this.checkCredentials(noPegawai, oldPassword, client, 'auth.change_expired_password');
+    const user = await this.lockout.verify(noPegawai, oldPassword, client, 'auth.change_expired_password');
     await this.setPassword(user, newPassword, client, 'auth.change_expired_password', user.id);
   }
 
@@ -164,50 +188,6 @@ export class AuthService {
       await this.deps.sessions.revokeAllOfUser(user.id, at, trx);
       await this.deps.audit.record({ action, outcome: 'success', actorId, actor, targetType: 'user', targetId: user.id, ...client }, trx);
     });
-  }
-
-  /**
-   * Password check with lockout: the same 401 and the same argon2 work whether or not the account
-   * exists, and 429 once an account or an address has failed too often in the window.
-   */
-  private async checkCredentials(noPegawai: string, password: string, client: Client, action: string): Promise<UsersTable> {
-    const accountKey = noPegawai.toLowerCase();
-    for (const [limiter, key] of [
-      [this.failuresPerAccount, accountKey],
-      [this.failuresPerAddress, client.ip],
-    ] as const) {
-      const state = await limiter.check(key);
-      if (state.limited) {
-        await this.deps.audit.record({
-          action,
-          outcome: 'failure',
-          actor: noPegawai.slice(0, 64),
-          ...client,
-          details: { reason: 'locked_out' },
-        });
-        throw new AppError('TOO_MANY_ATTEMPTS', {
-          params: { seconds: state.retryAfterSeconds },
-          headers: { 'retry-after': String(state.retryAfterSeconds) },
-        });
-      }
-    }
-    const user = await this.deps.users.findByNoPegawai(noPegawai);
-    const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
-    if (!user || !ok) {
-      await this.failuresPerAccount.hit(accountKey);
-      await this.failuresPerAddress.hit(client.ip);
-      await this.deps.audit.record({
-        action,
-        outcome: 'failure',
-        actorId: user?.id ?? null,
-        actor: noPegawai.slice(0, 64),
-        ...client,
-        details: { reason: 'invalid_credentials' },
-      });
-      throw new AppError('INVALID_CREDENTIALS');
-    }
-    await this.failuresPerAccount.reset(accountKey);
-    return user;
   }
 
   private passwordExpired(user: UsersTable): boolean {

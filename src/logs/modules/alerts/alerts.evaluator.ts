@@ -70,29 +70,8 @@ export interface AlertEvaluatorDeps {
  */
 export class AlertEvaluator {
   private readonly running = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private tick: Promise<unknown> | undefined;
 
   constructor(private readonly deps: AlertEvaluatorDeps) {}
-
-  /** Starts the background loop (every `intervalMs`, unref'd); 0 = never. */
-  start(intervalMs: number): void {
-    if (intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.tick) return; // the previous pass is still running
-      this.tick = this.evaluateDue()
-        .catch((error: unknown) => this.deps.onError?.(error))
-        .finally(() => (this.tick = undefined));
-    }, intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops the loop and waits for a running pass. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.tick;
-  }
 
   /** Ends expired silences, then evaluates every enabled rule that is due, one after another. */
   async evaluateDue(): Promise<EvaluationResult[]> {

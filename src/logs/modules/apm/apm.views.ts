@@ -1,5 +1,5 @@
 import type { MapSpanRow, StoredSpan, TraceSummaryRow } from './spans.repository.js';
-import { SPAN_KINDS, STATUS_CODES } from './otlp-traces.js';
+import { SPAN_KINDS, STATUS_CODES } from './span-record.js';
 
 /** Span as the API returns it: ms times (fractional), names for kind and status. */
 export function spanView(span: StoredSpan) {

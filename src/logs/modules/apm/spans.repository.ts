@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { SpanRecord } from './otlp-traces.js';
+import type { SpanRecord } from './span-record.js';
 
 interface SpansTable {
   tenant_id: string;

@@ -3,8 +3,10 @@ import { AUDIT_ATTRIBUTES as A, LOG_TYPE, LOG_TYPES } from '../../../shared/tele
 import type { LogEntry } from '../store/log-store.js';
 import type { LogsAuditRepository } from './audit.repository.js';
 import { dict } from '../../../shared/dict.js';
+import { storableText } from '../../../shared/text/storable-text.js';
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+/** Entries reach this hook as sent (the log store cleans its own copy): an audit row gets storable text. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? storableText(value) : undefined);
 
 /**
  * The gateway ships its audit events as log records with `log.type = audit`; those that arrive

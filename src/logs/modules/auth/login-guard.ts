@@ -1,5 +1,5 @@
-import { verifyAgainstDummy, verifyPassword } from '../../../shared/auth/passwords.js';
 import type { Kysely } from 'kysely';
+import { LoginLockout } from '../../../shared/auth/login-lockout.js';
 import { SharedRateLimiter } from '../../../shared/auth/shared-rate-limiter.js';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { LogsConfig } from '../../config.js';
@@ -17,6 +17,7 @@ export interface LoginGuardDeps {
   now: () => number;
 }
 
+/**
 /**
  * How a password arrives: an interactive login (`/api/auth/login`), or HTTP Basic on every request of a
  * shipper or data source. Each has counters of its own: a shipper still sending an old password
@@ -36,26 +37,54 @@ export function lockoutKeysOf(username: string): string[] {
 }
 
 /**
- * Password checks for login and HTTP Basic: the same 401 and the same argon2 work whether or not the
- * account exists; 429 once an address has tried too often or a username has failed too often in the
- * window, counted per channel (PasswordChannel). The counters are in the database, so every instance
- * counts the same attempts. Failures go to the audit trail (of the user's tenant, or the default
- * tenant for unknown usernames).
+ * Password checks for login and HTTP Basic (the shared LoginLockout, one per PasswordChannel): 429
+ * once an address has tried too often (every attempt counts) or a username has failed too often in
+ * the window. Failures go to the audit trail of the user's tenant, or the default tenant for unknown
+ * usernames. API keys are limited here too.
  */
 export class LoginGuard {
-  private readonly limiters: Record<
-    PasswordChannel,
-    { attemptsPerAddress: SharedRateLimiter<LogsSchema>; failuresPerUsername: SharedRateLimiter<LogsSchema> }
-  >;
+  private readonly lockouts: Record<PasswordChannel, LoginLockout<LogsUsersTable, Client, LogsSchema>>;
   private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
 
   constructor(private readonly deps: LoginGuardDeps) {
     const { loginPerAddress, loginFailuresPerUsername } = deps.config.rateLimits;
-    const limitersOf = ({ address, username }: { address: string; username: string }) => ({
-      attemptsPerAddress: new SharedRateLimiter(deps.db, address, loginPerAddress, deps.now),
-      failuresPerUsername: new SharedRateLimiter(deps.db, username, loginFailuresPerUsername, deps.now),
-    });
-    this.limiters = { login: limitersOf(PREFIXES.login), basic: limitersOf(PREFIXES.basic) };
+    const lockoutOf = ({ address, username }: { address: string; username: string }) =>
+      new LoginLockout<LogsUsersTable, Client, LogsSchema>(
+        deps.db,
+        {
+          perAccount: { prefix: username, ...loginFailuresPerUsername },
+          perAddress: { prefix: address, ...loginPerAddress, counts: 'attempts' },
+        },
+        {
+          findUser: (name) => deps.users.findByUsername(name),
+          passwordHash: (user) => user.password_hash,
+          lockedOut: async ({ name, client, action }, seconds) => {
+            await deps.audit.record({
+              tenantId: DEFAULT_TENANT_ID,
+              action,
+              outcome: 'failure',
+              actor: name.slice(0, 128),
+              ...client,
+              details: { reason: 'rate_limited' },
+            });
+            return new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(seconds) } });
+          },
+          failed: async ({ name, client, action }, user) => {
+            await deps.audit.record({
+              tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
+              action,
+              outcome: 'failure',
+              actorId: user?.id ?? null,
+              actor: name.slice(0, 128),
+              ...client,
+              details: { reason: 'invalid_credentials' },
+            });
+            return new AppError('LOGS_INVALID_CREDENTIALS');
+          },
+        },
+        deps.now,
+      );
+    this.lockouts = { login: lockoutOf(PREFIXES.login), basic: lockoutOf(PREFIXES.basic) };
     this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', loginPerAddress, deps.now);
   }
 
@@ -84,39 +113,8 @@ export class LoginGuard {
     throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
-  async verify(username: string, password: string, client: Client, action: string, channel: PasswordChannel): Promise<LogsUsersTable> {
-    const { attemptsPerAddress, failuresPerUsername } = this.limiters[channel];
-    const usernameKey = username.toLowerCase();
-    const addressState = await attemptsPerAddress.hit(client.ip);
-    const usernameState = await failuresPerUsername.check(usernameKey);
-    const refused = addressState.limited ? addressState : usernameState.limited ? usernameState : undefined;
-    if (refused) {
-      await this.deps.audit.record({
-        tenantId: DEFAULT_TENANT_ID,
-        action,
-        outcome: 'failure',
-        actor: username.slice(0, 128),
-        ...client,
-        details: { reason: 'rate_limited' },
-      });
-      throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(refused.retryAfterSeconds) } });
-    }
-    const user = await this.deps.users.findByUsername(username);
-    const ok = user ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password);
-    if (!user || !ok) {
-      await failuresPerUsername.hit(usernameKey);
-      await this.deps.audit.record({
-        tenantId: user?.tenant_id ?? DEFAULT_TENANT_ID,
-        action,
-        outcome: 'failure',
-        actorId: user?.id ?? null,
-        actor: username.slice(0, 128),
-        ...client,
-        details: { reason: 'invalid_credentials' },
-      });
-      throw new AppError('LOGS_INVALID_CREDENTIALS');
-    }
-    await failuresPerUsername.reset(usernameKey);
-    return user;
+  /** Login and HTTP Basic, each on its own counters: the shared lockout (shared/auth/login-lockout.ts). */
+  verify(username: string, password: string, client: Client, action: string, channel: PasswordChannel): Promise<LogsUsersTable> {
+    return this.lockouts[channel].verify(username, password, client, action);
   }
 }

@@ -1,7 +1,10 @@
 import { sql, type Kysely } from 'kysely';
+import type { Job } from '../../../shared/lifecycle.js';
 import type { RecordedBatch } from '../ingest/pipeline-stats.js';
 
 const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
 
 export interface SourceBucket {
   /** Bucket start, epoch ms. */
@@ -128,6 +131,26 @@ export class SourceCounts {
   #big(value: number) {
     return this.dialect === 'postgres' ? sql`${value}::bigint` : sql`${value}`;
   }
+}
+
+/**
+ * The counts are written every `flushMs` (LOGS_SOURCE_COUNTS_FLUSH_INTERVAL), and at most once an
+ * hour the minutes older than the default retention are removed instead (which writes them first);
+ * a last flush at close.
+ */
+export function sourceCountsJob(counts: SourceCounts, options: { flushMs: number; retentionDays: number; now: () => number }): Job {
+  const { now } = options;
+  let prunedAt = 0;
+  return {
+    name: 'source counts upkeep',
+    intervalMs: options.flushMs,
+    run: () => {
+      if (now() - prunedAt < HOUR) return counts.flush();
+      prunedAt = now();
+      return counts.removeOlderThan(now() - options.retentionDays * DAY);
+    },
+    close: () => counts.flush(),
+  };
 }
 
 function cmp(a: string, b: string): number {

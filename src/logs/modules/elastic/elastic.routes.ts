@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { bulkResponse, parseBulk } from '../ingest/elastic-bulk.js';
+import { bulkResponse, parseBulk } from './bulk.js';
 import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError } from './elastic-errors.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { canonicalJson, type MetricPoint } from './otlp-metrics.js';
+import { canonicalJson, type MetricPoint } from './metric-point.js';
 
 /** A MetricPoint as its row holds it: with its tenant, and its attribute maps as canonical JSON. */
 interface PointsTable extends Omit<MetricPoint, 'resource' | 'attributes'> {

@@ -1,7 +1,8 @@
 import { readFile, statfs } from 'node:fs/promises';
 import os from 'node:os';
-import type { MetricPoint } from './otlp-metrics.js';
+import type { MetricPoint } from './metric-point.js';
 import { dict } from '../../../shared/dict.js';
+import type { Job } from '../../../shared/lifecycle.js';
 
 /**
  * The logs service's own host, sampled in process with the hostmetrics receiver's names, so a
@@ -42,8 +43,6 @@ export function parseNetDev(text: string): { device: string; receive: number; tr
 }
 
 export class SelfMetricsSampler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
   private readonly hostName: string;
 
   constructor(private readonly options: SelfMetricsOptions) {
@@ -126,25 +125,9 @@ export class SelfMetricsSampler {
     await this.options.write(this.options.tenantId, points);
     return points;
   }
+}
 
-  /** Samples now and then every intervalMs (unref'd: never keeps the process alive); failures go to onError. */
-  start(intervalMs: number, onError: (error: unknown) => void): void {
-    if (intervalMs <= 0 || this.timer) return;
-    const run = () => {
-      if (this.running) return; // one sample at a time, even on a slow database
-      this.running = this.sample()
-        .catch(onError)
-        .finally(() => (this.running = undefined));
-    };
-    run();
-    this.timer = setInterval(run, intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops the timer and waits for a sample in flight (before the database closes). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
+/** A sample at start, then every `intervalMs` (LOGS_SELF_METRICS_INTERVAL; 0: never). */
+export function selfMetricsJob(sampler: SelfMetricsSampler, intervalMs: number): Job {
+  return { name: 'self metrics sample', intervalMs, runAtStart: true, run: () => sampler.sample() };
 }

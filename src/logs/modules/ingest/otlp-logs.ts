@@ -2,7 +2,7 @@ import { canonicalLevel, LEVELS } from '../store/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';
-import { storableEntry, type Mapping } from './pipeline.js';
+import { withCanonicalLevel, type Mapping } from './pipeline.js';
 import { dict } from '../../../shared/dict.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
@@ -72,7 +72,7 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         if (canonical && (canonical.original !== undefined || canonical.level !== level))
           attributes.severity_text = severityText.slice(0, 64);
         result.items.push(
-          storableEntry({
+          withCanonicalLevel({
             timestamp: time,
             message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
             level,

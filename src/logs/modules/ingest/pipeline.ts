@@ -2,10 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { toAppError } from '../../../shared/errors/handler.js';
 import type { StorageWatch } from '../store/storage-watch.js';
-import { storableText } from '../../../shared/text/storable-text.js';
 import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
 import { canonicalLevel } from '../store/levels.js';
-import { storableAttributes } from './otlp-common.js';
 import type { IngestSource, PipelineStats } from './pipeline-stats.js';
 import { dict } from '../../../shared/dict.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
@@ -13,9 +11,9 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 /**
  * The one ingestion pipeline. Every entry point (OTLP logs, traces and metrics, Elasticsearch
  * `_bulk`) runs: authenticate (in `onRequest`, before any byte of the body is read) -> inflate
- * (acceptGzip) -> decode -> map, which also cleans (storableText) and counts what it could not read
- * -> store in one committed write -> account (ingestBatch) -> answer. What differs per signal is a
- * row in signals.ts.
+ * (acceptGzip) -> decode -> map, which counts what it could not read (and makes spans' and metric
+ * points' text storable; the log store does that for log entries) -> store in one committed write
+ * -> account (ingestBatch) -> answer. What differs per signal is a row in signals.ts.
  */
 
 /** What a mapping made of a request: the items to store and what it refused. */
@@ -83,25 +81,18 @@ export async function ingestBatch<T>(
   stats.record(tenantId, source, { received, stored, rejected: mapping.rejected }, { latencyMs: now() - started });
 }
 
-/** A log entry as both databases can store it (shippers' NULs, escaped in JSON or raw in protobuf, become U+FFFD). */
-export function storableEntry(entry: LogEntry): LogEntry {
-  const text = <S extends string | undefined>(value: S): S => (value === undefined ? value : (storableText(value) as S));
-  // One set of levels (levels.ts); what the sender wrote stays as severity_text when it said more.
+/**
+ * The sender's level as one of ours (levels.ts), blank as none, and the sender's own text kept as
+ * `severity_text` when it said more than the level. Text is not cleaned here: the store does that
+ * once, for every writer (store/write-batch.ts prepareEntries).
+ */
+export function withCanonicalLevel(entry: LogEntry): LogEntry {
   const level = entry.level === undefined || entry.level.trim() === '' ? undefined : canonicalLevel(entry.level);
-  const attributes =
-    level?.original === undefined
-      ? entry.attributes
-      : Object.assign(dict<AttributeValue>(), entry.attributes, { severity_text: level.original });
+  if (level?.original === undefined) return { ...entry, level: level?.level };
   return {
-    timestamp: entry.timestamp,
-    message: storableText(entry.message),
-    level: text(level?.level),
-    service: text(entry.service),
-    host: text(entry.host),
-    trace_id: text(entry.trace_id),
-    span_id: text(entry.span_id),
-    attributes: storableAttributes(attributes ?? dict()),
-    documentId: text(entry.documentId),
+    ...entry,
+    level: level.level,
+    attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { severity_text: level.original }),
   };
 }
 

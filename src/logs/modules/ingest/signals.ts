@@ -1,8 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { mapOtlpTraces, type SpanRecord } from '../apm/otlp-traces.js';
+import type { SpanRecord } from '../apm/span-record.js';
 import type { SpansRepository } from '../apm/spans.repository.js';
 import type { MetricsRepository } from '../infra/metrics.repository.js';
-import { mapOtlpMetrics, type MetricPoint } from '../infra/otlp-metrics.js';
+import type { MetricPoint } from '../infra/metric-point.js';
+import { mapOtlpMetrics } from './otlp-metrics.js';
+import { mapOtlpTraces } from './otlp-traces.js';
 import type { LogEntry, LogStore } from '../store/log-store.js';
 import { mapOtlpLogs } from './otlp-logs.js';
 import { logsMessages, type OtlpMessages } from './otlp-proto.js';

@@ -6,7 +6,10 @@ import { dict } from '../../../shared/dict.js';
 
 /** What every dialect's append prepares from a batch: storable entries, their rollup rows, new catalogue fields. */
 
-/** An entry cleaned for storage: strings well-formed and NUL-free (PostgreSQL rejects both). */
+/**
+ * An entry cleaned for storage: strings well-formed and NUL-free (PostgreSQL rejects both). The one
+ * place log entries are cleaned, whoever writes them (ingestion maps, the store cleans).
+ */
 export interface PreparedEntry {
   ts: number;
   level: string | null;
@@ -30,9 +33,14 @@ export interface DocumentIdSplit {
   newIds: string[];
 }
 
+/** The entry's document id as stored (its `_id` attribute). */
+function documentIdOf(entry: LogEntry): string | undefined {
+  return entry.documentId === undefined ? undefined : storableText(entry.documentId);
+}
+
 /** The distinct document ids of a batch, in order. */
 export function documentIdsOf(entries: readonly LogEntry[]): string[] {
-  return [...new Set(entries.flatMap((entry) => (entry.documentId === undefined ? [] : [entry.documentId])))];
+  return [...new Set(entries.flatMap((entry) => documentIdOf(entry) ?? []))];
 }
 
 /** Keeps entries without an id and the first entry of each id that `stored` does not hold. */
@@ -40,7 +48,7 @@ export function splitByDocumentId(entries: readonly LogEntry[], stored: Readonly
   const seen = new Set(stored);
   const split: DocumentIdSplit = { kept: [], duplicates: [], newIds: [] };
   entries.forEach((entry, index) => {
-    const id = entry.documentId;
+    const id = documentIdOf(entry);
     if (id !== undefined && seen.has(id)) {
       split.duplicates.push(index);
       return;
@@ -98,7 +106,8 @@ export function prepareEntries(entries: readonly LogEntry[], first = 0): Prepare
         else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[storableText(key)] = value;
       }
     }
-    if (entry.documentId !== undefined) attributes._id = storableText(entry.documentId);
+    const documentId = documentIdOf(entry);
+    if (documentId !== undefined) attributes._id = documentId;
     const level = optional(entry.level);
     return {
       ts,

@@ -3,45 +3,37 @@ import type { Logger } from 'pino';
 import { isWorkerMessage, type WorkerMessage } from './messages.js';
 import { MetricsGatherer } from './metrics-gatherer.js';
 import { logProcessWarnings } from '../../shared/process-warnings.js';
+import { GIVE_UP, realSchedule, RestartPolicy, type Schedule } from '../../shared/restart-policy.js';
 
 /**
- * Replacing crashed workers, within reason: more than `limit` unexpected exits within `windowMs`
- * means something is wrong with every worker (the database went away, a bad deploy), and the
- * primary gives up rather than restarting forever.
+ * The workers' restart policy (shared/restart-policy.ts, as for `all`'s services): back-off from
+ * 0.5 s to 30 s; more than 5 unexpected exits within a minute means something is wrong with every
+ * worker (the database went away, a bad deploy), and the primary gives up rather than restarting
+ * forever.
  */
-export class RestartBudget {
-  private readonly exits: number[] = [];
+export const workerRestartPolicy = (now: () => number = Date.now) => new RestartPolicy({ giveUp: { exits: 5, windowMs: 60_000 }, now });
 
-  constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Records an exit; true while a replacement is still within the budget. */
-  spend(): boolean {
-    const now = this.now();
-    this.exits.push(now);
-    while (this.exits.length > 0 && this.exits[0]! <= now - this.windowMs) this.exits.shift();
-    return this.exits.length <= this.limit;
-  }
-}
-
-export interface SupervisorOptions {
+export interface WorkerPrimaryOptions {
   workers: number;
   /** The primary's own lines (worker exits and replacements); undefined at LOG_LEVEL=silent. */
   log: Logger | undefined;
-  budget?: RestartBudget;
+  policy?: RestartPolicy;
+  schedule?: Schedule;
 }
 
 /**
  * The primary of GATEWAY_WORKERS > 1: it serves nothing itself. It starts one worker and waits
  * until it listens (that worker migrates the database, creates the signing key and the first
  * administrator), then the others; relays ended sessions and metrics between them; replaces a
- * worker that dies; and on SIGTERM or SIGINT stops them all gracefully. Resolves with the exit
- * code for the process.
+ * worker that dies, with back-off (workerRestartPolicy); and on SIGTERM or SIGINT stops them all
+ * gracefully. Resolves with the exit code for the process.
  */
-export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 60_000) }: SupervisorOptions): Promise<number> {
+export function runWorkerPrimary({
+  workers,
+  log,
+  policy = workerRestartPolicy(),
+  schedule = realSchedule,
+}: WorkerPrimaryOptions): Promise<number> {
   logProcessWarnings(log);
   return new Promise((resolve) => {
     let stopping = false;
@@ -49,11 +41,13 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
     let failedDuringStart = false;
     let exitCode = 0;
     const live = new Set<Worker>();
+    const restarts = new Set<{ cancel(): void }>();
 
     const stop = (code: number) => {
       if (stopping) return;
       stopping = true;
       exitCode = code;
+      for (const restart of restarts) restart.cancel();
       if (live.size === 0) resolve(exitCode);
       for (const worker of live) worker.process.kill('SIGTERM');
     };
@@ -84,6 +78,7 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
 
     const fork = (): Promise<boolean> => {
       const worker = cluster.fork();
+      policy.started();
       live.add(worker);
       worker.on('message', (message: unknown) => {
         if (isWorkerMessage(message)) onMessage(worker, message);
@@ -104,13 +99,18 @@ export function superviseWorkers({ workers, log, budget = new RestartBudget(5, 6
             failedDuringStart = true; // the start fails (below)
             return;
           }
-          if (budget.spend()) {
-            log?.warn({ workerPid: worker.process.pid, code, signal }, 'gateway worker exited; starting another');
-            void fork();
-          } else {
+          const delayMs = policy.exited();
+          if (delayMs === GIVE_UP) {
             log?.error({ workerPid: worker.process.pid, code, signal }, 'gateway workers keep exiting; stopping');
             stop(1);
+            return;
           }
+          log?.warn({ workerPid: worker.process.pid, code, signal, restartInMs: delayMs }, 'gateway worker exited; starting another');
+          const restart = schedule(() => {
+            restarts.delete(restart);
+            if (!stopping) void fork();
+          }, delayMs);
+          restarts.add(restart);
         });
       });
     };

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
-import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from './flatten.js';
-import { storableEntry } from './pipeline.js';
+import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../ingest/flatten.js';
+import { withCanonicalLevel } from '../ingest/pipeline.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
@@ -18,7 +18,7 @@ export interface BulkItem {
 
 export interface BulkParse {
   items: BulkItem[];
-  /** The accepted documents, as storable entries. */
+  /** The accepted documents, as log entries. */
   entries: LogEntry[];
 }
 
@@ -164,7 +164,7 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
     items.push({ action: kind, index, id, entry: entries.length });
     const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
     entries.push(
-      storableEntry({
+      withCanonicalLevel({
         ...entry,
         documentId: explicitId,
         attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { _index: index.slice(0, 255) }),

@@ -1,31 +1,9 @@
-import type { Mapping } from '../ingest/pipeline.js';
+import type { MetricPoint, MetricType } from '../infra/metric-point.js';
+import type { Mapping } from './pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
 import { isPlainObject, storableText, type PlainObject } from '../../../shared/text/storable-text.js';
-import { attributesOf, list, nanos, storableAttributes } from '../ingest/otlp-common.js';
+import { attributesOf, list, nanos, storableAttributes } from './otlp-common.js';
 import { dict } from '../../../shared/dict.js';
-
-export type MetricType = 'gauge' | 'sum' | 'histogram' | 'summary';
-
-/** A metric data point as stored (infra_metric_points). */
-export interface MetricPoint {
-  ts: number;
-  name: string;
-  type: MetricType;
-  /** Sums and histograms: 1 delta, 2 cumulative; null for gauges and summaries. */
-  temporality: number | null;
-  unit: string | null;
-  host: string | null;
-  container: string | null;
-  pod: string | null;
-  namespace: string | null;
-  /** Resource attributes other than the identity columns. */
-  resource: Record<string, AttributeValue>;
-  attributes: Record<string, AttributeValue>;
-  /** Gauge/sum: the value; histogram/summary: the sum of the observations. */
-  value: number;
-  /** Histogram/summary: the number of observations. */
-  count: number | null;
-}
 
 const MAX_RESOURCE_KEYS = 24;
 const IDENTITY = ['host.name', 'container.id', 'k8s.pod.name', 'k8s.namespace.name'];
@@ -36,11 +14,6 @@ function numberOf(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value)) return Number(value);
   return null;
-}
-
-/** Stable JSON (keys sorted): the views group a series by its exact attribute set. */
-export function canonicalJson(attributes: Record<string, AttributeValue>): string {
-  return JSON.stringify(dict(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
 /**
