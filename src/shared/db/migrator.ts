@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { dict } from '../dict.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
 
 /**
@@ -26,15 +27,15 @@ export interface ResumableMigration {
    * Schema work before the first chunk, in the transaction that saves the first position; returns
    * how many rows there are to do (for progress). Runs once, however often the migration is resumed.
    */
-  start(db: Kysely<any>): Promise<number>;
+  start: (db: Kysely<any>) => Promise<number>;
   /**
    * The next chunk after `position` (null at first), in a transaction of its own that also saves the
    * position it returns; null when nothing is left. Must not depend on anything but the database and
    * `position`: it may run in another process than the one before.
    */
-  chunk(db: Kysely<any>, position: ChunkPosition | null): Promise<{ position: ChunkPosition; rows: number } | null>;
+  chunk: (db: Kysely<any>, position: ChunkPosition | null) => Promise<{ position: ChunkPosition; rows: number } | null>;
   /** Schema work after the last chunk, in the transaction that records the migration. */
-  finish(db: Kysely<any>): Promise<void>;
+  finish: (db: Kysely<any>) => Promise<void>;
 }
 
 /** Where a resumable migration is: any JSON value (stored as text). */
@@ -80,7 +81,10 @@ const MIGRATION_NAME = /^(\d{4})_[a-z0-9]+(?:_[a-z0-9]+)*$/;
  * recorded for some of them. Throws when two share a number, a name is out of order or malformed,
  * or a rename is ambiguous: a mistake in the code, found as the module loads.
  */
-export function migrationSequence(migrations: Record<string, AnyMigration>, renamed: Record<string, string> = {}): MigrationSequence {
+export function migrationSequence(
+  migrations: Record<string, AnyMigration>,
+  renamed: Readonly<Record<string, string>> = dict(),
+): MigrationSequence {
   const names = Object.keys(migrations);
   names.forEach((name, index) => {
     if (!MIGRATION_NAME.test(name)) throw new Error(`migration name ${name} is not NNNN_words (four digits, lower-case words)`);
@@ -106,7 +110,7 @@ export function migrationsUpTo(sequence: MigrationSequence, last: string): Migra
   const names = Object.keys(sequence.migrations);
   const end = names.indexOf(last);
   if (end < 0) throw new Error(`no migration ${last}`);
-  const first = Object.fromEntries(names.slice(0, end + 1).map((name) => [name, sequence.migrations[name]!]));
+  const first = dict(names.slice(0, end + 1).map((name) => [name, sequence.migrations[name]!] as const));
   return { migrations: first, renamed: sequence.renamed };
 }
 

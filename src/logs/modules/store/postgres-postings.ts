@@ -1,5 +1,4 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { ChunkPosition } from '../../../shared/db/migrator.js';
 import { equalityFacets, postgresFacet, type FacetLookup } from './facets.js';
 import { HOUR, mod } from './minutes.js';
 import {
