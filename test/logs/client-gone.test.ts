@@ -18,7 +18,7 @@ import { createLogStore, openStoreReads, type StoreReads } from '../../src/logs/
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { cancellingPool } from '../../src/logs/modules/store/read-pool/postgres-reads.js';
 import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { T0 } from './store-helpers.js';
 
@@ -132,7 +132,7 @@ describe('reads of a client that left', () => {
   });
 });
 
-describe('reads of a client that left [postgres]', () => {
+describeOnPostgres('reads of a client that left [postgres]', () => {
   let database: TestDatabase;
   let reads: StoreReads;
   let admin: pg.Client;
