@@ -4,8 +4,7 @@
 // Usage: npm test [-- test/file.test.ts ...]
 //        npm run test:fast   (--fast, TEST_DIALECTS=sqlite: the inner loop of docs/testing.md)
 // TEST_DIALECTS (test/helpers/databases.ts) narrows the dialects; without postgres none is started.
-// --fast leaves out the suites below: real-process faults, browsers, fuzzing, whole-system runs and
-// Prometheus, and the gateway's worker processes. CI runs everything (`npm test`).
+// --fast leaves out SLOW_SUITES (docs/testing.md, "The inner loop"). CI runs everything (`npm test`).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -60,21 +59,35 @@ async function startPostgres() {
   };
 }
 
-/** What `--fast` leaves out: folders (ending in /) and files. */
+/**
+ * What `--fast` leaves out, folders (ending in /) and files: real-process faults, browsers, fuzzing,
+ * whole-system runs, the deployment checks with Prometheus, the gateway's worker processes, and the
+ * suites that run the services as real processes (the CLI, kills mid-write and mid-upgrade).
+ */
 const SLOW_SUITES = [
   'test/faults/',
   'test/browser/',
   'test/fuzz/',
   'test/e2e/',
-  'test/deploy/prometheus.test.ts',
+  'test/deploy/',
   'test/gateway/workers.test.ts',
+  'test/gateway/cli.test.ts',
+  'test/shared/cli.test.ts',
+  'test/logs/durability.test.ts',
+  'test/logs/apm-durability.test.ts',
+  'test/logs/store-durability.test.ts',
+  'test/logs/upgrade-resume.test.ts',
 ];
 
 const fast = process.argv.includes('--fast');
 const named = process.argv.slice(2).filter((arg) => arg !== '--fast');
-const files = (named.length > 0 ? named : findTests('test')).filter(
-  (file) => !fast || !SLOW_SUITES.some((suite) => (suite.endsWith('/') ? file.startsWith(suite) : file === suite)),
-);
+// Files named on the command line run whatever --fast says.
+const files =
+  named.length > 0
+    ? named
+    : findTests('test').filter(
+        (file) => !fast || !SLOW_SUITES.some((suite) => (suite.endsWith('/') ? file.startsWith(suite) : file === suite)),
+      );
 const dialects = (process.env.TEST_DIALECTS ?? '').trim();
 const postgresTested = dialects === '' || dialects.split(',').some((name) => name.trim() === 'postgres');
 let postgres;
