@@ -61,8 +61,10 @@ async function startPostgres() {
 
 /**
  * What `--fast` leaves out, folders (ending in /) and files: real-process faults, browsers, fuzzing,
- * whole-system runs, the deployment checks with Prometheus, the gateway's worker processes, and the
- * suites that run the services as real processes (the CLI, kills mid-write and mid-upgrade).
+ * whole-system runs, the deployment checks with Prometheus, the gateway's worker processes, the
+ * suites that run the services as real processes (the CLI, kills mid-write and mid-upgrade, the
+ * metrics of a running service), and the two store suites that are slow by design (the oracle's
+ * large generated store; searches made to run out of time).
  */
 const SLOW_SUITES = [
   'test/faults/',
@@ -77,6 +79,9 @@ const SLOW_SUITES = [
   'test/logs/apm-durability.test.ts',
   'test/logs/store-durability.test.ts',
   'test/logs/upgrade-resume.test.ts',
+  'test/logs/metrics.test.ts',
+  'test/logs/store-oracle.test.ts',
+  'test/logs/search-budget.test.ts',
 ];
 
 const fast = process.argv.includes('--fast');
