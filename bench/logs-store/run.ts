@@ -13,14 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import {
-  createLogStore,
-  DEFAULT_TRACK_TOTAL,
-  logStoreMigrations,
-  openStoreReads,
-  type LogEntry,
-  type LogStore,
-} from '../../src/logs/modules/store/index.js';
+import { createLogStore, DEFAULT_TRACK_TOTAL, openStoreReads, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
 
 const { values: args } = parseArgs({
@@ -81,7 +75,7 @@ if (dialect === 'postgres' && !queriesOnly) {
     database.db,
   );
 }
-await migrateToLatest(database.db, logStoreMigrations, 'logs');
+await migrateToLatest(database.db, logsMigrations, 'logs');
 const reads = args['read-pool'] ? await openStoreReads(url, database.db, { timeoutMs: 30_000, workers: 2 }) : undefined;
 const store: LogStore = createLogStore(database.db, database.dialect, reads ? { reads: reads.db, readTimeoutMs: 30_000 } : {});
 

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { insertOldEvents, OLDEST_LOGS_MIGRATIONS, onlyMigrations } from '../../test/helpers/oldest-data.js';
+import { insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../../test/helpers/oldest-data.js';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, url: { type: 'string' } } });
 const events = Number(values.events);
@@ -22,7 +22,7 @@ const url = values.url ?? `sqlite:${join(dir!, 'logs.sqlite')}`;
 const dialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 
 const old = await openDatabase<any>(url);
-await migrateToLatest(old.db, onlyMigrations(logsMigrations, OLDEST_LOGS_MIGRATIONS), 'logs');
+await migrateAsOlderVersion(old.db, logsMigrations, 'logs', OLDEST_LOGS_HISTORY);
 await insertOldEvents(old.db, dialect, 'default', events);
 await old.close();
 

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { buildGateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
+import { migrateToLatest, migrationSequence } from '../../src/shared/db/migrator.js';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { ADMIN_PASSWORD, startTestGateway } from '../helpers/gateway.js';
@@ -58,7 +58,7 @@ describe('gateway operations', () => {
         '0001_ok': { up: async (kdb: typeof db) => void (await kdb.schema.createTable('ok_table').addColumn('id', 'text').execute()) },
         '0002_broken': { up: async (kdb: typeof db) => void (await kdb.schema.createTable('ok_table').addColumn('id', 'text').execute()) },
       };
-      await assert.rejects(migrateToLatest(db, broken, 'probe'), /0002_broken/);
+      await assert.rejects(migrateToLatest(db, migrationSequence(broken), 'probe'), /0002_broken/);
       await close();
       await database.drop();
     });

@@ -2,11 +2,31 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe } from 'node:test';
 import pg from 'pg';
 import type { DialectName } from '../../src/shared/db/database.js';
 
-/** Every repository test runs on both. */
-export const DIALECTS: readonly DialectName[] = ['sqlite', 'postgres'];
+/**
+ * Every repository test runs on both; `TEST_DIALECTS` (comma-separated) narrows the loop, e.g.
+ * `TEST_DIALECTS=sqlite` for `npm run test:fast` (docs/testing.md), which starts no PostgreSQL.
+ */
+export const DIALECTS: readonly DialectName[] = testedDialects(process.env.TEST_DIALECTS);
+
+function testedDialects(setting: string | undefined): DialectName[] {
+  if (setting === undefined || setting.trim() === '') return ['sqlite', 'postgres'];
+  const names = setting.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => name !== 'sqlite' && name !== 'postgres');
+  if (unknown.length > 0) throw new Error(`TEST_DIALECTS: ${unknown.join(', ')} is not sqlite or postgres`);
+  return (['sqlite', 'postgres'] as const).filter((dialect) => names.includes(dialect));
+}
+
+/**
+ * `describe` for a block about PostgreSQL alone: declared only when PostgreSQL is among DIALECTS
+ * (a run on SQLite alone has no such tests rather than skipped ones).
+ */
+export function describeOnPostgres(name: string, block: () => void): void {
+  if (DIALECTS.includes('postgres')) void describe(name, block);
+}
 
 export interface TestDatabase {
   readonly url: string;

@@ -1,13 +1,14 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DialectName } from '../../src/shared/db/database.js';
-import type { AnyMigration } from '../../src/shared/db/migrator.js';
+import { migrateToLatest, migrationsUpTo, type MigrationSequence } from '../../src/shared/db/migrator.js';
 
 /**
  * The oldest supported data directory: the migrations of the first complete version (both services
  * serving, before any change of the log store's layout), run by today's code of those migrations
- * (unchanged since), and rows written in that version's layout with SQL.
+ * (unchanged since) and recorded under the names that version gave them, and rows written in that
+ * version's layout with SQL.
  */
-export const OLDEST_LOGS_MIGRATIONS = [
+export const OLDEST_LOGS_HISTORY = [
   '0001_accounts',
   '0100_log_store',
   '0200_alerts',
@@ -17,11 +18,20 @@ export const OLDEST_LOGS_MIGRATIONS = [
   '0500_ingest_role',
   '0600_login_failures',
 ];
-export const OLDEST_GATEWAY_MIGRATIONS = ['0001_init', '0003_sso', '0004_login_failures'];
+export const OLDEST_GATEWAY_HISTORY = ['0001_init', '0003_sso', '0004_login_failures'];
 
-/** Only the migrations named. */
-export function onlyMigrations(migrations: Record<string, AnyMigration>, names: readonly string[]): Record<string, AnyMigration> {
-  return Object.fromEntries(Object.entries(migrations).filter(([name]) => names.includes(name)));
+/**
+ * Migrates `db` as an older version did: the migrations that `history` names (the first of
+ * `sequence`, under their current names), then the history written under the old names.
+ */
+export async function migrateAsOlderVersion(db: Kysely<any>, sequence: MigrationSequence, table: string, history: readonly string[]) {
+  const current = history.map((name) => sequence.renamed.get(name) ?? name);
+  const first = migrationsUpTo(sequence, current.at(-1)!);
+  if (Object.keys(first.migrations).join() !== current.join()) throw new Error(`${history.join()} is not how an older version began`);
+  await migrateToLatest(db, first, table);
+  for (const [index, name] of history.entries()) {
+    await sql`UPDATE ${sql.table(`${table}_migrations`)} SET name = ${name} WHERE name = ${current[index]!}`.execute(db);
+  }
 }
 
 export const HOUR_MS = 3_600_000;

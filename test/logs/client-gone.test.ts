@@ -14,10 +14,11 @@ import pg from 'pg';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
-import { createLogStore, logStoreMigrations, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
+import { createLogStore, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { cancellingPool } from '../../src/logs/modules/store/read-pool/postgres-reads.js';
 import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { T0 } from './store-helpers.js';
 
@@ -54,7 +55,7 @@ describe('reads of a client that left', () => {
     dir = mkdtempSync(join(tmpdir(), 'gerbang-client-gone-'));
     const url = `sqlite:${join(dir, 'logs.sqlite')}`;
     database = await openDatabase<any>(url, { sqliteThread: true });
-    await migrateToLatest(database.db, logStoreMigrations, 'logs');
+    await migrateToLatest(database.db, logsMigrations, 'logs');
     reads = await openStoreReads(url, database.db, { timeoutMs: 60_000, workers: 1 });
   });
   after(async () => {
@@ -131,7 +132,7 @@ describe('reads of a client that left', () => {
   });
 });
 
-describe('reads of a client that left [postgres]', () => {
+describeOnPostgres('reads of a client that left [postgres]', () => {
   let database: TestDatabase;
   let reads: StoreReads;
   let admin: pg.Client;

@@ -15,7 +15,7 @@ import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
 import { filtersToCondition, toCondition, type Condition } from '../../src/logs/modules/store/query/condition.js';
 import { attributePath, compileSqlite, ftsMatchExpression } from '../../src/logs/modules/store/query/compile-sqlite.js';
 import { compilePostgres } from '../../src/logs/modules/store/query/compile-postgres.js';
-import { tsvectorText } from '../../src/logs/modules/store/postgres-refacet.js';
+import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { tokenize } from '../../src/logs/modules/store/tokenize.js';
 

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { sql, type Migration } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, logStoreMigrations, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { createLogStore, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { HOUR, MINUTE, T0 } from './store-helpers.js';
 
@@ -41,13 +42,13 @@ for (const dialect of DIALECTS) {
       testDb = await createTestDatabase(dialect);
       database = await openDatabase<any>(testDb.url);
       const { db } = database;
-      // A store as it was before 0130: written (by today's writer, which needs the later tables),
-      // then without the hourly tables; then 0130 itself, as the upgrade runs it.
-      await migrateToLatest(db, logStoreMigrations, 'logs');
+      // A store as it was before 0012_hourly_rollups: written (by today's writer, which needs the later
+      // tables), then without the hourly tables; then 0012 itself, as the upgrade runs it.
+      await migrateToLatest(db, logsMigrations, 'logs');
       await createLogStore(db, database.dialect).append('acme', ENTRIES);
       await sql`DROP TABLE log_rollups_hourly`.execute(db);
       await sql`DROP TABLE log_host_rollups_hourly`.execute(db);
-      await (logStoreMigrations['0130_hourly_rollups'] as Migration).up(db);
+      await (logsMigrations.migrations['0012_hourly_rollups'] as Migration).up(db);
       store = createLogStore(db, database.dialect);
     });
     after(async () => {

@@ -1,20 +1,21 @@
 /**
- * Migration 0120 on a store written before it: entries re-stored under time-ordered ids (SQLite) or
- * re-faceted in place (PostgreSQL, then given postings by 0150), and every read answers as for
+ * 0011_time_ordered_facets on a store written before it: entries re-stored under time-ordered ids
+ * (SQLite) or re-faceted in place (PostgreSQL, then given postings by 0015_postings), and every read answers as for
  * entries written after it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, logStoreMigrations, type LogStore } from '../../src/logs/modules/store/index.js';
-import { tsvectorText } from '../../src/logs/modules/store/postgres-refacet.js';
+import { migrateToLatest, migrationsUpTo } from '../../src/shared/db/migrator.js';
+import { createLogStore, type LogStore } from '../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../src/logs/db/migrations/index.js';
+import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
 import { ftsBody, tokenize } from '../../src/logs/modules/store/tokenize.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { HOUR, MINUTE, T0 } from './store-helpers.js';
 
-/** Rows as the store wrote them before 0120: sequential ids, written out of time order. */
+/** Rows as the store wrote them before 0011_time_ordered_facets: sequential ids, written out of time order. */
 const OLD_ROWS = [
   {
     id: 1,
@@ -30,7 +31,7 @@ const OLD_ROWS = [
   { id: 4, tenant: 'acme', ts: T0 + 2 * MINUTE, level: 'warn', host: 'h1', message: 'Café timeout', attributes: { status: 503 } },
 ];
 
-const BEFORE_0120 = Object.fromEntries(Object.entries(logStoreMigrations).filter(([name]) => name < '0120'));
+const BEFORE_TIME_ORDER = migrationsUpTo(logsMigrations, '0010_api_keys');
 
 for (const dialect of DIALECTS) {
   describe(`log store upgrade to time-ordered ids and facets [${dialect}]`, () => {
@@ -42,7 +43,7 @@ for (const dialect of DIALECTS) {
       testDb = await createTestDatabase(dialect);
       database = await openDatabase<any>(testDb.url);
       const { db } = database;
-      await migrateToLatest(db, BEFORE_0120, 'logs');
+      await migrateToLatest(db, BEFORE_TIME_ORDER, 'logs');
       if (dialect === 'sqlite') {
         for (const row of OLD_ROWS) {
           await sql`INSERT INTO log_entries (id, tenant_id, ts, level, host, message, attributes)
@@ -66,7 +67,7 @@ for (const dialect of DIALECTS) {
           db,
         );
       }
-      await migrateToLatest(db, logStoreMigrations, 'logs');
+      await migrateToLatest(db, logsMigrations, 'logs');
       store = createLogStore(db, database.dialect);
     });
     after(async () => {

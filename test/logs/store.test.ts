@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
-import { DIALECTS } from '../helpers/databases.js';
+import { describeOnPostgres, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
 import { plain } from '../helpers/prototypes.js';
@@ -841,7 +841,7 @@ for (const dialect of DIALECTS) {
 
 // PostgreSQL keeps one partition per UTC hour, shared by the tenants: retention (whole days) drops a
 // partition once no tenant has rows left in it, and ingest recreates it on demand.
-describe('log store partitions [postgres]', () => {
+describeOnPostgres('log store partitions [postgres]', () => {
   let handle: TestStore;
   before(async () => {
     handle = await openTestStore('postgres');

@@ -14,16 +14,15 @@ import { loadGatewayConfig } from '../../src/gateway/config.js';
 import { gatewayMigrations } from '../../src/gateway/db/migrations/index.js';
 import { hashPassword } from '../../src/shared/auth/passwords.js';
 import { openDatabase } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { LOGS_ADMIN_PASSWORD, PASSWORD } from '../helpers/logs.js';
 import {
   insertOldEvents,
+  migrateAsOlderVersion,
   OLD_T0,
-  OLDEST_GATEWAY_MIGRATIONS,
-  OLDEST_LOGS_MIGRATIONS,
+  OLDEST_GATEWAY_HISTORY,
+  OLDEST_LOGS_HISTORY,
   oldMessage,
-  onlyMigrations,
 } from '../helpers/oldest-data.js';
 
 const EVENTS = 600;
@@ -42,7 +41,7 @@ for (const dialect of DIALECTS) {
       const passwordHash = await hashPassword(PASSWORD);
 
       const oldLogs = await openDatabase<any>(logsDb.url);
-      await migrateToLatest(oldLogs.db, onlyMigrations(logsMigrations, OLDEST_LOGS_MIGRATIONS), 'logs');
+      await migrateAsOlderVersion(oldLogs.db, logsMigrations, 'logs', OLDEST_LOGS_HISTORY);
       const { db } = oldLogs;
       await sql`INSERT INTO logs_tenants (id, name, retention_days, created_at, updated_at)
         VALUES ('acme', 'Acme', 3650, ${CREATED}, ${CREATED})`.execute(db);
@@ -61,7 +60,7 @@ for (const dialect of DIALECTS) {
       await oldLogs.close();
 
       const oldGateway = await openDatabase<any>(gatewayDb.url);
-      await migrateToLatest(oldGateway.db, onlyMigrations(gatewayMigrations, OLDEST_GATEWAY_MIGRATIONS), 'gateway');
+      await migrateAsOlderVersion(oldGateway.db, gatewayMigrations, 'gateway', OLDEST_GATEWAY_HISTORY);
       const { rows } = await sql<{ id: string }>`SELECT id FROM hak_akses ORDER BY is_admin LIMIT 1`.execute(oldGateway.db);
       await sql`INSERT INTO users (id, no_pegawai, nama, email, tipe_pegawai, hak_akses_id, password_hash, password_changed_at,
           created_at, updated_at)

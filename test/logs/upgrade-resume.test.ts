@@ -12,13 +12,12 @@ import { watchLines } from '../helpers/log-watch.js';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase, type DialectName } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
 import { killHard } from '../helpers/logs-process.js';
 import { closedPort } from '../helpers/upstream.js';
-import { countStoredEvents, insertOldEvents, OLDEST_LOGS_MIGRATIONS, onlyMigrations } from '../helpers/oldest-data.js';
+import { countStoredEvents, insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../helpers/oldest-data.js';
 
 /** Large enough that each data migration takes 20 chunks or more. */
 const EVENTS = 100_000;
@@ -76,7 +75,7 @@ for (const dialect of DIALECTS) {
     test('probes answer while it runs; killed mid-way, the next start goes on from where it stopped; every event once', async () => {
       testDb = await createTestDatabase(dialect as DialectName);
       const old = await openDatabase<any>(testDb.url);
-      await migrateToLatest(old.db, onlyMigrations(logsMigrations, OLDEST_LOGS_MIGRATIONS), 'logs');
+      await migrateAsOlderVersion(old.db, logsMigrations, 'logs', OLDEST_LOGS_HISTORY);
       await insertOldEvents(old.db, dialect, 'default', EVENTS);
       await old.close();
 

@@ -327,7 +327,7 @@ describe('gerbang CLI: backup and restore of the embedded databases', () => {
       manifest.databases.map((saved) => saved.name),
       ['gateway', 'logs'],
     );
-    assert.ok(manifest.databases[1]!.migrations.includes('0700_api_keys'));
+    assert.ok(manifest.databases[1]!.migrations.includes('0010_api_keys'));
 
     // The live databases are in use: restoring over them is refused.
     const occupied = await cliAsync(['restore', backupDir], live);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 
 /**
@@ -11,7 +11,7 @@ import { eventually } from '../helpers/eventually.js';
  * pg_terminate_backend): the query fails, the process lives on (pg emits 'error' on the client,
  * which crashed it before postgres-pool.ts), and the pool's next query runs on a new connection.
  */
-describe('PostgreSQL connections ended by the server mid-query [postgres]', () => {
+describeOnPostgres('PostgreSQL connections ended by the server mid-query [postgres]', () => {
   let server: TestDatabase;
   let database: Database<any>;
   let reads: StoreReads;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { after, test } from 'node:test';
 import pg from 'pg';
-import { createTestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeOnPostgres } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { closedPort } from '../helpers/upstream.js';
@@ -12,7 +12,7 @@ import { closedPort } from '../helpers/upstream.js';
  * the logs service's idle connections (an operator's pg_terminate_backend, a failover), and its pool
  * reports it with process.emitWarning (src/shared/db/postgres-pool.ts).
  */
-describe('node process warnings in a running service', () => {
+describeOnPostgres('node process warnings in a running service', () => {
   const cleanup: (() => Promise<void>)[] = [];
   after(async () => {
     for (const step of cleanup.reverse()) await step();

@@ -16,7 +16,7 @@ export interface SigningKey {
  * The service's token-signing key, kept in its database so that every instance sharing the database
  * signs and verifies alike. Created on first start; when instances race, all of them settle on
  * the oldest key and the others withdraw theirs. Afterwards the newest key signs (rotateSigningKeys
- * adds one) and every stored key verifies. The table is made by the service's migrations (`createSigningKeysTable`).
+ * adds one) and every stored key verifies. The table is made by the service's first migration.
  */
 /** A row of a service's signing-key table. */
 interface SigningKeyRow {
@@ -95,15 +95,4 @@ export async function rotateSigningKeys(
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()) as { n: number };
   return { kid, kept: Number(n) - 1, removed };
-}
-
-/** Migration helper: the table `loadSigningKey` reads. */
-export async function createSigningKeysTable(db: Kysely<any>, table: string): Promise<void> {
-  await db.schema
-    .createTable(table)
-    .addColumn('kid', 'text', (col) => col.primaryKey())
-    .addColumn('algorithm', 'text', (col) => col.notNull())
-    .addColumn('private_jwk', 'text', (col) => col.notNull())
-    .addColumn('created_at', 'text', (col) => col.notNull())
-    .execute();
 }

@@ -1,4 +1,5 @@
 import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { dict } from '../dict.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
 
 /**
@@ -12,6 +13,12 @@ import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
  * where the last one stopped. Several processes starting together do not run anything twice: on
  * PostgreSQL they take an advisory lock in turn; on SQLite every transaction is IMMEDIATE (the
  * file's write lock) and looks at the history and the position again inside it.
+ *
+ * One order: a service's migrations run in name order (`NNNN_words`, each number once), and a
+ * database's history must be the first of them, however many. A history with a gap (a migration
+ * recorded while one before it is not) is refused rather than filled in, so that every database
+ * applies the same migrations in the same order. Names an older version recorded are renamed in
+ * the history first (MigrationSequence.renamed: the upgrade path from the numbering by ranges).
  */
 
 /** A long data rewrite, done in committed chunks and resumed after a stop. */
@@ -20,15 +27,15 @@ export interface ResumableMigration {
    * Schema work before the first chunk, in the transaction that saves the first position; returns
    * how many rows there are to do (for progress). Runs once, however often the migration is resumed.
    */
-  start(db: Kysely<any>): Promise<number>;
+  start: (db: Kysely<any>) => Promise<number>;
   /**
    * The next chunk after `position` (null at first), in a transaction of its own that also saves the
    * position it returns; null when nothing is left. Must not depend on anything but the database and
    * `position`: it may run in another process than the one before.
    */
-  chunk(db: Kysely<any>, position: ChunkPosition | null): Promise<{ position: ChunkPosition; rows: number } | null>;
+  chunk: (db: Kysely<any>, position: ChunkPosition | null) => Promise<{ position: ChunkPosition; rows: number } | null>;
   /** Schema work after the last chunk, in the transaction that records the migration. */
-  finish(db: Kysely<any>): Promise<void>;
+  finish: (db: Kysely<any>) => Promise<void>;
 }
 
 /** Where a resumable migration is: any JSON value (stored as text). */
@@ -59,6 +66,54 @@ export interface MigrateOptions {
 
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 
+/** A service's migrations: what runs, in which order, and the names older versions recorded. */
+export interface MigrationSequence {
+  /** Every migration by name, in the order they run (names and numbers strictly increasing). */
+  readonly migrations: Readonly<Record<string, AnyMigration>>;
+  /** Old name -> current name: applied to the history before anything runs. */
+  readonly renamed: ReadonlyMap<string, string>;
+}
+
+const MIGRATION_NAME = /^(\d{4})_[a-z0-9]+(?:_[a-z0-9]+)*$/;
+
+/**
+ * The sequence of `migrations` (declared in the order they run) and the names an older version
+ * recorded for some of them. Throws when two share a number, a name is out of order or malformed,
+ * or a rename is ambiguous: a mistake in the code, found as the module loads.
+ */
+export function migrationSequence(
+  migrations: Record<string, AnyMigration>,
+  renamed: Readonly<Record<string, string>> = dict(),
+): MigrationSequence {
+  const names = Object.keys(migrations);
+  names.forEach((name, index) => {
+    if (!MIGRATION_NAME.test(name)) throw new Error(`migration name ${name} is not NNNN_words (four digits, lower-case words)`);
+    const before = names[index - 1];
+    if (before !== undefined && before.slice(0, 4) >= name.slice(0, 4)) {
+      throw new Error(`migration ${name} comes after ${before}: each number once, in the order they run`);
+    }
+  });
+  const renames = new Map<string, string>();
+  const targets = new Set<string>();
+  for (const [old, current] of Object.entries(renamed)) {
+    if (!Object.hasOwn(migrations, current)) throw new Error(`old migration name ${old} is renamed to ${current}, which does not exist`);
+    if (Object.hasOwn(migrations, old)) throw new Error(`old migration name ${old} is also a current name`);
+    if (targets.has(current)) throw new Error(`two old migration names are renamed to ${current}`);
+    targets.add(current);
+    renames.set(old, current);
+  }
+  return { migrations, renamed: renames };
+}
+
+/** The first migrations of `sequence`, up to and with `last`: a database of an older version (tests, benchmarks). */
+export function migrationsUpTo(sequence: MigrationSequence, last: string): MigrationSequence {
+  const names = Object.keys(sequence.migrations);
+  const end = names.indexOf(last);
+  if (end < 0) throw new Error(`no migration ${last}`);
+  const first = dict(names.slice(0, end + 1).map((name) => [name, sequence.migrations[name]!] as const));
+  return { migrations: first, renamed: sequence.renamed };
+}
+
 /** Kysely's migrator's lock: a process of the version before this one waits for this one, too. */
 const POSTGRES_LOCK_ID = sql.lit('3853314791062309107');
 
@@ -69,17 +124,18 @@ export function isResumable(migration: AnyMigration): migration is ResumableMigr
 const isSqlite = (db: Kysely<any>) => db.getExecutor().adapter instanceof SqliteAdapter;
 
 /** Names of the migrations that have not run yet, in the order they would run. */
-export async function pendingMigrations(db: Kysely<any>, migrations: Record<string, AnyMigration>, table: string): Promise<string[]> {
-  const executed = new Set(await executedMigrations(db, table));
-  return Object.keys(migrations)
-    .sort()
-    .filter((name) => !executed.has(name));
+export async function pendingMigrations(db: Kysely<any>, sequence: MigrationSequence, table: string): Promise<string[]> {
+  const executed = new Set((await executedMigrations(db, table)).map((name) => sequence.renamed.get(name) ?? name));
+  return Object.keys(sequence.migrations).filter((name) => !executed.has(name));
 }
 
-/** Runs every pending migration, in name order; returns the names it ran. Throws on failure so the caller exits non-zero. */
+/**
+ * Runs every pending migration, in order; returns the names it ran. Throws on failure, and on a
+ * history that is not the first migrations of `sequence`, so the caller exits non-zero.
+ */
 export async function migrateToLatest(
   db: Kysely<any>,
-  migrations: Record<string, AnyMigration>,
+  sequence: MigrationSequence,
   table: string,
   options: MigrateOptions = {},
 ): Promise<string[]> {
@@ -92,7 +148,7 @@ export async function migrateToLatest(
     try {
       await whenUnlocked(sqlite, () => createHistoryTables(connection, table));
       const run = new MigrationRun(connection, table, sqlite, options);
-      return await run.all(migrations);
+      return await run.all(sequence);
     } finally {
       if (!sqlite) await sql`SELECT pg_advisory_unlock(${POSTGRES_LOCK_ID})`.execute(connection);
       else await sql`PRAGMA busy_timeout = ${sql.raw(String(SQLITE_BUSY_TIMEOUT_MS))}`.execute(connection);
@@ -161,19 +217,27 @@ class MigrationRun {
     this.#intervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   }
 
-  async all(migrations: Record<string, AnyMigration>): Promise<string[]> {
-    const executed = await executedMigrations(this.db, this.table);
+  async all({ migrations, renamed }: MigrationSequence): Promise<string[]> {
+    let executed = await executedMigrations(this.db, this.table);
+    if (executed.some((name) => renamed.has(name))) executed = await this.#transaction(() => this.#rename(renamed));
     const unknown = executed.filter((name) => !Object.hasOwn(migrations, name));
     if (unknown.length > 0) {
       throw new Error(
         `the database holds migrations this version does not know (${unknown.join(', ')}): a newer version upgraded it; run that version or restore a backup taken before`,
       );
     }
+    const names = Object.keys(migrations);
     const done = new Set(executed);
+    const gap = names.findIndex((name) => !done.has(name));
+    const outOfOrder = gap < 0 ? undefined : names.slice(gap).find((name) => done.has(name));
+    if (outOfOrder !== undefined) {
+      throw new Error(
+        `the ${this.table}_migrations history records ${outOfOrder} but not ${names[gap]}, which runs before it: migrations run in one order only (docs/operations.md, "Upgrade and rollback")`,
+      );
+    }
     const applied: string[] = [];
     const started = this.#now();
-    for (const name of Object.keys(migrations).sort()) {
-      if (done.has(name)) continue;
+    for (const name of names.slice(gap < 0 ? names.length : gap)) {
       const migration = migrations[name]!;
       try {
         const ran = isResumable(migration) ? await this.#resumable(name, migration) : await this.#plain(name, migration);
@@ -185,6 +249,20 @@ class MigrationRun {
     }
     if (applied.length > 0) this.options.log?.info({ applied: applied.length, ms: this.#now() - started }, 'migrations done');
     return applied;
+  }
+
+  /**
+   * The history, and the position of a rewrite the older version left unfinished, under the
+   * current names; returns the history. In one transaction: a stop leaves every name old or every
+   * name new.
+   */
+  async #rename(renamed: ReadonlyMap<string, string>): Promise<string[]> {
+    for (const [old, current] of renamed) {
+      await sql`UPDATE ${this.#history} SET name = ${current} WHERE name = ${old}`.execute(this.db);
+      await sql`UPDATE ${this.#progress} SET name = ${current} WHERE name = ${old}`.execute(this.db);
+    }
+    this.options.log?.info({ history: `${this.table}_migrations` }, "migration history renamed to this version's names");
+    return executedMigrations(this.db, this.table);
   }
 
   /** False when another process ran it meanwhile. */

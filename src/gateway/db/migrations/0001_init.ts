@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { createSigningKeysTable } from '../../../shared/auth/signing-keys.js';
 
 // Migrations take Kysely<any> and never import app code beyond schema helpers: they must keep
 // working as the app changes.
@@ -66,5 +65,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('audit_log_at_idx').on('audit_log').column('at').execute();
 
-  await createSigningKeysTable(db, 'gateway_signing_keys');
+  // The services' token signing keys (shared/auth/signing-keys.ts).
+  await db.schema
+    .createTable('gateway_signing_keys')
+    .addColumn('kid', 'text', (col) => col.primaryKey())
+    .addColumn('algorithm', 'text', (col) => col.notNull())
+    .addColumn('private_jwk', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'text', (col) => col.notNull())
+    .execute();
 }

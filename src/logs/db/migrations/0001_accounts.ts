@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
-import { createSigningKeysTable } from '../../../shared/auth/signing-keys.js';
 
-// Migrations take Kysely<any> and never import app code beyond schema helpers. The seeded values
-// (default tenant, built-in roles) are written out here so later code changes cannot alter history.
+// The seeded values (default tenant, built-in roles) are written out here so later code changes
+// cannot alter history.
 export async function up(db: Kysely<any>): Promise<void> {
   const now = new Date().toISOString();
   await db.schema
@@ -104,5 +103,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('logs_audit_tenant_at_idx').on('logs_audit').columns(['tenant_id', 'at', 'id']).execute();
 
-  await createSigningKeysTable(db, 'logs_signing_keys');
+  // The services' token signing keys (shared/auth/signing-keys.ts).
+  await db.schema
+    .createTable('logs_signing_keys')
+    .addColumn('kid', 'text', (col) => col.primaryKey())
+    .addColumn('algorithm', 'text', (col) => col.notNull())
+    .addColumn('private_jwk', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'text', (col) => col.notNull())
+    .execute();
 }

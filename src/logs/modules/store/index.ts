@@ -7,7 +7,6 @@ import { BudgetedLogStore } from './budgeted-store.js';
 import type { DocumentIdWindow } from './store-core.js';
 
 export * from './log-store.js';
-export { logStoreMigrations } from './migrations.js';
 export { parseQuery } from './query/parser.js';
 export type { QueryNode } from './query/ast.js';
 /** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
@@ -36,7 +35,7 @@ export interface LogStoreOptions {
 
 /**
  * The log store on the logs service's database (opened with openDatabase, on SQLite with its writes
- * on a thread of their own, and migrated with logStoreMigrations). Writes go through `db`, reads
+ * on a thread of their own, and migrated with the service's migrations, logs/db/migrations). Writes go through `db`, reads
  * through `options.reads`; the store needs no raw driver handle.
  */
 export function createLogStore(db: Kysely<any>, dialect: 'sqlite' | 'postgres', options: LogStoreOptions = {}): LogStore {

@@ -1,15 +1,15 @@
 import { sql, type Kysely } from 'kysely';
-import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary, postgresFacet } from './facets.js';
-import { ENTRY_COLUMNS, toStoredEntry, type EntryRow } from './store-core.js';
-import { prepareEntries } from './write-batch.js';
-import { byTenant, nextEntries } from './postgres-upgrade-walk.js';
-import type { ChunkPosition } from '../../../shared/db/migrator.js';
+import { loadFacetDictionary, storeFacetDictionary } from '../../../modules/store/facet-dictionary.js';
+import { FacetDictionary, postgresFacet } from '../../../modules/store/facets.js';
+import { ENTRY_COLUMNS, toStoredEntry, type EntryRow } from '../../../modules/store/store-core.js';
+import { prepareEntries } from '../../../modules/store/write-batch.js';
+import { byTenant, nextEntries } from './postgres-walk.js';
+import type { ChunkPosition } from '../../../../shared/db/migrator.js';
 
 /**
  * Tokens as a tsvector literal with positions ('error':1 'disk':2,5), then facets (facets.ts) as
  * lexemes without positions behind `=`, which no word can hold: what PostgreSQL's entries held in
- * `search` from migration 0120 until 0180 dropped it (tests build rows of that time with it).
+ * `search` from 0011_time_ordered_facets until 0018_no_tsvector dropped it (tests build rows of that time with it).
  */
 export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
   // Each token's positions as text ("2,5"), then one string: no array per token (most occur once).
@@ -29,9 +29,9 @@ export function tsvectorText(tokens: readonly string[], facets: readonly string[
 const BATCH = 5_000;
 
 /**
- * The PostgreSQL half of migration 0120: the facets (facets.ts) of every stored entry added to its
+ * The PostgreSQL half of 0011_time_ordered_facets: the facets (facets.ts) of every stored entry added to its
  * tsvector, as ingestion adds them to new entries, so that a facet lookup finds old entries too.
- * One chunk of BATCH entries (postgres-upgrade-walk.ts); null when none is left.
+ * One chunk of BATCH entries (postgres-walk.ts); null when none is left.
  */
 export async function refacetChunk(
   db: Kysely<any>,

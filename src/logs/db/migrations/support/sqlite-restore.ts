@@ -1,17 +1,17 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
-import { AttributeCodes } from './attribute-codes.js';
-import { FacetDictionary } from './facets.js';
-import { createEntryTables } from './sqlite-rows.js';
-import { writeEntries, type WriterCaches } from './sqlite-store.js';
-import { toStoredEntry, type EntryRow } from './store-core.js';
-import { FieldCatalogueCache } from './write-batch.js';
+import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
+import { AttributeCodes } from '../../../modules/store/attribute-codes.js';
+import { FacetDictionary } from '../../../modules/store/facets.js';
+import { createEntryTables } from './sqlite-compact-rows.js';
+import { writeEntries, type WriterCaches } from '../../../modules/store/sqlite-store.js';
+import { toStoredEntry, type EntryRow } from '../../../modules/store/store-core.js';
+import { FieldCatalogueCache } from '../../../modules/store/write-batch.js';
 
 /** Entries re-stored per chunk (one transaction) by the migration. */
 const BATCH = 5_000;
 
 /**
- * The SQLite half of migration 0120: entries keyed by time-ordered ids (time-ids.ts) and a full-text
+ * The SQLite half of 0011_time_ordered_facets: entries keyed by time-ordered ids (time-ids.ts) and a full-text
  * index of words and facets. The old table is kept aside (`log_entries_v1`) and every entry is read
  * from it in time order and written again through the store's writer, BATCH entries a committed
  * chunk: the position is the last (ts, id) re-stored, so a resumed upgrade goes on from there.
@@ -63,8 +63,8 @@ export function restoreInTimeOrder(createTables: (db: Kysely<any>) => Promise<vo
 }
 
 /**
- * The SQLite store's entry tables since migration 0120, in the current writer's layout (sqlite-rows.ts:
- * the rows it writes are already what migration 0190 makes).
+ * The SQLite store's entry tables after 0011_time_ordered_facets, in the current writer's layout (sqlite-rows.ts:
+ * the rows it writes are already what 0019_compact_rows makes).
  */
 async function createTimeOrderedTables(db: Kysely<any>): Promise<void> {
   await createEntryTables(db);

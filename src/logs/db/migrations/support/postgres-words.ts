@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
-import { countEntries, nextEntries } from './postgres-upgrade-walk.js';
-import { storedWords } from './tokenize.js';
+import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
+import { countEntries, nextEntries } from './postgres-walk.js';
+import { storedWords } from '../../../modules/store/tokenize.js';
 
 /** Messages read per chunk (one transaction) by the migration. */
 const BATCH = 5_000;
@@ -10,10 +10,10 @@ const BATCH = 5_000;
 const MAYBE_NOT_PLAIN = sql`(l.message !~ '^[\\x01-\\x7f]*$' OR length(l.message) >= 32766 OR l.message ~ '[A-Za-z0-9]{201}')`;
 
 /**
- * Migration 0180 on PostgreSQL: the tokens of every stored message that is not plain (other
+ * 0018_no_tsvector on PostgreSQL: the tokens of every stored message that is not plain (other
  * scripts, marks, over-long runs), space-joined in `words`, as ingestion stores them, so that the
  * message checks of compile-postgres.ts find them; then the `search` tsvector goes. In chunks of
- * BATCH such messages (postgres-upgrade-walk.ts).
+ * BATCH such messages (postgres-walk.ts).
  */
 export const storeWords: ResumableMigration = {
   async start(db: Kysely<any>): Promise<number> {

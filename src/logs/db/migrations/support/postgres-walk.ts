@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { ChunkPosition } from '../../../shared/db/migrator.js';
+import type { ChunkPosition } from '../../../../shared/db/migrator.js';
 
 /**
  * How PostgreSQL's data migrations walk the stored rows of log_entries in committed chunks

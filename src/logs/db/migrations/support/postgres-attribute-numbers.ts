@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
-import { MAX_ATTRIBUTE_CODES } from './attribute-codes.js';
-import { countEntries, nextEntries } from './postgres-upgrade-walk.js';
+import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
+import { MAX_ATTRIBUTE_CODES } from '../../../modules/store/attribute-codes.js';
+import { countEntries, nextEntries } from './postgres-walk.js';
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -11,11 +11,11 @@ const CHUNK = 20_000;
 const HAS_ATTRIBUTES = sql`l.attributes <> '{}'::jsonb`;
 
 /**
- * Migration 0210 on PostgreSQL: attribute names by number, as SQLite's rows have them since 0190
+ * 0021_postgres_attribute_numbers on PostgreSQL: attribute names by number, as SQLite's rows have them
  * (attribute-codes.ts; docs/log-store.md, "Rows"). The names of the field catalogue (log_fields,
  * written with the rows, so it holds every stored name) are numbered, each tenant's in name order,
  * then every stored row's attributes are written again under their keys, CHUNK rows a chunk
- * (postgres-upgrade-walk.ts).
+ * (postgres-walk.ts).
  */
 export const numberStoredAttributes: ResumableMigration = {
   async start(db: Kysely<any>): Promise<number> {

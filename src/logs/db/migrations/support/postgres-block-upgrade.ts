@@ -1,20 +1,20 @@
 import { sql, type Kysely } from 'kysely';
-import { AttributeCodes, storeAttributeCodes } from './attribute-codes.js';
-import { loadFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary } from './facets.js';
-import { createHourPartition, hourOfPartition, storeEntries, withoutArrayStatistics } from './postgres-blocks.js';
-import { ENTRY_COLUMNS, type EntryRow } from './store-core.js';
-import { byTenant, countEntries, entryPartitions, nextEntries } from './postgres-upgrade-walk.js';
-import type { ChunkPosition, ResumableMigration } from '../../../shared/db/migrator.js';
-import { prepareEntries } from './write-batch.js';
+import { AttributeCodes, storeAttributeCodes } from '../../../modules/store/attribute-codes.js';
+import { loadFacetDictionary, storeFacetDictionary } from '../../../modules/store/facet-dictionary.js';
+import { FacetDictionary } from '../../../modules/store/facets.js';
+import { createHourPartition, hourOfPartition, storeEntries, withoutArrayStatistics } from '../../../modules/store/postgres-blocks.js';
+import { ENTRY_COLUMNS, type EntryRow } from '../../../modules/store/store-core.js';
+import { byTenant, countEntries, entryPartitions, nextEntries } from './postgres-walk.js';
+import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
+import { prepareEntries } from '../../../modules/store/write-batch.js';
 
 /** Rows read (and stored again) per chunk (one transaction). */
 const CHUNK = 5_000;
 
 /**
- * Migration 0220 on PostgreSQL: entries in blocks (postgres-blocks.ts; docs/log-store.md, "Blocks").
+ * 0022_postgres_blocks on PostgreSQL: entries in blocks (postgres-blocks.ts; docs/log-store.md, "Blocks").
  * Every stored row is stored again, a tenant's hour (a partition) at a time in time order, CHUNK rows
- * a chunk (postgres-upgrade-walk.ts), in blocks with postings made again under the blocks' ids (a row
+ * a chunk (postgres-walk.ts), in blocks with postings made again under the blocks' ids (a row
  * does not say which batch it came with); then log_entries and its partitions go.
  */
 export const storeRowsInBlocks: ResumableMigration = {
@@ -40,7 +40,7 @@ export const storeRowsInBlocks: ResumableMigration = {
     await sql`TRUNCATE log_postings, log_batches`.execute(db);
     for (const name of await entryPartitions(db)) {
       if (hourOfPartition('log_entries', name) === null)
-        throw new Error(`0220_postgres_blocks: ${name} is not an hour partition of log_entries`);
+        throw new Error(`0022_postgres_blocks: ${name} is not an hour partition of log_entries`);
     }
     return countEntries(db);
   },
