@@ -5,6 +5,9 @@ import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
 import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { POSTGRES_CONNECT_TIMEOUT_MS } from '../../src/shared/db/postgres-pool.js';
+import { storageProblemOf } from '../../src/shared/db/storage-problems.js';
 
 /**
  * The server ends a connection in the middle of a query (a restart, a failover, an operator's
@@ -51,3 +54,35 @@ describeOnPostgres('PostgreSQL connections ended by the server mid-query [postgr
     });
   }
 });
+
+/**
+ * A server that accepts the connection and never answers (a host behind a firewall that drops
+ * packets, a hung server): a statement fails after POSTGRES_CONNECT_TIMEOUT_MS as the database
+ * being unavailable, instead of waiting for TCP's own timeout. Needs no PostgreSQL: the server here
+ * is a silent TCP listener on loopback.
+ */
+// Without the connect timeout the statement would wait until this test's own limit.
+test(
+  'a database that never answers fails a statement after the connect timeout, as unavailable',
+  { timeout: 6 * POSTGRES_CONNECT_TIMEOUT_MS },
+  async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const database = await openDatabase<any>(`postgres://gerbang:secret@127.0.0.1:${port}/gerbang`);
+    try {
+      const failure = await sql`SELECT 1`.execute(database.db).then(
+        () => assert.fail('a silent server answered'),
+        (error: unknown) => error,
+      );
+      assert.equal(storageProblemOf(failure), 'unavailable', String(failure));
+      assert.match(String(failure), /timeout/, 'the connect timeout ended it');
+      assert.ok(sockets.size >= 1, 'the connection reached the silent server');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await database.close();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  },
+);
