@@ -23,6 +23,24 @@ describe('SQLite on its own thread', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a transaction SQLite itself ended (RAISE(ROLLBACK), a full disk) fails with its own error, not with "cannot rollback"', async () => {
+    await sql`CREATE TABLE guarded (v TEXT)`.execute(database.db);
+    await sql`CREATE TRIGGER refuse BEFORE INSERT ON guarded WHEN NEW.v = 'bad' BEGIN SELECT RAISE(ROLLBACK, 'refused by the trigger'); END`.execute(
+      database.db,
+    );
+    await assert.rejects(
+      database.db.transaction().execute(async (trx) => {
+        await trx.insertInto('guarded').values({ v: 'good' }).execute();
+        await trx.insertInto('guarded').values({ v: 'bad' }).execute();
+      }),
+      /refused by the trigger/,
+    );
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM guarded`.execute(database.db);
+    assert.equal(rows[0]!.n, 0, 'the whole transaction was rolled back');
+    await database.db.transaction().execute((trx) => trx.insertInto('guarded').values({ v: 'next' }).execute());
+    assert.equal((await sql<{ n: number }>`SELECT count(*) AS n FROM guarded`.execute(database.db)).rows[0]!.n, 1, 'the writer is free');
+  });
+
   it('answers rows, counts, inserted ids and BLOBs as the event-loop driver does; errors keep their SQLite code', async () => {
     const inserted = await database.db
       .insertInto('t')

@@ -313,6 +313,9 @@ class SqliteThreadConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const { sql, parameters } = compiled;
+    // SQLite ended the transaction itself (a trigger's RAISE(ROLLBACK), a full disk, an I/O error):
+    // the caller's ROLLBACK has nothing left to end, and the statement's own error is the one to report.
+    if (!this.#holding && /^\s*rollback\s*;?\s*$/i.test(sql)) return { rows: [] };
     if (!this.#holding) {
       const statement = sql === STATEMENT_LIST ? undefined : this.#readOnly(sql);
       if (statement) return { rows: statement.all(parameters) as R[] };
