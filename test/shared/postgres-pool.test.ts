@@ -86,3 +86,22 @@ test(
     }
   },
 );
+
+test("pg's words for a server gone away, and refused connections to every address of a name, are the database being unavailable", () => {
+  for (const message of [
+    'Connection terminated unexpectedly',
+    'Client has encountered a connection error and is not queryable',
+    'Client was closed and is not queryable',
+    'timeout exceeded when trying to connect',
+  ]) {
+    assert.equal(storageProblemOf(new Error(message)), 'unavailable', message);
+  }
+  const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+  assert.equal(storageProblemOf(new AggregateError([refused('::1:5432'), refused('127.0.0.1:5432')])), 'unavailable');
+  assert.equal(
+    storageProblemOf(new AggregateError([refused('::1:5432'), new Error('a bug')])),
+    undefined,
+    'not when one is something else',
+  );
+  assert.equal(storageProblemOf(new Error('syntax error at or near "SELEC"')), undefined);
+});
