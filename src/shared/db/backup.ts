@@ -14,7 +14,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { DataLockedError, holdDataLock, sqliteFileOf, type DataLock } from './data-lock.js';
+import { DataLockedError, holdDataLock, type DataLock } from './data-lock.js';
+import { sqliteFileOf } from './database.js';
 import { PRIVATE_FILE_MODE, privateDirectory, privateFile, tightenIfPresent } from './private-files.js';
 
 /**

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { basename, dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { PRIVATE_FILE_MODE, privateDirectory, privateFile } from './private-files.js';
+import { sqliteFileOf } from './database.js';
 
 /**
  * The lock a service holds on its SQLite database for its whole life, and that `restore` takes
@@ -46,13 +47,6 @@ export interface DataLock {
 
 /** Locks held by this process: referenced here so that no garbage collection closes their connections. */
 const held = new Set<BetterSqlite3.Database>();
-
-/** The SQLite file of a `sqlite:` URL, or undefined for PostgreSQL and an in-memory database (nothing to lock). */
-export function sqliteFileOf(databaseUrl: string): string | undefined {
-  if (!databaseUrl.startsWith('sqlite:')) return undefined;
-  const path = databaseUrl.slice('sqlite:'.length);
-  return path === ':memory:' ? undefined : path;
-}
 
 /**
  * Takes the lock of the database at `databaseUrl` for `command` (what the owner record says), or

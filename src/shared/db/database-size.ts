@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { dirname, resolve } from 'node:path';
-import type { DialectName } from './database.js';
+import { sqliteFileOf, type DialectName } from './database.js';
 
 /** Bytes the database takes: SQLite's pages (without the WAL), PostgreSQL's pg_database_size. */
 export async function databaseBytes(db: Kysely<any>, dialect: DialectName): Promise<number> {
@@ -16,7 +16,6 @@ export async function databaseBytes(db: Kysely<any>, dialect: DialectName): Prom
 
 /** The directory of a `sqlite:` database file; undefined for PostgreSQL and in-memory databases. */
 export function sqliteDirectory(url: string): string | undefined {
-  if (!url.startsWith('sqlite:')) return undefined;
-  const path = url.slice('sqlite:'.length);
-  return path === ':memory:' ? undefined : dirname(resolve(path));
+  const path = sqliteFileOf(url);
+  return path === undefined ? undefined : dirname(resolve(path));
 }

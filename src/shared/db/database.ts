@@ -22,6 +22,13 @@ export interface OpenOptions {
   sqliteThread?: boolean;
 }
 
+/** The SQLite file of a `sqlite:` URL, or undefined for PostgreSQL and an in-memory database. */
+export function sqliteFileOf(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' || path === '' ? undefined : path;
+}
+
 /** Opens the database named by a `sqlite:` or `postgres://` URL. */
 export async function openDatabase<Schema>(url: string, options: OpenOptions = {}): Promise<Database<Schema>> {
   const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';

@@ -3,6 +3,7 @@ import { cancelBackendAs, cancellingPool } from './postgres-reads.js';
 import { deadlineGuard, readPoolKysely } from './read-dialect.js';
 import { SqliteReadPool } from './read-pool.js';
 import { openPostgresPool } from '../../../../shared/db/postgres-pool.js';
+import { sqliteFileOf } from '../../../../shared/db/database.js';
 
 export { SqliteReadPool } from './read-pool.js';
 
@@ -30,8 +31,8 @@ export interface StoreReadsOptions {
  */
 export async function openStoreReads(url: string, main: Kysely<any>, options: StoreReadsOptions): Promise<StoreReads> {
   if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    if (path === ':memory:' || path === '') return { db: main.withPlugin(deadlineGuard), close: async () => undefined };
+    const path = sqliteFileOf(url);
+    if (path === undefined) return { db: main.withPlugin(deadlineGuard), close: async () => undefined };
     const pool = new SqliteReadPool({ path, size: options.workers });
     return { db: readPoolKysely(pool).withPlugin(deadlineGuard), pool, close: () => pool.close() };
   }
