@@ -4,23 +4,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { Client as ElasticClient } from '@elastic/elasticsearch';
 import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 import { eventually } from '../helpers/eventually.js';
+import { watchLines } from '../helpers/log-watch.js';
 import { footprint, settlesBack } from '../helpers/process-probe.js';
 import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 const PASSWORD = 'Admin#Passw0rd';
-
-interface Line {
-  msg: string;
-  service?: string;
-  servicePid?: number;
-  port?: number;
-  [field: string]: unknown;
-}
 
 /**
  * `npm start` as a user runs it (`node scripts/start.mjs`: the content-addressed build, then
@@ -45,45 +37,19 @@ async function startAll(dataDir: string, masterData: string) {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const lines: Line[] = [];
-  const waiters = new Set<() => void>();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    try {
-      lines.push(JSON.parse(text) as Line);
-    } catch {
-      return; // tsc's output, before the services start
-    }
-    for (const wake of [...waiters]) wake();
-  });
-  /** The first line (from index `from` on) passing `check`; rejects if the supervisor exits first. */
-  const next = (check: (line: Line) => boolean, from = 0): Promise<Line> => {
-    const found = () => lines.slice(from).find(check);
-    return Promise.race([
-      new Promise<Line>((resolve) => {
-        const wake = () => {
-          const line = found();
-          if (line) {
-            waiters.delete(wake);
-            resolve(line);
-          }
-        };
-        waiters.add(wake);
-        wake();
-      }),
-      exited.then((code) => Promise.reject(new Error(`npm start exited with ${code}`))),
-    ]);
-  };
-  const listening = await next((line) => line.msg === 'services listening');
+  const watch = watchLines(child);
+  const { lines, exited } = watch;
+  // The first start compiles the build before the services listen.
+  const listening = await watch.waitFor((line) => line.msg === 'services listening', { timeoutMs: 300_000 });
   const pidOf = (service: string) =>
     lines
       .filter((line) => line.service === service && line.servicePid !== undefined && /^service (started|restarted)$/.test(line.msg))
-      .at(-1)!.servicePid!;
+      .at(-1)!.servicePid as number;
   const ports = listening.services as { logs: number; gateway: number };
   return {
     child,
     lines,
-    next,
+    waitFor: watch.waitFor,
     exited,
     pidOf,
     logs: `http://127.0.0.1:${ports.logs}`,
@@ -313,7 +279,7 @@ describe('npm start: both services as two supervised processes, the gateway watc
     const killed = system.pidOf('gateway');
     const from = system.lines.length;
     process.kill(killed, 'SIGKILL');
-    const restarted = system.next((line) => line.service === 'gateway' && line.msg === 'service restarted', from);
+    const restarted = system.waitFor((line) => line.service === 'gateway' && line.msg === 'service restarted', { from });
     let back = false;
     void restarted.then(
       () => (back = true),
@@ -351,13 +317,13 @@ describe('npm start: both services as two supervised processes, the gateway watc
     const killed = system.pidOf('logs');
     const from = system.lines.length;
     process.kill(killed, 'SIGKILL');
-    await system.next((line) => line.service === 'logs' && line.msg === 'service exited; restarting', from);
+    await system.waitFor((line) => line.service === 'logs' && line.msg === 'service exited; restarting', { from });
     // The logs service is down now (restarted no sooner than the back-off): the gateway serves on.
     const marker = `/api/v1/master-data/while-logs-down-${Date.now()}`;
     const proxied = await fetch(`${system.gateway}${marker}`, { headers: { authorization: token } });
     assert.equal(proxied.status, 200);
     await proxied.arrayBuffer();
-    const restarted = await system.next((line) => line.service === 'logs' && line.msg === 'service restarted', from);
+    const restarted = await system.waitFor((line) => line.service === 'logs' && line.msg === 'service restarted', { from });
     assert.equal(restarted.port, Number(new URL(system.logs).port), 'the same port');
     assert.equal(alive(killed), false);
     assert.deepEqual(nodeOptionsOf(system.pidOf('logs')), LOGS_NODE_OPTIONS, 'restarted with its node options');

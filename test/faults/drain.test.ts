@@ -74,10 +74,9 @@ async function startGateway(database: TestDatabase, upstream: TestUpstream, env:
   });
   const log = watchLines(child);
   const workers = Number(env.GATEWAY_WORKERS ?? '1');
-  await log.waitFor(
-    (line) => line.msg === (workers > 1 ? 'gateway workers listening' : 'Server listening at http://127.0.0.1:' + port),
-    60_000,
-  );
+  await log.waitFor((line) => line.msg === (workers > 1 ? 'gateway workers listening' : 'Server listening at http://127.0.0.1:' + port), {
+    timeoutMs: 60_000,
+  });
   const login = await rawRequest(port, 'POST', '/api/v1/auth/login', {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
@@ -149,7 +148,7 @@ describe('drain: a stop that lets requests in flight finish', () => {
     assert.equal(response.statusCode, 200);
     await started;
     gateway.child.kill('SIGTERM');
-    await gateway.log.waitFor((line) => line.msg?.startsWith('shutting down') === true);
+    await gateway.log.waitFor((line) => line.msg.startsWith('shutting down') === true);
 
     // The delay: not ready, but a new connection is still served (the load balancer is still sending).
     const ready = await rawRequest(gateway.port, 'GET', '/readyz');
@@ -164,7 +163,7 @@ describe('drain: a stop that lets requests in flight finish', () => {
     assert.equal(proxied.status, 200, proxied.body.toString());
 
     // After the delay: no new connections, the idle keep-alive connection closed, the download still running.
-    await gateway.log.waitFor((line) => line.msg?.startsWith('no longer accepting') === true);
+    await gateway.log.waitFor((line) => line.msg.startsWith('no longer accepting') === true);
     await idleClosed;
     agent.destroy();
     await eventuallyRefused(gateway.port);
@@ -217,7 +216,7 @@ describe('drain: a stop that lets requests in flight finish', () => {
     assert.equal((await rawRequest(port, 'GET', '/readyz')).status, 200);
 
     child.kill('SIGTERM');
-    await log.waitFor((line) => line.msg?.startsWith('shutting down') === true);
+    await log.waitFor((line) => line.msg.startsWith('shutting down') === true);
     const ready = await rawRequest(port, 'GET', '/readyz');
     assert.equal(ready.status, 503);
     const readyBody = JSON.parse(ready.body.toString()) as { status: string; reasons: { reason: string; signal: string }[] };

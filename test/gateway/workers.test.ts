@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
@@ -9,14 +8,8 @@ import type { DialectName } from '../../src/shared/db/database.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD } from '../helpers/gateway.js';
+import { watchLines, type LogLine } from '../helpers/log-watch.js';
 import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
-
-interface LogLine {
-  pid: number;
-  msg: string;
-  status?: number;
-  [field: string]: unknown;
-}
 
 /** `gerbang gateway` with GATEWAY_WORKERS=2, from source, on a free port; its stdout read line by line. */
 async function startWorkers(env: Record<string, string>) {
@@ -32,32 +25,10 @@ async function startWorkers(env: Record<string, string>) {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const lines: LogLine[] = [];
-  const torn: string[] = [];
-  const waiters: { check: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: LogLine;
-    try {
-      line = JSON.parse(text) as LogLine;
-    } catch {
-      torn.push(text);
-      return;
-    }
-    lines.push(line);
-    for (const waiter of [...waiters]) {
-      if (waiter.check(line)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(line);
-      }
-    }
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const watch = watchLines(child);
+  const { lines, exited } = watch;
   /** The first line from now on that passes `check`. */
-  const next = (check: (line: LogLine) => boolean) =>
-    Promise.race([
-      new Promise<LogLine>((resolve) => waiters.push({ check, resolve })),
-      exited.then((code) => Promise.reject(new Error(`the gateway exited with ${code}`))),
-    ]);
+  const next = (check: (line: LogLine) => boolean) => watch.waitFor(check, { from: lines.length });
   /** Resolves once `condition` holds over the lines read so far. */
   const until = async (condition: () => boolean) => {
     if (!condition()) await next(condition);
@@ -91,7 +62,7 @@ async function startWorkers(env: Record<string, string>) {
     if (child.exitCode === null) child.kill('SIGTERM');
     return exited;
   };
-  return { lines, torn, next, until, call, login, stop, workerPids: [first.pid, second.pid] };
+  return { lines, torn: watch.unparsed, next, until, call, login, stop, workerPids: [first.pid, second.pid] };
 }
 
 type Workers = Awaited<ReturnType<typeof startWorkers>>;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { watchLines, type LogWatch } from './log-watch.js';
 
 /**
  * The real CLI (`node --import tsx src/cli.ts <args>`), run to its end, or killed after `timeoutMs`
@@ -23,19 +23,8 @@ export function runCli(
   return new Promise((resolve) => child.once('close', (status) => resolve({ status, stdout, stderr })));
 }
 
-export interface LogLine {
-  msg: string;
-  [field: string]: unknown;
-}
-
-export interface CliProcess {
+export interface CliProcess extends LogWatch {
   readonly child: ChildProcess;
-  readonly lines: LogLine[];
-  /** What it wrote on stderr so far. */
-  stderr(): string;
-  /** The first JSON line (from index `from` on) that passes `check`; rejects if the process exits first. */
-  next(check: (line: LogLine) => boolean, from?: number): Promise<LogLine>;
-  readonly exited: Promise<number | null>;
 }
 
 /** A long-running CLI command (`all`, `gateway`, `logs`) whose stdout is read as JSON log lines. */
@@ -44,35 +33,5 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: LogLine[] = [];
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    try {
-      lines.push(JSON.parse(text) as LogLine);
-    } catch {
-      return;
-    }
-    for (const wake of [...waiters]) wake();
-  });
-  const next = (check: (line: LogLine) => boolean, from = 0): Promise<LogLine> => {
-    const found = () => lines.slice(from).find(check);
-    return Promise.race([
-      new Promise<LogLine>((resolve) => {
-        const wake = () => {
-          const line = found();
-          if (line) {
-            waiters.delete(wake);
-            resolve(line);
-          }
-        };
-        waiters.add(wake);
-        wake();
-      }),
-      exited.then((code) => Promise.reject(new Error(`${args.join(' ')} exited with ${code}: ${stderr}`))),
-    ]);
-  };
-  return { child, lines, stderr: () => stderr, next, exited };
+  return { child, ...watchLines(child) };
 }

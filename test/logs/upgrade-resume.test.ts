@@ -111,7 +111,7 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(resumed.msg, 'migration resumed');
       assert.equal(resumed.done, stopped.done, 'it goes on from the rows it had done');
-      await second.waitFor((line) => line.msg?.startsWith('Server listening') === true);
+      await second.waitFor((line) => line.msg.startsWith('Server listening') === true);
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
       await stop(second.child);
 

@@ -113,8 +113,8 @@ describe('a second process on the same SQLite files', () => {
     const primary = startCli(['gateway'], { ...env, GATEWAY_WORKERS: '2' });
     running.push(primary);
     // Both workers listen: neither was refused by its own primary's lock.
-    await primary.next((line) => line.msg.startsWith('Server listening'));
-    await primary.next(
+    await primary.waitFor((line) => line.msg.startsWith('Server listening'));
+    await primary.waitFor(
       (line) =>
         line.msg.startsWith('Server listening') && line.pid !== primary.lines.find((l) => l.msg.startsWith('Server listening'))!.pid,
     );
@@ -134,7 +134,7 @@ describe('a second process on the same SQLite files', () => {
     await stop(primary, 'SIGKILL');
     const next = startCli(['gateway'], { ...env, GATEWAY_WORKERS: '1' });
     running.push(next);
-    await next.next((line) => line.msg.startsWith('Server listening'));
+    await next.waitFor((line) => line.msg.startsWith('Server listening'));
     assert.equal(ownerOf(database).pid, next.child.pid);
     await stop(next, 'SIGTERM');
   });
@@ -154,7 +154,7 @@ describe('restore onto running services, and a service restarted by `all`', () =
       LOGS_SELF_METRICS_INTERVAL: '0',
     });
     running.push(all);
-    const listening = await all.next((line) => line.msg === 'services listening');
+    const listening = await all.waitFor((line) => line.msg === 'services listening');
     const logsUrl = `http://127.0.0.1:${(listening.services as { logs: number }).logs}`;
     const pidOf = (service: string) =>
       all.lines.filter((line) => line.service === service && /^service (started|restarted)$/.test(line.msg)).at(-1)!.servicePid as number;
@@ -194,7 +194,7 @@ describe('restore onto running services, and a service restarted by `all`', () =
     const killed = pidOf('logs');
     const from = all.lines.length;
     process.kill(killed, 'SIGKILL');
-    await all.next((line) => line.service === 'logs' && line.msg === 'service restarted', from);
+    await all.waitFor((line) => line.service === 'logs' && line.msg === 'service restarted', { from });
     assert.notEqual(pidOf('logs'), killed);
     assert.equal(ownerOf(logsDatabase).pid, pidOf('logs'));
     assert.equal((await fetch(`${logsUrl}/readyz`)).status, 200);
