@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { Lifecycle } from '../shared/lifecycle.js';
 import { installErrorHandling } from '../shared/errors/handler.js';
+import { gatewayErrorOf } from './http/storage-errors.js';
 import { createServer, frontThenFastify } from '../shared/http/create-server.js';
 import { pino } from 'pino';
 import { plainLogger } from '../shared/http/logger.js';
@@ -176,7 +177,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     renderClientError: (error) => renderErrorEnvelope(error, { headers: {} }),
   });
   app.decorateRequest('auth', null);
-  installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND');
+  installErrorHandling(app, renderErrorEnvelope, 'ROUTE_NOT_FOUND', gatewayErrorOf);
 
   if (telemetry.enabled) watchFastifyRequests(app, telemetry, UNWATCHED_ROUTES);
   // Its own routes (login, users, SSO, docs) by route pattern; proxied requests have their own series.

@@ -5,6 +5,9 @@
  */
 export type StorageProblem = 'full' | 'read-only' | 'unavailable';
 
+/** What a client is told to wait (Retry-After) before sending a request that met a storage problem again. */
+export const STORAGE_RETRY_AFTER_SECONDS = 30;
+
 /** Node's socket errors when the database server is down, restarting or unreachable. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 

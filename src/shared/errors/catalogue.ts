@@ -135,6 +135,12 @@ export const ERRORS = {
     en: 'The account cannot be linked: existing account data conflicts with the SSO identity',
   },
   // Proxied services (gateway, spec 4.4 and 7.1); messages name the service, never an address
+  // The gateway's database cannot be written or reached for now (disk full, read-only, server down): retry after Retry-After.
+  STORAGE_UNAVAILABLE: {
+    status: 503,
+    id: 'Penyimpanan data sedang tidak tersedia, coba lagi nanti',
+    en: 'Data storage is unavailable for now: retry later',
+  },
   SERVICE_NOT_CONFIGURED: { status: 503, id: 'Layanan {service} belum dikonfigurasi', en: 'The {service} service is not configured' },
   UPSTREAM_UNREACHABLE: { status: 502, id: 'Layanan {service} tidak dapat dihubungi', en: 'The {service} service cannot be reached' },
   UPSTREAM_TIMEOUT: { status: 504, id: 'Layanan {service} tidak menjawab tepat waktu', en: 'The {service} service did not answer in time' },

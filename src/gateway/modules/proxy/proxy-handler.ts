@@ -4,7 +4,7 @@ import { Transform, pipeline, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../../../shared/errors/app-error.js';
-import { toAppError } from '../../../shared/errors/handler.js';
+import { gatewayErrorOf } from '../../http/storage-errors.js';
 import { genReqId, SECURITY_HEADERS } from '../../../shared/http/request-context.js';
 import { renderErrorEnvelope } from '../../http/envelope.js';
 import type { TokenRequest } from '../auth/authenticate.js';
@@ -251,7 +251,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
       const code = error.kind === 'timeout' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNREACHABLE';
       return sendError(exchange, new AppError(code, { params: { service: service.name }, cause: error }));
     }
-    sendError(exchange, toAppError(error));
+    sendError(exchange, gatewayErrorOf(error));
   };
 
   const proxy = async (exchange: Exchange) => {
@@ -270,7 +270,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
       if (rest === undefined) throw new AppError('PATH_INVALID');
       body = requestBody(req, upstream.config.bodyLimit);
     } catch (error) {
-      return sendError(exchange, toAppError(error));
+      return sendError(exchange, gatewayErrorOf(error));
     }
     const trace = dict<string>();
     const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;

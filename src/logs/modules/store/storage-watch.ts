@@ -3,10 +3,7 @@ import { join } from 'node:path';
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { ErrorCode } from '../../../shared/errors/catalogue.js';
 import type { Readiness } from '../../../shared/http/readiness.js';
-import { storageProblemOf, type StorageProblem } from '../../../shared/db/storage-problems.js';
-
-/** What a client is told to wait before sending the same batch again. */
-export const STORAGE_RETRY_AFTER_SECONDS = 30;
+import { STORAGE_RETRY_AFTER_SECONDS, storageProblemOf, type StorageProblem } from '../../../shared/db/storage-problems.js';
 
 /** Below this much free space a data directory counts as full (a batch and its indexes need room). */
 export const MIN_FREE_BYTES = 4 * 1_048_576;
