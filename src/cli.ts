@@ -141,12 +141,11 @@ async function withDatabase<Schema>(name: string, url: string, use: (database: D
  * The lock a service holds on its SQLite database while it runs (src/shared/db/data-lock.ts): a second
  * process on the same files, or one started during a restore, stops here with one line.
  */
-async function holdDatabase(name: string, url: string): Promise<void> {
+async function holdDatabase(name: string, url: string, refusal = 'refusing to start a second process on it'): Promise<void> {
   try {
     await holdDataLock(url, commandOfThisProcess());
   } catch (error) {
-    if (error instanceof DataLockedError)
-      throw new Error(`the ${name} database ${error.message}: refusing to start a second process on it`);
+    if (error instanceof DataLockedError) throw new Error(`the ${name} database ${error.message}: ${refusal}`);
     throw error;
   }
 }
@@ -196,6 +195,8 @@ const COMMANDS: Record<string, Command> = {
     async run() {
       const log = plainLogger(loadLogsConfig(process.env).logLevel);
       for (const [{ name, url }, migrations] of zip(databases(), [gatewayMigrations, logsMigrations])) {
+        // Not under a running service: it would find its schema changed beneath it.
+        await holdDatabase(name, url, 'stop it first (a service migrates its own database when it starts)');
         await withDatabase(name, url, async (database) => {
           const applied = await migrateToLatest(database.db, migrations, name, { log: log?.child({ service: name }) });
           process.stdout.write(`${name}: ${applied.length} migration(s) applied\n`);

@@ -141,7 +141,7 @@ describe('a second process on the same SQLite files', () => {
 });
 
 describe('restore onto running services, and a service restarted by `all`', () => {
-  test('restore is refused with and without --force, names the holder and changes nothing; a killed service restarted by the supervisor holds the lock again', async () => {
+  test('restore (with and without --force) and migrate are refused, name the holder and change nothing; a killed service restarted by the supervisor holds the lock again', async () => {
     const dir = temporaryDir('gerbang-lock-all-');
     const live = join(dir, 'live');
     const all = startCli(['all'], {
@@ -186,6 +186,15 @@ describe('restore onto running services, and a service restarted by `all`', () =
         ),
       );
     }
+    // Nor does `migrate` change a schema beneath running services.
+    const migrate = await runCli(['migrate'], { DATA_DIR: live });
+    assert.equal(migrate.status, 1);
+    assert.match(
+      migrate.stderr,
+      new RegExp(
+        `^gerbang migrate: the gateway database \\S+ is in use by pid ${pidOf('gateway')} \\(cli\\.ts gateway, since [^)]+\\): stop it first \\(a service migrates its own database when it starts\\)\\n$`,
+      ),
+    );
     // The running service still writes into the same file, and nothing it acknowledged is lost.
     assert.equal(statSync(logsDatabase).ino, inode);
     await ingest(logsUrl, [`${marker} later`]);
@@ -216,10 +225,11 @@ describe('restore: verified before anything is replaced', () => {
     const dir = temporaryDir('gerbang-restore-');
     const live = join(dir, 'live');
     const port = await closedPort();
+    // Both databases, created before the logs service holds its own.
+    assert.equal((await runCli(['migrate'], { DATA_DIR: live })).status, 0);
     const logs = await startLogsProcess(`sqlite:${join(live, 'logs.sqlite')}`, port);
     const marker = uniqueName('verified').toLowerCase();
     try {
-      assert.equal((await runCli(['migrate'], { DATA_DIR: live })).status, 0);
       await ingest(
         `http://127.0.0.1:${port}`,
         Array.from({ length: 20 }, (_, i) => `${marker} ${i}`),
