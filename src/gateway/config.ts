@@ -91,8 +91,8 @@ function loadTelemetryConfig(read: ReturnType<typeof envReader>): TelemetryConfi
   }
   if (key !== undefined && key.length < 32) throw new ConfigError('GATEWAY_TELEMETRY_KEY', 'must be at least 32 characters');
   const ratioRaw = read.optionalString('GATEWAY_TELEMETRY_SAMPLE_RATIO');
-  // A tenth of traces (and every failed one) by default: recording every trace costs the gateway
-  // 12-15 % of its capacity, shipping at the defaults 9-10 % (docs/benchmarks.md, "Self-watching cost: reading").
+  // A tenth of traces (and every failed one) by default: recording every trace costs the gateway a
+  // noticeable share of its capacity (docs/performance-notes.md, "Gateway").
   const sampleRatio = ratioRaw === undefined ? DEFAULT_SAMPLE_RATIO : Number(ratioRaw);
   if (ratioRaw !== undefined && !(/^\d*\.?\d+$/.test(ratioRaw) && sampleRatio >= 0 && sampleRatio <= 1)) {
     throw new ConfigError('GATEWAY_TELEMETRY_SAMPLE_RATIO', `must be a number from 0 to 1, got "${ratioRaw}"`);
@@ -104,8 +104,8 @@ function loadTelemetryConfig(read: ReturnType<typeof envReader>): TelemetryConfi
     key,
     serviceName: read.string('GATEWAY_SERVICE_NAME', GATEWAY_SERVICE_NAME),
     maxQueue: read.int('GATEWAY_TELEMETRY_BUFFER', 10_000, 1, 1_000_000),
-    // Large batches: each send costs the gateway about as much CPU as a proxied request; 2,048 a send
-    // instead of 512 took 3 % of the gateway's instructions off shipping (docs/benchmarks.md).
+    // Large batches: each send costs the gateway about as much CPU as a proxied request
+    // (docs/performance-notes.md, "Gateway").
     maxBatch: read.int('GATEWAY_TELEMETRY_BATCH', 2048, 1, 100_000),
     intervalMs: read.duration('GATEWAY_TELEMETRY_INTERVAL', '1s'),
     sampleRatio,

@@ -12,8 +12,8 @@ export type Dict<T> = { [name: string]: T } & { readonly [nullPrototype]?: true 
 
 /** A new dictionary with no prototype, optionally filled from entries or from an object's own properties. */
 export function dict<T>(from?: Iterable<readonly [string, T]> | { readonly [name: string]: T }): Dict<T> {
-  // Not Object.create(null): V8 keeps that object in dictionary mode, which cost SQLite ingest a fifth
-  // more event-loop CPU (docs/benchmarks.md); a literal whose prototype is then taken away stays fast.
+  // Not Object.create(null): V8 keeps that object in dictionary mode, slow to fill and read
+  // (docs/performance-notes.md); a literal whose prototype is then taken away stays fast.
   const out = Object.setPrototypeOf({}, null) as Dict<T>;
   if (from === undefined) return out;
   const entries = Symbol.iterator in from ? (from as Iterable<readonly [string, T]>) : Object.entries(from);

@@ -1,4 +1,5 @@
 import { api, send } from './api.js';
+import type { ActiveAlertsResponse, Alert, AlertsPage, AlertState, AlertStatusBody, Rule, RulesResponse } from './api-types.js';
 import { button, el, tabs, table, type Column } from './dom.js';
 import { into, problem } from './feedback.js';
 import { count, time } from './format.js';
@@ -13,43 +14,15 @@ import { pager } from './pager.js';
  * alert meanwhile) shows the API's message on the alert's row.
  */
 
-interface Alert {
-  id: string;
-  rule_name: string;
-  severity: string;
-  state: string;
-  started_at: string;
-  last_count: number;
-  acknowledged_by: string | null;
-  silenced_until: string | null;
-  resolved_at: string | null;
-  resolved_by: string | null;
-  history: { at: string; actor: string; from: string | null; to: string; comment?: string; until?: string }[];
-}
+type Target = AlertStatusBody['status'];
 
-interface Rule {
-  id: string;
-  name: string;
-  query: string;
-  window: string;
-  interval: string;
-  condition: { type: string; threshold?: number };
-  severity: string;
-  enabled: boolean;
-  last_evaluated_at: string | null;
-  last_count: number | null;
-  last_error: string | null;
-}
-
-type Target = 'acknowledged' | 'silenced' | 'firing' | 'resolved';
-
-/** The changes a user may ask for from each state (docs/alerts.md, "States"). */
+/** The changes a user may ask for from each state (docs/alerts.md, "States"; every state has an entry). */
 export const TRANSITIONS: Record<string, Target[]> = {
   firing: ['acknowledged', 'silenced', 'resolved'],
   acknowledged: ['silenced', 'resolved'],
   silenced: ['firing', 'silenced', 'resolved'],
   resolved: [],
-};
+} satisfies Record<AlertState, Target[]>;
 
 const SILENCE_FOR: [string, number][] = [
   ['1h', 3_600_000],
@@ -93,9 +66,9 @@ function actions(alert: Alert, message: HTMLElement, done: () => void): HTMLElem
   };
   const change = (status: Target, until?: string) => {
     message.replaceChildren();
-    send('POST', `/api/v1/alerts/${encodeURIComponent(alert.id)}/status`, until ? { status, until } : { status }).then(
-      done,
-      (error: unknown) => message.replaceChildren(problem(error)),
+    const body: AlertStatusBody = until ? { status, until } : { status };
+    send('POST', `/api/v1/alerts/${encodeURIComponent(alert.id)}/status`, body).then(done, (error: unknown) =>
+      message.replaceChildren(problem(error)),
     );
   };
   const silenceFor = el(
@@ -124,10 +97,10 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
   const pageNumber = Math.max(1, Number(ctx.params.get('page') ?? '1') || 1);
   const state = ctx.params.get('state') ?? '';
   // The active list is not paged: its answer has no total, which counts as one page.
-  const answer: { data: Alert[]; total?: number; pages?: number } =
+  const answer: ActiveAlertsResponse & Partial<AlertsPage> =
     view === 'active'
-      ? await api<{ data: Alert[] }>('/api/v1/alerts/active')
-      : await api<{ data: Alert[]; total: number; pages: number }>(
+      ? await api<ActiveAlertsResponse>('/api/v1/alerts/active')
+      : await api<AlertsPage>(
           `/api/v1/alerts/list?${new URLSearchParams({ page: String(pageNumber), limit: '50', ...(state ? { state } : {}) }).toString()}`,
         );
   const writable = ctx.can('alerts:write');
@@ -204,7 +177,7 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
 
 async function rulesView(ctx: PageContext, reload: () => void): Promise<HTMLElement> {
   const t = words();
-  const { data } = await api<{ data: Rule[] }>('/api/v1/alerts/rules');
+  const { data } = await api<RulesResponse>('/api/v1/alerts/rules');
   const message = el('div', { className: 'row-message', id: 'rules-message' });
   const columns: Column<Rule>[] = [
     [t.colName, (r) => r.name],

@@ -2,14 +2,12 @@
 // The access token lives in memory; the refresh token in sessionStorage, rotated on every refresh
 // (the API retires the old one; presenting it twice revokes the session, so a refresh is never
 // run twice at once). A tenants:manage holder's chosen tenant goes out as X-Tenant-Id.
+import type { LoginBody, LoginResponse, RefreshBody, RefreshResponse } from './api-types.js';
+
 const REFRESH_KEY = 'gerbang.refresh';
 const TENANT_KEY = 'gerbang.tenant';
 
-interface TokenPair {
-  access_token: string;
-  expires_in: number;
-  refresh_token: string;
-}
+type TokenPair = RefreshResponse['token'];
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -71,11 +69,11 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 export async function login(username: string, password: string): Promise<void> {
-  const response = await raw('/api/login', { method: 'POST', body: JSON.stringify({ username, password }) });
+  const response = await raw('/api/login', { method: 'POST', body: JSON.stringify({ username, password } satisfies LoginBody) });
   const body = await json(response);
   if (!response.ok) throw new ApiError(response.status, body);
   chooseTenant(null);
-  keep(body.token as TokenPair);
+  keep((body as LoginResponse).token);
 }
 
 function forget(): void {
@@ -94,9 +92,9 @@ function refresh(): Promise<boolean> {
   refreshing ??= (async () => {
     const token = sessionStorage.getItem(REFRESH_KEY);
     if (!token) return false;
-    const response = await raw('/api/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: token }) });
+    const response = await raw('/api/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: token } satisfies RefreshBody) });
     if (!response.ok) return false;
-    keep((await json(response)).token as TokenPair);
+    keep(((await json(response)) as RefreshResponse).token);
     return true;
   })()
     .catch(() => false)

@@ -1,4 +1,5 @@
 import { api, download } from './api.js';
+import type { AuditFilter, AuditRow, AuditSearchResponse } from './api-types.js';
 import { button, el, table } from './dom.js';
 import { into, problem } from './feedback.js';
 import { count, time } from './format.js';
@@ -12,18 +13,7 @@ import { pager } from './pager.js';
  * and saved under the name the service gives.
  */
 
-interface AuditRow {
-  at: string;
-  actor: string | null;
-  action: string;
-  outcome: string;
-  target_type: string | null;
-  target_id: string | null;
-  ip: string | null;
-  details: unknown;
-}
-
-const FILTERS = ['q', 'actor', 'action', 'from', 'to'] as const;
+const FILTERS = ['q', 'actor', 'action', 'from', 'to'] as const satisfies readonly (keyof AuditFilter)[];
 
 export function renderAudit(ctx: PageContext): View {
   const t = words();
@@ -79,7 +69,7 @@ export function renderAudit(ctx: PageContext): View {
   const results = el('div', { id: 'audit-results' });
   const page = Math.max(1, Number(params.get('page') ?? '1') || 1);
   void into(results, async () => {
-    const answer = await api<{ data: AuditRow[]; total: number; pages: number }>(
+    const answer = await api<AuditSearchResponse>(
       `/api/v1/log-audit/search?${new URLSearchParams({ ...Object.fromEntries(filter), page: String(page), limit: '100' }).toString()}`,
     );
     return el(

@@ -1,4 +1,5 @@
 import { api } from './api.js';
+import type { DcResponse, OverviewResponse, PipelineResponse, ThroughputResponse } from './api-types.js';
 import { barList, lineChart } from './charts.js';
 import { el, facts, tabs, table } from './dom.js';
 import { problem } from './feedback.js';
@@ -14,13 +15,6 @@ import { changed, every, type PageContext, type View } from './page.js';
 
 const RANGES: Record<string, number> = { '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_000 };
 const REFRESH: Record<string, number> = { '5s': 5000, '10s': 10_000, '30s': 30_000, '1m': 60_000, off: 0 };
-
-interface SeriesPoint {
-  ts: string;
-  count: number;
-  errors?: number;
-  eps?: number;
-}
 
 export function renderDashboards(ctx: PageContext): View {
   const t = words();
@@ -96,13 +90,7 @@ const tile = (label: string, value: string, id: string) =>
 
 async function overview(rangeKey: string): Promise<HTMLElement> {
   const t = words();
-  const o = await api<{
-    volume: { total: number; series: SeriesPoint[] };
-    errors: { total: number; rate: number };
-    top_services: { service: string; count: number; share: number; errors: number; error_rate: number }[];
-    top_errors: { message: string; count: number; last_seen: string; services: string[] }[];
-    alerts: { available: boolean; active_total: number; by_severity: Record<string, number> };
-  }>(`/api/v1/dashboard/overview?${rangeQuery(rangeKey)}`);
+  const o = await api<OverviewResponse>(`/api/v1/dashboard/overview?${rangeQuery(rangeKey)}`);
   return el(
     'div',
     { id: 'overview' },
@@ -121,7 +109,7 @@ async function overview(rangeKey: string): Promise<HTMLElement> {
       legend: 'total',
       series: [
         { name: t.entries, points: o.volume.series.map((p) => ({ ts: p.ts, value: p.count })) },
-        { name: t.errorsLabel, points: o.volume.series.map((p) => ({ ts: p.ts, value: p.errors ?? 0 })) },
+        { name: t.errorsLabel, points: o.volume.series.map((p) => ({ ts: p.ts, value: p.errors })) },
       ],
     }),
     el(
@@ -158,27 +146,9 @@ async function overview(rangeKey: string): Promise<HTMLElement> {
   );
 }
 
-interface Source {
-  source: string;
-  status: string;
-  reasons: string[];
-  active: boolean;
-  rates: { stored_per_second_1m: number; received_per_second_1m: number };
-  last_5m: { received: number; stored: number; rejected: number; avg_ingest_latency_ms: number | null };
-  totals: { accepted: number; rejected: number };
-  last_ingest_at: string | null;
-  backlog: number;
-}
-
 async function pipeline(): Promise<HTMLElement> {
   const t = words();
-  const p = await api<{
-    status: string;
-    since: string;
-    store: { status: string; latency_ms: number | null };
-    backlog: number;
-    sources: Source[];
-  }>('/api/v1/dashboard/pipeline/status');
+  const p = await api<PipelineResponse>('/api/v1/dashboard/pipeline/status');
   return el(
     'div',
     { id: 'pipeline' },
@@ -222,21 +192,7 @@ async function pipeline(): Promise<HTMLElement> {
 
 async function dataCenters(rangeKey: string): Promise<HTMLElement> {
   const t = words();
-  const d = await api<{
-    local_site: string;
-    sites: {
-      id: string;
-      name: string;
-      local: boolean;
-      status: string;
-      reasons: string[];
-      store: { status: string };
-      volume: number;
-      last_seen: string | null;
-      services: { service: string; count: number; status: string; last_seen: string }[];
-    }[];
-    unassigned: { dc: string; volume: number; last_seen: string | null }[];
-  }>(`/api/v1/dashboard/dc/status?${rangeQuery(rangeKey)}`);
+  const d = await api<DcResponse>(`/api/v1/dashboard/dc/status?${rangeQuery(rangeKey)}`);
   return el(
     'div',
     { id: 'dc' },
@@ -283,11 +239,7 @@ async function dataCenters(rangeKey: string): Promise<HTMLElement> {
 
 async function throughput(rangeKey: string): Promise<HTMLElement> {
   const t = words();
-  const d = await api<{
-    interval: string;
-    sources: { source: string; total: number; series: SeriesPoint[] }[];
-    services: { service: string; total: number; series: SeriesPoint[] }[];
-  }>(`/api/v1/dashboard/throughput?${rangeQuery(rangeKey)}`);
+  const d = await api<ThroughputResponse>(`/api/v1/dashboard/throughput?${rangeQuery(rangeKey)}`);
   const eps = (v: number) => `${v.toFixed(2)}/s`;
   return el(
     'div',
@@ -296,13 +248,13 @@ async function throughput(rangeKey: string): Promise<HTMLElement> {
       id: 'sources-chart',
       title: `${t.bySource} (${t.eventsPerSecond}, ${d.interval})`,
       format: eps,
-      series: d.sources.map((s) => ({ name: s.source, points: s.series.map((p) => ({ ts: p.ts, value: p.eps ?? 0 })) })),
+      series: d.sources.map((s) => ({ name: s.source, points: s.series.map((p) => ({ ts: p.ts, value: p.eps })) })),
     }),
     lineChart({
       id: 'services-chart',
       title: `${t.byService} (${t.eventsPerSecond}, ${d.interval})`,
       format: eps,
-      series: d.services.slice(0, 6).map((s) => ({ name: s.service, points: s.series.map((p) => ({ ts: p.ts, value: p.eps ?? 0 })) })),
+      series: d.services.slice(0, 6).map((s) => ({ name: s.service, points: s.series.map((p) => ({ ts: p.ts, value: p.eps })) })),
     }),
     table(
       t.totals,

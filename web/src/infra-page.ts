@@ -1,4 +1,5 @@
 import { api, ApiError } from './api.js';
+import type { ClusterHealthResponse, ClusterProblem, ContainersResponse, HostsResponse, NodesResponse, PodsResponse } from './api-types.js';
 import { lineChart } from './charts.js';
 import { el, facts, tabs, table } from './dom.js';
 import { into, problem } from './feedback.js';
@@ -15,8 +16,6 @@ import { rangeSelect } from './range-select.js';
 
 /** Containers drawn as charts; the rest are in the table. */
 const CHARTED_CONTAINERS = 12;
-
-type Row = Record<string, number | string | null>;
 
 export function renderInfra(ctx: PageContext): View {
   const t = words();
@@ -48,16 +47,17 @@ function range(ctx: PageContext): [HTMLElement, string] {
   return [el('div', { className: 'toolbar' }, control), new URLSearchParams({ from, to }).toString()];
 }
 
-const series = (rows: Row[], field: string) =>
-  rows.map((row) => ({ ts: String(row.ts), value: typeof row[field] === 'number' ? row[field] : null }));
+/** One metric of a series answer's points, as a chart's line. */
+const series = <K extends string>(rows: ({ ts: string } & Record<K, number | null>)[], field: K) =>
+  rows.map((row) => ({ ts: row.ts, value: row[field] }));
 const rate = (value: number) => `${bytes(value)}/s`;
+/** A node's use of its allocatable CPU or memory, already in percent (none without metrics-server or an allocatable figure). */
+const ofAllocatable = (value: number | null | undefined) => (value === null || value === undefined ? '–' : `${value}%`);
 
 async function hosts(ctx: PageContext): Promise<HTMLElement> {
   const t = words();
   const [control, query] = range(ctx);
-  const answer = await api<{ interval: string; hosts: { host: string; lastSeen: string; latest: Row; series: Row[] }[] }>(
-    `/api/v1/infra/metrics?${query}`,
-  );
+  const answer = await api<HostsResponse>(`/api/v1/infra/metrics?${query}`);
   return el(
     'div',
     { id: 'hosts' },
@@ -70,10 +70,10 @@ async function hosts(ctx: PageContext): Promise<HTMLElement> {
         el('h3', { textContent: host.host }),
         facts([
           [t.colLastSeen, time(host.lastSeen)],
-          ['CPU', percent(host.latest.cpuUtilization as number | null)],
-          [t.memory, `${bytes(host.latest.memoryUsedBytes as number | null)} (${percent(host.latest.memoryUtilization as number | null)})`],
-          [t.disk, `${bytes(host.latest.diskUsedBytes as number | null)} (${percent(host.latest.diskUtilization as number | null)})`],
-          ['load 1m', host.latest.load1m === null || host.latest.load1m === undefined ? '–' : Number(host.latest.load1m).toFixed(2)],
+          ['CPU', percent(host.latest.cpuUtilization)],
+          [t.memory, `${bytes(host.latest.memoryUsedBytes)} (${percent(host.latest.memoryUtilization)})`],
+          [t.disk, `${bytes(host.latest.diskUsedBytes)} (${percent(host.latest.diskUtilization)})`],
+          ['load 1m', host.latest.load1m === null || host.latest.load1m === undefined ? '–' : host.latest.load1m.toFixed(2)],
         ]),
         el(
           'div',
@@ -113,20 +113,7 @@ async function hosts(ctx: PageContext): Promise<HTMLElement> {
 async function containers(ctx: PageContext): Promise<HTMLElement> {
   const t = words();
   const [control, query] = range(ctx);
-  const answer = await api<{
-    interval: string;
-    containers: {
-      kind: string;
-      id: string;
-      container: string | null;
-      pod: string | null;
-      namespace: string | null;
-      host: string | null;
-      lastSeen: string;
-      latest: Row;
-      series: Row[];
-    }[];
-  }>(`/api/v1/infra/containers?${query}`);
+  const answer = await api<ContainersResponse>(`/api/v1/infra/containers?${query}`);
   const list = answer.containers;
   return el(
     'div',
@@ -140,7 +127,7 @@ async function containers(ctx: PageContext): Promise<HTMLElement> {
         [t.pod, (c) => (c.namespace && c.pod ? `${c.namespace}/${c.pod}` : (c.pod ?? '–'))],
         [t.colHost, (c) => c.host ?? '–'],
         ['CPU', (c) => (typeof c.latest.cpuCores === 'number' ? `${c.latest.cpuCores.toFixed(3)} ${t.cores}` : '–')],
-        [t.memory, (c) => bytes(c.latest.memoryUsageBytes as number | null)],
+        [t.memory, (c) => bytes(c.latest.memoryUsageBytes)],
         [t.colLastSeen, (c) => time(c.lastSeen)],
       ],
       list,
@@ -166,26 +153,11 @@ async function containers(ctx: PageContext): Promise<HTMLElement> {
   );
 }
 
-interface Problem {
-  severity: string;
-  kind: string;
-  name: string;
-  namespace: string | null;
-  reason: string;
-  message: string;
-}
-
 async function kubernetes(): Promise<HTMLElement> {
   const t = words();
   const node = el('div', { id: 'k8s' });
   try {
-    const health = await api<{
-      status: string;
-      apiServer: { version: string | null };
-      nodes: { total: number; ready: number; notReady: number };
-      pods: Record<string, number>;
-      problems: Problem[];
-    }>('/api/v1/k8s/cluster/health');
+    const health = await api<ClusterHealthResponse>('/api/v1/k8s/cluster/health');
     node.append(
       el('h3', {}, `${t.clusterHealth} `, el('span', { className: `badge status-${health.status}`, textContent: health.status })),
       facts([
@@ -201,7 +173,7 @@ async function kubernetes(): Promise<HTMLElement> {
       table(
         t.problems,
         [
-          [t.colSeverity, (p: Problem) => p.severity],
+          [t.colSeverity, (p: ClusterProblem) => p.severity],
           [t.kind, (p) => p.kind],
           [t.colName, (p) => (p.namespace ? `${p.namespace}/${p.name}` : p.name)],
           [t.colReasons, (p) => p.reason],
@@ -227,16 +199,7 @@ async function kubernetes(): Promise<HTMLElement> {
   }
   // The cluster answered: nodes and pods may still fail on their own (e.g. RBAC).
   await Promise.all([
-    api<{
-      items: {
-        name: string;
-        roles: string[];
-        status: string;
-        usage?: { cpuPercent: number; memoryPercent: number };
-        kubeletVersion: string;
-        ageSeconds: number;
-      }[];
-    }>('/api/v1/k8s/nodes').then(
+    api<NodesResponse>('/api/v1/k8s/nodes').then(
       ({ items }) =>
         node.append(
           table(
@@ -245,8 +208,8 @@ async function kubernetes(): Promise<HTMLElement> {
               [t.colName, (n) => n.name],
               [t.roles, (n) => n.roles.join(', ') || '–'],
               [t.colStatus, (n) => n.status],
-              ['CPU', (n) => (n.usage ? `${n.usage.cpuPercent}%` : '–')],
-              [t.memory, (n) => (n.usage ? `${n.usage.memoryPercent}%` : '–')],
+              ['CPU', (n) => ofAllocatable(n.usage?.cpuPercent)],
+              [t.memory, (n) => ofAllocatable(n.usage?.memoryPercent)],
               ['kubelet', (n) => n.kubeletVersion],
             ],
             items,
@@ -255,17 +218,7 @@ async function kubernetes(): Promise<HTMLElement> {
         ),
       (error: unknown) => node.append(problem(error)),
     ),
-    api<{
-      items: {
-        name: string;
-        namespace: string;
-        status: string;
-        readyContainers: number;
-        totalContainers: number;
-        restarts: number;
-        node: string | null;
-      }[];
-    }>('/api/v1/k8s/pods?limit=200').then(
+    api<PodsResponse>('/api/v1/k8s/pods?limit=200').then(
       ({ items }) =>
         node.append(
           table(

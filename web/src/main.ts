@@ -2,6 +2,7 @@ import { renderApiKeys } from './admin/api-keys.js';
 import { renderAdmin } from './admin/page.js';
 import { renderAlerts } from './alerts-page.js';
 import { api, chooseTenant, hasSession, logout, tenant } from './api.js';
+import type { Me, TenantsResponse } from './api-types.js';
 import { renderApm } from './apm/page.js';
 import { renderAudit } from './audit-page.js';
 import { renderDashboards } from './dashboards-page.js';
@@ -18,12 +19,6 @@ import { showSignIn } from './signin.js';
  * tenants:manage, the language, and a router over the URL's hash (`#/<page>?<its state>`), so every
  * view is a link and the back button works.
  */
-
-interface Me {
-  username: string;
-  permissions: string[];
-  tenant_id: string;
-}
 
 interface Page {
   path: string;
@@ -60,7 +55,7 @@ function tenantSwitcher(current: Me): HTMLElement | null {
   const t = words();
   const select = el('select', { id: 'tenant' }, el('option', { value: current.tenant_id, textContent: current.tenant_id }));
   select.value = tenant() ?? current.tenant_id;
-  void api<{ tenants: { id: string; name: string }[] }>('/api/tenants').then(
+  void api<TenantsResponse>('/api/tenants').then(
     ({ tenants }) => {
       // Tenant names are unique: the name says which.
       select.replaceChildren(...tenants.map((item) => el('option', { value: item.id, textContent: item.name })));

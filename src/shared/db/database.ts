@@ -47,8 +47,8 @@ const SQLITE_PRAGMAS = [
   'synchronous = FULL',
   'foreign_keys = ON',
   `busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`,
-  // 64 MiB page cache (default 2 MiB): log searches revisit index and row pages of the same hours;
-  // measured on 10M log entries, p95 of a 1-hour full-text search fell by about a third.
+  // 64 MiB page cache (default 2 MiB): log searches revisit index and row pages of the same hours
+  // (docs/performance-notes.md, "Databases").
   'cache_size = -65536',
 ];
 
@@ -71,8 +71,8 @@ async function sqliteDialect(path: string, options: OpenOptions): Promise<Dialec
 const MAX_STATEMENTS = 256;
 
 /**
- * Kysely's SQLite driver prepares every query anew; for the log store's 1,000-row inserts that was
- * a tenth of the ingest's CPU (3 µs an entry). Statements are reused by their text instead; one that
+ * Kysely's SQLite driver prepares every query anew, a cost the log store's large inserts feel
+ * (docs/performance-notes.md, "Databases"). Statements are reused by their text instead; one that
  * is still being iterated (a streamed query) is never handed out twice.
  */
 function reusingStatements(database: BetterSqlite3.Database): SqliteDatabase & { prepare(text: string): BetterSqlite3.Statement } {

@@ -1,9 +1,9 @@
 /**
  * Many values packed for the SQLite thread (sqlite-thread.ts): their strings as one string, the rest
- * in a few arrays. Received as a structured clone, a batch's 75,000 row values cost the thread 7–8 ms
- * (a string made for each, before the first row is bound); packed, the clone copies one string and
- * the thread slices it as it binds each row, about 3 ms in all (docs/benchmarks.md, "Issue 15: packed
- * rows"). The packing can be done before a batch takes the writer.
+ * in a few arrays. Received as a structured clone, every value would become a string of its own
+ * before the first row is bound; packed, the clone copies one string and the thread slices it as it
+ * binds each row (docs/performance-notes.md, "Databases"). The packing can be done before a batch
+ * takes the writer.
  *
  * `kinds[i]` says what value `i` is: a string ending at that offset of `text` (starting where the
  * string before it ended), null (-1), `numbers[k]` as a number (-2 - 3k) or a BigInt (-3 - 3k), or
@@ -23,8 +23,8 @@ export interface PackedValues {
 export const MAX_PACKED_TEXT = 2 ** 28;
 
 export function packValues(values: readonly unknown[], maxText = MAX_PACKED_TEXT): PackedValues {
-  // Locals only, and the strings appended into one: about half the time of pushing them to an array
-  // and joining it, or of the same in a class's fields (a batch's 60,000 row values: 1.5 ms against 2.8).
+  // Locals only, and the strings appended into one: faster than pushing them to an array and joining
+  // it, or than a class's fields (docs/performance-notes.md, "Databases").
   const kinds = new Int32Array(values.length);
   const numbers = new Float64Array(values.length);
   const others: unknown[] = [];

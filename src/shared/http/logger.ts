@@ -43,12 +43,9 @@ const FLUSH_INTERVAL_MS = 1_000;
  * logs service under `cli all`'s supervisor. A pipe (or a socket) takes at most PIPE_BUF (4 KiB on
  * Linux) in one piece, so a longer write could interleave with a sibling's there. A file, a
  * terminal or /dev/null takes each write whole (Linux serialises writes to a shared file, and a
- * terminal's under one lock), and a process alone has no sibling: they write larger blocks. Fewer
- * writes was worth about 3% of the proxy's throughput alone; under `cli all` with stdout on
- * /dev/null, where 4 KiB blocks bought nothing, they cost the gateway a third or more of its CPU per
- * request at a paced load (101-107 against 141-176 us: each write is a round trip through libuv's
- * thread pool; docs/benchmarks.md, "Self-watching cost: reading").
- * (Parents log a few short lines, far below 4 KiB a second.)
+ * terminal's under one lock), and a process alone has no sibling: they write larger blocks, since
+ * each write is a round trip through libuv's thread pool (docs/performance-notes.md, "Logging to
+ * stdout"). (Parents log a few short lines, far below 4 KiB a second.)
  */
 export function logBlockSize(sharesStdout: boolean, stdoutIsPipe: boolean): number {
   return sharesStdout && stdoutIsPipe ? 4_096 : 16_384;
@@ -69,11 +66,10 @@ const BLOCK = logBlockSize(cluster.isWorker || process.send !== undefined, stdou
 /**
  * Buffered, asynchronous writes to stdout, like nginx's `access_log ... buffer= flush=`: lines go
  * out in blocks of whole lines (`BLOCK`), or after a second at the latest, so an access line per
- * request is not a write(2) per request (unbuffered, that halved the proxy's throughput), and
- * every block reaches a pipe in one piece even with several worker processes writing to it. The
- * lines logged during one turn of the event loop are encoded once and cut at line ends: measuring
- * strings line by line, or sonic-boom measuring its pending text on every write, cost several per
- * cent of the proxy's throughput. One destination per process, so two services in one process
+ * request is not a write(2) per request, and every block reaches a pipe in one piece even with
+ * several worker processes writing to it. The lines logged during one turn of the event loop are
+ * encoded once and cut at line ends, not measured line by line (docs/performance-notes.md, "Logging
+ * to stdout"). One destination per process, so two services in one process
  * (`cli all`) never interleave partial writes. What is pending is written when the process exits.
  */
 function stdout(): { write(line: string): boolean } {

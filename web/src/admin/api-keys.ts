@@ -1,4 +1,5 @@
 import { api, send } from '../api.js';
+import type { ApiKey, ApiKeyCreated, ApiKeysResponse, UsersResponse } from '../api-types.js';
 import { button, el } from '../dom.js';
 import { into } from '../feedback.js';
 import { time } from '../format.js';
@@ -11,16 +12,6 @@ import { managedList } from './managed-list.js';
  * users:manage another user's of the tenant. A key holds some of its creator's permissions; its
  * secret is shown once, in the answer to its creation, and never again; revoking ends it at once.
  */
-
-interface ApiKey {
-  id: string;
-  name: string;
-  permissions: string[];
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
 
 export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
   const t = words();
@@ -37,7 +28,7 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
   void into(content, async () => {
     let picker: HTMLElement | null = null;
     if (ctx.can('users:manage')) {
-      const { users } = await api<{ users: { id: string; username: string }[] }>('/api/users');
+      const { users } = await api<UsersResponse>('/api/users');
       const select = el(
         'select',
         { id: 'keys-user' },
@@ -53,7 +44,7 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
       id: 'keys',
       title: t.apiKeys,
       noun: t.apiKey,
-      rows: async () => (await api<{ api_keys: ApiKey[] }>(`/api/v1/api-keys${query}`)).api_keys,
+      rows: async () => (await api<ApiKeysResponse>(`/api/v1/api-keys${query}`)).api_keys,
       columns: [
         [t.colName, (k) => k.name],
         ['id', (k) => el('code', { textContent: k.id })],
@@ -90,7 +81,7 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
       removedLabel: t.revoked,
       remove: (k) => send('DELETE', `/api/v1/api-keys/${encodeURIComponent(k.id)}`),
       aliases: { permission: 'permissions', expires: 'expires_at' },
-      created: (answer) => secretOnce(answer as { name: string; encoded: string }),
+      created: (answer) => secretOnce(answer as ApiKeyCreated),
     });
     return el('div', {}, picker, list);
   });
@@ -98,7 +89,7 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
 }
 
 /** The new key's secret, this once: the header value to give a shipper, with a copy button. */
-function secretOnce(key: { name: string; encoded: string }): HTMLElement {
+function secretOnce(key: ApiKeyCreated): HTMLElement {
   const t = words();
   const value = el('input', { id: 'new-key-secret', readOnly: true, value: `ApiKey ${key.encoded}`, className: 'secret' });
   const copied = el('span', { role: 'status', className: 'muted' });

@@ -1,4 +1,5 @@
 import { api, send } from '../api.js';
+import type { Me, Role, RolesResponse, Tenant, TenantsResponse, User, UsersResponse } from '../api-types.js';
 import { el, tabs } from '../dom.js';
 import { problem } from '../feedback.js';
 import type { FieldSpec, FormValues } from '../forms.js';
@@ -12,26 +13,6 @@ import { managedList } from './managed-list.js';
  * created, changed and deleted through the API, within the tenant chosen in the header.
  */
 
-interface Tenant {
-  id: string;
-  name: string;
-  retention_days: number | null;
-  created_at: string;
-}
-interface User {
-  id: string;
-  username: string;
-  email: string;
-  roles: string[];
-  created_at: string;
-}
-interface Role {
-  id: string;
-  name: string;
-  permissions: string[];
-  builtin: boolean;
-}
-
 const list = (value: string | string[] | undefined): string[] =>
   Array.isArray(value)
     ? value
@@ -44,7 +25,7 @@ const list = (value: string | string[] | undefined): string[] =>
 async function knownPermissions(ctx: PageContext, roles: Role[] | null): Promise<string[]> {
   const admin = roles?.find((role) => role.builtin && role.name === 'admin');
   if (admin) return admin.permissions;
-  const me = await api<{ permissions: string[] }>('/api/me');
+  const me = await api<Me>('/api/me');
   return me.permissions.filter((permission) => ctx.can(permission));
 }
 
@@ -60,10 +41,10 @@ export function renderAdmin(ctx: PageContext): View {
   void (async () => {
     if (view === 'tenants') content.replaceChildren(tenants());
     else if (view === 'roles')
-      content.replaceChildren(rolesList(await knownPermissions(ctx, (await api<{ roles: Role[] }>('/api/roles')).roles)));
+      content.replaceChildren(rolesList(await knownPermissions(ctx, (await api<RolesResponse>('/api/roles')).roles)));
     else {
       // A users:manage holder without roles:manage cannot list roles: role names are then typed.
-      const roles = ctx.can('roles:manage') ? (await api<{ roles: Role[] }>('/api/roles')).roles : null;
+      const roles = ctx.can('roles:manage') ? (await api<RolesResponse>('/api/roles')).roles : null;
       content.replaceChildren(users(roles));
     }
   })().catch((error: unknown) => content.replaceChildren(problem(error)));
@@ -84,16 +65,16 @@ function tenants(): HTMLElement {
     id: 'tenants',
     title: t.tenants,
     noun: t.tenantNoun,
-    rows: async () => (await api<{ tenants: Tenant[] }>('/api/tenants')).tenants,
+    rows: async () => (await api<TenantsResponse>('/api/tenants')).tenants,
     columns: [
       ['id', (r) => r.id],
       [t.colName, (r) => r.name],
-      [t.retentionDays, (r) => r.retention_days ?? t.defaultValue],
+      [t.retentionDays, (r) => r.retention_days],
       [t.colCreated, (r) => time(r.created_at)],
     ],
     name: (r) => r.name,
     fields,
-    values: (r) => ({ name: r.name, retention_days: r.retention_days === null ? '' : String(r.retention_days) }),
+    values: (r) => ({ name: r.name, retention_days: String(r.retention_days) }),
     create: (values) => send('POST', '/api/tenants', body(values, undefined)),
     update: (row, values) => send('PUT', `/api/tenants/${encodeURIComponent(row.id)}`, body(values, null)),
     remove: (row) => send('DELETE', `/api/tenants/${encodeURIComponent(row.id)}`),
@@ -111,7 +92,7 @@ function users(roles: Role[] | null): HTMLElement {
     id: 'users',
     title: t.users,
     noun: t.userNoun,
-    rows: async () => (await api<{ users: User[] }>('/api/users')).users,
+    rows: async () => (await api<UsersResponse>('/api/users')).users,
     columns: [
       [t.user, (r) => r.username],
       ['e-mail', (r) => r.email],
@@ -152,7 +133,7 @@ function rolesList(permissions: string[]): HTMLElement {
     id: 'roles',
     title: t.roles,
     noun: t.roleNoun,
-    rows: async () => (await api<{ roles: Role[] }>('/api/roles')).roles,
+    rows: async () => (await api<RolesResponse>('/api/roles')).roles,
     columns: [
       [t.colName, (r) => r.name],
       [t.permissions, (r) => r.permissions.join(', ')],

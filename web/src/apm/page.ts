@@ -1,4 +1,5 @@
 import { api } from '../api.js';
+import type { ServiceMapResponse, TraceResponse, TracesResponse } from '../api-types.js';
 import { el, facts, tabs, table } from '../dom.js';
 import { into } from '../feedback.js';
 import { count, millis, percent, time } from '../format.js';
@@ -6,23 +7,13 @@ import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { pager } from '../pager.js';
 import { rangeSelect } from '../range-select.js';
-import { serviceGraph, serviceMapFigure, type MapEdge, type MapNode } from './service-graph.js';
-import { waterfall, type Span } from './waterfall.js';
+import { serviceGraph, serviceMapFigure } from './service-graph.js';
+import { waterfall } from './waterfall.js';
 
 /**
  * APM (docs/apm.md): the service map as a graph, the trace list with its filters, and one trace as a
  * waterfall (`#/apm?trace=<id>`, where an entry's trace link leads).
  */
-
-interface TraceRow {
-  traceId: string;
-  startTime: string;
-  durationMs: number;
-  spanCount: number;
-  errorCount: number;
-  root: { service: string; name: string } | null;
-  services: { service: string; spans: number }[];
-}
 
 export function renderApm(ctx: PageContext): View {
   const t = words();
@@ -51,9 +42,7 @@ export function renderApm(ctx: PageContext): View {
 async function mapView(ctx: PageContext): Promise<HTMLElement> {
   const t = words();
   const { control, from, to } = rangeSelect(ctx, 'apm-range');
-  const map = await api<{ nodes: MapNode[]; edges: MapEdge[]; truncated: boolean }>(
-    `/api/v1/apm/service-map?${new URLSearchParams({ from, to }).toString()}`,
-  );
+  const map = await api<ServiceMapResponse>(`/api/v1/apm/service-map?${new URLSearchParams({ from, to }).toString()}`);
   const tracesOf = (service: string) =>
     `#/apm?${new URLSearchParams({ view: 'traces', service, range: ctx.params.get('range') ?? '1h' }).toString()}`;
   return el(
@@ -100,7 +89,7 @@ async function tracesView(ctx: PageContext): Promise<HTMLElement> {
     const value = ctx.params.get(key);
     if (value) filters[key] = value;
   }
-  const list = await api<{ data: TraceRow[]; total: number; pages: number }>(
+  const list = await api<TracesResponse>(
     `/api/v1/apm/traces?${new URLSearchParams({ from, to, ...filters, page: String(page), limit: '50' }).toString()}`,
   );
 
@@ -161,9 +150,7 @@ async function tracesView(ctx: PageContext): Promise<HTMLElement> {
 
 async function traceView(traceId: string): Promise<HTMLElement> {
   const t = words();
-  const trace = await api<{ traceId: string; startTime: string; durationMs: number; services: string[]; spans: Span[] }>(
-    `/api/v1/apm/traces/${encodeURIComponent(traceId)}`,
-  );
+  const trace = await api<TraceResponse>(`/api/v1/apm/traces/${encodeURIComponent(traceId)}`);
   const logsOfTrace = `#/explore?${new URLSearchParams({
     q: `trace_id:${trace.traceId}`,
     from: new Date(Date.parse(trace.startTime) - 60_000).toISOString(),

@@ -1,24 +1,6 @@
+import type { MapEdge, MapNode } from '../api-types.js';
 import { el, svg } from '../dom.js';
 import { millis, percent } from '../format.js';
-
-export interface MapNode {
-  id: string;
-  name: string;
-  instrumented: boolean;
-  requests: number;
-  errors: number;
-  errorRate: number;
-  p95Ms: number;
-}
-
-export interface MapEdge {
-  source: string;
-  target: string;
-  requests: number;
-  errors: number;
-  errorRate: number;
-  p95Ms: number;
-}
 
 const NODE_W = 160;
 const NODE_H = 46;

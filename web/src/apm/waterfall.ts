@@ -1,21 +1,7 @@
+import type { Span } from '../api-types.js';
 import { button, el, facts } from '../dom.js';
 import { millis, time } from '../format.js';
 import { words } from '../i18n.js';
-
-export interface Span {
-  spanId: string;
-  parentSpanId: string | null;
-  service: string;
-  name: string;
-  kind: string;
-  startTime: string;
-  startTimeUs: number;
-  durationMs: number;
-  status: { code: string; message: string | null };
-  peerService: string | null;
-  attributes: Record<string, unknown>;
-  events: { name: string; time: string; attributes: Record<string, unknown> }[];
-}
 
 /** Spans in tree order (each parent before its children, siblings by start), with their depth. */
 export function treeOrder(spans: Span[]): { span: Span; depth: number }[] {

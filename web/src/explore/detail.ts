@@ -1,14 +1,14 @@
+import type { LogEntry } from '../api-types.js';
 import { button, el, facts } from '../dom.js';
 import { time } from '../format.js';
 import { words } from '../i18n.js';
-import type { Entry } from './results.js';
 
 /**
  * One entry whole: its fields, every attribute (each can become a filter, for or against), its trace
  * as a link to the waterfall when the user may see traces (dashboard:read), and the raw JSON.
  */
 export function entryDetail(
-  entry: Entry,
+  entry: LogEntry,
   options: { canSeeTraces: boolean; onFilter: (field: string, value: string, exclude: boolean) => void; onClose: () => void },
 ): HTMLElement {
   const t = words();

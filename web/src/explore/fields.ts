@@ -1,4 +1,5 @@
 import { api } from '../api.js';
+import type { DistinctResponse, FieldsResponse } from '../api-types.js';
 import { button, el } from '../dom.js';
 import { problem } from '../feedback.js';
 import { count } from '../format.js';
@@ -42,9 +43,7 @@ export function fieldsSidebar(options: {
       }
       toggle.ariaExpanded = 'true';
       const query = new URLSearchParams({ limit: '10', ...options.range() });
-      const { values: top } = await api<{ values: { value: string; count: number }[] }>(
-        `/api/v1/logs/fields/${encodeURIComponent(name)}/distinct?${query.toString()}`,
-      );
+      const { values: top } = await api<DistinctResponse>(`/api/v1/logs/fields/${encodeURIComponent(name)}/distinct?${query.toString()}`);
       values.replaceChildren(...(top.length ? top.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]));
     };
     const toggle = button(name, () => void open().catch((error: unknown) => values.replaceChildren(el('li', {}, problem(error)))), {
@@ -60,7 +59,7 @@ export function fieldsSidebar(options: {
   };
   narrow.addEventListener('input', draw);
 
-  void api<{ fields: { name: string }[] }>('/api/v1/logs/fields').then(
+  void api<FieldsResponse>('/api/v1/logs/fields').then(
     ({ fields }) => {
       names = fields.map((field) => field.name).filter((name) => name !== '@timestamp' && name !== 'message');
       draw();

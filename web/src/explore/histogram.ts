@@ -1,9 +1,5 @@
+import type { HistogramBucket } from '../api-types.js';
 import { el, svg } from '../dom.js';
-
-export interface Bucket {
-  ts: string;
-  count: number;
-}
 
 /**
  * The histogram of the range as SVG bars (at most ~60 buckets, the API's choice). Dragging across it
@@ -11,7 +7,7 @@ export interface Bucket {
  */
 export function histogram(
   caption: string,
-  buckets: Bucket[],
+  buckets: HistogramBucket[],
   intervalMs: number,
   onZoom: (from: string, to: string) => void,
 ): SVGSVGElement {

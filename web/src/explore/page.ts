@@ -1,4 +1,5 @@
 import { api, ApiError } from '../api.js';
+import type { HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
 import { el } from '../dom.js';
 import { problem } from '../feedback.js';
 import { count } from '../format.js';
@@ -6,9 +7,9 @@ import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { entryDetail } from './detail.js';
 import { fieldsSidebar } from './fields.js';
-import { histogram, histogramFigure, type Bucket } from './histogram.js';
+import { histogram, histogramFigure } from './histogram.js';
 import { queryBar } from './query-bar.js';
-import { resultsTable, type Entry } from './results.js';
+import { resultsTable } from './results.js';
 import { timeRange, withFilter } from './search.js';
 
 /**
@@ -22,13 +23,6 @@ const PAGE_SIZE = 500;
 const MAX_ROWS = 10_000;
 const LIVE_EVERY_MS = 2000;
 
-interface SearchAnswer {
-  data: Entry[];
-  total: number;
-  totalRelation?: string;
-  pages: number;
-}
-
 export function renderExplore(ctx: PageContext): View {
   const t = words();
   const { params } = ctx;
@@ -40,7 +34,7 @@ export function renderExplore(ctx: PageContext): View {
   const loaded = el('p', { id: 'loaded', className: 'muted' });
   const chart = histogramFigure(t.histogram);
   const detailSlot = el('div', { id: 'detail-slot' });
-  let entries: Entry[] = [];
+  let entries: LogEntry[] = [];
   let total = 0;
   let page = 1;
   let range = timeRange(params);
@@ -58,8 +52,8 @@ export function renderExplore(ctx: PageContext): View {
   const more = () => {
     if (loading || entries.length >= Math.min(total, MAX_ROWS)) return;
     loading = true;
-    const body = { query: params.get('q') ?? '', timeRange: range, page: page + 1, limit: PAGE_SIZE };
-    api<SearchAnswer>('/api/v1/logs/list/paginate', { method: 'POST', body: JSON.stringify(body) })
+    const body: SearchBody = { query: params.get('q') ?? '', timeRange: range, page: page + 1, limit: PAGE_SIZE };
+    api<PageResponse>('/api/v1/logs/list/paginate', { method: 'POST', body: JSON.stringify(body) })
       .then((answer) => {
         page += 1;
         // A page past the end (new entries pushed old ones down) simply adds nothing.
@@ -94,12 +88,15 @@ export function renderExplore(ctx: PageContext): View {
 
   const load = async () => {
     range = timeRange(params);
-    const body = { query: params.get('q') ?? '', timeRange: range };
+    const body: HistogramBody = { query: params.get('q') ?? '', timeRange: range };
     loading = true;
     try {
       const [answer, buckets] = await Promise.all([
-        api<SearchAnswer>('/api/v1/logs/list/paginate', { method: 'POST', body: JSON.stringify({ ...body, page: 1, limit: PAGE_SIZE }) }),
-        api<{ buckets: Bucket[]; interval_ms: number }>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify(body) }),
+        api<PageResponse>('/api/v1/logs/list/paginate', {
+          method: 'POST',
+          body: JSON.stringify({ ...body, page: 1, limit: PAGE_SIZE } satisfies SearchBody),
+        }),
+        api<HistogramResponse>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify(body) }),
       ]);
       bar.markError(null);
       page = 1;

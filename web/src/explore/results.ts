@@ -1,17 +1,6 @@
+import type { LogEntry } from '../api-types.js';
 import { el } from '../dom.js';
 import { time } from '../format.js';
-
-export interface Entry {
-  id: string;
-  '@timestamp': string;
-  message: string;
-  level?: string;
-  service?: string;
-  host?: string;
-  trace_id?: string;
-  span_id?: string;
-  attributes: Record<string, unknown>;
-}
 
 /** Rows drawn beyond the visible ones, above and below, so a fast scroll shows no blank. */
 const OVERSCAN = 20;
@@ -21,7 +10,7 @@ const PREFETCH = 100;
 export interface ResultsTable {
   node: HTMLElement;
   /** The rows loaded so far (newest first); replaces what was shown. */
-  show(entries: readonly Entry[]): void;
+  show(entries: readonly LogEntry[]): void;
   /** At the top (live tail refreshes only then, so it never yanks the rows from under the reader). */
   atTop(): boolean;
   scrollToTop(): void;
@@ -36,7 +25,7 @@ export interface ResultsTable {
 export function resultsTable(options: {
   headers: [time: string, level: string, service: string, host: string, message: string];
   label: string;
-  onOpen: (entry: Entry, row: number) => void;
+  onOpen: (entry: LogEntry, row: number) => void;
   onMore: () => void;
 }): ResultsTable {
   const topSpacer = el('tr', { className: 'spacer', ariaHidden: 'true' }, el('td', { colSpan: 5 }));
@@ -56,12 +45,12 @@ export function resultsTable(options: {
   // Focusable so that the keyboard scrolls it (axe: scrollable regions must be reachable).
   const scroller = el('div', { id: 'results', className: 'results', tabIndex: 0, role: 'region', ariaLabel: options.label }, table);
 
-  let entries: readonly Entry[] = [];
+  let entries: readonly LogEntry[] = [];
   let rowHeight = 0;
   let drawn = '';
   let selected = -1;
 
-  const row = (entry: Entry, index: number) => {
+  const row = (entry: LogEntry, index: number) => {
     const open = el('button', { type: 'button', className: 'expand', textContent: time(entry['@timestamp']) });
     const tr = el(
       'tr',

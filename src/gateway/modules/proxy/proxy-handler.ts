@@ -103,7 +103,7 @@ class Exchange extends ClientFacts {
   /**
    * Emits 'abort' when the client went away before the response was complete (undici's signal
    * shape). An emitter rather than a callback field on the exchange: with the field, V8 promoted
-   * per-request objects to the old generation and the proxy lost a fifth of its throughput.
+   * per-request objects to the old generation (docs/performance-notes.md, "Gateway").
    */
   readonly cancel = Object.assign(new EventEmitter(), { aborted: false });
 
@@ -136,7 +136,7 @@ const routeOf = (service: ServiceDefinition): string => {
 /**
  * The reverse proxy of the eight services (spec 4.4). It takes its requests before Fastify routes
  * them: relaying is the gateway's hot path, and Fastify's per-request lifecycle (hooks, reply
- * object, child logger) cost about half of the proxy's throughput (docs/benchmarks.md). Everything
+ * object, child logger) is too heavy for it (docs/performance-notes.md, "Gateway"). Everything
  * a proxied request goes through is in this file, in order: request id, token, service
  * configured, path guard, body limit, relay, access log, metrics and trace. Answers the gateway
  * makes itself (401, 413, 502, ...) are the same envelopes with the same headers as Fastify's.

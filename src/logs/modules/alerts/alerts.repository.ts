@@ -1,13 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { LogsSchema } from '../../db/schema.js';
 import { newestFirstPage } from '../../../shared/db/newest-first-page.js';
-
-export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
-export type Severity = (typeof SEVERITIES)[number];
-export const CONDITIONS = ['above', 'below', 'absent'] as const;
-export type ConditionType = (typeof CONDITIONS)[number];
-export const ALERT_STATES = ['firing', 'acknowledged', 'silenced', 'resolved'] as const;
-export type AlertState = (typeof ALERT_STATES)[number];
+import type { AlertState, ConditionType, Severity } from './alerts.states.js';
 
 export interface AlertRuleRow {
   id: string;

@@ -21,7 +21,7 @@ const tags = ['alerts'];
 const readErrors = errorResponses(400, 401, 403, 404, 429);
 const writeErrors = errorResponses(400, 401, 403, 404, 409, 429);
 
-/** Issue 6 alerts, over the caller's tenant: reading needs alerts:read, every change alerts:write. */
+/** Alerts (docs/alerts.md), over the caller's tenant: reading needs alerts:read, every change alerts:write. */
 export function alertsRoutes({ alerts, guards }: { alerts: AlertsService; guards: LogsGuards }): FastifyPluginAsyncTypebox {
   const read = guards.requirePermission('alerts:read');
   const write = guards.requirePermission('alerts:write');

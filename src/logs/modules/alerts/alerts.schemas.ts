@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ALERT_STATES, CONDITIONS, SEVERITIES } from './alerts.repository.js';
+import { ALERT_STATES, CONDITIONS, SEVERITIES } from './alerts.states.js';
 
 const Iso = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
 const NullableString = Type.Union([Type.String(), Type.Null()]);

@@ -8,17 +8,8 @@ import { QuerySyntaxError } from '../store/log-store.js';
 import { parseQuery } from '../store/query/parser.js';
 import { appendHistory, type AlertEvaluator, type EvaluationResult } from './alerts.evaluator.js';
 import { webhookUrlProblem } from './alerts.notifier.js';
-import {
-  isUniqueViolation,
-  type AlertRow,
-  type AlertRuleRow,
-  type AlertsRepository,
-  type AlertState,
-  type ConditionType,
-  type HistoryEntry,
-  type Severity,
-} from './alerts.repository.js';
-import { ACTIVE_STATES, userMayChange } from './alerts.states.js';
+import { isUniqueViolation, type AlertRow, type AlertRuleRow, type AlertsRepository, type HistoryEntry } from './alerts.repository.js';
+import { ACTIVE_STATES, userMayChange, type AlertState, type ConditionType, type Severity } from './alerts.states.js';
 import { alertView, formatDuration, ruleView, type AlertView, type RuleView } from './alerts.views.js';
 import { dict } from '../../../shared/dict.js';
 

@@ -1,4 +1,11 @@
-import type { AlertState } from './alerts.repository.js';
+/** The alerts' vocabulary. No imports here: the schemas, and through them the console's types, read it. */
+
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const CONDITIONS = ['above', 'below', 'absent'] as const;
+export type ConditionType = (typeof CONDITIONS)[number];
+export const ALERT_STATES = ['firing', 'acknowledged', 'silenced', 'resolved'] as const;
+export type AlertState = (typeof ALERT_STATES)[number];
 
 /**
  * The alert state machine, in one place (docs/alerts.md has the same table).

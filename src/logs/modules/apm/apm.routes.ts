@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { rangeQuery } from '../search/time-range.js';
+import { RangeQuery, ServiceMapResponse, TraceParams, TraceResponse, TracesQuery, TracesResponse } from './apm.schemas.js';
 import { buildServiceMap, spanView, traceSummaryView } from './apm.views.js';
 import type { SpansRepository } from './spans.repository.js';
 
@@ -17,48 +17,6 @@ export interface ApmDeps {
 export const SERVICE_MAP_MAX_SPANS = 500_000;
 const SECURED = [{ bearer: [] }];
 const tags = ['apm'];
-const Iso = Type.String({ format: 'date-time' });
-const RangeQuery = {
-  from: Type.Optional(Iso),
-  to: Type.Optional(Iso),
-};
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const Stats = {
-  requests: Type.Integer(),
-  errors: Type.Integer(),
-  requestRate: Type.Number({ description: 'per second over the range' }),
-  errorRate: Type.Number({ description: 'errors / requests, 0..1' }),
-  p50Ms: Nullable(Type.Number()),
-  p95Ms: Nullable(Type.Number()),
-};
-const SpanBody = Type.Object({
-  traceId: Type.String(),
-  spanId: Type.String(),
-  parentSpanId: Nullable(Type.String()),
-  service: Type.String(),
-  name: Type.String(),
-  kind: Type.String(),
-  startTime: Type.String(),
-  startTimeUs: Type.Number(),
-  durationMs: Type.Number(),
-  status: Type.Object({ code: Type.String(), message: Nullable(Type.String()) }),
-  peerService: Nullable(Type.String()),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
-  events: Type.Array(Type.Object({ name: Type.String(), time: Type.String(), attributes: Type.Record(Type.String(), Type.Unknown()) })),
-});
-const TraceSummary = Type.Object({
-  traceId: Type.String(),
-  startTime: Type.String(),
-  durationMs: Type.Number(),
-  spanCount: Type.Integer(),
-  errorCount: Type.Integer(),
-  error: Type.Boolean(),
-  root: Nullable(
-    Type.Object({ service: Type.String(), name: Type.String(), kind: Type.String(), durationMs: Type.Number(), status: Type.String() }),
-  ),
-  services: Type.Array(Type.Object({ service: Type.String(), spans: Type.Integer() })),
-});
 
 /** APM views under /api/v1/apm (dashboard:read), over the caller's tenant. */
 export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
@@ -74,25 +32,8 @@ export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
           security: SECURED,
           summary:
             'Traces (one row per trace) with a span starting in [from, to), newest first; filters by service, operation, minimum duration, errors',
-          querystring: Type.Object({
-            ...RangeQuery,
-            service: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-            operation: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'span name' })),
-            minDurationMs: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400_000 })),
-            errorsOnly: Type.Optional(Type.Boolean()),
-            page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }),
-            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
-          }),
-          response: {
-            200: Type.Object({
-              data: Type.Array(TraceSummary),
-              page: Type.Integer(),
-              limit: Type.Integer(),
-              total: Type.Integer(),
-              pages: Type.Integer(),
-            }),
-            ...errors,
-          },
+          querystring: TracesQuery,
+          response: { 200: TracesResponse, ...errors },
         },
         preHandler,
       },
@@ -131,17 +72,8 @@ export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
           tags,
           security: SECURED,
           summary: 'One trace with all its spans (by start time; parentSpanId makes the tree)',
-          params: Type.Object({ traceId: Type.String({ pattern: '^[0-9a-fA-F]{32}$' }) }),
-          response: {
-            200: Type.Object({
-              traceId: Type.String(),
-              startTime: Type.String(),
-              durationMs: Type.Number(),
-              services: Type.Array(Type.String()),
-              spans: Type.Array(SpanBody),
-            }),
-            ...errorResponses(400, 401, 403, 404, 429),
-          },
+          params: TraceParams,
+          response: { 200: TraceResponse, ...errorResponses(400, 401, 403, 404, 429) },
         },
         preHandler,
       },
@@ -161,8 +93,6 @@ export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
       },
     );
 
-    const NodeBody = Type.Object({ id: Type.String(), name: Type.String(), instrumented: Type.Boolean(), ...Stats });
-    const EdgeBody = Type.Object({ source: Type.String(), target: Type.String(), ...Stats });
     app.get(
       '/service-map',
       {
@@ -171,17 +101,8 @@ export function apmRoutes(deps: ApmDeps): FastifyPluginAsyncTypebox {
           security: SECURED,
           summary:
             'Services (nodes) and calls between them (edges) over [from, to), each with request rate, error rate and p50/p95 latency',
-          querystring: Type.Object(RangeQuery),
-          response: {
-            200: Type.Object({
-              from: Type.String(),
-              to: Type.String(),
-              truncated: Type.Boolean(),
-              nodes: Type.Array(NodeBody),
-              edges: Type.Array(EdgeBody),
-            }),
-            ...errors,
-          },
+          querystring: RangeQuery,
+          response: { 200: ServiceMapResponse, ...errors },
         },
         preHandler,
       },

@@ -64,7 +64,7 @@ const CHUNK = 1000;
 /** Spans of one trace returned at most (a runaway trace must not exhaust memory). */
 export const MAX_TRACE_SPANS = 10_000;
 
-/** Spans on Kysely, both dialects (table apm_spans, migration 0300). */
+/** Spans on Kysely, both dialects (table apm_spans). */
 export class SpansRepository {
   private readonly db: Kysely<ApmSchema>;
 

@@ -1,33 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
 import { auditCsv, auditXlsx } from './audit-export.js';
+import { AuditExportQuery, AuditSearchQuery, AuditSearchResponse } from './audit.schemas.js';
 import { auditActor, type AuditFilter, type LogsAuditRepository } from './audit.repository.js';
 
-const Iso = Type.String({ format: 'date-time' });
-const FilterQuery = {
-  q: Type.Optional(Type.String({ maxLength: 256, description: 'Case-insensitive text in action, actor, target, address or details' })),
-  actor: Type.Optional(Type.String({ maxLength: 200 })),
-  action: Type.Optional(Type.String({ maxLength: 100 })),
-  from: Type.Optional(Iso),
-  to: Type.Optional(Iso),
-};
-const AuditRow = Type.Object({
-  id: Type.String(),
-  at: Type.String(),
-  tenant_id: Type.String(),
-  actor: Type.Union([Type.String(), Type.Null()]),
-  actor_id: Type.Union([Type.String(), Type.Null()]),
-  action: Type.String(),
-  outcome: Type.String(),
-  target_type: Type.Union([Type.String(), Type.Null()]),
-  target_id: Type.Union([Type.String(), Type.Null()]),
-  ip: Type.Union([Type.String(), Type.Null()]),
-  user_agent: Type.Union([Type.String(), Type.Null()]),
-  request_id: Type.Union([Type.String(), Type.Null()]),
-  details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-});
 const SECURED = [{ bearer: [] }];
 const tags = ['audit'];
 const errors = errorResponses(400, 401, 403, 429);
@@ -69,21 +46,8 @@ export function auditRoutes({
           tags,
           summary: 'Search the audit trail, newest first',
           security: SECURED,
-          querystring: Type.Object({
-            ...FilterQuery,
-            page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
-          }),
-          response: {
-            200: Type.Object({
-              data: Type.Array(AuditRow),
-              page: Type.Integer(),
-              limit: Type.Integer(),
-              total: Type.Integer(),
-              pages: Type.Integer(),
-            }),
-            ...errors,
-          },
+          querystring: AuditSearchQuery,
+          response: { 200: AuditSearchResponse, ...errors },
         },
         preHandler: guards.requirePermission('audit:read'),
       },
@@ -112,7 +76,7 @@ export function auditRoutes({
       app.get(
         path,
         {
-          schema: { tags, summary, security: SECURED, querystring: Type.Object(FilterQuery), response: errors },
+          schema: { tags, summary, security: SECURED, querystring: AuditExportQuery, response: errors },
           preHandler: guards.requirePermission('audit:export'),
         },
         async (request, reply) => {

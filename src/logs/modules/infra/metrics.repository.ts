@@ -47,7 +47,7 @@ const CHUNK = 1000;
 /** Bucket rows a view reads at most. */
 export const MAX_BUCKET_ROWS = 200_000;
 
-/** Metric points on Kysely, both dialects (table infra_metric_points, migration 0301). */
+/** Metric points on Kysely, both dialects (table infra_metric_points). */
 export class MetricsRepository {
   private readonly db: Kysely<InfraSchema>;
 

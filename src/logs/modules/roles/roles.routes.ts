@@ -2,21 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
-import { PERMISSIONS } from '../rbac/permissions.js';
+import { IdParams, Role, RoleCreateBody, RolesResponse, RoleUpdateBody } from './roles.schemas.js';
 import type { RolesService } from './roles.service.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._ -]*$' });
-const PermissionList = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64, description: `Any of: ${PERMISSIONS.join(', ')}` });
-const Role = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  permissions: Type.Array(Type.String()),
-  builtin: Type.Boolean(),
-  tenant_id: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const SECURED = [{ bearer: [] }];
 const tags = ['roles'];
 const errors = errorResponses(400, 401, 403, 404, 429);
@@ -32,7 +20,7 @@ export function rolesRoutes({ roles, guards }: { roles: RolesService; guards: Lo
           tags,
           summary: 'Roles of the tenant and the built-in ones',
           security: SECURED,
-          response: { 200: Type.Object({ roles: Type.Array(Role) }), ...errors },
+          response: { 200: RolesResponse, ...errors },
         },
         preHandler,
       },
@@ -46,7 +34,7 @@ export function rolesRoutes({ roles, guards }: { roles: RolesService; guards: Lo
           tags,
           summary: 'Create a role',
           security: SECURED,
-          body: Type.Object({ name: Name, permissions: PermissionList }),
+          body: RoleCreateBody,
           response: { 201: Role, ...errors },
         },
         preHandler,
@@ -71,7 +59,7 @@ export function rolesRoutes({ roles, guards }: { roles: RolesService; guards: Lo
           summary: 'Rename a role or replace its permissions',
           security: SECURED,
           params: IdParams,
-          body: Type.Object({ name: Type.Optional(Name), permissions: Type.Optional(PermissionList) }),
+          body: RoleUpdateBody,
           response: { 200: Role, ...errors },
         },
         preHandler,

@@ -2,18 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
+import { IdParams, Tenant, TenantCreateBody, TenantsResponse, TenantUpdateBody } from './tenants.schemas.js';
 import type { TenantsService } from './tenants.service.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' });
-const RetentionDays = Type.Integer({ minimum: 1, maximum: 36_500, description: 'Days of logs kept' });
-const Tenant = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  retention_days: Type.Integer(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const SECURED = [{ bearer: [] }];
 const tags = ['tenants'];
 const errors = errorResponses(400, 401, 403, 404, 429);
@@ -29,7 +20,7 @@ export function tenantsRoutes({ tenants, guards }: { tenants: TenantsService; gu
           tags,
           summary: 'Every tenant',
           security: SECURED,
-          response: { 200: Type.Object({ tenants: Type.Array(Tenant) }), ...errors },
+          response: { 200: TenantsResponse, ...errors },
         },
         preHandler,
       },
@@ -43,7 +34,7 @@ export function tenantsRoutes({ tenants, guards }: { tenants: TenantsService; gu
           tags,
           summary: 'Create a tenant',
           security: SECURED,
-          body: Type.Object({ name: Name, retention_days: Type.Optional(RetentionDays) }),
+          body: TenantCreateBody,
           response: { 201: Tenant, ...errors },
         },
         preHandler,
@@ -68,7 +59,7 @@ export function tenantsRoutes({ tenants, guards }: { tenants: TenantsService; gu
           summary: 'Rename a tenant or set its retention (null = the default)',
           security: SECURED,
           params: IdParams,
-          body: Type.Object({ name: Type.Optional(Name), retention_days: Type.Optional(Type.Union([RetentionDays, Type.Null()])) }),
+          body: TenantUpdateBody,
           response: { 200: Tenant, ...errors },
         },
         preHandler,

@@ -2,23 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
+import { IdParams, User, UserCreateBody, UsersResponse, UserUpdateBody } from './users.schemas.js';
 import type { LogsUsersService } from './users.service.js';
 
-const Username = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]*$' });
-const Email = Type.String({ format: 'email', maxLength: 254 });
-/** Rules are checked by the password policy, for a message naming the rule. */
-const Password = Type.String({ maxLength: 1024 });
-const RoleNames = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 });
-const User = Type.Object({
-  id: Type.String(),
-  username: Type.String(),
-  email: Type.String(),
-  tenant_id: Type.String(),
-  roles: Type.Array(Type.String()),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const SECURED = [{ bearer: [] }];
 const tags = ['users'];
 const errors = errorResponses(400, 401, 403, 404, 429);
@@ -34,7 +20,7 @@ export function logsUsersRoutes({ users, guards }: { users: LogsUsersService; gu
           tags,
           summary: 'Users of the tenant',
           security: SECURED,
-          response: { 200: Type.Object({ users: Type.Array(User) }), ...errors },
+          response: { 200: UsersResponse, ...errors },
         },
         preHandler,
       },
@@ -48,7 +34,7 @@ export function logsUsersRoutes({ users, guards }: { users: LogsUsersService; gu
           tags,
           summary: 'Create a user in the tenant',
           security: SECURED,
-          body: Type.Object({ username: Username, email: Email, password: Password, roles: RoleNames }),
+          body: UserCreateBody,
           response: { 201: User, ...errors },
         },
         preHandler,
@@ -73,7 +59,7 @@ export function logsUsersRoutes({ users, guards }: { users: LogsUsersService; gu
           summary: "Change e-mail, password (ends the user's sessions) or roles",
           security: SECURED,
           params: IdParams,
-          body: Type.Object({ email: Type.Optional(Email), password: Type.Optional(Password), roles: Type.Optional(RoleNames) }),
+          body: UserUpdateBody,
           response: { 200: User, ...errors },
         },
         preHandler,
