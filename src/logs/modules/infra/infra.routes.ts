@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { intervalOf, rangeQuery } from '../search/time-range.js';
+import { intervalOf, rangeQuery } from '../query/time-range.js';
 import { CONTAINER_METRICS, containersView, HOST_METRICS, hostsView } from './infra.views.js';
 import type { BucketQuery, MetricsRepository } from './metrics.repository.js';
 
