@@ -239,7 +239,12 @@ export async function buildLogsService({
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
-  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND', (error) => queryErrorOf(error) ?? storageErrorOf(error) ?? toAppError(error));
+  installErrorHandling(
+    app,
+    renderLogsError,
+    'LOGS_NOT_FOUND',
+    (error) => queryErrorOf(error) ?? storageErrorOf(error) ?? toAppError(error),
+  );
   // Any route's write that meets a full disk or read-only data answers 503 and raises readiness `storage`.
   app.addHook('onError', async (_request, _reply, error) => storage.observe(error));
   // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).

@@ -147,7 +147,10 @@ class Translator {
         if (operator !== 'OR' && operator !== 'AND') throw parsingError(`[match] operator must be and or or`);
         const words = text.split(/\s+/).filter((word) => word !== '');
         if (words.length === 0) return NOTHING;
-        return joined(operator === 'AND' ? 'and' : 'or', words.map((word) => phrase(fieldName(field), word)));
+        return joined(
+          operator === 'AND' ? 'and' : 'or',
+          words.map((word) => phrase(fieldName(field), word)),
+        );
       }
       case 'prefix': {
         const [field, spec] = single(kind, body);
@@ -195,7 +198,10 @@ class Translator {
     }
     // With required clauses and no minimum, `should` only scores in Elasticsearch: it filters nothing.
     if (should.length > 0 && shown(minimum) === '1') required.push(joined('or', should.map(everythingIfNull)));
-    const excluded = clauses(body.must_not).map((clause): QueryNode => ({ kind: 'not', child: everythingIfNull(this.clause(clause, false)) }));
+    const excluded = clauses(body.must_not).map((clause): QueryNode => ({
+      kind: 'not',
+      child: everythingIfNull(this.clause(clause, false)),
+    }));
     return allOf([...required, ...excluded]);
   }
 
@@ -287,7 +293,10 @@ export function indexQuery(index: string | string[] | undefined): QueryNode | nu
  * What a `_search` (or one search of `_msearch`) asks for: its body's `query`, the `q` URL parameter
  * and the index pattern, ANDed, within the parser's bounds on terms and nesting.
  */
-export function dslSearch(request: { query: unknown; q?: string | undefined; index: string | string[] | undefined }, now: number): DslSearch {
+export function dslSearch(
+  request: { query: unknown; q?: string | undefined; index: string | string[] | undefined },
+  now: number,
+): DslSearch {
   const translator = new Translator(now);
   const query = request.query === undefined ? null : translator.clause(request.query, true);
   const q = request.q === undefined ? null : typedQuery(request.q);

@@ -1,5 +1,14 @@
 import { QuerySyntaxError } from './errors.js';
-import { joined, type AllNode, type ExistsNode, type QueryNode, type RangeBound, type RangeNode, type TermMatch, type TermNode } from './ast.js';
+import {
+  joined,
+  type AllNode,
+  type ExistsNode,
+  type QueryNode,
+  type RangeBound,
+  type RangeNode,
+  type TermMatch,
+  type TermNode,
+} from './ast.js';
 
 /**
  * Parses the search query language (docs/log-search.md) into an AST:
@@ -280,8 +289,7 @@ export function parseQuery(input: string): QueryNode {
     const token = peek();
     if (token && (token.type === 'NOT' || token.type === '-')) {
       // Each NOT nests the SQL one level deeper, like a parenthesis: both count toward MAX_DEPTH.
-      if (depth >= MAX_DEPTH)
-        throw new QuerySyntaxError(TOO_DEEP, token.position);
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, token.position);
       index += 1;
       if (!startsOperand(peek())) throw new QuerySyntaxError(`expected a term after ${token.type}`, peek()?.position ?? end);
       return { kind: 'not', child: parseUnary(depth + 1) };
@@ -297,8 +305,7 @@ export function parseQuery(input: string): QueryNode {
       return token.term;
     }
     if (token.type === '(') {
-      if (depth >= MAX_DEPTH)
-        throw new QuerySyntaxError(TOO_DEEP, token.position);
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, token.position);
       index += 1;
       if (peek()?.type === ')') throw new QuerySyntaxError('empty parentheses', token.position);
       if (peek() === undefined) throw new QuerySyntaxError('unclosed parenthesis', token.position);
