@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dslSearch } from '../../src/logs/modules/query/elastic-dsl.js';
 import { toCondition } from '../../src/logs/modules/query/condition.js';
-import { DslError } from '../../src/logs/modules/query/errors.js';
-import { parseQuery } from '../../src/logs/modules/query/parser.js';
+import { DslError, QuerySyntaxError } from '../../src/logs/modules/query/errors.js';
+import { MAX_DEPTH, MAX_TERMS, parseQuery } from '../../src/logs/modules/query/parser.js';
 import type { LogEntry, LogStore } from '../../src/logs/modules/store/index.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { openTestStore, T0, type TestStore } from './store-helpers.js';
@@ -122,6 +122,22 @@ describe('Elasticsearch DSL as a condition', () => {
     for (const { name, query, index, text } of CASES) {
       assert.deepEqual(dslSearch({ query, index }, 0).condition, toCondition(parseQuery(text)), name);
     }
+  });
+
+  test("the parser's bounds hold for a query built from the DSL: terms, and the depth of NOTs and groups", () => {
+    const values = (count: number) => Array.from({ length: count }, (_, index) => `v${index}`);
+    assert.doesNotThrow(() => dslSearch({ query: { terms: { a: values(MAX_TERMS) } }, index: undefined }, 0));
+    assert.throws(
+      () => dslSearch({ query: { terms: { a: values(MAX_TERMS + 1) } }, index: undefined }, 0),
+      (error) => error instanceof QuerySyntaxError && /more than 100 terms/.test(error.message),
+    );
+    // A must_not around a query_string that is as deep as the parser allows on its own.
+    const negated = (nots: number) => ({ bool: { must_not: [{ query_string: { query: `${'NOT '.repeat(nots)}a` } }] } });
+    assert.doesNotThrow(() => dslSearch({ query: negated(MAX_DEPTH - 1), index: undefined }, 0));
+    assert.throws(
+      () => dslSearch({ query: negated(MAX_DEPTH), index: undefined }, 0),
+      (error) => error instanceof QuerySyntaxError && /nested deeper than 32/.test(error.message),
+    );
   });
 
   test('a field name with a space is refused, as before', () => {
