@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
-import { ftsBody } from '../../src/logs/modules/store/tokenize.js';
+import { ftsBody } from '../../src/logs/modules/store/indexed-text.js';
 import { generateEvents } from './generate.js';
 
 const ENTRIES = 420_000;

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
-import { tokenize } from '../../src/logs/modules/store/tokenize.js';
+import { tokenize } from '../../src/logs/modules/query/tokenize.js';
 import { prepareEntries } from '../../src/logs/modules/store/write-batch.js';
 import { generateEvents } from './generate.js';
 

@@ -19,7 +19,7 @@ import { inflateRawSync } from 'node:zlib';
 import pg from 'pg';
 import { countOf, encodePostings, groupOf, placesOf } from '../../src/logs/modules/store/postings.js';
 import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
-import { tokenize } from '../../src/logs/modules/store/tokenize.js';
+import { tokenize } from '../../src/logs/modules/query/tokenize.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
 import { deflatedBlock, encodeLayout, idsOfPlaces, SpikeFacets, SpikeIds } from './spike-parts.js';
 

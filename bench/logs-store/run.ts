@@ -16,6 +16,7 @@ import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { createLogStore, DEFAULT_TRACK_TOTAL, openStoreReads, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -186,8 +187,16 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
     await measure(
       'search: selective word, 1 h ("declined")',
       async (i) =>
-        (await store.search({ tenantId: TENANT, query: 'declined', ...hourWindow(i), page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL }))
-          .total,
+        (
+          await store.search({
+            tenantId: TENANT,
+            condition: searchCondition('declined'),
+            ...hourWindow(i),
+            page: 1,
+            limit: 50,
+            trackTotal: DEFAULT_TRACK_TOTAL,
+          })
+        ).total,
     ),
   );
   pass.push(
@@ -197,7 +206,7 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
         (
           await store.search({
             tenantId: TENANT,
-            query: '"connection timeout" service:gateway',
+            condition: searchCondition('"connection timeout" service:gateway'),
             ...hourWindow(i),
             page: 1,
             limit: 50,
@@ -213,7 +222,7 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
         (
           await store.search({
             tenantId: TENANT,
-            query: 'completed',
+            condition: searchCondition('completed'),
             ...hourWindow(i),
             page: 1,
             limit: 50,
@@ -226,15 +235,32 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
     await measure(
       'search: prefix, 1 h ("declin*")',
       async (i) =>
-        (await store.search({ tenantId: TENANT, query: 'declin*', ...hourWindow(i), page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL }))
-          .total,
+        (
+          await store.search({
+            tenantId: TENANT,
+            condition: searchCondition('declin*'),
+            ...hourWindow(i),
+            page: 1,
+            limit: 50,
+            trackTotal: DEFAULT_TRACK_TOTAL,
+          })
+        ).total,
     ),
   );
   pass.push(
     await measure(
       'search: prefix, full day ("declin*")',
       async () =>
-        (await store.search({ tenantId: TENANT, query: 'declin*', ...fullDay, page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL })).total,
+        (
+          await store.search({
+            tenantId: TENANT,
+            condition: searchCondition('declin*'),
+            ...fullDay,
+            page: 1,
+            limit: 50,
+            trackTotal: DEFAULT_TRACK_TOTAL,
+          })
+        ).total,
     ),
   );
   pass.push(
@@ -250,7 +276,7 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
         (
           await store.search({
             tenantId: TENANT,
-            query: 'http.status_code:503 level:error',
+            condition: searchCondition('http.status_code:503 level:error'),
             ...hourWindow(i),
             page: 1,
             limit: 50,
@@ -263,16 +289,32 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
     await measure(
       'search: selective word, full day ("declined")',
       async () =>
-        (await store.search({ tenantId: TENANT, query: 'declined', ...fullDay, page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL }))
-          .total,
+        (
+          await store.search({
+            tenantId: TENANT,
+            condition: searchCondition('declined'),
+            ...fullDay,
+            page: 1,
+            limit: 50,
+            trackTotal: DEFAULT_TRACK_TOTAL,
+          })
+        ).total,
     ),
   );
   pass.push(
     await measure(
       'search: common word, full day ("completed")',
       async () =>
-        (await store.search({ tenantId: TENANT, query: 'completed', ...fullDay, page: 1, limit: 50, trackTotal: DEFAULT_TRACK_TOTAL }))
-          .total,
+        (
+          await store.search({
+            tenantId: TENANT,
+            condition: searchCondition('completed'),
+            ...fullDay,
+            page: 1,
+            limit: 50,
+            trackTotal: DEFAULT_TRACK_TOTAL,
+          })
+        ).total,
     ),
   );
   pass.push(
@@ -290,19 +332,29 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
   pass.push(
     await measure(
       'histogram: full day, query "declined"',
-      async () => (await store.histogram({ tenantId: TENANT, query: 'declined', ...fullDay, intervalMs: autoInterval })).length,
+      async () =>
+        (await store.histogram({ tenantId: TENANT, condition: searchCondition('declined'), ...fullDay, intervalMs: autoInterval })).length,
     ),
   );
   pass.push(
     await measure(
       'histogram: full day, query "completed"',
-      async () => (await store.histogram({ tenantId: TENANT, query: 'completed', ...fullDay, intervalMs: autoInterval })).length,
+      async () =>
+        (await store.histogram({ tenantId: TENANT, condition: searchCondition('completed'), ...fullDay, intervalMs: autoInterval })).length,
     ),
   );
   pass.push(
     await measure(
       'histogram: full day, phrase ("connection timeout")',
-      async () => (await store.histogram({ tenantId: TENANT, query: '"connection timeout"', ...fullDay, intervalMs: autoInterval })).length,
+      async () =>
+        (
+          await store.histogram({
+            tenantId: TENANT,
+            condition: searchCondition('"connection timeout"'),
+            ...fullDay,
+            intervalMs: autoInterval,
+          })
+        ).length,
     ),
   );
   const { sql } = await import('kysely');
@@ -428,7 +480,7 @@ async function retentionWhileIngesting(): Promise<{
     while (removing && goneMs === null) {
       const { total } = await store.search({
         tenantId: TENANT,
-        query: 'completed',
+        condition: searchCondition('completed'),
         from: DAY_START,
         to: DAY_START + DAY - 1,
         page: 1,

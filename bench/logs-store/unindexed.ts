@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { createLogStore } from '../../src/logs/modules/store/index.js';
 import { DAY_START } from './generate.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -33,18 +34,18 @@ const hourWindow = (i: number) => {
 const shapes: [string, (i: number) => Promise<unknown>][] = [
   [
     'range on a number, 1 h, page (duration_ms:>1990)',
-    (i) => store.search({ tenantId: TENANT, query: 'duration_ms:>1990', ...hourWindow(i), page: 1, limit: 50 }),
+    (i) => store.search({ tenantId: TENANT, condition: searchCondition('duration_ms:>1990'), ...hourWindow(i), page: 1, limit: 50 }),
   ],
   [
     'substring, 1 h, page (message:*ORD-99*)',
-    (i) => store.search({ tenantId: TENANT, query: 'message:*ORD-99*', ...hourWindow(i), page: 1, limit: 50 }),
+    (i) => store.search({ tenantId: TENANT, condition: searchCondition('message:*ORD-99*'), ...hourWindow(i), page: 1, limit: 50 }),
   ],
   [
     'sort by a field, 1 h (duration_ms desc, level:error)',
     (i) =>
       store.search({
         tenantId: TENANT,
-        query: 'level:error',
+        condition: searchCondition('level:error'),
         ...hourWindow(i),
         page: 1,
         limit: 50,
@@ -56,7 +57,7 @@ const shapes: [string, (i: number) => Promise<unknown>][] = [
     (i) =>
       store.aggregate({
         tenantId: TENANT,
-        query: '',
+        condition: searchCondition(''),
         ...hourWindow(i),
         groups: [{ kind: 'field', field: 'service' }],
         metrics: [{ kind: 'avg', field: 'duration_ms' }],

@@ -23,7 +23,7 @@ import { LogsMetrics } from './modules/metrics/logs-metrics.js';
 import type { LogsConfig } from './config.js';
 import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
-import { logsErrorBody, renderLogsError } from './http/errors.js';
+import { logsErrorBody, queryErrorOf, renderLogsError } from './http/errors.js';
 import { AlertEvaluator } from './modules/alerts/alerts.evaluator.js';
 import { alertEvaluationJob } from './modules/alerts/alerts.jobs.js';
 import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
@@ -239,7 +239,12 @@ export async function buildLogsService({
   });
   app.decorateRequest('logsAuth', null);
   app.decorateRequest('tenantId', '');
-  installErrorHandling(app, renderLogsError, 'LOGS_NOT_FOUND', (error) => storageErrorOf(error) ?? toAppError(error));
+  installErrorHandling(
+    app,
+    renderLogsError,
+    'LOGS_NOT_FOUND',
+    (error) => queryErrorOf(error) ?? storageErrorOf(error) ?? toAppError(error),
+  );
   // Any route's write that meets a full disk or read-only data answers 503 and raises readiness `storage`.
   app.addHook('onError', async (_request, _reply, error) => storage.observe(error));
   // Every guarded route states its permission in the OpenAPI document (before swagger collects the routes).

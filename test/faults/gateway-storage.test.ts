@@ -10,7 +10,7 @@ describe('gateway faults: its PostgreSQL stopped', () => {
   let upstream: TestUpstream;
   before(async () => {
     postgres = await startOwnPostgres();
-    upstream = await startUpstream();
+    upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
     // No session cache: every request asks the database, as a revocation check must.
     gateway = await startTestGateway('sqlite', {
       GATEWAY_DATABASE_URL: postgres.url,

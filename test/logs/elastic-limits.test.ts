@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MAX_BOOL_DEPTH } from '../../src/logs/modules/elastic/query-dsl.js';
+import { MAX_BOOL_DEPTH } from '../../src/logs/modules/query/elastic-dsl.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 
 /**

@@ -21,8 +21,8 @@ import {
   postingsPlan,
 } from '../../src/logs/modules/store/postgres-postings.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
-import { toCondition } from '../../src/logs/modules/store/query/condition.js';
-import { parseQuery } from '../../src/logs/modules/store/query/parser.js';
+import { toCondition } from '../../src/logs/modules/query/condition.js';
+import { parseQuery } from '../../src/logs/modules/query/parser.js';
 import { HOUR } from '../../src/logs/modules/store/minutes.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 

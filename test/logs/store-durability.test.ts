@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { DIALECTS, createTestDatabase } from '../helpers/databases.js';
 import { DAY, T0, openTestStoreAt } from './store-helpers.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 // The writer is killed with SIGKILL right after append() resolved: no close(), no flush. On SQLite
 // this is the WAL + synchronous=FULL commit; on PostgreSQL, the committed transaction (the test
@@ -38,7 +39,7 @@ for (const dialect of DIALECTS) {
         try {
           const result = await reopened.store.search({
             tenantId: 'durable',
-            query: 'zqxdurable',
+            condition: searchCondition('zqxdurable'),
             from: T0,
             to: T0 + DAY,
             page: 1,

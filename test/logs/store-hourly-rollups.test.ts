@@ -11,6 +11,7 @@ import { createLogStore, type LogEntry, type LogStore } from '../../src/logs/mod
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { HOUR, MINUTE, T0 } from './store-helpers.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 const LEVELS = ['info', 'warn', 'error'] as const;
 
@@ -83,7 +84,7 @@ for (const dialect of DIALECTS) {
             `${field} over [${from - T0}, ${to - T0}]`,
           );
         }
-        const total = await store.search({ tenantId: 'acme', from, to, page: 1, limit: 1, query: 'level:error' });
+        const total = await store.search({ tenantId: 'acme', from, to, page: 1, limit: 1, condition: searchCondition('level:error') });
         assert.equal(total.total, expectedCounts(from, to, (entry) => entry.level!).get('error') ?? 0);
       }
       assert.deepEqual(

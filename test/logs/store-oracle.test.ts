@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { parseQuery, type LogEntry, type LogStore, type SearchRequest, type StoredLogEntry } from '../../src/logs/modules/store/index.js';
-import { both, filtersToCondition, toCondition } from '../../src/logs/modules/store/query/condition.js';
+import type { LogEntry, LogStore, SearchRequest, StoredLogEntry } from '../../src/logs/modules/store/index.js';
+import { searchCondition, type FieldFilter } from '../../src/logs/modules/query/condition.js';
 import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
 import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/time-ids.js';
 import { DIALECTS } from '../helpers/databases.js';
@@ -183,8 +183,8 @@ for (const dialect of DIALECTS) {
     });
     after(async () => handle.close());
 
-    const expected = (tenant: string, query: string, from: number, to: number, filters: SearchRequest['filters'] = []) => {
-      const condition = both(toCondition(parseQuery(query)), filtersToCondition(filters));
+    const expected = (tenant: string, query: string, from: number, to: number, filters: FieldFilter[] = []) => {
+      const condition = searchCondition(query, filters);
       return stored.get(tenant)!.filter((entry) => entry.timestamp >= from && entry.timestamp <= to && matches(entry, condition));
     };
 
@@ -209,7 +209,7 @@ for (const dialect of DIALECTS) {
               const context = `${tenant} ${JSON.stringify(query)} [${from - T0}, ${to - T0}] ${order}`;
               const first = await store.search({
                 tenantId: tenant,
-                query,
+                condition: searchCondition(query),
                 from,
                 to,
                 page: 1,
@@ -225,7 +225,15 @@ for (const dialect of DIALECTS) {
               );
               // A deep page, and one past the end.
               const page = Math.max(1, Math.ceil(all.length / 7) - 1);
-              const deep = await store.search({ tenantId: tenant, query, from, to, page, limit: 7, sort: { field: '@timestamp', order } });
+              const deep = await store.search({
+                tenantId: tenant,
+                condition: searchCondition(query),
+                from,
+                to,
+                page,
+                limit: 7,
+                sort: { field: '@timestamp', order },
+              });
               assert.deepEqual(
                 deep.entries.map((entry) => entry.id),
                 all.slice((page - 1) * 7, page * 7).map((entry) => entry.id),
@@ -241,12 +249,28 @@ for (const dialect of DIALECTS) {
       for (const query of QUERIES) {
         const [from, to] = RANGES[0]!;
         const all = expected('big', query, from, to).length;
-        const result = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 1, trackTotal: 100 });
+        const result = await store.search({
+          tenantId: 'big',
+          condition: searchCondition(query),
+          from,
+          to,
+          page: 1,
+          limit: 1,
+          trackTotal: 100,
+        });
         // Exact where counting is cheap (rollups), else at least the bound.
         if (result.totalRelation === 'eq') assert.equal(result.total, all, query);
         else assert.deepEqual({ total: result.total, beyond: all > 100 }, { total: 100, beyond: true }, query);
       }
-      const common = await store.search({ tenantId: 'big', query: 'disk', from: T0, to: T0 + SPAN, page: 1, limit: 1, trackTotal: 100 });
+      const common = await store.search({
+        tenantId: 'big',
+        condition: searchCondition('disk'),
+        from: T0,
+        to: T0 + SPAN,
+        page: 1,
+        limit: 1,
+        trackTotal: 100,
+      });
       assert.deepEqual([common.total, common.totalRelation], [100, 'gte']);
     });
 
@@ -257,7 +281,15 @@ for (const dialect of DIALECTS) {
         const seen: string[] = [];
         let cursor: SearchRequest['after'];
         for (;;) {
-          const page = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 50, after: cursor });
+          const page = await store.search({
+            tenantId: 'big',
+            condition: searchCondition(query),
+            from,
+            to,
+            page: 1,
+            limit: 50,
+            after: cursor,
+          });
           if (page.entries.length === 0) break;
           seen.push(...page.entries.map((entry) => entry.id));
           const last = page.entries.at(-1)!;
@@ -276,7 +308,7 @@ for (const dialect of DIALECTS) {
         for (const [from, to] of RANGES.slice(0, 5)) {
           for (const intervalMs of [1000, 7000, MINUTE, 10 * MINUTE, 1500, HOUR]) {
             if ((to - from) / intervalMs > 5000) continue;
-            const buckets = await store.histogram({ tenantId: 'big', query, from, to, intervalMs });
+            const buckets = await store.histogram({ tenantId: 'big', condition: searchCondition(query), from, to, intervalMs });
             const counts = new Map<number, number>();
             for (const entry of expected('big', query, from, to)) {
               const bucket = entry.timestamp - (((entry.timestamp % intervalMs) + intervalMs) % intervalMs);
@@ -292,7 +324,7 @@ for (const dialect of DIALECTS) {
         }
         const grouped = await store.histogram({
           tenantId: 'big',
-          query,
+          condition: searchCondition(query),
           from: RANGES[4]![0],
           to: RANGES[4]![1],
           intervalMs: 10 * MINUTE,
@@ -317,7 +349,7 @@ for (const dialect of DIALECTS) {
         }
         const rows = await store.aggregate({
           tenantId: 'big',
-          query,
+          condition: searchCondition(query),
           from,
           to,
           groups: [{ kind: 'field', field: 'level' }],
@@ -329,7 +361,15 @@ for (const dialect of DIALECTS) {
           Object.fromEntries([...byLevel].map(([level, row]) => [String(level), row])),
           query,
         );
-        const page = await store.search({ tenantId: 'big', query, from, to, page: 1, limit: 5, sort: { field: 'user', order: 'asc' } });
+        const page = await store.search({
+          tenantId: 'big',
+          condition: searchCondition(query),
+          from,
+          to,
+          page: 1,
+          limit: 5,
+          sort: { field: 'user', order: 'asc' },
+        });
         const users = all.map((entry) => String(entry.attributes.user)).sort();
         assert.deepEqual(
           page.entries.map((entry) => entry.attributes.user),
@@ -402,9 +442,17 @@ describe('time-ordered ids (SQLite)', () => {
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM log_displaced`.execute(handle.database.db);
       assert.equal(Number(rows[0]!.n), 4, 'two spilled, two out of range');
       const messages = async (query: string, from: number, to: number, order: 'asc' | 'desc' = 'desc') =>
-        (await store.search({ tenantId: 'acme', query, from, to, page: 1, limit: 10, sort: { field: '@timestamp', order } })).entries.map(
-          (entry) => entry.message,
-        );
+        (
+          await store.search({
+            tenantId: 'acme',
+            condition: searchCondition(query),
+            from,
+            to,
+            page: 1,
+            limit: 10,
+            sort: { field: '@timestamp', order },
+          })
+        ).entries.map((entry) => entry.message);
       const second0 = T0 + HOUR;
       assert.deepEqual(await messages('', second0, second0 + 999), ['spilled too', 'spilled disk']);
       assert.deepEqual(await messages('disk', second0, second0 + 1999), ['next second disk', 'spilled disk']);
@@ -413,10 +461,17 @@ describe('time-ordered ids (SQLite)', () => {
       assert.deepEqual(await messages('disk', Date.UTC(1600, 0, 1), Date.UTC(1800, 0, 1)), ['ancient disk']);
       assert.deepEqual(await messages('disk', Date.UTC(2100, 0, 1), Date.UTC(2300, 0, 1)), ['future disk']);
       assert.equal(
-        (await store.search({ tenantId: 'acme', query: 'disk', from: 0, to: Date.UTC(3000, 0, 1), page: 1, limit: 1 })).total,
+        (await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: 0, to: Date.UTC(3000, 0, 1), page: 1, limit: 1 }))
+          .total,
         4,
       );
-      const histogram = await store.histogram({ tenantId: 'acme', query: 'disk', from: second0, to: second0 + 1999, intervalMs: 1000 });
+      const histogram = await store.histogram({
+        tenantId: 'acme',
+        condition: searchCondition('disk'),
+        from: second0,
+        to: second0 + 1999,
+        intervalMs: 1000,
+      });
       assert.deepEqual(
         histogram.map((bucket) => bucket.count),
         [1, 1],

@@ -14,6 +14,7 @@ import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { HOUR, MINUTE, T0, openTestStore, openTestStoreAt, type TestStore } from './store-helpers.js';
 import { plain } from '../helpers/prototypes.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 const SENT: LogEntry[] = [
   {
@@ -59,7 +60,7 @@ for (const dialect of DIALECTS) {
       (
         await store.search({
           tenantId: 'acme',
-          query,
+          condition: searchCondition(query),
           from: T0,
           to: T0 + HOUR,
           page: 1,
@@ -108,7 +109,7 @@ for (const dialect of DIALECTS) {
     test('sorts, groups and distinct values of attributes read them by their names', async () => {
       const sorted = await store.search({
         tenantId: 'acme',
-        query: '_exists_:ok',
+        condition: searchCondition('_exists_:ok'),
         from: T0,
         to: T0 + HOUR,
         page: 1,
@@ -215,14 +216,15 @@ for (const dialect of DIALECTS) {
         assert.equal(rows[0]![`~k${MAX_ATTRIBUTE_CODES}`], MAX_ATTRIBUTE_CODES);
         assert.deepEqual(rows[1], { '~late': 'yes', '5': 5 });
         const found = async (query: string) =>
-          (await handle.store.search({ tenantId: 'acme', query, from: T0, to: T0 + 1000, page: 1, limit: 5 })).entries.map(
-            (entry) => entry.message,
-          );
+          (
+            await handle.store.search({ tenantId: 'acme', condition: searchCondition(query), from: T0, to: T0 + 1000, page: 1, limit: 5 })
+          ).entries.map((entry) => entry.message);
         assert.deepEqual(await found(`k${MAX_ATTRIBUTE_CODES + 2}:${MAX_ATTRIBUTE_CODES + 2}`), ['many names']);
         assert.deepEqual(await found('k5:5'), ['a late name', 'many names']);
         assert.deepEqual(await found('late:yes'), ['a late name']);
-        const [entry] = (await handle.store.search({ tenantId: 'acme', query: 'many', from: T0, to: T0 + 1000, page: 1, limit: 1 }))
-          .entries;
+        const [entry] = (
+          await handle.store.search({ tenantId: 'acme', condition: searchCondition('many'), from: T0, to: T0 + 1000, page: 1, limit: 1 })
+        ).entries;
         assert.deepEqual(plain(entry!.attributes), many);
       } finally {
         await handle.close();
@@ -236,10 +238,21 @@ for (const dialect of DIALECTS) {
       try {
         await first.store.append('acme', [{ timestamp: T0, message: 'one', attributes: { a: 1 } }]);
         // `second` has loaded the tenant's numbers ({a}) before `first` gives another ({b}).
-        assert.equal((await second.store.search({ tenantId: 'acme', query: 'a:1', from: T0, to: T0 + HOUR, page: 1, limit: 5 })).total, 1);
+        assert.equal(
+          (await second.store.search({ tenantId: 'acme', condition: searchCondition('a:1'), from: T0, to: T0 + HOUR, page: 1, limit: 5 }))
+            .total,
+          1,
+        );
         await first.store.append('acme', [{ timestamp: T0 + 1, message: 'two', attributes: { b: 2 } }]);
         // A range is checked on the rows, by the name's number (an equality would be a facet lookup).
-        const read = await second.store.search({ tenantId: 'acme', query: 'b:>1', from: T0, to: T0 + HOUR, page: 1, limit: 5 });
+        const read = await second.store.search({
+          tenantId: 'acme',
+          condition: searchCondition('b:>1'),
+          from: T0,
+          to: T0 + HOUR,
+          page: 1,
+          limit: 5,
+        });
         assert.deepEqual(plain(read.entries.map((entry) => entry.attributes)), [{ b: 2 }]);
         await second.store.append('acme', [{ timestamp: T0 + 2, message: 'three', attributes: { c: 3, b: 3 } }]);
         // Both give numbers at once: none is given twice, and each store reads the other's names.
@@ -250,7 +263,7 @@ for (const dialect of DIALECTS) {
         for (const reader of [first, second]) {
           const all = await reader.store.search({
             tenantId: 'acme',
-            query: '',
+            condition: searchCondition(''),
             from: T0,
             to: T0 + HOUR,
             page: 1,
@@ -264,7 +277,14 @@ for (const dialect of DIALECTS) {
             { d: 4, e: 4 },
             { f: 5, e: 5 },
           ]);
-          const e = await reader.store.search({ tenantId: 'acme', query: 'e:>=4', from: T0, to: T0 + HOUR, page: 1, limit: 10 });
+          const e = await reader.store.search({
+            tenantId: 'acme',
+            condition: searchCondition('e:>=4'),
+            from: T0,
+            to: T0 + HOUR,
+            page: 1,
+            limit: 10,
+          });
           assert.equal(e.total, 2);
         }
       } finally {
@@ -348,7 +368,9 @@ for (const dialect of DIALECTS) {
       const current = createLogStore(db, dialect);
       await current.append('acme', SENT);
       await current.append('other', [{ timestamp: T0, level: 'warn', message: 'x', attributes: { 'http.status_code': 1 } }]);
-      beforeUpgrade = (await current.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+      beforeUpgrade = (
+        await current.search({ tenantId: 'acme', condition: searchCondition(''), from: T0, to: T0 + HOUR, page: 1, limit: 10 })
+      ).entries;
       await upgrade.rewind(db);
       await sql`DROP TABLE log_attribute_codes`.execute(db);
       // It and every later one run again (the later ones have nothing to do on SQLite).
@@ -366,7 +388,9 @@ for (const dialect of DIALECTS) {
     test('every entry reads as before, its attributes under numbers', async () => {
       const { rows } = await upgrade.storedQuery.execute(database.db);
       assert.deepEqual(rows, [{ attributes: upgrade.stored.after }]);
-      const afterUpgrade = (await store.search({ tenantId: 'acme', query: '', from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries;
+      const afterUpgrade = (
+        await store.search({ tenantId: 'acme', condition: searchCondition(''), from: T0, to: T0 + HOUR, page: 1, limit: 10 })
+      ).entries;
       // PostgreSQL's entries have new ids in their blocks (0220); SQLite's keep theirs.
       const comparable = (entries: typeof afterUpgrade) => (dialect === 'postgres' ? entries.map(({ id: _, ...entry }) => entry) : entries);
       assert.deepEqual(comparable(afterUpgrade), comparable(beforeUpgrade));
@@ -374,7 +398,9 @@ for (const dialect of DIALECTS) {
 
     test('conditions on the upgraded rows, and names numbered per tenant from its field catalogue', async () => {
       const find = async (tenantId: string, query: string) =>
-        (await store.search({ tenantId, query, from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map((entry) => entry.message);
+        (await store.search({ tenantId, condition: searchCondition(query), from: T0, to: T0 + HOUR, page: 1, limit: 10 })).entries.map(
+          (entry) => entry.message,
+        );
       assert.deepEqual(await find('acme', 'http.status_code:503 trace_id:4bf92f3577b34da6a3ce929d0e0e4736'), ['lower-case hex ids']);
       assert.deepEqual(await find('acme', 'http.status_code:>=503 ratio:>1'), ['lower-case hex ids']);
       assert.deepEqual(await find('acme', '10:10 level:custom'), ['upper-case and odd ids']);

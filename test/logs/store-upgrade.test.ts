@@ -11,9 +11,11 @@ import { migrateToLatest, migrationsUpTo } from '../../src/shared/db/migrator.js
 import { createLogStore, type LogStore } from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
-import { ftsBody, tokenize } from '../../src/logs/modules/store/tokenize.js';
+import { ftsBody } from '../../src/logs/modules/store/indexed-text.js';
+import { tokenize } from '../../src/logs/modules/query/tokenize.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { HOUR, MINUTE, T0 } from './store-helpers.js';
+import { searchCondition } from '../../src/logs/modules/query/condition.js';
 
 /** Rows as the store wrote them before 0011_time_ordered_facets: sequential ids, written out of time order. */
 const OLD_ROWS = [
@@ -76,9 +78,9 @@ for (const dialect of DIALECTS) {
     });
 
     const find = async (query: string) =>
-      (await store.search({ tenantId: 'acme', query, from: T0, to: T0 + HOUR - 1, page: 1, limit: 10 })).entries.map(
-        (entry) => entry.message,
-      );
+      (
+        await store.search({ tenantId: 'acme', condition: searchCondition(query), from: T0, to: T0 + HOUR - 1, page: 1, limit: 10 })
+      ).entries.map((entry) => entry.message);
 
     test('words, facets and time order answer for the old entries', async () => {
       assert.deepEqual(await find(''), ['Disk full on /dev/sda1', 'Café timeout', 'User alice logged in']);
@@ -105,9 +107,15 @@ for (const dialect of DIALECTS) {
 
     test('word and facet counts include the old entries (PostgreSQL: postings made by 0150)', async () => {
       const counts = async (query: string) =>
-        (await store.histogram({ tenantId: 'acme', query, from: T0, to: T0 + 5 * MINUTE - 1, intervalMs: MINUTE })).map(
-          (bucket) => bucket.count,
-        );
+        (
+          await store.histogram({
+            tenantId: 'acme',
+            condition: searchCondition(query),
+            from: T0,
+            to: T0 + 5 * MINUTE - 1,
+            intervalMs: MINUTE,
+          })
+        ).map((bucket) => bucket.count);
       assert.deepEqual(await counts('disk OR cafe'), [0, 0, 1, 1, 0]);
       assert.deepEqual(await counts('status:500 OR host:h2'), [0, 1, 0, 1, 0]);
       assert.deepEqual(await counts('NOT disk'), [0, 1, 1, 0, 0]);
@@ -125,7 +133,11 @@ for (const dialect of DIALECTS) {
     test('entries written after the upgrade join the old ones in time order', async () => {
       await store.append('acme', [{ timestamp: T0 + 2 * MINUTE + 1, level: 'error', message: 'Disk check late' }]);
       assert.deepEqual(await find('disk'), ['Disk full on /dev/sda1', 'Disk check late']);
-      assert.equal((await store.search({ tenantId: 'acme', query: 'disk', from: T0, to: T0 + HOUR - 1, page: 1, limit: 1 })).total, 2);
+      assert.equal(
+        (await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: T0, to: T0 + HOUR - 1, page: 1, limit: 1 }))
+          .total,
+        2,
+      );
       assert.deepEqual(await find('level:error'), ['Disk full on /dev/sda1', 'Disk check late']);
     });
   });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { QuerySyntaxError, createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
+import { createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
+import { QuerySyntaxError } from '../../src/logs/modules/query/errors.js';
+import { filtersToCondition, searchCondition, type FieldFilter } from '../../src/logs/modules/query/condition.js';
 import { describeOnPostgres, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
@@ -82,8 +84,9 @@ for (const dialect of DIALECTS) {
       limit: 50,
       ...extra,
     });
-    const find = async (query: string, extra: Partial<SearchRequest> = {}): Promise<string[]> => {
-      const result = await store.search(base({ query, ...extra }));
+    const find = async (query: string, extra: Partial<SearchRequest> & { filters?: FieldFilter[] } = {}): Promise<string[]> => {
+      const { filters, ...rest } = extra;
+      const result = await store.search(base({ condition: searchCondition(query, filters), ...rest }));
       return messagesOf(result.entries);
     };
     const at = (...indexes: number[]): string[] => indexes.map((index) => ACME[index - 1]!.message);
@@ -184,7 +187,10 @@ for (const dialect of DIALECTS) {
         entry(5, 'h1', 'e', undefined, 't1'),
       ]);
       const ranges = async (query: string) =>
-        messagesOf((await store.search(base({ tenantId: 'ranges', query, sort: { field: '@timestamp', order: 'asc' } }))).entries).join('');
+        messagesOf(
+          (await store.search(base({ tenantId: 'ranges', condition: searchCondition(query), sort: { field: '@timestamp', order: 'asc' } })))
+            .entries,
+        ).join('');
       assert.equal(await ranges('status:>=500'), 'ab');
       assert.equal(await ranges('status:>500'), 'b');
       assert.equal(await ranges('status:<500'), 'c');
@@ -208,8 +214,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await ranges('host:[h1 TO h2]'), 'abce');
       assert.equal(await ranges('host:{h1 TO h2}'), 'b');
       assert.equal(await ranges('status:>=500 AND NOT host:h1'), 'b');
-      await assert.rejects(store.search(base({ tenantId: 'ranges', query: 'message:>5' })), QuerySyntaxError);
-      await assert.rejects(store.search(base({ tenantId: 'ranges', query: '@timestamp:>=yesterday' })), QuerySyntaxError);
+      assert.throws(() => searchCondition('message:>5'), QuerySyntaxError);
+      assert.throws(() => searchCondition('@timestamp:>=yesterday'), QuerySyntaxError);
     });
 
     test('filters are exact matches joined with the query', async () => {
@@ -236,13 +242,13 @@ for (const dialect of DIALECTS) {
     test('sort ascending, descending and on another field', async () => {
       assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'asc' } }), at(3, 4));
       assert.deepEqual(await find('connection', { sort: { field: '@timestamp', order: 'desc' } }), at(4, 3));
-      const byHost = await store.search(base({ query: 'level:info', sort: { field: 'host', order: 'desc' } }));
+      const byHost = await store.search(base({ condition: searchCondition('level:info'), sort: { field: 'host', order: 'desc' } }));
       assert.deepEqual(
         byHost.entries.map((entry) => entry.host),
         ['h3', 'h1', 'h1', 'h1'],
       );
       const byStatus = await store.search(
-        base({ query: 'http.status:*00 OR user:alice OR level:error', sort: { field: 'service', order: 'asc' } }),
+        base({ condition: searchCondition('http.status:*00 OR user:alice OR level:error'), sort: { field: 'service', order: 'asc' } }),
       );
       assert.deepEqual(
         byStatus.entries.map((entry) => entry.service),
@@ -272,7 +278,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('', { from: T0 + 2 * MINUTE + 1, to: T0 + 3 * MINUTE - 1 }), []);
       assert.deepEqual(await find('disk', { from: T0 + HOUR, to: T0 + 2 * HOUR }), at(8));
       assert.equal((await store.search(base({ from: T0 - DAY, to: T0 - 1 }))).total, 0);
-      assert.equal((await store.search(base({ query: 'disk', from: T0 - DAY, to: T0 - 1 }))).total, 0);
+      assert.equal((await store.search(base({ condition: searchCondition('disk'), from: T0 - DAY, to: T0 - 1 }))).total, 0);
     });
 
     test('tenant isolation: nothing crosses in search, histogram, fields or distinct', async () => {
@@ -281,7 +287,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('service:billing'), []);
       const other = await store.search({ ...base(), tenantId: 'other' });
       assert.deepEqual(messagesOf(other.entries), ['Connection refused in other tenant', 'Disk full on other tenant']);
-      const otherDisk = await store.search({ ...base({ query: 'disk full' }), tenantId: 'other' });
+      const otherDisk = await store.search({ ...base({ condition: searchCondition('disk full') }), tenantId: 'other' });
       assert.deepEqual(messagesOf(otherDisk.entries), ['Disk full on other tenant']);
       const histogram = await store.histogram({ tenantId: 'acme', from: T0, to: T0 + HOUR - 1, intervalMs: HOUR, groupBy: 'level' });
       assert.deepEqual(plain(histogram), [{ ts: T0, count: 7, groups: { error: 2, info: 3, warn: 1, debug: 1 } }]);
@@ -313,7 +319,7 @@ for (const dialect of DIALECTS) {
       );
       const withQuery = await store.histogram({
         tenantId: 'acme',
-        query: 'connection OR disk',
+        condition: searchCondition('connection OR disk'),
         from: T0,
         to: T0 + 2 * HOUR - 1,
         intervalMs: HOUR,
@@ -336,7 +342,7 @@ for (const dialect of DIALECTS) {
         from: T0,
         to: T0 + HOUR - 1,
         intervalMs: HOUR,
-        filters: [{ field: 'level', value: 'info' }],
+        condition: filtersToCondition([{ field: 'level', value: 'info' }]),
       });
       assert.deepEqual(filtered, [{ ts: T0, count: 3 }]);
     });
@@ -346,7 +352,13 @@ for (const dialect of DIALECTS) {
       const from = T0 + 2 * MINUTE + 1;
       const to = T0 + 61 * MINUTE;
       const fromRollups = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30 });
-      const fromEntries = await store.histogram({ tenantId: 'acme', from, to, intervalMs: MINUTE * 30, query: 'NOT zzzznothing' });
+      const fromEntries = await store.histogram({
+        tenantId: 'acme',
+        from,
+        to,
+        intervalMs: MINUTE * 30,
+        condition: searchCondition('NOT zzzznothing'),
+      });
       assert.deepEqual(fromRollups, fromEntries);
       assert.deepEqual(
         fromRollups.map((bucket) => bucket.count),
@@ -418,17 +430,17 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find('sda1* OR NEAR'), at(7, 1));
       assert.deepEqual(await find('\\"; OR 1=1'), [], 'escaped quote and operators stay literal');
       for (const bad of ['status:[1 TO', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--']) {
-        await assert.rejects(store.search(base({ query: bad })), QuerySyntaxError, bad);
+        assert.throws(() => searchCondition(bad), QuerySyntaxError, bad);
       }
       assert.equal((await store.search(base())).total, 8, 'still all there');
     });
 
     test('pages past the last are empty with the total; another tenant has its own matches', async () => {
-      assert.deepEqual(messagesOf((await store.search(base({ query: 'disk', from: T0 + HOUR }))).entries), at(8));
-      assert.deepEqual(messagesOf((await store.search(base({ query: 'disk', limit: 1, page: 2 }))).entries), at(1));
-      const beyond = await store.search(base({ query: 'disk', limit: 1, page: 5 }));
+      assert.deepEqual(messagesOf((await store.search(base({ condition: searchCondition('disk'), from: T0 + HOUR }))).entries), at(8));
+      assert.deepEqual(messagesOf((await store.search(base({ condition: searchCondition('disk'), limit: 1, page: 2 }))).entries), at(1));
+      const beyond = await store.search(base({ condition: searchCondition('disk'), limit: 1, page: 5 }));
       assert.deepEqual(beyond, { entries: [], total: 2, totalRelation: 'eq' });
-      assert.equal((await store.search({ ...base({ query: 'disk' }), tenantId: 'other' })).total, 1);
+      assert.equal((await store.search({ ...base({ condition: searchCondition('disk') }), tenantId: 'other' })).total, 1);
     });
 
     test('unicode: diacritics and case fold, other scripts match', async () => {
@@ -483,17 +495,17 @@ for (const dialect of DIALECTS) {
       try {
         await assert.rejects(store.append('t-half', batch), /refused/);
         assert.equal((await store.search(everything)).total, 0);
-        assert.equal((await store.search({ ...everything, query: 'halfway' })).total, 0);
+        assert.equal((await store.search({ ...everything, condition: searchCondition('halfway') })).total, 0);
         assert.ok(!(await store.fields('t-half')).some((field) => field.name === 'first.seen'));
       } finally {
         await sql`DROP TRIGGER refuse_rollups ${sql.raw(dialect === 'sqlite' ? '' : 'ON log_rollups')}`.execute(database.db);
       }
       await store.append('t-half', batch);
-      const stored = await store.search({ ...everything, query: 'first.seen:yes halfway' });
+      const stored = await store.search({ ...everything, condition: searchCondition('first.seen:yes halfway') });
       assert.deepEqual(plain(stored.entries.map((entry) => [entry.message, entry.attributes])), [
         ['halfway alpha', { 'first.seen': 'yes', region: 'north' }],
       ]);
-      assert.equal((await store.search({ ...everything, query: 'halfway' })).total, 2);
+      assert.equal((await store.search({ ...everything, condition: searchCondition('halfway') })).total, 2);
       const { page: _page, limit: _limit, ...range } = everything;
       assert.deepEqual(await store.histogram({ ...range, intervalMs: DAY }), [{ ts: T0, count: 2 }]);
     });
@@ -507,13 +519,16 @@ for (const dialect of DIALECTS) {
           attributes: { 'a\u0000b': 'x\u0000y', n: 1.5, big: 1e21, nested: { no: 1 } as never, inf: Infinity },
         },
       ]);
-      const result = await store.search({ tenantId: 't2', query: 'here end', from: T0, to: T0, page: 1, limit: 10 });
+      const result = await store.search({ tenantId: 't2', condition: searchCondition('here end'), from: T0, to: T0, page: 1, limit: 10 });
       assert.equal(result.total, 1);
       assert.equal(result.entries[0]!.message, 'nul\uFFFDhere \uFFFD end');
       assert.deepEqual(plain(result.entries[0]!.attributes), { 'a\uFFFDb': 'x\uFFFDy', n: 1.5, big: 1e21 });
-      assert.deepEqual(messagesOf((await store.search({ tenantId: 't2', query: 'n:1.5', from: T0, to: T0, page: 1, limit: 10 })).entries), [
-        'nul\uFFFDhere \uFFFD end',
-      ]);
+      assert.deepEqual(
+        messagesOf(
+          (await store.search({ tenantId: 't2', condition: searchCondition('n:1.5'), from: T0, to: T0, page: 1, limit: 10 })).entries,
+        ),
+        ['nul\uFFFDhere \uFFFD end'],
+      );
     });
 
     test("tabs, line breaks, backslashes and COPY's \\N come back as they were sent, in every column", async () => {
@@ -549,7 +564,10 @@ for (const dialect of DIALECTS) {
         entry.attributes,
       ]);
       assert.equal(bare!.message, '\\N', 'a message that is the text \\N is not NULL');
-      assert.equal((await store.search({ tenantId: 't-copy', query: 'end', from: T0, to: T0 + 1, page: 1, limit: 10 })).total, 1);
+      assert.equal(
+        (await store.search({ tenantId: 't-copy', condition: searchCondition('end'), from: T0, to: T0 + 1, page: 1, limit: 10 })).total,
+        1,
+      );
     });
 
     test('retention removes whole days of one tenant only', async () => {
@@ -572,7 +590,10 @@ for (const dialect of DIALECTS) {
         sort: { field: '@timestamp', order: 'asc' },
       });
       assert.deepEqual(messagesOf(left.entries), ['drop day 1 hour 1', 'drop day 1 hour 13', 'drop day 2 hour 1', 'drop day 2 hour 13']);
-      assert.equal((await store.search({ tenantId: 'drop', query: 'day', from: T0, to: day(0, 23), page: 1, limit: 10 })).total, 0);
+      assert.equal(
+        (await store.search({ tenantId: 'drop', condition: searchCondition('day'), from: T0, to: day(0, 23), page: 1, limit: 10 })).total,
+        0,
+      );
       const hist = await store.histogram({ tenantId: 'drop', from: T0, to: day(3, 0) - 1, intervalMs: DAY });
       assert.deepEqual(
         hist.map((bucket) => bucket.count),
@@ -589,7 +610,10 @@ for (const dialect of DIALECTS) {
       // Writing into a removed day again works (PostgreSQL recreates the partition).
       await store.append('drop', [{ timestamp: day(0, 5), message: 'late arrival' }]);
       assert.deepEqual(
-        messagesOf((await store.search({ tenantId: 'drop', query: 'late', from: T0, to: day(3, 0), page: 1, limit: 10 })).entries),
+        messagesOf(
+          (await store.search({ tenantId: 'drop', condition: searchCondition('late'), from: T0, to: day(3, 0), page: 1, limit: 10 }))
+            .entries,
+        ),
         ['late arrival'],
       );
     });
@@ -639,8 +663,8 @@ for (const dialect of DIALECTS) {
       const purge = store.removeOlderThan('fading', T0 + 2 * DAY).finally(() => (done = true));
       let hiddenWhileRowsLeft = false;
       while (!done) {
-        const indexed = (await store.search({ ...day, query: 'old' })).total;
-        const unindexed = await store.search({ ...day, query: 'n:>=0' });
+        const indexed = (await store.search({ ...day, condition: searchCondition('old') })).total;
+        const unindexed = await store.search({ ...day, condition: searchCondition('n:>=0') });
         const { rows } = await sql<{ n: number }>`SELECT ${
           dialect === 'sqlite' ? sql`count(*)` : sql`coalesce(sum(cardinality(ts)), 0)`
         } AS n FROM ${dialect === 'sqlite' ? sql`log_entries` : sql`log_blocks`} WHERE tenant_id = 'fading'`.execute(database.db);
@@ -653,7 +677,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await purge, 20_000);
       // SQLite deletes rows for a while after the day's index is gone; PostgreSQL detaches the day at once.
       if (dialect === 'sqlite') assert.ok(hiddenWhileRowsLeft, 'the purge was watched while rows were left');
-      assert.deepEqual(messagesOf((await store.search({ ...day, query: 'n:>=0' })).entries), ['new one']);
+      assert.deepEqual(messagesOf((await store.search({ ...day, condition: searchCondition('n:>=0') })).entries), ['new one']);
     });
 
     test('a purged day leaves every read at once, not an hour at a time', async () => {
@@ -674,7 +698,7 @@ for (const dialect of DIALECTS) {
       let done = false;
       const purge = store.removeOlderThan('whole', T0 + 2 * DAY).finally(() => (done = true));
       // A word, found through the index; a level, counted from the rollups.
-      const reads = [{ query: 'old' }, { query: 'level:info' }];
+      const reads = [{ condition: searchCondition('old') }, { condition: searchCondition('level:info') }];
       const seen: number[] = [];
       while (!done) {
         for (const read of reads) seen.push((await store.search({ ...day, ...read })).total);
@@ -706,7 +730,7 @@ for (const dialect of DIALECTS) {
       // What a removal leaves when the process stops after its first write.
       await sql`INSERT INTO log_retention_floors (tenant_id, hidden_before) VALUES ('halted', ${T0 + 2 * DAY})`.execute(database.db);
       assert.deepEqual(messagesOf((await store.search(all)).entries), ['new entry']);
-      assert.equal((await store.search({ ...all, query: 'old' })).total, 0);
+      assert.equal((await store.search({ ...all, condition: searchCondition('old') })).total, 0);
       assert.deepEqual(
         (await store.histogram({ tenantId: 'halted', from: T0, to: T0 + DAY - 1, intervalMs: DAY })).map((bucket) => bucket.count),
         [0],
@@ -767,7 +791,7 @@ for (const dialect of DIALECTS) {
       );
       const histogram = await store.histogram({ ...range, to: range.to - 1, intervalMs: HOUR, groupBy: 'level' });
       assert.deepEqual(plain(histogram), [{ ts: T0 + 2 * HOUR, count: 4, groups: { info: 2, warn: 1, debug: 1 } }]);
-      assert.equal((await store.search({ ...range, query: 'level:error', page: 1, limit: 1 })).total, 0);
+      assert.equal((await store.search({ ...range, condition: searchCondition('level:error'), page: 1, limit: 1 })).total, 0);
     });
 
     test('a batch that fails half-way is not stored at all; the batches after it are stored and found', async () => {
@@ -793,7 +817,8 @@ for (const dialect of DIALECTS) {
       await restarted.append('failing', [entry('h-other')]);
       await restarted.append('failing', [entry('h-new')]);
       const count = async (query: string) =>
-        (await restarted.search({ tenantId: 'failing', query, from: T0, to: T0 + DAY, page: 1, limit: 10 })).total;
+        (await restarted.search({ tenantId: 'failing', condition: searchCondition(query), from: T0, to: T0 + DAY, page: 1, limit: 10 }))
+          .total;
       assert.deepEqual(
         [await count('host:h-old'), await count('host:h-new'), await count('host:h-new2'), await count('service:boom')],
         [1, 2, 1, 0],
@@ -822,7 +847,7 @@ for (const dialect of DIALECTS) {
         ),
       );
       const count = async (query: string) =>
-        (await store.search({ tenantId: 'conc', query, from: T0, to: T0 + DAY, page: 1, limit: 1 })).total;
+        (await store.search({ tenantId: 'conc', condition: searchCondition(query), from: T0, to: T0 + DAY, page: 1, limit: 1 })).total;
       assert.deepEqual([await count('service:s0'), await count('service:s1'), await count('service:s2')], [150, 150, 100]);
       assert.deepEqual(await Promise.all(Array.from({ length: 8 }, (_, batch) => count(`host:h${batch}`))), Array(8).fill(50));
       // With a word, the index answers (the counts above may come from rollups).
@@ -832,7 +857,10 @@ for (const dialect of DIALECTS) {
         FROM log_facet_values WHERE tenant_id = 'conc'`.execute(database.db);
       assert.equal(Number(rows[0]!.tokens), Number(rows[0]!.n));
       assert.equal((await store.search({ tenantId: 'conc', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
-      assert.equal((await store.search({ tenantId: 'conc', query: 'item', from: T0, to: T0 + DAY, page: 1, limit: 1 })).total, 400);
+      assert.equal(
+        (await store.search({ tenantId: 'conc', condition: searchCondition('item'), from: T0, to: T0 + DAY, page: 1, limit: 1 })).total,
+        400,
+      );
       const hist = await store.histogram({ tenantId: 'conc', from: T0, to: T0 + MINUTE - 1, intervalMs: MINUTE });
       assert.deepEqual(hist, [{ ts: T0, count: 400 }]);
     });
@@ -914,7 +942,10 @@ describeOnPostgres('log store partitions [postgres]', () => {
     await store.append('d', [{ timestamp: T0 + 10 * DAY + 3 * HOUR, message: 'd again' }]);
     assert.equal(await store.removeOlderThan('d', T0 + 11 * DAY), 1);
     assert.deepEqual(await removedTables(), []);
-    assert.equal((await store.search({ tenantId: 'd', query: 'again', from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total, 0);
+    assert.equal(
+      (await store.search({ tenantId: 'd', condition: searchCondition('again'), from: T0, to: T0 + 12 * DAY, page: 1, limit: 10 })).total,
+      0,
+    );
   });
 
   test('retention removes a tenant’s postings with its rows, in a shared hour or not; a batch stored in the hour since keeps its own', async () => {
@@ -934,14 +965,20 @@ describeOnPostgres('log store partitions [postgres]', () => {
       return Number(rows[0]!.n ?? 0);
     };
     const total = async (tenant: string, query: string) =>
-      (await store.search({ tenantId: tenant, query, from: day, to: day + 2 * DAY, page: 1, limit: 1 })).total;
+      (await store.search({ tenantId: tenant, condition: searchCondition(query), from: day, to: day + 2 * DAY, page: 1, limit: 1 })).total;
     assert.deepEqual([await batches('p'), await total('p', 'alpha'), await total('p', 'host:h')], [2, 3, 2]);
     assert.equal(await store.removeOlderThan('p', day + DAY), 2);
     assert.deepEqual([await batches('p'), await total('p', 'alpha'), await total('p', 'host:h')], [0, 1, 1]);
     assert.deepEqual([await batches('q'), await total('q', 'alpha')], [1, 1], 'the other tenant keeps its postings');
     // An entry of the removed day that arrives later is counted once, by postings of its own.
     await store.append('p', [{ timestamp: day + 2 * HOUR + 7, message: 'alpha late' }]);
-    const byHour = await store.histogram({ tenantId: 'p', query: 'alpha', from: day, to: day + 3 * HOUR - 1, intervalMs: HOUR });
+    const byHour = await store.histogram({
+      tenantId: 'p',
+      condition: searchCondition('alpha'),
+      from: day,
+      to: day + 3 * HOUR - 1,
+      intervalMs: HOUR,
+    });
     assert.deepEqual(
       byHour.map((bucket) => bucket.count),
       [0, 0, 1],
@@ -981,12 +1018,19 @@ describeOnPostgres('log store partitions [postgres]', () => {
       await Promise.all(entries.slice(first, first + 50).map((entry) => store.append('pages', [entry])));
     }
     const to = day + 2_100_000 - 1;
-    const histogram = await store.histogram({ tenantId: 'pages', query: 'tick', from: day, to, intervalMs: 10 * MINUTE });
+    const histogram = await store.histogram({
+      tenantId: 'pages',
+      condition: searchCondition('tick'),
+      from: day,
+      to,
+      intervalMs: 10 * MINUTE,
+    });
     assert.deepEqual(
       histogram.map((bucket) => bucket.count),
       [100, 100, 100, 50],
     );
-    const total = (trackTotal?: number) => store.search({ tenantId: 'pages', query: 'tock', from: day, to, page: 1, limit: 1, trackTotal });
+    const total = (trackTotal?: number) =>
+      store.search({ tenantId: 'pages', condition: searchCondition('tock'), from: day, to, page: 1, limit: 1, trackTotal });
     for (const [bound, expected] of [
       [undefined, [700, 'eq']],
       [10, [10, 'gte']],
@@ -1012,7 +1056,7 @@ describeOnPostgres('log store partitions [postgres]', () => {
     ];
     await store.append('pairs', a);
     await store.append('pairs', b);
-    const range = { tenantId: 'pairs', query: '"connection refused"', from: hour, to: hour + HOUR - 1 };
+    const range = { tenantId: 'pairs', condition: searchCondition('"connection refused"'), from: hour, to: hour + HOUR - 1 };
     const counts = async () => ({
       total: (await store.search({ ...range, page: 1, limit: 1 })).total,
       hour: (await store.histogram({ ...range, intervalMs: HOUR })).map((bucket) => bucket.count),
@@ -1021,11 +1065,11 @@ describeOnPostgres('log store partitions [postgres]', () => {
     const expected = { total: 52, hour: [52], tenSeconds: [7, 5, 5, 5, 5, 5, 5, 5, 5, 5, 0] };
     assert.deepEqual(await counts(), expected);
     // A's matches come from its pair, not its entries: with its blocks gone, the counts stay.
-    const before = (await store.search({ ...range, query: '"connection refused by"', page: 1, limit: 1 })).total;
+    const before = (await store.search({ ...range, condition: searchCondition('"connection refused by"'), page: 1, limit: 1 })).total;
     await sql`DELETE FROM log_blocks WHERE tenant_id = 'pairs' AND message[1] LIKE '%#a%'`.execute(database.db);
     assert.deepEqual(await counts(), expected);
     assert.deepEqual(
-      [before, (await store.search({ ...range, query: '"connection refused by"', page: 1, limit: 1 })).total],
+      [before, (await store.search({ ...range, condition: searchCondition('"connection refused by"'), page: 1, limit: 1 })).total],
       [50, 0],
       'three words: the entries are checked (and A is gone)',
     );
@@ -1044,7 +1088,7 @@ describeOnPostgres('log store partitions [postgres]', () => {
     for (const order of ['desc', 'asc'] as const) {
       const page = await store.search({
         tenantId: 'wide',
-        query: 'needle',
+        condition: searchCondition('needle'),
         from: hour,
         to: hour + HOUR - 1,
         page: 1,

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../shared/errors/app-error.js';
 import { ERRORS, type ErrorCode } from '../../shared/errors/catalogue.js';
+import { QuerySyntaxError, TimeRangeError } from '../modules/query/errors.js';
 
 /**
  * Spec 7.2: errors are `{"error": "<message>"}` with the exact messages. A 400 may add `detail`
@@ -48,6 +49,16 @@ export function logsErrorBody(error: AppError): { error: string; detail?: string
 /** A 400 `invalid json body` that says what is wrong. */
 export function invalidBody(detail: string, position?: number): AppError {
   return new AppError('LOGS_INVALID_BODY', { data: position === undefined ? { detail } : { detail, position } });
+}
+
+/**
+ * The query module's errors as every route of our API answers them (the one translation, in the
+ * service's error handler): a 400 `invalid json body` saying what is wrong, with where in the query.
+ */
+export function queryErrorOf(error: unknown): AppError | undefined {
+  if (error instanceof QuerySyntaxError) return invalidBody(`query: ${error.message} at position ${error.position}`, error.position);
+  if (error instanceof TimeRangeError) return invalidBody(error.message);
+  return undefined;
 }
 
 // Route schemas, named by status codes: Fastify reads them as plain objects.

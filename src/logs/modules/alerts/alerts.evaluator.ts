@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LogsAuditRepository } from '../audit/audit.repository.js';
 import type { LogStore } from '../store/log-store.js';
+import { searchCondition, type FieldFilter } from '../query/condition.js';
 import type { WebhookNotifier } from './alerts.notifier.js';
 import { isUniqueViolation, type AlertRow, type AlertRuleRow, type AlertsRepository, type HistoryEntry } from './alerts.repository.js';
 import { webhookPayload } from './alerts.views.js';
@@ -155,8 +156,7 @@ export class AlertEvaluator {
   private async count(rule: AlertRuleRow, nowMs: number): Promise<number> {
     const result = await this.deps.store.search({
       tenantId: rule.tenant_id,
-      query: rule.query || undefined,
-      filters: JSON.parse(rule.filters) as { field: string; value: string }[],
+      condition: searchCondition(rule.query, JSON.parse(rule.filters) as FieldFilter[]),
       from: nowMs - rule.window_ms,
       to: nowMs - 1,
       page: 1,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { rangeQuery } from '../search/time-range.js';
+import { rangeQuery } from '../query/time-range.js';
 import { RangeQuery, ServiceMapResponse, TraceParams, TraceResponse, TracesQuery, TracesResponse } from './apm.schemas.js';
 import { buildServiceMap, spanView, traceSummaryView } from './apm.views.js';
 import type { SpansRepository } from './spans.repository.js';

@@ -2,7 +2,8 @@ import { invalidBody } from '../../http/errors.js';
 import type { PipelineStats, SourceCounters, WindowCounters } from '../ingest/pipeline-stats.js';
 import type { LogStore } from '../store/index.js';
 import { DAY, MINUTE, mod } from '../store/minutes.js';
-import { intervalOf } from '../search/time-range.js';
+import { filtersToCondition } from '../query/condition.js';
+import { intervalOf, rangeQuery } from '../query/time-range.js';
 import type { DashboardsConfig } from './dashboards.config.js';
 import type { SourceCounts } from './source-counts.js';
 import { dict, type Dict } from '../../../shared/dict.js';
@@ -53,18 +54,9 @@ const round = (value: number, digits = 3) => Number(value.toFixed(digits));
 export class DashboardsService {
   constructor(private readonly deps: DashboardsDeps) {}
 
-  /** [from, to) in epoch ms: `to` defaults to now, `from` to `to` minus `defaultMs`. 400 when not from < to. */
-  range(input: RangeInput, defaultMs: number): { from: number; to: number } {
-    const to = input.to === undefined ? this.deps.now() : Date.parse(input.to);
-    const from = input.from === undefined ? to - defaultMs : Date.parse(input.from);
-    if (Number.isNaN(from) || Number.isNaN(to)) throw invalidBody('from and to must be ISO 8601 timestamps');
-    if (from >= to) throw invalidBody('from must be before to');
-    return { from, to };
-  }
-
   async overview(tenantId: string, input: RangeInput & { interval?: string | undefined; top: number }) {
     const { store } = this.deps;
-    const { from, to } = this.range(input, DAY);
+    const { from, to } = rangeQuery(input, this.deps.now(), DAY);
     const interval = intervalOf(input.interval, from, to);
     const last = to - 1; // the store's `to` is inclusive
     const [byLevel, services, errorsByService, topErrors, alerts] = await Promise.all([
@@ -78,7 +70,7 @@ export class DashboardsService {
             to: last,
             intervalMs: interval.ms,
             groupBy: 'service',
-            filters: [{ field: 'level', value: level }],
+            condition: filtersToCondition([{ field: 'level', value: level }]),
           }),
         ),
       ),
@@ -195,7 +187,7 @@ export class DashboardsService {
   async dcStatus(tenantId: string, input: RangeInput) {
     const { config } = this.deps;
     const now = this.deps.now();
-    const { from, to } = this.range(input, 60 * MINUTE);
+    const { from, to } = rangeQuery(input, this.deps.now(), 60 * MINUTE);
     const localHealth = await this.storeHealth();
     const rows = await this.siteRows(tenantId, from, to);
     const single = config.sites.length === 1;
@@ -292,7 +284,7 @@ export class DashboardsService {
   }
 
   async throughput(tenantId: string, input: RangeInput & { interval?: string | undefined; services: number }) {
-    const { from, to } = this.range(input, DAY);
+    const { from, to } = rangeQuery(input, this.deps.now(), DAY);
     const interval = throughputInterval(input.interval, from, to);
     const seconds = interval.ms / 1000;
     const first = from - mod(from, interval.ms);

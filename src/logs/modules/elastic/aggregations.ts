@@ -1,7 +1,7 @@
 import { isPlainObject } from '../../../shared/text/storable-text.js';
 import type { AggregateGroup, AggregateMetric, AggregateRow, CalendarUnit, LogStore, SearchRequest } from '../store/log-store.js';
-import { parsingError, shown, unsupported } from './elastic-errors.js';
-import { dateValue, fieldName } from './query-dsl.js';
+import { parsingError, unsupported } from './elastic-errors.js';
+import { dateValue, fieldName, shown } from '../query/elastic-dsl.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 
 /**
@@ -191,7 +191,7 @@ export function parseAggregations(aggs: unknown, now: number, depth = 0): Agg[] 
   });
 }
 
-type Filter = Pick<SearchRequest, 'tenantId' | 'query' | 'from' | 'to'>;
+type Filter = Pick<SearchRequest, 'tenantId' | 'condition' | 'from' | 'to'>;
 type Key = number | string | null;
 
 /** Rows of one level, by the keys of the levels above it. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { toAppError } from '../../../shared/errors/handler.js';
-import { QuerySyntaxError } from '../store/log-store.js';
+import { DslError, QuerySyntaxError } from '../query/errors.js';
 import { QueryTimeoutError } from '../store/read-budget.js';
 import { dict } from '../../../shared/dict.js';
 import { storageErrorOf } from '../store/storage-watch.js';
@@ -17,11 +17,6 @@ export class ElasticError extends Error {
   ) {
     super(reason);
   }
-}
-
-/** A value of a request as error text: strings as they are, anything else as JSON, cut short. */
-export function shown(value: unknown): string {
-  return (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))).slice(0, 100);
 }
 
 /** A request outside the supported subset: a 400 that names what is not supported. */
@@ -57,6 +52,7 @@ export function toElasticError(error: unknown): ElasticError {
   if (error instanceof QuerySyntaxError) {
     return new ElasticError(400, 'query_shard_exception', `Failed to parse query: ${error.message} at position ${error.position}`);
   }
+  if (error instanceof DslError) return error.kind === 'parsing' ? parsingError(error.message) : unsupported(error.message);
   if (error instanceof QueryTimeoutError) return new ElasticError(503, 'search_timeout_exception', 'the search ran out of its time budget');
   const appError = storageErrorOf(error) ?? toAppError(error);
   // A store that cannot take writes now: 503, as Elasticsearch answers while its disk is blocked or a shard is away; shippers retry.

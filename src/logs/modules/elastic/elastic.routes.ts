@@ -7,7 +7,8 @@ import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../i
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
-import { indexQuery, runSearch, type SearchParams } from './search.js';
+import { runSearch, type SearchParams } from './search.js';
+import { indexQuery } from '../query/elastic-dsl.js';
 
 export interface ElasticDeps extends Accounting {
   guards: LogsGuards;

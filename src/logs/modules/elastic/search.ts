@@ -1,9 +1,8 @@
 import { isPlainObject } from '../../../shared/text/storable-text.js';
 import type { LogStore, SearchRequest, StoredLogEntry } from '../store/log-store.js';
-import { parseQuery } from '../store/query/parser.js';
 import { runAggregations, parseAggregations } from './aggregations.js';
 import { ElasticError, parsingError, unsupported, withinLimits } from './elastic-errors.js';
-import { fieldName, translateQuery } from './query-dsl.js';
+import { dslSearch, fieldName } from '../query/elastic-dsl.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 
 /** Elasticsearch's index.max_result_window: from + size beyond it is refused. */
@@ -47,25 +46,6 @@ export interface SearchParams {
   sort?: string | undefined;
   track_total_hits?: string | undefined;
   rest_total_hits_as_int?: string | undefined;
-}
-
-/**
- * The index part of a path or an msearch header as a query on the `_index` field (kept at ingestion):
- * `*`, `_all` or none = every entry of the tenant; `name`, `prefix*` and comma lists select by `_index`.
- */
-export function indexQuery(index: string | string[] | undefined): string {
-  const names = (Array.isArray(index) ? index : (index ?? '').split(',')).map((name) => name.trim()).filter((name) => name !== '');
-  if (names.length === 0 || names.some((name) => name === '*' || name === '_all')) return '';
-  return names
-    .map((name) => {
-      if (name.startsWith('-')) throw unsupported(`excluding an index [${name.slice(0, 100)}]`);
-      const star = name.indexOf('*');
-      if (star !== -1 && star !== name.length - 1) throw unsupported(`the index pattern [${name.slice(0, 100)}] (a * only at the end)`);
-      const plain = star === -1 ? name : name.slice(0, -1);
-      const escaped = plain.replace(/[^\p{L}\p{N}]/gu, (char) => `\\${char}`);
-      return star === -1 ? `_index:${escaped}` : `_index:${escaped}*`;
-    })
-    .join(' OR ');
 }
 
 function sortOf(sort: unknown): SearchRequest['sort'] {
@@ -136,11 +116,8 @@ export async function runSearch(scope: SearchScope, index: string | string[] | u
   for (const key of Object.keys(body)) if (!BODY_KEYS.has(key)) throw unsupported(`the search option [${key.slice(0, 50)}]`);
   if (isPlainObject(body.script_fields) && Object.keys(body.script_fields).length > 0) throw unsupported('script_fields');
 
-  const translated = translateQuery(body.query, scope.now);
-  if (params.q !== undefined) parseQuery(params.q);
-  const parts = [translated.query, params.q ?? '', indexQuery(index)].filter((part) => part.trim() !== '');
-  const query = parts.map((part) => `(${part})`).join(' AND ');
-  const filter = { tenantId: scope.tenantId, query, from: translated.from ?? 0, to: translated.to ?? END_OF_TIME };
+  const search = dslSearch({ query: body.query, q: params.q, index }, scope.now);
+  const filter = { tenantId: scope.tenantId, condition: search.condition, from: search.from ?? 0, to: search.to ?? END_OF_TIME };
 
   const size = intParam(params.size ?? body.size, 'size', 10);
   const from = intParam(params.from ?? body.from, 'from', 0);

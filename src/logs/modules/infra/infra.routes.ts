@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { intervalOf, rangeQuery } from '../search/time-range.js';
+import { intervalOf, rangeQuery } from '../query/time-range.js';
 import { ContainersResponse, HostsResponse, SeriesQuery } from './infra.schemas.js';
 import { CONTAINER_METRICS, containersView, HOST_METRICS, hostsView } from './infra.views.js';
 import type { BucketQuery, MetricsRepository } from './metrics.repository.js';

@@ -1,4 +1,4 @@
-import { canonicalLevel, LEVELS } from '../store/levels.js';
+import { canonicalLevel, LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';

@@ -3,7 +3,7 @@ import { AppError } from '../../../shared/errors/app-error.js';
 import { toAppError } from '../../../shared/errors/handler.js';
 import type { StorageWatch } from '../store/storage-watch.js';
 import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
-import { canonicalLevel } from '../store/levels.js';
+import { canonicalLevel } from '../query/levels.js';
 import type { IngestSource, PipelineStats } from './pipeline-stats.js';
 import { dict } from '../../../shared/dict.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { DEFAULT_TRACK_TOTAL, QuerySyntaxError, type LogStore, type StoredLogEntry } from '../store/log-store.js';
+import { DEFAULT_TRACK_TOTAL, type LogStore, type StoredLogEntry } from '../store/log-store.js';
+import { searchCondition } from '../query/condition.js';
 import {
   DistinctParams,
   DistinctQuery,
@@ -12,7 +13,7 @@ import {
   PageResponse,
   SearchBody,
 } from './search.schemas.js';
-import { intervalOf, rangeOf, storeRange } from './time-range.js';
+import { intervalOf, rangeOf, storeRange } from '../query/time-range.js';
 
 const SECURED = [{ bearer: [] }];
 const tags = ['logs'];
@@ -25,15 +26,11 @@ export function entryView(entry: StoredLogEntry) {
   return { ...rest, '@timestamp': new Date(timestamp).toISOString() };
 }
 
-/** A query syntax error is the client's: 400 with where it is; so is a histogram the store finds too fine (RangeError). */
-async function translated<T>(work: () => Promise<T>): Promise<T> {
+/** A read the store finds beyond its limits (RangeError: a histogram too fine, a bad search_after) is the client's: 400. */
+async function withinLimits<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof QuerySyntaxError || (error as Error | undefined)?.name === 'QuerySyntaxError') {
-      const { message, position } = error as QuerySyntaxError;
-      throw invalidBody(`query: ${message} at position ${position}`, position);
-    }
     if (error instanceof RangeError) throw invalidBody(error.message);
     throw error;
   }
@@ -68,13 +65,12 @@ export function searchRoutes({
         const { from, to } = storeRange(rangeOf(body.timeRange, now()));
         const page = body.page ?? 1;
         const limit = body.limit ?? 50;
-        const result = await translated(() =>
+        const result = await withinLimits(() =>
           store.search({
             tenantId: request.tenantId,
-            query: body.query,
+            condition: searchCondition(body.query, body.filters),
             from,
             to,
-            filters: body.filters,
             sort: body.sort ? { field: body.sort.field, order: body.sort.order ?? 'desc' } : undefined,
             page,
             limit,
@@ -109,13 +105,12 @@ export function searchRoutes({
         const range = rangeOf(body.timeRange, now());
         const interval = intervalOf(body.interval, range.from, range.to);
         const { from, to } = storeRange(range);
-        const buckets = await translated(() =>
+        const buckets = await withinLimits(() =>
           store.histogram({
             tenantId: request.tenantId,
-            query: body.query,
+            condition: searchCondition(body.query, body.filters),
             from,
             to,
-            filters: body.filters,
             intervalMs: interval.ms,
             groupBy: body.groupBy,
           }),
@@ -160,7 +155,7 @@ export function searchRoutes({
           from !== undefined || to !== undefined
             ? storeRange(rangeOf({ from: from ?? new Date(0).toISOString(), to: to ?? new Date(now()).toISOString() }, now()))
             : undefined;
-        const values = await translated(() =>
+        const values = await withinLimits(() =>
           store.distinct({ tenantId: request.tenantId, field: request.params.field, q, limit, from: range?.from, to: range?.to }),
         );
         return { field: request.params.field, values };

@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { facetLookup, facetValuesOf, type FacetDictionary, type FacetDictionaryRow, type FacetLookup } from './facets.js';
-import type { Condition } from './query/condition.js';
+import type { Condition } from '../query/condition.js';
 
 /** Rows per insert statement: well under either database's limit on bound parameters. */
 const CHUNK = 1_000;

@@ -1,6 +1,6 @@
-import { isJsonScalarLiteral, type FieldRef } from './fields.js';
+import { isJsonScalarLiteral, type FieldRef } from '../query/fields.js';
 import type { AttributeValue } from './log-store.js';
-import type { Condition } from './query/condition.js';
+import type { Condition } from '../query/condition.js';
 import type { PreparedEntry } from './write-batch.js';
 
 /**

@@ -7,10 +7,7 @@ import { BudgetedLogStore } from './budgeted-store.js';
 import type { DocumentIdWindow } from './store-core.js';
 
 export * from './log-store.js';
-export { parseQuery } from './query/parser.js';
-export type { QueryNode } from './query/ast.js';
-/** histogram() refuses more buckets than this (RangeError): pick the interval accordingly. */
-export { MAX_BUCKETS, DEFAULT_DOCUMENT_ID_WINDOW, type DocumentIdWindow } from './store-core.js';
+export { DEFAULT_DOCUMENT_ID_WINDOW, type DocumentIdWindow } from './store-core.js';
 export { QueryTimeoutError } from './read-budget.js';
 export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/index.js';
 

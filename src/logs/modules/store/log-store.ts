@@ -1,4 +1,5 @@
 import type { Dict } from '../../../shared/dict.js';
+import type { Condition } from '../query/condition.js';
 /**
  * The log store: one interface, a SQLite implementation (embedded default, FTS5) and a PostgreSQL
  * implementation (production, time-partitioned). The HTTP layer (ingest, search routes) only ever
@@ -38,19 +39,12 @@ export interface StoredLogEntry extends Omit<LogEntry, 'documentId'> {
   attributes: Record<string, AttributeValue>;
 }
 
-export interface FieldFilter {
-  /** `level`, `service`, `host`, `trace_id`, `span_id`, `message` or an attribute's dotted name. */
-  field: string;
-  value: string;
-}
-
 export interface SearchRequest {
   tenantId: string;
-  /** The query language (docs/log-search.md); empty = everything in the range. */
-  query?: string | undefined;
+  /** Which entries: a parsed query (query/condition.ts, built by each front end); absent = everything in the range. */
+  condition?: Condition | undefined;
   from: number;
   to: number;
-  filters?: FieldFilter[] | undefined;
   /** Default `@timestamp` desc. */
   sort?: { field: string; order: 'asc' | 'desc' } | undefined;
   /** From 1. */
@@ -203,15 +197,4 @@ export interface LogStore {
   removeOlderThan(tenantId: string, before: number): Promise<number>;
   /** Forgets document ids remembered until `now` or earlier; returns how many. */
   forgetDocumentIds(now: number): Promise<number>;
-}
-
-/** A syntax error in a search query; the HTTP layer answers 400 with the position. */
-export class QuerySyntaxError extends Error {
-  constructor(
-    message: string,
-    readonly position: number,
-  ) {
-    super(message);
-    this.name = 'QuerySyntaxError';
-  }
 }

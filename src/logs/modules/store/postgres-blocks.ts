@@ -2,7 +2,8 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { postgresFacet } from './facets.js';
 import { HOUR, mod } from './minutes.js';
 import { nextBatches, pieceOrders, PLACES, postingsPieces, storePostings, type Hit } from './postgres-postings.js';
-import { storedWords, tokenize } from './tokenize.js';
+import { storedWords } from './indexed-text.js';
+import { tokenize } from '../query/tokenize.js';
 import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
 
 /**

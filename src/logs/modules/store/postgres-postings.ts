@@ -13,7 +13,7 @@ import {
   placesWithPrefix,
   timesOf,
 } from './postings.js';
-import type { Condition, TextExpr } from './query/condition.js';
+import type { Condition, TextExpr } from '../query/condition.js';
 import type { BucketCount } from './store-core.js';
 import { nextTurn } from './write-batch.js';
 

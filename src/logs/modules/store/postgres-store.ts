@@ -1,8 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
 import { DAY, mod } from './minutes.js';
-import type { Condition } from './query/condition.js';
-import { compilePostgres, postgresFields } from './query/compile-postgres.js';
+import type { Condition } from '../query/condition.js';
+import { compilePostgres, postgresFields } from './condition-sql/compile-postgres.js';
 import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
 import {
   boundedTotal,
@@ -15,7 +15,7 @@ import {
   type ReadPlan,
   type TimePage,
 } from './store-core.js';
-import type { FieldRef } from './fields.js';
+import type { FieldRef } from '../query/fields.js';
 import {
   candidateHits,
   lastBatch,

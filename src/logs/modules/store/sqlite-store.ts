@@ -15,8 +15,8 @@ import type {
   TopMessagesRequest,
 } from './log-store.js';
 import { DAY, mod } from './minutes.js';
-import type { Condition } from './query/condition.js';
-import { compileSqlite, indexQuery, sqliteFields } from './query/compile-sqlite.js';
+import type { Condition } from '../query/condition.js';
+import { compileSqlite, indexQuery, sqliteFields } from './condition-sql/compile-sqlite.js';
 import {
   LogStoreCore,
   type BucketCount,
@@ -41,7 +41,7 @@ import {
 import { runInOrder, type RowsStatement } from '../../../shared/db/sqlite-thread.js';
 import { packValues, setPackedNumber, type PackedValues } from '../../../shared/db/packed-values.js';
 import { mapInParallel } from '../../../shared/map-in-parallel.js';
-import { ftsBody } from './tokenize.js';
+import { ftsBody } from './indexed-text.js';
 import {
   batchRollups,
   documentIdsOf,
@@ -54,7 +54,7 @@ import {
   type BatchRollups,
   type PreparedEntry,
 } from './write-batch.js';
-import type { FieldRef } from './fields.js';
+import type { FieldRef } from '../query/fields.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
 const sqliteReads: ReadDialect = {

@@ -1,7 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { FIXED_FIELDS, resolveField, type FieldRef } from './fields.js';
+import { FIXED_FIELDS, resolveField, type FieldRef } from '../query/fields.js';
+import { QuerySyntaxError } from '../query/errors.js';
+import type { Condition } from '../query/condition.js';
+import { MAX_BUCKETS } from '../query/time-range.js';
 import {
-  QuerySyntaxError,
   type AggregateRequest,
   type AggregateRow,
   type AppendResult,
@@ -22,17 +24,15 @@ import {
   type TopMessage,
   type TopMessagesRequest,
 } from './log-store.js';
-import { compareText, HOUR, MINUTE, mod, splitByMinute } from './minutes.js';
-import { both, filtersToCondition, toCondition, type Condition } from './query/condition.js';
-import { parseQuery } from './query/parser.js';
+import { compareText, MINUTE, mod, splitByMinute } from './minutes.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
+import { rolledUpMinutes, rollupColumn, rollupFilters, rollupTable, type RollupFilter, type RollupTable } from './rollups.js';
 import { dict } from '../../../shared/dict.js';
+
+const EVERYTHING: Condition = { kind: 'all' };
 
 /** The columns of a stored entry as PostgreSQL's reads select them (SQLite's: sqlite-rows.ts). */
 export const ENTRY_COLUMNS = sql`l.id, l.tenant_id, l.ts, l.level, l.service, l.host, l.trace_id, l.span_id, l.message, l.attributes`;
-
-/** A histogram with more buckets than this is refused (the HTTP layer picks coarser intervals). */
-export const MAX_BUCKETS = 10_000;
 
 /**
  * The few expressions in which the dialects' reads differ. Everything else a read does is written
@@ -163,7 +163,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 
   async search(input: SearchRequest): Promise<SearchResult> {
     const request = normalizeRange(input);
-    const condition = requestCondition(request.query, request.filters);
+    const condition = request.condition ?? EVERYTHING;
     const end = request.to + 1;
     const from = await this.#visibleFrom(request.tenantId, request.from);
     const plan = await this.#plan(request.tenantId, from, end, condition);
@@ -281,7 +281,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async histogram(input: HistogramRequest): Promise<HistogramBucket[]> {
     const request = normalizeRange(input);
     const starts = bucketStarts(request.from, request.to, request.intervalMs);
-    const condition = requestCondition(request.query, request.filters);
+    const condition = request.condition ?? EVERYTHING;
     const groupField = request.groupBy === undefined ? null : resolveField(request.groupBy);
     const end = request.to + 1;
     const from = await this.#visibleFrom(request.tenantId, request.from);
@@ -337,7 +337,6 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     groupField: FieldRef | null,
     intervalMs: number | null,
   ): Promise<BucketCount[]> {
-    const { int, text, sumOfCounts } = this.dialect;
     const counts: BucketCount[] = [];
     if (from >= end) return counts;
     const { minutes, edges } = splitByMinute(from, end - 1);
@@ -347,35 +346,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     }
     if (minutes) {
       const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
-      // Grouped only by what varies: a constant key in GROUP BY made the sort half as slow again.
-      const keys = [
-        ...(intervalMs === null
-          ? []
-          : [sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)}) AS bucket`]),
-        ...(groupColumn === null ? [] : [sql`${sql.ref(groupColumn)} AS grp`]),
-      ];
-      const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${text(filter.value)}`);
-      // Whole hours from the hourly twin when buckets are whole hours (or there are none): over ten
-      // days that is 240 rows a level and service instead of 14,400 (docs/benchmarks.md).
-      const [lo, hi] = minutes;
-      const [hourLo, hourHi] = [lo + mod(-lo, HOUR), hi - mod(hi, HOUR)];
-      const pieces: [string, number, number][] =
-        (intervalMs === null || intervalMs % HOUR === 0) && hourLo < hourHi
-          ? [
-              [table, lo, hourLo],
-              [HOURLY_ROLLUPS[table], hourLo, hourHi],
-              [table, hourHi, hi],
-            ]
-          : [[table, lo, hi]];
-      for (const [name, pieceLo, pieceHi] of pieces) {
-        if (pieceLo >= pieceHi) continue;
-        const { rows } = await sql<{ bucket?: number; grp?: string; n: number }>`
-          SELECT ${sql.join([...keys, sql`${sumOfCounts} AS n`])}
-          FROM ${sql.table(name)} WHERE tenant_id = ${tenantId} AND minute >= ${int(pieceLo)} AND minute < ${int(pieceHi)}${sql.join(filterSql, sql``)}
-          ${keys.length > 0 ? sql`GROUP BY ${sql.join(keys.map((_, index) => sql.lit(index + 1)))}` : sql``}`.execute(this.reads);
-        for (const row of rows)
-          counts.push({ bucket: Number(row.bucket ?? 0), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
-      }
+      counts.push(...(await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs })));
     }
     return counts;
   }
@@ -405,12 +376,12 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const column = rollupColumn(field);
     if (column) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, { kind: 'all' }, [], rollupTable([], column)!, field, null);
+      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, EVERYTHING, [], rollupTable([], column)!, field, null);
       for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
 
-    const plan = await this.#plan(request.tenantId, from, to + 1, { kind: 'all' });
+    const plan = await this.#plan(request.tenantId, from, to + 1, EVERYTHING);
     if (plan === null) return [];
     const value = plan.fields.value(field);
     const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
@@ -453,7 +424,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   async groupCounts({ tenantId, from, to, groups, limit }: GroupCountsRequest): Promise<GroupCount[]> {
-    const plan = await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, { kind: 'all' });
+    const plan = await this.#plan(tenantId, await this.#visibleFrom(tenantId, from), to, EVERYTHING);
     if (plan === null) return [];
     const keys = groups.map((names) => {
       const values = names.map((name) => plan.fields.value(resolveField(name)));
@@ -475,7 +446,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async aggregate(input: AggregateRequest): Promise<AggregateRow[]> {
     const request = normalizeRange(input);
     const from = await this.#visibleFrom(request.tenantId, request.from);
-    const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, request.condition ?? EVERYTHING);
     if (plan === null) return [];
     const keys = this.#groupKeys(plan, request.groups);
     const metrics = request.metrics.map((metric) => {
@@ -498,7 +469,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async numericValues(input: NumericValuesRequest): Promise<{ keys: (number | string | null)[]; value: number }[]> {
     const request = normalizeRange(input);
     const from = await this.#visibleFrom(request.tenantId, request.from);
-    const plan = await this.#plan(request.tenantId, from, request.to + 1, requestCondition(request.query, request.filters));
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, request.condition ?? EVERYTHING);
     if (plan === null) return [];
     const keys = this.#groupKeys(plan, request.groups);
     const value = plan.fields.number(resolveField(request.field));
@@ -546,51 +517,6 @@ export interface BoundedTotal {
 /** A count of matches as a search reports it: past `bound`, the bound as a lower bound. */
 export function boundedTotal(total: number, bound: number | undefined): BoundedTotal {
   return bound !== undefined && total > bound ? { total: bound, totalRelation: 'gte' } : { total, totalRelation: 'eq' };
-}
-
-export function requestCondition(query: string | undefined, filters: SearchRequest['filters']): Condition {
-  return both(toCondition(parseQuery(query ?? '')), filtersToCondition(filters ?? []));
-}
-
-/** The per-minute rollup tables and the columns each counts by. */
-const ROLLUP_TABLES = { log_rollups: ['level', 'service'], log_host_rollups: ['host'] } as const;
-type RollupTable = keyof typeof ROLLUP_TABLES;
-/** Each per-minute rollup table's twin by hour (ROLLUP_BUCKETS in write-batch.ts, migration 0130). */
-const HOURLY_ROLLUPS: Record<RollupTable, string> = { log_rollups: 'log_rollups_hourly', log_host_rollups: 'log_host_rollups_hourly' };
-type RollupColumn = (typeof ROLLUP_TABLES)[RollupTable][number];
-interface RollupFilter {
-  column: RollupColumn;
-  value: string;
-}
-
-/** The rolled-up column of a field; undefined for any other field. */
-function rollupColumn(field: FieldRef): RollupColumn | undefined {
-  return field.kind === 'column' && (field.column === 'level' || field.column === 'service' || field.column === 'host')
-    ? field.column
-    : undefined;
-}
-
-/** The rollup table that counts by every filtered column and the group column, or null. */
-function rollupTable(filters: readonly RollupFilter[], group: RollupColumn | null): RollupTable | null {
-  const needed = [...filters.map((filter) => filter.column), ...(group === null ? [] : [group])];
-  for (const [table, columns] of Object.entries(ROLLUP_TABLES) as [RollupTable, readonly RollupColumn[]][]) {
-    if (needed.every((column) => columns.includes(column))) return table;
-  }
-  return null;
-}
-
-/** The rolled-up column equalities a condition consists of, or null when rollups cannot answer it. */
-export function rollupFilters(condition: Condition): RollupFilter[] | null {
-  if (condition.kind === 'all') return [];
-  if (condition.kind === 'equals') {
-    const column = rollupColumn(condition.field);
-    return column ? [{ column, value: condition.value }] : null;
-  }
-  if (condition.kind === 'and') {
-    const parts = condition.children.map(rollupFilters);
-    return parts.every((part) => part !== null) ? parts.flat() : null;
-  }
-  return null;
 }
 
 /** Bucket starts from the one holding `from` to the one holding `to`, aligned to the epoch. */

@@ -1,6 +1,6 @@
 import { storableText } from '../../../shared/text/storable-text.js';
 import type { AttributeValue, FieldInfo, LogEntry } from './log-store.js';
-import { normalizeLevel } from './fields.js';
+import { normalizeLevel } from '../query/fields.js';
 import { compareText, HOUR, MINUTE, mod } from './minutes.js';
 import { dict } from '../../../shared/dict.js';
 

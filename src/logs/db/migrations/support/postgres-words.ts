@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
 import { countEntries, nextEntries } from './postgres-walk.js';
-import { storedWords } from '../../../modules/store/tokenize.js';
+import { storedWords } from '../../../modules/store/indexed-text.js';
 
 /** Messages read per chunk (one transaction) by the migration. */
 const BATCH = 5_000;

@@ -1,5 +1,14 @@
-import { QuerySyntaxError } from '../log-store.js';
-import type { AllNode, ExistsNode, QueryNode, RangeBound, RangeNode, TermMatch, TermNode } from './ast.js';
+import { QuerySyntaxError } from './errors.js';
+import {
+  joined,
+  type AllNode,
+  type ExistsNode,
+  type QueryNode,
+  type RangeBound,
+  type RangeNode,
+  type TermMatch,
+  type TermNode,
+} from './ast.js';
 
 /**
  * Parses the search query language (docs/log-search.md) into an AST:
@@ -19,6 +28,7 @@ import type { AllNode, ExistsNode, QueryNode, RangeBound, RangeNode, TermMatch, 
 export const MAX_QUERY_LENGTH = 4096;
 export const MAX_TERMS = 100;
 export const MAX_DEPTH = 32;
+const TOO_DEEP = `query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`;
 
 export const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
 
@@ -258,7 +268,7 @@ export function parseQuery(input: string): QueryNode {
       void operator;
       children.push(parseAnd(depth));
     }
-    return children.length === 1 ? children[0]! : { kind: 'or', children: flatten('or', children) };
+    return joined('or', children);
   };
 
   const parseAnd = (depth: number): QueryNode => {
@@ -272,15 +282,14 @@ export function parseQuery(input: string): QueryNode {
       }
       children.push(parseUnary(depth));
     }
-    return children.length === 1 ? children[0]! : { kind: 'and', children: flatten('and', children) };
+    return joined('and', children);
   };
 
   const parseUnary = (depth: number): QueryNode => {
     const token = peek();
     if (token && (token.type === 'NOT' || token.type === '-')) {
       // Each NOT nests the SQL one level deeper, like a parenthesis: both count toward MAX_DEPTH.
-      if (depth >= MAX_DEPTH)
-        throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, token.position);
       index += 1;
       if (!startsOperand(peek())) throw new QuerySyntaxError(`expected a term after ${token.type}`, peek()?.position ?? end);
       return { kind: 'not', child: parseUnary(depth + 1) };
@@ -296,8 +305,7 @@ export function parseQuery(input: string): QueryNode {
       return token.term;
     }
     if (token.type === '(') {
-      if (depth >= MAX_DEPTH)
-        throw new QuerySyntaxError(`query nested deeper than ${MAX_DEPTH} levels (parentheses and NOT/-)`, token.position);
+      if (depth >= MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, token.position);
       index += 1;
       if (peek()?.type === ')') throw new QuerySyntaxError('empty parentheses', token.position);
       if (peek() === undefined) throw new QuerySyntaxError('unclosed parenthesis', token.position);
@@ -323,6 +331,23 @@ function startsOperand(token: Token | undefined): boolean {
   return token !== undefined && (token.type === 'term' || token.type === '(' || token.type === 'NOT' || token.type === '-');
 }
 
-function flatten(kind: 'and' | 'or', children: QueryNode[]): QueryNode[] {
-  return children.flatMap((child) => (child.kind === kind ? child.children : [child]));
+/**
+ * The parser's bounds on a query built without text (the Elasticsearch DSL): at most MAX_TERMS
+ * terms, and at most MAX_DEPTH levels of NOT and of a group inside another (the parentheses its
+ * text would need). Returns the query.
+ */
+export function withinBounds(node: QueryNode): QueryNode {
+  let terms = 0;
+  const visit = (current: QueryNode, depth: number): void => {
+    if (depth > MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, 0);
+    if (current.kind === 'not') return visit(current.child, depth + 1);
+    if (current.kind === 'and' || current.kind === 'or') {
+      for (const child of current.children) visit(child, child.kind === 'and' || child.kind === 'or' ? depth + 1 : depth);
+      return;
+    }
+    terms += 1;
+    if (terms > MAX_TERMS) throw new QuerySyntaxError(`more than ${MAX_TERMS} terms`, 0);
+  };
+  visit(node, 0);
+  return node;
 }

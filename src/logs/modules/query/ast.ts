@@ -55,3 +55,12 @@ export interface AllNode {
 }
 
 export type QueryNode = TermNode | RangeNode | ExistsNode | AndNode | OrNode | NotNode | AllNode;
+
+/**
+ * `children` ANDed or ORed as the parser builds them: a child of the same kind is flattened into
+ * its parent, and one child stands for itself.
+ */
+export function joined(kind: 'and' | 'or', children: readonly QueryNode[]): QueryNode {
+  const flat = children.flatMap((child) => (child.kind === kind ? child.children : [child]));
+  return flat.length === 1 ? flat[0]! : { kind, children: flat };
+}

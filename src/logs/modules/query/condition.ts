@@ -1,6 +1,7 @@
-import { QuerySyntaxError, type FieldFilter } from '../log-store.js';
-import { normalizeLevel, resolveField, type FieldRef } from '../fields.js';
-import { tokenize } from '../tokenize.js';
+import { QuerySyntaxError } from './errors.js';
+import { normalizeLevel, resolveField, type FieldRef } from './fields.js';
+import { parseQuery } from './parser.js';
+import { tokenize } from './tokenize.js';
 import type { QueryNode, RangeBound, RangeNode } from './ast.js';
 
 /**
@@ -81,6 +82,21 @@ function rangeCondition(node: RangeNode): Condition {
   const convert = (bound: RangeBound | null): ConditionBound | null =>
     bound === null ? null : { value: numeric ? Number(bound.value) : bound.value, inclusive: bound.inclusive };
   return { kind: 'range', field, compare: numeric ? 'number' : 'text', lower: convert(node.lower), upper: convert(node.upper) };
+}
+
+/** An exact match on a field, as our search API and alert rules state filters. */
+export interface FieldFilter {
+  /** `level`, `service`, `host`, `trace_id`, `span_id`, `message` or an attribute's dotted name. */
+  field: string;
+  value: string;
+}
+
+/**
+ * What our search API, alert rules and dashboards ask the store for: a query in the language (empty
+ * or absent: everything) and exact-match filters, ANDed. A QuerySyntaxError when either is wrong.
+ */
+export function searchCondition(query: string | undefined, filters: readonly FieldFilter[] = []): Condition {
+  return both(toCondition(parseQuery(query ?? '')), filtersToCondition(filters));
 }
 
 /** `filters` are exact matches; several are ANDed. */

@@ -1,5 +1,5 @@
 import { canonicalLevel } from './levels.js';
-import { QuerySyntaxError } from './log-store.js';
+import { QuerySyntaxError } from './errors.js';
 
 /** The fixed columns of a log entry; any other field name is an attribute's dotted name. */
 export const KEYWORD_COLUMNS = ['level', 'service', 'host', 'trace_id', 'span_id'] as const;

@@ -1,22 +1,33 @@
 import { isPlainObject } from '../../../shared/text/storable-text.js';
-import { FIELD_NAME, parseQuery } from '../store/query/parser.js';
-import { parsingError, shown, unsupported } from './elastic-errors.js';
 import { dict } from '../../../shared/dict.js';
+import { joined, type QueryNode, type RangeBound } from './ast.js';
+import { toCondition, type Condition } from './condition.js';
+import { DslError } from './errors.js';
+import { FIELD_NAME, parseQuery, withinBounds } from './parser.js';
 
 /**
- * Elasticsearch's query DSL (the subset in docs/elasticsearch.md) as our query language
- * (docs/log-search.md): one parser and one compiler serve both APIs. Ranges on `@timestamp` at the
- * top level also narrow the time range the store reads.
+ * Elasticsearch's query DSL (the subset in docs/elasticsearch.md) as a query of our language
+ * (docs/log-search.md): the DSL builds the same AST the parser builds, so one condition and one
+ * compiler serve both APIs, and no value the client sent is ever read as query syntax. Ranges on
+ * `@timestamp` at the top level also narrow the time range the store reads.
  */
-export interface TranslatedQuery {
-  /** Query-language text; '' matches everything. */
-  query: string;
+export interface DslSearch {
+  condition: Condition;
   /** Epoch ms, inclusive; undefined = unbounded. */
   from?: number | undefined;
   to?: number | undefined;
 }
 
 const TIME_FIELDS = new Set(['@timestamp', 'timestamp']);
+const NOTHING: QueryNode = { kind: 'not', child: { kind: 'all' } };
+
+const parsingError = (reason: string) => new DslError('parsing', reason);
+const unsupported = (what: string) => new DslError('unsupported', what);
+
+/** A value of a request as error text: strings as they are, anything else as JSON, cut short. */
+export function shown(value: unknown): string {
+  return (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))).slice(0, 100);
+}
 
 /** `host.keyword` is `host`: every text field here is already a keyword (exact match, aggregatable). */
 export function fieldName(name: string): string {
@@ -25,18 +36,24 @@ export function fieldName(name: string): string {
   return plain;
 }
 
-function quoted(value: unknown): string {
+/** A term's value as text: a string, a number or a boolean, not blank. */
+function termText(value: unknown): string {
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
     throw parsingError('a term value must be a string, a number or a boolean');
   }
   const text = String(value);
   if (text.trim() === '') throw parsingError('an empty term value matches nothing; leave the clause out');
-  return `"${text.replace(/[\\"]/g, (char) => `\\${char}`)}"`;
+  return text;
 }
 
-/** Outside quotes a backslash makes the next character literal: every non-alphanumeric one is escaped. */
-function escapedWord(value: string): string {
-  return value.replace(/[^\p{L}\p{N}]/gu, (char) => `\\${char}`);
+/** `field:"value"`: an exact match (a phrase, on the message). */
+function phrase(field: string, value: unknown): QueryNode {
+  return { kind: 'term', field, value: termText(value), match: 'phrase', position: 0 };
+}
+
+/** One alternative per value; none matches nothing. */
+function anyOf(nodes: QueryNode[]): QueryNode {
+  return nodes.length === 0 ? NOTHING : joined('or', nodes);
 }
 
 function clauses(value: unknown): unknown[] {
@@ -85,6 +102,10 @@ export function dateValue(value: unknown, format: unknown, now: number, roundUp:
 /** Elasticsearch's `indices.query.bool.max_nested_depth`: deeper `bool`s are a client error there too. */
 export const MAX_BOOL_DEPTH = 20;
 
+/**
+ * Clauses as AST nodes; null for a clause that constrains nothing (match_all, an empty bool, a
+ * top-level time range): it is left out of a conjunction and means everything elsewhere.
+ */
 class Translator {
   from: number | undefined;
   to: number | undefined;
@@ -93,7 +114,7 @@ class Translator {
   constructor(private readonly now: number) {}
 
   /** `top`: the clause is ANDed into the whole query, so a time range may narrow the store's read. */
-  clause(query: unknown, top: boolean): string {
+  clause(query: unknown, top: boolean): QueryNode | null {
     if (!isPlainObject(query)) throw parsingError('a query must be an object');
     const kinds = Object.keys(query);
     if (kinds.length !== 1) throw parsingError(`a query must have exactly one type, got [${kinds.join(', ')}]`);
@@ -101,48 +122,49 @@ class Translator {
     const body = query[kind];
     switch (kind) {
       case 'match_all':
-        return '';
+        return null;
       case 'match_none':
-        return 'NOT *';
+        return NOTHING;
       case 'bool':
         return this.bool(body, top);
       case 'query_string':
         return this.queryString(body);
       case 'term': {
         const [field, spec] = single(kind, body);
-        return `${fieldName(field)}:${quoted(leafValue(spec))}`;
+        return phrase(fieldName(field), leafValue(spec));
       }
       case 'terms': {
         const [field, values] = single(kind, body);
         if (!Array.isArray(values)) throw parsingError('[terms] query needs an array of values');
-        if (values.length === 0) return 'NOT *';
-        return values.map((value) => `${fieldName(field)}:${quoted(value)}`).join(' OR ');
+        return anyOf(values.map((value) => phrase(fieldName(field), value)));
       }
       case 'match':
       case 'match_phrase': {
         const [field, spec] = single(kind, body);
         const text = leafValue(spec, 'query');
-        if (kind === 'match_phrase' || typeof text !== 'string') return `${fieldName(field)}:${quoted(text)}`;
+        if (kind === 'match_phrase' || typeof text !== 'string') return phrase(fieldName(field), text);
         const operator = isPlainObject(spec) && typeof spec.operator === 'string' ? spec.operator.toUpperCase() : 'OR';
         if (operator !== 'OR' && operator !== 'AND') throw parsingError(`[match] operator must be and or or`);
         const words = text.split(/\s+/).filter((word) => word !== '');
-        if (words.length === 0) return 'NOT *';
-        return words.map((word) => `${fieldName(field)}:${quoted(word)}`).join(` ${operator} `);
+        if (words.length === 0) return NOTHING;
+        return joined(
+          operator === 'AND' ? 'and' : 'or',
+          words.map((word) => phrase(fieldName(field), word)),
+        );
       }
       case 'prefix': {
         const [field, spec] = single(kind, body);
         const value = leafValue(spec);
         if (typeof value !== 'string' || value === '') throw parsingError('[prefix] needs a non-empty string');
-        return `${fieldName(field)}:${escapedWord(value)}*`;
+        return { kind: 'term', field: fieldName(field), value, match: 'prefix', position: 0 };
       }
       case 'exists': {
         if (!isPlainObject(body) || typeof body.field !== 'string') throw parsingError('[exists] needs a field');
-        return `_exists_:${fieldName(body.field)}`;
+        return { kind: 'exists', field: fieldName(body.field), position: 0 };
       }
       case 'ids': {
         if (!isPlainObject(body) || !Array.isArray(body.values)) throw parsingError('[ids] needs values');
-        if (body.values.length === 0) return 'NOT *';
-        return body.values.map((value) => `_id:${quoted(value)}`).join(' OR ');
+        return anyOf(body.values.map((value) => phrase('_id', value)));
       }
       case 'range':
         return this.range(body, top);
@@ -151,7 +173,7 @@ class Translator {
     }
   }
 
-  private bool(body: unknown, top: boolean): string {
+  private bool(body: unknown, top: boolean): QueryNode | null {
     if (!isPlainObject(body)) throw parsingError('[bool] query malformed');
     if (this.#boolDepth >= MAX_BOOL_DEPTH) throw parsingError(`[bool] queries nest deeper than ${MAX_BOOL_DEPTH} levels`);
     this.#boolDepth += 1;
@@ -162,7 +184,7 @@ class Translator {
     }
   }
 
-  private boolClauses(body: Record<string, unknown>, top: boolean): string {
+  private boolClauses(body: Record<string, unknown>, top: boolean): QueryNode | null {
     for (const key of Object.keys(body)) {
       if (!['must', 'filter', 'should', 'must_not', 'minimum_should_match', 'boost', '_name'].includes(key)) {
         throw unsupported(`the bool option [${key.slice(0, 50)}]`);
@@ -175,15 +197,15 @@ class Translator {
       throw unsupported(`minimum_should_match [${shown(minimum)}] (only 0 and 1)`);
     }
     // With required clauses and no minimum, `should` only scores in Elasticsearch: it filters nothing.
-    if (should.length > 0 && shown(minimum) === '1') required.push(should.map(group).join(' OR '));
-    const excluded = clauses(body.must_not).map((clause) => `NOT ${group(this.clause(clause, false))}`);
-    return [...required, ...excluded]
-      .filter((part) => part !== '')
-      .map(group)
-      .join(' AND ');
+    if (should.length > 0 && shown(minimum) === '1') required.push(joined('or', should.map(everythingIfNull)));
+    const excluded = clauses(body.must_not).map((clause): QueryNode => ({
+      kind: 'not',
+      child: everythingIfNull(this.clause(clause, false)),
+    }));
+    return allOf([...required, ...excluded]);
   }
 
-  private queryString(body: unknown): string {
+  private queryString(body: unknown): QueryNode | null {
     if (!isPlainObject(body) || typeof body.query !== 'string') throw parsingError('[query_string] needs a query');
     for (const [key, value] of Object.entries(body)) {
       if (['query', 'analyze_wildcard', 'lenient', 'boost', '_name', 'allow_leading_wildcard', 'time_zone'].includes(key)) continue;
@@ -192,11 +214,10 @@ class Translator {
       if (key === 'fields' && Array.isArray(value) && value.every((field) => field === '*' || field === 'message')) continue;
       throw unsupported(`the query_string option [${key.slice(0, 50)}] with this value`);
     }
-    parseQuery(body.query); // a syntax error is reported with its position in the user's own text
-    return body.query.trim();
+    return typedQuery(body.query);
   }
 
-  private range(body: unknown, top: boolean): string {
+  private range(body: unknown, top: boolean): QueryNode | null {
     const [rawField, spec] = single('range', body);
     if (!isPlainObject(spec)) throw parsingError('[range] query malformed');
     const field = fieldName(rawField);
@@ -212,7 +233,7 @@ class Translator {
       if (value === undefined || value === null) return undefined;
       if (time) return String(dateValue(value, spec.format, this.now, roundUp));
       if (typeof value === 'number') return String(value);
-      return quoted(value);
+      return termText(value);
     };
     const gte = bound(spec.gte, false);
     const gt = bound(spec.gt, true);
@@ -223,22 +244,62 @@ class Translator {
       const upper = lte !== undefined ? Number(lte) : lt !== undefined ? Number(lt) - 1 : undefined;
       if (lower !== undefined) this.from = Math.max(this.from ?? lower, lower);
       if (upper !== undefined) this.to = Math.min(this.to ?? upper, upper);
-      return '';
+      return null;
     }
     const lower = gte ?? gt;
     const upper = lte ?? lt;
-    if (lower === undefined && upper === undefined) return `_exists_:${field}`;
-    return `${field}:${gte !== undefined ? '[' : '{'}${lower ?? '*'} TO ${upper ?? '*'}${lte !== undefined ? ']' : '}'}`;
+    if (lower === undefined && upper === undefined) return { kind: 'exists', field, position: 0 };
+    const edge = (value: string | undefined, inclusive: boolean): RangeBound | null => (value === undefined ? null : { value, inclusive });
+    return { kind: 'range', field, lower: edge(lower, gte !== undefined), upper: edge(upper, lte !== undefined), position: 0 };
   }
 }
 
-function group(part: string): string {
-  return part === '' ? '*' : `(${part})`;
+function everythingIfNull(node: QueryNode | null): QueryNode {
+  return node ?? { kind: 'all' };
 }
 
-export function translateQuery(query: unknown, now: number): TranslatedQuery {
-  if (query === undefined) return { query: '' };
+/** The clauses that constrain something, ANDed; null when none does. */
+function allOf(nodes: readonly (QueryNode | null)[]): QueryNode | null {
+  const present = nodes.filter((node): node is QueryNode => node !== null);
+  return present.length === 0 ? null : joined('and', present);
+}
+
+/** A query the client typed in our language (query_string, `q=`); blank constrains nothing. Syntax errors carry positions in its own text. */
+function typedQuery(text: string): QueryNode | null {
+  const node = parseQuery(text);
+  return text.trim() === '' ? null : node;
+}
+
+/**
+ * The index part of a path or an msearch header as a query on the `_index` field (kept at ingestion):
+ * `*`, `_all` or none = every entry of the tenant (null); `name`, `prefix*` and comma lists select by `_index`.
+ */
+export function indexQuery(index: string | string[] | undefined): QueryNode | null {
+  const names = (Array.isArray(index) ? index : (index ?? '').split(',')).map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0 || names.some((name) => name === '*' || name === '_all')) return null;
+  return joined(
+    'or',
+    names.map((name): QueryNode => {
+      if (name.startsWith('-')) throw unsupported(`excluding an index [${name.slice(0, 100)}]`);
+      const star = name.indexOf('*');
+      if (star !== -1 && star !== name.length - 1) throw unsupported(`the index pattern [${name.slice(0, 100)}] (a * only at the end)`);
+      const value = star === -1 ? name : name.slice(0, -1);
+      return { kind: 'term', field: '_index', value, match: star === -1 ? 'word' : 'prefix', position: 0 };
+    }),
+  );
+}
+
+/**
+ * What a `_search` (or one search of `_msearch`) asks for: its body's `query`, the `q` URL parameter
+ * and the index pattern, ANDed, within the parser's bounds on terms and nesting.
+ */
+export function dslSearch(
+  request: { query: unknown; q?: string | undefined; index: string | string[] | undefined },
+  now: number,
+): DslSearch {
   const translator = new Translator(now);
-  const text = translator.clause(query, true);
-  return { query: text, from: translator.from, to: translator.to };
+  const query = request.query === undefined ? null : translator.clause(request.query, true);
+  const q = request.q === undefined ? null : typedQuery(request.q);
+  const node = allOf([query, q, indexQuery(request.index)]) ?? { kind: 'all' };
+  return { condition: toCondition(withinBounds(node)), from: translator.from, to: translator.to };
 }

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
-import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
+import { isJsonScalarLiteral, type FieldRef } from '../../query/fields.js';
 import { equalityFacets, type FacetLookup } from '../facets.js';
-import type { Condition, TextExpr } from './condition.js';
+import type { Condition, TextExpr } from '../../query/condition.js';
 import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 import type { FieldSql } from '../store-core.js';
 

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import { isJsonScalarLiteral, type FieldRef } from '../fields.js';
-import type { Condition, TextExpr } from './condition.js';
+import { isJsonScalarLiteral, type FieldRef } from '../../query/fields.js';
+import type { Condition, TextExpr } from '../../query/condition.js';
 import type { FieldSql } from '../store-core.js';
 import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { FieldRef } from '../fields.js';
-import type { ConditionBound } from './condition.js';
+import type { FieldRef } from '../../query/fields.js';
+import type { ConditionBound } from '../../query/condition.js';
 
 export type MatchField = Exclude<FieldRef, { kind: 'timestamp' }>;
 
