@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { parseQuery, type LogEntry, type LogStore, type SearchRequest, type StoredLogEntry } from '../../src/logs/modules/store/index.js';
 import { both, filtersToCondition, toCondition } from '../../src/logs/modules/store/query/condition.js';
 import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
-import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/time-ids.js';
+import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/sqlite/time-ids.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { byTime, matches } from './store-oracle.js';
 import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './store-helpers.js';

@@ -950,7 +950,7 @@ describeOnPostgres('log store partitions [postgres]', () => {
 
   test('removing an emptied hour’s postings spares the batches numbered after the hour was emptied', async () => {
     const { sql } = await import('kysely');
-    const { removePostings } = await import('../../src/logs/modules/store/postgres-postings.js');
+    const { removePostings } = await import('../../src/logs/modules/store/postgres/postgres-postings-write.js');
     const { store, database } = handle;
     const hour = T0 + 32 * DAY;
     await store.append('r', [{ timestamp: hour + 1, message: 'before the removal' }]);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
+import { writerThreadOf } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
 import { exitWhenWriterStops } from '../../src/logs/server.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 

@@ -1,9 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { postgresFacet } from './facets.js';
-import { HOUR, mod } from './minutes.js';
-import { nextBatches, pieceOrders, PLACES, postingsPieces, storePostings, type Hit } from './postgres-postings.js';
-import { storedWords, tokenize } from './tokenize.js';
-import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
+import { postgresFacet } from '../facets.js';
+import { HOUR, mod } from '../minutes.js';
+import { PLACES, type Hit } from './postgres-postings.js';
+import { nextBatches, pieceOrders, postingsPieces, storePostings } from './postgres-postings-write.js';
+import { storedWords, tokenize } from '../tokenize.js';
+import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from '../write-batch.js';
 
 /**
  * PostgreSQL's entries in blocks (docs/log-store.md, "Blocks"; docs/scaling.md step 3): a piece's

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
-import { DAY, mod } from './minutes.js';
-import type { Condition } from './query/condition.js';
-import { compilePostgres, postgresFields } from './query/compile-postgres.js';
-import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
+import type { AppendResult, LogEntry, StoredLogEntry } from '../log-store.js';
+import { DAY, mod } from '../minutes.js';
+import type { Condition } from '../query/condition.js';
+import { compilePostgres, postgresFields } from '../query/compile-postgres.js';
+import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from '../attribute-codes.js';
 import {
   boundedTotal,
   ENTRY_COLUMNS,
@@ -14,19 +14,11 @@ import {
   type ReadDialect,
   type ReadPlan,
   type TimePage,
-} from './store-core.js';
-import type { FieldRef } from './fields.js';
-import {
-  candidateHits,
-  lastBatch,
-  matchHits,
-  postingsCounts,
-  postingsPlan,
-  removePostings,
-  type EmptiedHour,
-  type Hit,
-  type PostingsPlan,
-} from './postgres-postings.js';
+} from '../store-core.js';
+import type { FieldRef } from '../fields.js';
+import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
+import { candidateHits, matchHits, postingsCounts } from './postgres-postings-read.js';
+import { lastBatch, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
   createHourPartition,
@@ -38,8 +30,8 @@ import {
   storeEntries,
   type BlockSpan,
 } from './postgres-blocks.js';
-import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary } from './facets.js';
+import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from '../facet-dictionary.js';
+import { FacetDictionary } from '../facets.js';
 import {
   batchRollups,
   documentIdsOf,
@@ -49,7 +41,7 @@ import {
   type PreparedEntry,
   ROLLUP_TABLE_NAMES,
   splitByDocumentId,
-} from './write-batch.js';
+} from '../write-batch.js';
 
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {

@@ -1,4 +1,4 @@
-import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
+import { varintSize, writeVarintAt } from '../../../../shared/encoding/varint.js';
 
 /**
  * Postings of a batch of entries: for each token (a word or a facet), which of the batch's entries

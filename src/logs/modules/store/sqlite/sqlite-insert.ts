@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
-import { isPacked, plainValues, type PackedValues } from '../../../shared/db/packed-values.js';
-import type { RowsStatement } from '../../../shared/db/sqlite-thread.js';
+import { isPacked, plainValues, type PackedValues } from './threads/packed-values.js';
+import type { RowsStatement } from './threads/write-thread.js';
 
 /** SQLite's default limit of bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER). */
 const MAX_PARAMETERS = 32_766;
