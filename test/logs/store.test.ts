@@ -957,7 +957,7 @@ describeOnPostgres('log store partitions [postgres]', () => {
     const { rows } = await sql<{ batch: string }>`SELECT batch::text FROM log_batches WHERE tenant_id = 'r'`.execute(database.db);
     // A batch that stores rows in the hour after its rows were removed, before its postings are.
     await store.append('r', [{ timestamp: hour + 2, message: 'after the removal' }]);
-    await removePostings(database.db, 'r', { start: hour, lastBatch: Number(rows[0]!.batch) });
+    await removePostings(database.db, 'r', { start: hour, lastPiece: Number(rows[0]!.batch) });
     const left = await sql<{
       entries: number;
       first_ts: string;

@@ -31,47 +31,48 @@ function lookupsOf(expr: PostingsExpr, into: Lookups = { keys: [], everyGroup: f
   return into;
 }
 
-interface BatchRow {
+interface PieceRow {
+  /** Its number (log_batches.batch), which its entries' ids are made from (idOf). */
   batch: string;
   first_ts: string;
   last_ts: string;
   entries: number;
   groups: number;
   pairs: number;
-  /** Only for a batch that is not inside [from, end) and one bucket (the others are counted whole). */
+  /** Only for a piece that is not inside [from, end) and one bucket (the others are counted whole). */
   times: Buffer | null;
 }
 
 /** Matches in more than one entry of this many are read with the range's blocks (candidateHits). */
 const DENSE = 32;
 
-/** Batches read per statement: a day is about 2,000 at 10M entries. */
-const BATCH_PAGE = 1_000;
+/** Pieces read per statement: a day is about 2,000 at 10M entries. */
+const PIECE_PAGE = 1_000;
 
 /**
- * The batches with entries in [from, end), newest first, a page at a time, with the group rows that
- * `expr` reads (readPostings). A batch lies within one hour, so its first time is at most an hour before `from`.
+ * The pieces with entries in [from, end), newest first, a page at a time, with the group rows that
+ * `expr` reads (readPostings). A piece lies within one hour, so its first time is at most an hour before `from`.
  * Its times are read unless it lies inside the range and `countedWhole` holds (its count will do).
  */
-async function* batchPages(
+async function* piecePages(
   db: Kysely<any>,
   tenantId: string,
   from: number,
   end: number,
   expr: PostingsExpr,
   countedWhole: RawBuilder<unknown>,
-): AsyncGenerator<{ batches: BatchRow[]; postings: Map<string, Map<number, Buffer>> }> {
+): AsyncGenerator<{ pieces: PieceRow[]; postings: Map<string, Map<number, Buffer>> }> {
   let before = sql``;
   for (;;) {
-    const { rows: batches } = await sql<BatchRow>`SELECT batch::text, first_ts, last_ts, entries, groups, pairs,
+    const { rows: pieces } = await sql<PieceRow>`SELECT batch::text, first_ts, last_ts, entries, groups, pairs,
         CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${countedWhole} THEN NULL ELSE times END AS times
-      FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
+      FROM log_pieces WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
         AND last_ts >= ${from}::bigint${before}
-      ORDER BY first_ts DESC, batch DESC LIMIT ${BATCH_PAGE}`.execute(db);
-    if (batches.length === 0) return;
-    yield { batches, postings: await readPostings(db, tenantId, batches, expr) };
-    if (batches.length < BATCH_PAGE) return;
-    const last = batches.at(-1)!;
+      ORDER BY first_ts DESC, batch DESC LIMIT ${PIECE_PAGE}`.execute(db);
+    if (pieces.length === 0) return;
+    yield { pieces, postings: await readPostings(db, tenantId, pieces, expr) };
+    if (pieces.length < PIECE_PAGE) return;
+    const last = pieces.at(-1)!;
     before = sql` AND (first_ts, batch) < (${last.first_ts}::bigint, ${last.batch}::bigint)`;
     await nextTurn();
   }
@@ -87,7 +88,7 @@ export interface PostingsCounts {
 
 /**
  * The matches of `expr` (exact or exactByPairs: PostingsPlan) in [from, end) per bucket of
- * `intervalMs` (epoch-aligned; null: one bucket, 0). A batch inside the range and one bucket adds its
+ * `intervalMs` (epoch-aligned; null: one bucket, 0). A piece inside the range and one bucket adds its
  * count; only the others read their times. A piece that answers with candidates (a phrase without its
  * pair) gives them instead, for the rows to check. Null when the candidates are many (candidateHits'
  * rule): the range's rows count them all. With `stopAbove`, counting stops once the matches pass it,
@@ -116,39 +117,39 @@ export async function postingsCounts(
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
   const candidates: Hit[] = [];
   let entries = 0;
-  for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, oneBucket)) {
-    const untimed: { batch: BatchRow; places: number[] }[] = [];
-    for (const batch of batches) {
-      entries += batch.entries;
-      if (batch.times === null && expr.kind === 'token') {
-        const data = postings.get(batch.batch)?.get(groupOf(expr.token, batch.groups));
-        add(bucketStart(Number(batch.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, expr, oneBucket)) {
+    const untimed: { piece: PieceRow; places: number[] }[] = [];
+    for (const piece of pieces) {
+      entries += piece.entries;
+      if (piece.times === null && expr.kind === 'token') {
+        const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
+        add(bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
         continue;
       }
-      const { places, exact } = matchOf(expr, batch, postings);
+      const { places, exact } = matchOf(expr, piece, postings);
       if (places.length === 0) continue;
-      if (batch.times === null) {
-        if (exact) add(bucketStart(Number(batch.first_ts)), places.length);
-        else untimed.push({ batch, places });
+      if (piece.times === null) {
+        if (exact) add(bucketStart(Number(piece.first_ts)), places.length);
+        else untimed.push({ piece, places });
         continue;
       }
-      const times = timesOf(batch.times, Number(batch.first_ts), batch.entries);
+      const times = timesOf(piece.times, Number(piece.first_ts), piece.entries);
       for (const place of places) {
         const ts = times[place]!;
         if (ts < from || ts >= end) continue;
         if (exact) add(bucketStart(ts), 1);
-        else candidates.push({ ts, id: idOf(batch.batch, place) });
+        else candidates.push({ ts, id: idOf(piece.batch, place) });
       }
     }
     if (untimed.length > 0) {
       const times = await readTimes(
         db,
         tenantId,
-        untimed.map(({ batch }) => batch),
+        untimed.map(({ piece }) => piece),
       );
-      for (const { batch, places } of untimed) {
-        const at = timesOf(times.get(batch.batch)!, Number(batch.first_ts), batch.entries);
-        for (const place of places) candidates.push({ ts: at[place]!, id: idOf(batch.batch, place) });
+      for (const { piece, places } of untimed) {
+        const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
+        for (const place of places) candidates.push({ ts: at[place]!, id: idOf(piece.batch, place) });
       }
     }
     if (candidates.length > most) return null;
@@ -177,15 +178,15 @@ export async function candidateHits(
 ): Promise<Hit[] | null> {
   const hits: Hit[] = [];
   let entries = 0;
-  for await (const { batches, postings } of batchPages(db, tenantId, from, end, expr, sql`FALSE`)) {
-    for (const batch of batches) {
-      entries += batch.entries;
-      const matched = matchesOf(expr, batch, postings);
+  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, expr, sql`FALSE`)) {
+    for (const piece of pieces) {
+      entries += piece.entries;
+      const matched = matchesOf(expr, piece, postings);
       if (matched.length === 0) continue;
-      const at = timesOf(batch.times!, Number(batch.first_ts), batch.entries);
+      const at = timesOf(piece.times!, Number(piece.first_ts), piece.entries);
       for (const place of matched) {
         const ts = at[place]!;
-        if (ts >= from && ts < end) hits.push({ ts, id: idOf(batch.batch, place) });
+        if (ts >= from && ts < end) hits.push({ ts, id: idOf(piece.batch, place) });
       }
     }
     if (hits.length > most) return null;
@@ -218,14 +219,14 @@ export async function* matchHits(
   for (;;) {
     // The pieces of the next hour that has any (one statement: the hour, then its pieces).
     const nearest = descending ? sql`max(first_ts)` : sql`min(first_ts)`;
-    const { rows: pieces } = await sql<BatchRow & { hour: string }>`WITH next AS (SELECT ${nearest} AS first FROM log_batches
+    const { rows: pieces } = await sql<PieceRow & { hour: string }>`WITH next AS (SELECT ${nearest} AS first FROM log_batches
         WHERE ${inRange} AND first_ts ${descending ? sql`<` : sql`>`} ${bound}::bigint),
       hour AS (SELECT first - (((first % ${HOUR}) + ${HOUR}) % ${HOUR}) AS start FROM next)
       SELECT batch::text, first_ts, last_ts, entries, groups, pairs, NULL AS times, hour.start::text AS hour FROM log_batches, hour
       WHERE ${inRange} AND first_ts >= hour.start AND first_ts < hour.start + ${HOUR}`.execute(db);
     if (pieces.length === 0) return;
     const hour = Number(pieces[0]!.hour);
-    const nearestOf = (piece: BatchRow): number => Number(descending ? piece.last_ts : piece.first_ts);
+    const nearestOf = (piece: PieceRow): number => Number(descending ? piece.last_ts : piece.first_ts);
     pieces.sort((a, b) => nearer(nearestOf(a), nearestOf(b)));
     let pending: Hit[] = [];
     for (let start = 0, size = 4; start < pieces.length; start += size, size *= 2) {
@@ -258,29 +259,29 @@ export async function* matchHits(
   }
 }
 
-/** The times (encodeTimes) of each batch, by batch. */
-async function readTimes(db: Kysely<any>, tenantId: string, batches: readonly BatchRow[]): Promise<Map<string, Buffer>> {
-  const { rows } = await sql<{ batch: string; times: Buffer }>`SELECT batch::text, times FROM log_batches
-    WHERE tenant_id = ${tenantId} AND batch = ANY(${batches.map((batch) => batch.batch)}::bigint[])`.execute(db);
+/** The times (encodeTimes) of each piece, by its number. */
+async function readTimes(db: Kysely<any>, tenantId: string, pieces: readonly PieceRow[]): Promise<Map<string, Buffer>> {
+  const { rows } = await sql<{ batch: string; times: Buffer }>`SELECT batch::text, times FROM log_pieces
+    WHERE tenant_id = ${tenantId} AND batch = ANY(${pieces.map((piece) => piece.batch)}::bigint[])`.execute(db);
   return new Map(rows.map((row) => [row.batch, row.times]));
 }
 
 /**
- * The group rows `expr` reads of each batch (lookupsOf), by batch and group. A phrase reads its pairs'
+ * The group rows `expr` reads of each piece (lookupsOf), by piece number and group. A phrase reads its pairs'
  * groups; only a piece that lacks a pair also reads its words' (whose counts tell whether the pair is
  * not posted or not held): a phrase of common words reads one group a piece, as a word does.
  */
 async function readPostings(
   db: Kysely<any>,
   tenantId: string,
-  batches: readonly BatchRow[],
+  pieces: readonly PieceRow[],
   expr: PostingsExpr,
 ): Promise<Map<string, Map<number, Buffer>>> {
   const { keys: tokens, everyGroup } = lookupsOf(expr);
   const postings = await readGroups(
     db,
     tenantId,
-    batches.flatMap(({ batch, groups }) => {
+    pieces.flatMap(({ batch, groups }) => {
       const read = everyGroup
         ? Array.from({ length: groups }, (_, group) => group)
         : [...new Set([...tokens].map((token) => groupOf(token, groups)))];
@@ -289,7 +290,7 @@ async function readPostings(
   );
   const phrases = phrasesOf(expr);
   if (phrases.length === 0) return postings;
-  const words = batches.flatMap(({ batch, groups: count }) => {
+  const words = pieces.flatMap(({ batch, groups: count }) => {
     const groups = postings.get(batch) ?? new Map<number, Buffer>();
     const wanted = new Set<number>();
     for (const phrase of phrases) {
@@ -318,7 +319,7 @@ function phrasesOf(expr: PostingsExpr): string[][] {
   return expr.kind === 'and' || expr.kind === 'or' ? expr.children.flatMap(phrasesOf) : [];
 }
 
-/** Group rows by batch and group. */
+/** Group rows by piece number and group. */
 async function readGroups(
   db: Kysely<any>,
   tenantId: string,
@@ -337,19 +338,19 @@ async function readGroups(
 }
 
 /**
- * The places (ascending) of the entries of `batch` that `expr` matches, from its group rows in
+ * The places (ascending) of the entries of `piece` that `expr` matches, from its group rows in
  * `postings` (readPostings); `exact`: they are its matches, else candidates (a phrase the piece has no
  * pair for, or of three words or more).
  */
-function matchOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): { places: number[]; exact: boolean } {
+function matchOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): { places: number[]; exact: boolean } {
   const matched = evaluate(expr, {
-    groups: postings.get(batch.batch) ?? new Map<number, Buffer>(),
-    count: batch.groups,
-    pairs: batch.pairs,
+    groups: postings.get(piece.batch) ?? new Map<number, Buffer>(),
+    count: piece.groups,
+    pairs: piece.pairs,
   });
   if (!matched.negated) return matched;
   const all: number[] = [];
-  for (let place = 0, next = 0; place < batch.entries; place += 1) {
+  for (let place = 0, next = 0; place < piece.entries; place += 1) {
     if (matched.places[next] === place) next += 1;
     else all.push(place);
   }
@@ -357,11 +358,11 @@ function matchOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<
 }
 
 /** The places matchOf gives, exact or not. */
-function matchesOf(expr: PostingsExpr, batch: BatchRow, postings: Map<string, Map<number, Buffer>>): number[] {
-  return matchOf(expr, batch, postings).places;
+function matchesOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): number[] {
+  return matchOf(expr, piece, postings).places;
 }
 
-/** Places of a batch, ascending; `negated`: every place but these (a NOT stays a list until the end). */
+/** Places of a piece, ascending; `negated`: every place but these (a NOT stays a list until the end). */
 interface Places {
   places: number[];
   negated: boolean;
@@ -382,8 +383,8 @@ function groupValue(token: string, piece: PieceRows): Buffer | undefined {
 }
 
 /**
- * The entries of a batch that `expr` matches, as lists of places merged in order: a word is in a few
- * of a batch's 5,000 entries, so lists cost less than a bit per entry and node.
+ * The entries of a piece that `expr` matches, as lists of places merged in order: a word is in a few
+ * of a piece's 5,000 entries, so lists cost less than a bit per entry and node.
  */
 function evaluate(expr: PostingsExpr, piece: PieceRows): Places {
   switch (expr.kind) {

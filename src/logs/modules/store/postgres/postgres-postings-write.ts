@@ -9,7 +9,7 @@ import { encodePostings, encodeTimes } from './postings.js';
  * (postgres-blocks.ts, storeEntries); retention removes those of an emptied hour.
  */
 
-/** Groups of a batch of `entries`: about 16 entries' tokens a group, at most 256 (a lookup reads 1/256 of a large batch). */
+/** Groups of a piece of `entries`: about 16 entries' tokens a group, at most 256 (a lookup reads 1/256 of a large piece). */
 export function groupsFor(entries: number): number {
   return 2 ** Math.min(8, Math.max(0, Math.floor(Math.log2(entries / 16))));
 }
@@ -90,7 +90,7 @@ export function postingsPieces(
 }
 
 /** The numbers of `count` new pieces (log_batches.batch). */
-export async function nextBatches(trx: Kysely<any>, count: number): Promise<string[]> {
+export async function nextPieceNumbers(trx: Kysely<any>, count: number): Promise<string[]> {
   const { rows } = await sql<{ batch: string }>`SELECT nextval('log_batches_batch_seq')::text AS batch
     FROM generate_series(1, ${count}::int)`.execute(trx);
   return rows.map((row) => row.batch);
@@ -98,25 +98,25 @@ export async function nextBatches(trx: Kysely<any>, count: number): Promise<stri
 
 /**
  * Writes a batch's pieces inside the caller's transaction (the one that stores its entries), under
- * `batches` (nextBatches) or new numbers.
+ * `numbers` (nextPieceNumbers) or new ones.
  */
 export async function storePostings(
   trx: Kysely<any>,
   tenantId: string,
   pieces: readonly PostingsPiece[],
-  batches?: readonly string[],
+  numbers?: readonly string[],
 ): Promise<void> {
   if (pieces.length === 0) return;
-  batches ??= await nextBatches(trx, pieces.length);
+  numbers ??= await nextPieceNumbers(trx, pieces.length);
   // Pieces without pairs (migrations 0150 and 0160, which run before 0200 adds the column) leave it out.
   const pairs = pieces.some((piece) => piece.pairs > 0)
     ? { column: sql`, pairs`, values: sql`, ${pieces.map((piece) => piece.pairs)}::int[]` }
     : { column: sql``, values: sql`` };
   await sql`INSERT INTO log_batches (tenant_id, batch, first_ts, last_ts, entries, groups, times${pairs.column})
-    SELECT ${tenantId}, * FROM unnest(${batches}::bigint[], ${pieces.map((piece) => piece.first)}::bigint[],
+    SELECT ${tenantId}, * FROM unnest(${numbers}::bigint[], ${pieces.map((piece) => piece.first)}::bigint[],
       ${pieces.map((piece) => piece.last)}::bigint[], ${pieces.map((piece) => piece.entries)}::int[],
       ${pieces.map((piece) => piece.groups)}::int[], ${pieces.map((piece) => piece.times)}::bytea[]${pairs.values})`.execute(trx);
-  const owners = pieces.flatMap((piece, index) => piece.postings.map(() => batches[index]!));
+  const owners = pieces.flatMap((piece, index) => piece.postings.map(() => numbers[index]!));
   const postings = pieces.flatMap((piece) => piece.postings);
   await sql`INSERT INTO log_postings (tenant_id, batch, grp, tokens)
     SELECT ${tenantId}, * FROM unnest(${owners}::bigint[], ${postings.map((posting) => posting.group)}::int[],
@@ -124,30 +124,30 @@ export async function storePostings(
 }
 
 /**
- * The last batch number given out. Read while holding a lock that every batch with rows in an hour
- * takes before its number (PostgresLogStore.removeOlderThan), it parts the batches whose rows were
+ * The last piece number given out. Read while holding a lock that every batch with rows in an hour
+ * takes before its pieces' numbers (PostgresLogStore.removeOlderThan), it parts the pieces whose rows were
  * removed with the hour from later ones.
  */
-export async function lastBatch(trx: Kysely<any>): Promise<number> {
+export async function lastPieceNumber(trx: Kysely<any>): Promise<number> {
   const { rows } = await sql<{ last: string }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last
     FROM log_batches_batch_seq`.execute(trx);
   return Number(rows[0]!.last);
 }
 
-/** An hour whose entries of a tenant were removed, and the last batch number given out by then. */
+/** An hour whose entries of a tenant were removed, and the last piece number given out by then. */
 export interface EmptiedHour {
   start: number;
-  lastBatch: number;
+  lastPiece: number;
 }
 
 /**
- * Removes the tenant's postings of an emptied hour: those of its batches up to `lastBatch` (a batch
+ * Removes the tenant's postings of an emptied hour: those of its pieces up to `lastPiece` (a batch
  * stored in the hour since has rows there again, and keeps its postings).
  */
-export async function removePostings(db: Kysely<any>, tenantId: string, { start, lastBatch }: EmptiedHour): Promise<void> {
+export async function removePostings(db: Kysely<any>, tenantId: string, { start, lastPiece }: EmptiedHour): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const inHour = sql`b.tenant_id = ${tenantId} AND b.first_ts >= ${start}::bigint AND b.first_ts < ${start + HOUR}::bigint
-      AND b.batch <= ${lastBatch}::bigint`;
+      AND b.batch <= ${lastPiece}::bigint`;
     await sql`DELETE FROM log_postings p USING log_batches b WHERE ${inHour} AND p.tenant_id = b.tenant_id AND p.batch = b.batch`.execute(
       trx,
     );

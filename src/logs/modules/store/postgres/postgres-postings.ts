@@ -5,7 +5,7 @@ import type { Condition, TextExpr } from '../query/condition.js';
  * PostgreSQL's word index (docs/log-store.md, "Postings"; docs/scaling.md steps 2b and 2c): each
  * batch's entries of one UTC hour are a row of log_batches (their times) and a few rows of
  * log_postings (which of them hold each token, tokens hashed into groups: postings.ts). Counting a
- * word over a day reads one small row per batch; a page reads the entries its matches name (Hit: a
+ * word over a day reads one small row per piece; a page reads the entries its matches name (Hit: a
  * piece's place is its entry's id, postgres-blocks.ts). Written in the entries' own transaction, so
  * they always agree with the blocks (postgres-postings-write.ts); read by postgres-postings-read.ts.
  * Here: which conditions postings answer (the postings plan), and what they find (Hit).
@@ -106,16 +106,16 @@ function negate(child: PostingsPlan | null): PostingsPlan | null {
   return child !== null && child.exact ? { expr: { kind: 'not', child: child.expr }, exact: true, exactByPairs: true } : null;
 }
 
-/** An entry's place in its piece (the piece's batch times this, plus the place, is its id): a piece holds at most this many. */
+/** An entry's place in its piece (the piece's number times this, plus the place, is its id): a piece holds at most this many. */
 export const PLACES = 65_536;
 
-/** An entry the postings found: its time and id (its piece's batch × PLACES + its place). */
+/** An entry the postings found: its time and id (its piece's number × PLACES + its place). */
 export interface Hit {
   ts: number;
   id: number;
 }
 
-/** The id of the entry at `place` of piece `batch`. */
-export function idOf(batch: string, place: number): number {
-  return Number(batch) * PLACES + place;
+/** The id of the entry at `place` of the piece numbered `piece` (log_batches.batch). */
+export function idOf(piece: string, place: number): number {
+  return Number(piece) * PLACES + place;
 }

@@ -18,7 +18,7 @@ import {
 import type { FieldRef } from '../fields.js';
 import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
 import { candidateHits, matchHits, postingsCounts } from './postgres-postings-read.js';
-import { lastBatch, removePostings, type EmptiedHour } from './postgres-postings-write.js';
+import { lastPieceNumber, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
   createHourPartition,
@@ -122,7 +122,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #hits = new WeakMap<PostgresPlan, Promise<Hit[] | null>>();
 
   /**
-   * Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement);
+   * Reads go through `reads` (store-reads.ts: a pool whose statement_timeout bounds each statement);
    * default `db`. A batch's statements each have `writeTimeoutMs` (LogStoreOptions).
    */
   constructor(
@@ -284,17 +284,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const expired = (await this.#attachedPartitions()).filter(({ start }) => start + PARTITION_MS <= cutoff);
     let removed = 0;
     const shared = await partitionsWithOtherTenants(this.db, expired, tenantId);
-    // The hours whose rows of the tenant are gone, with the last batch stored before (lastBatch).
+    // The hours whose rows of the tenant are gone, with the last piece stored before (lastPieceNumber).
     const emptied: EmptiedHour[] = [];
     for (const { name } of shared) {
       removed += await this.db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
         const partition = (await this.#attachedPartitions(trx)).find((attached) => attached.name === name);
         if (partition === undefined) return 0;
-        // Batches that add to the hour wait for this transaction (so lastBatch tells theirs apart).
+        // Batches that add to the hour wait for this transaction (so lastPieceNumber tells theirs apart).
         await sql`LOCK TABLE ${sql.table(name)} IN EXCLUSIVE MODE`.execute(trx);
         const deleted = await deleteTenantBlocks(trx, name, tenantId);
-        emptied.push({ start: partition.start, lastBatch: await lastBatch(trx) });
+        emptied.push({ start: partition.start, lastPiece: await lastPieceNumber(trx) });
         return deleted;
       });
     }
@@ -307,8 +307,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         await sql`LOCK TABLE log_blocks IN ACCESS EXCLUSIVE MODE`.execute(trx);
         const attached = new Set((await this.#attachedPartitions(trx)).map((partition) => partition.name));
         whole = whole.filter((partition) => attached.has(partition.name)); // another process may have removed some
-        const last = await lastBatch(trx);
-        emptied.push(...whole.map(({ start }) => ({ start, lastBatch: last })));
+        const last = await lastPieceNumber(trx);
+        emptied.push(...whole.map(({ start }) => ({ start, lastPiece: last })));
         for (const { name } of await partitionsWithOtherTenants(trx, whole, tenantId)) {
           counted += await deleteTenantBlocks(trx, name, tenantId);
           whole = whole.filter((partition) => partition.name !== name);

@@ -5,7 +5,7 @@ import { inWriteTransaction } from './sqlite-writes.js';
 import { idWindow } from './time-ids.js';
 
 /** Rows deleted per retention transaction, so ingestion is never blocked for long. */
-const RETENTION_BATCH = 5_000;
+const RETENTION_CHUNK = 5_000;
 
 /**
  * Removes the tenant's entries before `cutoff` (00:00 UTC of a day; SqliteLogStore.removeOlderThan
@@ -22,10 +22,10 @@ export async function removeBefore(db: Kysely<any>, tenantId: string, cutoff: nu
   // same entries deleted id by id cost twice as long).
   let lo = Number.MIN_SAFE_INTEGER;
   for (;;) {
-    const batch = await inWriteTransaction(db, async ({ connection }) => {
+    const deleted = await inWriteTransaction(db, async ({ connection }) => {
       const { rows } = await sql<{ upTo: number | null; n: number }>`SELECT max(id) AS upTo, count(*) AS n FROM
         (SELECT id FROM log_entries WHERE id BETWEEN ${lo} AND ${hi} AND tenant_id = ${tenantId} AND ts < ${cutoff}
-          ORDER BY id LIMIT ${RETENTION_BATCH})`.execute(connection);
+          ORDER BY id LIMIT ${RETENTION_CHUNK})`.execute(connection);
       const { upTo, n } = rows[0]!;
       if (upTo === null) return 0;
       await sql`DELETE FROM log_entries WHERE id BETWEEN ${lo} AND ${upTo} AND tenant_id = ${tenantId} AND ts < ${cutoff}`.execute(
@@ -34,17 +34,17 @@ export async function removeBefore(db: Kysely<any>, tenantId: string, cutoff: nu
       lo = Number(upTo) + 1;
       return Number(n);
     });
-    removed += batch;
-    if (batch === 0) break;
-    // Let waiting writes take the connection between batches: without it the next batch took the
+    removed += deleted;
+    if (deleted === 0) break;
+    // Let waiting writes take the connection between chunks: without it the next chunk took the
     // lock first every time, and ingestion waited for the whole purge (measured: 36 s at 10M).
     await nextTurn();
   }
   // Displaced entries (time-ids.ts) before the cutoff, wherever their ids are.
   for (;;) {
-    const batch = await inWriteTransaction(db, async ({ connection }) => {
+    const deleted = await inWriteTransaction(db, async ({ connection }) => {
       const { rows } = await sql<{ id: number }>`SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts < ${cutoff}
-        LIMIT ${RETENTION_BATCH}`.execute(connection);
+        LIMIT ${RETENTION_CHUNK}`.execute(connection);
       if (rows.length === 0) return 0;
       const ids = JSON.stringify(rows.map((row) => row.id));
       const result = await sql`DELETE FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids}))`.execute(connection);
@@ -52,7 +52,7 @@ export async function removeBefore(db: Kysely<any>, tenantId: string, cutoff: nu
       removed += Number(result.numAffectedRows ?? 0);
       return rows.length;
     });
-    if (batch === 0) break;
+    if (deleted === 0) break;
     await nextTurn();
   }
   await removeIndexAndCounts(db, tenantId, cutoff, hi);

@@ -376,7 +376,7 @@ async function writePrepared(
       (index) => ids[index]!.id,
     );
   }
-  // The batch's writes in order, in one message to the SQLite thread (sqlite-thread.ts, runInOrder).
+  // The batch's writes in order, in one message to the SQLite thread (threads/write-thread.ts, runInOrder).
   const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, rows)];
   if (newCodes.length > 0) writes.push(storeAttributeCodes(connection, tenantId, newCodes).compile());
   for (const [hour, { rows: indexed }] of indexedByHour) {

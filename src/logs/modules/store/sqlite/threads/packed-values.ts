@@ -1,5 +1,5 @@
 /**
- * Many values packed for the SQLite thread (sqlite-thread.ts): their strings as one string, the rest
+ * Many values packed for the SQLite thread (write-thread.ts): their strings as one string, the rest
  * in a few arrays. Received as a structured clone, a batch's 75,000 row values cost the thread 7–8 ms
  * (a string made for each, before the first row is bound); packed, the clone copies one string and
  * the thread slices it as it binds each row, about 3 ms in all (docs/benchmarks.md, "Issue 15: packed
