@@ -66,7 +66,7 @@ async function* piecePages(
   for (;;) {
     const { rows: pieces } = await sql<PieceRow>`SELECT batch::text, first_ts, last_ts, entries, groups, pairs,
         CASE WHEN first_ts >= ${from}::bigint AND last_ts < ${end}::bigint AND ${countedWhole} THEN NULL ELSE times END AS times
-      FROM log_pieces WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
+      FROM log_batches WHERE tenant_id = ${tenantId} AND first_ts >= ${from - HOUR}::bigint AND first_ts < ${end}::bigint
         AND last_ts >= ${from}::bigint${before}
       ORDER BY first_ts DESC, batch DESC LIMIT ${PIECE_PAGE}`.execute(db);
     if (pieces.length === 0) return;
@@ -261,7 +261,7 @@ export async function* matchHits(
 
 /** The times (encodeTimes) of each piece, by its number. */
 async function readTimes(db: Kysely<any>, tenantId: string, pieces: readonly PieceRow[]): Promise<Map<string, Buffer>> {
-  const { rows } = await sql<{ batch: string; times: Buffer }>`SELECT batch::text, times FROM log_pieces
+  const { rows } = await sql<{ batch: string; times: Buffer }>`SELECT batch::text, times FROM log_batches
     WHERE tenant_id = ${tenantId} AND batch = ANY(${pieces.map((piece) => piece.batch)}::bigint[])`.execute(db);
   return new Map(rows.map((row) => [row.batch, row.times]));
 }
