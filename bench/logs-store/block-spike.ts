@@ -14,7 +14,7 @@ import { rmSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import SQLite from 'better-sqlite3';
-import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
+import { IDS_PER_SECOND } from '../../src/logs/modules/store/sqlite/time-ids.js';
 import { ftsBody } from '../../src/logs/modules/store/indexed-text.js';
 import { DAY_START, generateEvents } from './generate.js';
 import { deflatedBlock, SpikeFacets, SpikeIds } from './spike-parts.js';

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, type LogEntry } from '../../src/logs/modules/store/index.js';
+import { createLogStore, sqliteThreadDialect, type LogEntry } from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { generateEvents } from './generate.js';
 
@@ -34,7 +34,7 @@ const batchSize = Number(args.batch);
 if (args.dialect === 'sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(args.file + suffix, { force: true });
 const url = args.dialect === 'sqlite' ? `sqlite:${args.file}` : args.url;
 if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
-const database = await openDatabase<any>(url, { sqliteThread: true });
+const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
 if (args.dialect === 'postgres') {
   await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,

@@ -13,7 +13,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, DEFAULT_TRACK_TOTAL, openStoreReads, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
+import {
+  createLogStore,
+  DEFAULT_TRACK_TOTAL,
+  openStoreReads,
+  sqliteThreadDialect,
+  type LogEntry,
+  type LogStore,
+} from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { DAY, DAY_START, generateEvents } from './generate.js';
 import { searchCondition } from '../../src/logs/modules/query/condition.js';
@@ -68,7 +75,7 @@ if (!url) throw new Error('--url postgres://... is required for --dialect postgr
 
 // As the logs service opens it: SQLite's writes on their own thread (docs/log-store.md, "The SQLite
 // thread"; until 2026-11-27 the benchmark wrote on the event loop), reads on the event loop's connection.
-const database = await openDatabase<any>(url, { sqliteThread: true });
+const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');

@@ -1,6 +1,6 @@
 import { deflateRawSync } from 'node:zlib';
 import type { LogEntry } from '../../src/logs/modules/store/index.js';
-import { IDS_PER_SECOND } from '../../src/logs/modules/store/time-ids.js';
+import { IDS_PER_SECOND } from '../../src/logs/modules/store/sqlite/time-ids.js';
 import { varintSize, writeVarintAt } from '../../src/shared/encoding/varint.js';
 
 /** What the spikes share (block-spike.ts, postings-spike.ts): ids, facets and blocks as the store would make them. */

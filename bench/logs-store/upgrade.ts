@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { openDatabase } from '../../src/shared/db/database.js';
+import { sqliteThreadDialect } from '../../src/logs/modules/store/index.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../../test/helpers/oldest-data.js';
 
@@ -26,7 +27,7 @@ await migrateAsOlderVersion(old.db, logsMigrations, 'logs', OLDEST_LOGS_HISTORY)
 await insertOldEvents(old.db, dialect, 'default', events);
 await old.close();
 
-const database = await openDatabase<any>(url, { sqliteThread: true });
+const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
 const timings: Record<string, number> = {};
 const started = Date.now();
 await migrateToLatest(database.db, logsMigrations, 'logs', {

@@ -12,7 +12,6 @@ import { StorageWatch, storageErrorOf } from './modules/store/storage-watch.js';
 import { InFlightRequests } from '../shared/http/drain.js';
 import { Readiness, shownReasons } from '../shared/http/readiness.js';
 import { plainLogger } from '../shared/http/logger.js';
-import { writerThreadOf } from '../shared/db/sqlite-thread.js';
 import { metricsRoutes } from '../shared/http/metrics-route.js';
 import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
 import { registerSwaggerUi } from '../shared/http/swagger-ui.js';
@@ -54,7 +53,7 @@ import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
-import { createLogStore, openStoreReads, type StoreReads } from './modules/store/index.js';
+import { createLogStore, openStoreReads, sqliteThreadDialect, writerThreadOf, type StoreReads } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
 import { k8sRoutes } from './modules/k8s/k8s.routes.js';
@@ -127,7 +126,7 @@ export async function buildLogsService({
   k8s,
   activeAlertsBySeverity,
 }: LogsServiceOptions): Promise<LogsService> {
-  const database = opened ?? (await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true }));
+  const database = opened ?? (await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: sqliteThreadDialect }));
   let store: LogStore;
   let storeReads: StoreReads | undefined;
   try {

@@ -4,7 +4,7 @@ import { logProcessWarnings } from '../shared/process-warnings.js';
 import { buildLogsService, type LogsService } from './app.js';
 import type { LogsConfig } from './config.js';
 import { loadK8sCluster } from './modules/k8s/k8s.cluster.js';
-import { writerThreadOf } from '../shared/db/sqlite-thread.js';
+import { sqliteThreadDialect, writerThreadOf } from './modules/store/index.js';
 import { LOGS_NODE_OPTIONS, youngGenerationSized } from './node-options.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../shared/db/migrator.js';
@@ -22,7 +22,7 @@ import { logsErrorBody } from './http/errors.js';
  */
 export async function startLogs(config: LogsConfig, env: Env = process.env): Promise<LogsService> {
   logProcessWarnings(plainLogger(config.logLevel));
-  const database = await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: true });
+  const database = await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: sqliteThreadDialect });
   let gate: MigrationGate | undefined;
   let service: LogsService;
   try {

@@ -14,9 +14,9 @@ import pg from 'pg';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
 import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
-import { createLogStore, openStoreReads, type StoreReads } from '../../src/logs/modules/store/index.js';
+import { createLogStore, openStoreReads, sqliteThreadDialect, type StoreReads } from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { cancellingPool } from '../../src/logs/modules/store/read-pool/postgres-reads.js';
+import { cancellingPool } from '../../src/logs/modules/store/postgres/postgres-reads.js';
 import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
 import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
@@ -54,7 +54,7 @@ describe('reads of a client that left', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gerbang-client-gone-'));
     const url = `sqlite:${join(dir, 'logs.sqlite')}`;
-    database = await openDatabase<any>(url, { sqliteThread: true });
+    database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
     await migrateToLatest(database.db, logsMigrations, 'logs');
     reads = await openStoreReads(url, database.db, { timeoutMs: 60_000, workers: 1 });
   });

@@ -11,15 +11,9 @@ import {
   placesOf,
   placesWithPrefix,
   timesOf,
-} from '../../src/logs/modules/store/postings.js';
-import {
-  groupsFor,
-  pairsFromFor,
-  pieceOrders,
-  PLACES,
-  postingsPieces,
-  postingsPlan,
-} from '../../src/logs/modules/store/postgres-postings.js';
+} from '../../src/logs/modules/store/postgres/postings.js';
+import { PLACES, postingsPlan } from '../../src/logs/modules/store/postgres/postgres-postings.js';
+import { groupsFor, pairsFromFor, pieceOrders, postingsPieces } from '../../src/logs/modules/store/postgres/postgres-postings-write.js';
 import { facetLookup } from '../../src/logs/modules/store/facets.js';
 import { toCondition } from '../../src/logs/modules/query/condition.js';
 import { parseQuery } from '../../src/logs/modules/query/parser.js';

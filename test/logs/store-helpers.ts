@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
 import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, type LogStore } from '../../src/logs/modules/store/index.js';
+import { createLogStore, sqliteThreadDialect, type LogStore } from '../../src/logs/modules/store/index.js';
 import { logsMigrations } from '../../src/logs/db/migrations/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import type { DialectName } from '../../src/shared/db/database.js';
@@ -15,7 +15,7 @@ export interface TestStore {
 /** A migrated log store on a fresh database of the dialect, opened as the logs service opens it (SQLite writes on their thread). */
 export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   const testDb: TestDatabase = await createTestDatabase(dialect);
-  const database = await openDatabase<any>(testDb.url, { sqliteThread: true });
+  const database = await openDatabase<any>(testDb.url, { sqliteThread: sqliteThreadDialect });
   await migrateToLatest(database.db, logsMigrations, 'logs');
   return {
     store: createLogStore(database.db, database.dialect),
@@ -29,7 +29,7 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
 
 /** A migrated log store on an existing database (closing leaves the database in place). */
 export async function openTestStoreAt(url: string): Promise<TestStore> {
-  const database = await openDatabase<any>(url, { sqliteThread: true });
+  const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
   await migrateToLatest(database.db, logsMigrations, 'logs');
   return { store: createLogStore(database.db, database.dialect), database, close: () => database.close() };
 }

@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import type { LogEntry, LogStore, SearchRequest, StoredLogEntry } from '../../src/logs/modules/store/index.js';
 import { searchCondition, type FieldFilter } from '../../src/logs/modules/query/condition.js';
 import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
-import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/time-ids.js';
+import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/sqlite/time-ids.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { byTime, matches } from './store-oracle.js';
 import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './store-helpers.js';

@@ -987,14 +987,14 @@ describeOnPostgres('log store partitions [postgres]', () => {
 
   test('removing an emptied hour’s postings spares the batches numbered after the hour was emptied', async () => {
     const { sql } = await import('kysely');
-    const { removePostings } = await import('../../src/logs/modules/store/postgres-postings.js');
+    const { removePostings } = await import('../../src/logs/modules/store/postgres/postgres-postings-write.js');
     const { store, database } = handle;
     const hour = T0 + 32 * DAY;
     await store.append('r', [{ timestamp: hour + 1, message: 'before the removal' }]);
     const { rows } = await sql<{ batch: string }>`SELECT batch::text FROM log_batches WHERE tenant_id = 'r'`.execute(database.db);
     // A batch that stores rows in the hour after its rows were removed, before its postings are.
     await store.append('r', [{ timestamp: hour + 2, message: 'after the removal' }]);
-    await removePostings(database.db, 'r', { start: hour, lastBatch: Number(rows[0]!.batch) });
+    await removePostings(database.db, 'r', { start: hour, lastPiece: Number(rows[0]!.batch) });
     const left = await sql<{
       entries: number;
       first_ts: string;

@@ -13,9 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { HOUR, MINUTE, mod } from '../../src/logs/modules/store/minutes.js';
-import { rowInserts } from '../../src/logs/modules/store/sqlite-insert.js';
-import { runInOrder } from '../../src/shared/db/sqlite-thread.js';
-import { packValues, setPackedNumber, unpackValues } from '../../src/shared/db/packed-values.js';
+import { rowInserts } from '../../src/logs/modules/store/sqlite/sqlite-insert.js';
+import { runInOrder, sqliteThreadDialect } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
+import { packValues, setPackedNumber, unpackValues } from '../../src/logs/modules/store/sqlite/threads/packed-values.js';
 import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../src/logs/modules/store/write-batch.js';
 
 const entry = (ts: number, level: string | null, service: string | null, host: string | null): PreparedEntry => ({
@@ -101,7 +101,7 @@ for (const where of ['event loop', 'thread'] as const)
       dir = mkdtempSync(join(tmpdir(), 'gerbang-inserts-'));
       ({ db, close } =
         where === 'thread'
-          ? await openDatabase<any>(`sqlite:${join(dir, 'inserts.sqlite')}`, { sqliteThread: true })
+          ? await openDatabase<any>(`sqlite:${join(dir, 'inserts.sqlite')}`, { sqliteThread: sqliteThreadDialect })
           : await openDatabase<any>('sqlite::memory:'));
       await sql`CREATE TABLE t (a INTEGER, b TEXT, c TEXT)`.execute(db);
     });

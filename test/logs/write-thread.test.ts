@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
+import { writerThreadOf } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
 import { exitWhenWriterStops } from '../../src/logs/server.js';
 import { startTestLogs, type TestLogs } from '../helpers/logs.js';
 
 /**
- * The logs service's writes run on a thread of their own (src/shared/db/sqlite-thread.ts): a batch that
+ * The logs service's writes run on a thread of their own (src/logs/modules/store/sqlite/threads/write-thread.ts): a batch that
  * waits for the database (here: another process's write lock; in production a large batch's
  * statements and its fsync) does not stop the service from answering a search.
  */

@@ -10,7 +10,7 @@ import { DIALECTS } from '../helpers/databases.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
-import { ftsTableName } from '../../src/logs/modules/store/fts-hours.js';
+import { ftsTableName } from '../../src/logs/modules/store/sqlite/fts-hours.js';
 import { closedPort } from '../helpers/upstream.js';
 import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 

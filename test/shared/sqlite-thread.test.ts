@@ -8,14 +8,14 @@ import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { writerThreadOf } from '../../src/shared/db/sqlite-thread.js';
+import { sqliteThreadDialect, writerThreadOf } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
 
 describe('SQLite on its own thread', () => {
   let dir: string;
   let database: Database<any>;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gerbang-sqlite-thread-'));
-    database = await openDatabase<any>(`sqlite:${join(dir, 'thread.sqlite')}`, { sqliteThread: true });
+    database = await openDatabase<any>(`sqlite:${join(dir, 'thread.sqlite')}`, { sqliteThread: sqliteThreadDialect });
     await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT UNIQUE, data BLOB)`.execute(database.db);
   });
   after(async () => {
@@ -143,8 +143,8 @@ describe('SQLite on its own thread', () => {
   });
 
   it('reports a thread that stops other than by closing, and fails the statements after it; a close is no stop', async () => {
-    const stopping = await openDatabase<any>(`sqlite:${join(dir, 'stopping.sqlite')}`, { sqliteThread: true });
-    const closing = await openDatabase<any>(`sqlite:${join(dir, 'closing.sqlite')}`, { sqliteThread: true });
+    const stopping = await openDatabase<any>(`sqlite:${join(dir, 'stopping.sqlite')}`, { sqliteThread: sqliteThreadDialect });
+    const closing = await openDatabase<any>(`sqlite:${join(dir, 'closing.sqlite')}`, { sqliteThread: sqliteThreadDialect });
     const thread = writerThreadOf(stopping.db)!;
     const stops: string[] = [];
     thread.onStop((reason) => stops.push(reason.message));

@@ -3,7 +3,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from 'kysely';
 import { openPostgresPool } from './postgres-pool.js';
 import { privateDirectory, privateFile, tightenIfPresent } from './private-files.js';
-import { sqliteThreadDialect } from './sqlite-thread.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -13,13 +12,23 @@ export interface Database<Schema> {
   close(): Promise<void>;
 }
 
+/** The event loop's connection to a SQLite file as openDatabase hands it on: statements prepared (and cached) by their text. */
+export interface StatementSource {
+  prepare(sql: string): { reader: boolean; readonly: boolean; all(parameters: readonly unknown[]): unknown[] };
+  close(): void;
+}
+
+/** Makes the Kysely dialect of a SQLite file whose writes run on a thread, given the event loop's connection for plain reads. */
+export type SqliteThreadDialect = (reads: StatementSource, path: string, pragmas: readonly string[]) => Dialect;
+
 export interface OpenOptions {
   /**
-   * SQLite files: every write runs on a worker thread's connection (sqlite-thread.ts), so that the
-   * event loop never waits for a large write or the disk; plain reads stay on the event loop. For a
-   * database with large writes (the logs service's); elsewhere a statement needs no message.
+   * SQLite files: every write runs on a worker thread's connection, so that the event loop never
+   * waits for a large write or the disk; plain reads stay on the event loop. For a database with
+   * large writes: the logs service passes its store's (logs/modules/store/sqlite/threads/write-thread.ts).
+   * Elsewhere a statement needs no message.
    */
-  sqliteThread?: boolean;
+  sqliteThread?: SqliteThreadDialect | undefined;
 }
 
 /** The SQLite file of a `sqlite:` URL, or undefined for PostgreSQL and an in-memory database. */
@@ -63,7 +72,7 @@ async function sqliteDialect(path: string, options: OpenOptions): Promise<Dialec
   const database = new SQLite(path);
   for (const pragma of SQLITE_PRAGMAS) database.pragma(pragma);
   // A memory database is one connection's: it cannot have a second one on a thread.
-  if (options.sqliteThread && path !== ':memory:') return sqliteThreadDialect(reusingStatements(database), path, SQLITE_PRAGMAS);
+  if (options.sqliteThread && path !== ':memory:') return options.sqliteThread(reusingStatements(database), path, SQLITE_PRAGMAS);
   return new SqliteDialect({ database: reusingStatements(database) });
 }
 

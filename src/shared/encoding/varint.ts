@@ -1,6 +1,6 @@
 /**
  * LEB128 varints of non-negative integers below 2^53: protobuf's (the gateway's OTLP records,
- * gateway/modules/telemetry/proto-writer.ts) and the log store's postings (logs/modules/store/postings.ts).
+ * gateway/modules/telemetry/proto-writer.ts) and the log store's postings (logs/modules/store/postgres/postings.ts).
  */
 
 const TWO_32 = 4294967296;

@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { LogStore } from './log-store.js';
-import { PostgresLogStore } from './postgres-store.js';
-export { DEFAULT_WRITE_TIMEOUT_MS } from './postgres-store.js';
-import { SqliteLogStore } from './sqlite-store.js';
+import { PostgresLogStore } from './postgres/postgres-store.js';
+export { DEFAULT_WRITE_TIMEOUT_MS } from './postgres/postgres-store.js';
+import { SqliteLogStore } from './sqlite/sqlite-store.js';
 import { BudgetedLogStore } from './budgeted-store.js';
 import type { DocumentIdWindow } from './store-core.js';
 
 export * from './log-store.js';
 export { DEFAULT_DOCUMENT_ID_WINDOW, type DocumentIdWindow } from './store-core.js';
 export { QueryTimeoutError } from './read-budget.js';
-export { openStoreReads, SqliteReadPool, type StoreReads } from './read-pool/index.js';
+export { openStoreReads, SqliteReadPool, type StoreReads } from './store-reads.js';
+export { sqliteThreadDialect, writerThreadOf, type WriterThread } from './sqlite/threads/write-thread.js';
 
 export interface LogStoreOptions {
   /**

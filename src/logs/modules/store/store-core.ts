@@ -100,7 +100,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   protected constructor(
     /** The service's database: writes, and the health check. */
     protected readonly writes: Kysely<any>,
-    /** Reads run here (the read pool in the service, read-pool/), else on the service's database. */
+    /** Reads run here (the read pool in the service, sqlite/threads/read-pool.ts), else on the service's database. */
     protected readonly reads: Kysely<any>,
     private readonly dialect: ReadDialect,
     /** How long senders' document ids are remembered (LogEntry.documentId). */

@@ -2,7 +2,12 @@ import { sql, type Kysely } from 'kysely';
 import { AttributeCodes, storeAttributeCodes } from '../../../modules/store/attribute-codes.js';
 import { loadFacetDictionary, storeFacetDictionary } from '../../../modules/store/facet-dictionary.js';
 import { FacetDictionary } from '../../../modules/store/facets.js';
-import { createHourPartition, hourOfPartition, storeEntries, withoutArrayStatistics } from '../../../modules/store/postgres-blocks.js';
+import {
+  createHourPartition,
+  hourOfPartition,
+  storeEntries,
+  withoutArrayStatistics,
+} from '../../../modules/store/postgres/postgres-blocks.js';
 import { ENTRY_COLUMNS, type EntryRow } from '../../../modules/store/store-core.js';
 import { byTenant, countEntries, entryPartitions, nextEntries } from './postgres-walk.js';
 import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { ChunkPosition } from '../../../../shared/db/migrator.js';
-import { postingsPieces, storePostings } from '../../../modules/store/postgres-postings.js';
+import { postingsPieces, storePostings } from '../../../modules/store/postgres/postgres-postings-write.js';
 import { byTenant, nextEntries } from './postgres-walk.js';
 
 /** Stored entries read per chunk by storedPostingsChunk: a batch of postings each. */

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
 import { MAX_ATTRIBUTE_CODES } from '../../../modules/store/attribute-codes.js';
-import { LEVEL_CODES } from '../../../modules/store/sqlite-rows.js';
+import { LEVEL_CODES } from '../../../modules/store/sqlite/sqlite-rows.js';
 
 const levelText = sql.raw(
   `CASE level_code ${LEVEL_CODES.map((level, code) => `WHEN ${code} THEN '${level}'`).join(' ')} ELSE level_code END`,

@@ -3,7 +3,7 @@ import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/mi
 import { AttributeCodes } from '../../../modules/store/attribute-codes.js';
 import { FacetDictionary } from '../../../modules/store/facets.js';
 import { createEntryTables } from './sqlite-compact-rows.js';
-import { writeEntries, type WriterCaches } from '../../../modules/store/sqlite-store.js';
+import { writeEntries, type WriterCaches } from '../../../modules/store/sqlite/sqlite-writes.js';
 import { toStoredEntry, type EntryRow } from '../../../modules/store/store-core.js';
 import { FieldCatalogueCache } from '../../../modules/store/write-batch.js';
 

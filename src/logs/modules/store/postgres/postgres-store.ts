@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AppendResult, LogEntry, StoredLogEntry } from './log-store.js';
-import { DAY, mod } from './minutes.js';
-import type { Condition } from '../query/condition.js';
-import { compilePostgres, postgresFields } from './condition-sql/compile-postgres.js';
-import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from './attribute-codes.js';
+import type { AppendResult, LogEntry, StoredLogEntry } from '../log-store.js';
+import { DAY, mod } from '../minutes.js';
+import type { Condition } from '../../query/condition.js';
+import { compilePostgres, postgresFields } from '../condition-sql/compile-postgres.js';
+import { AttributeCodes, storeAttributeCodes, type AttributeCodeRow } from '../attribute-codes.js';
 import {
   boundedTotal,
   ENTRY_COLUMNS,
@@ -14,19 +14,11 @@ import {
   type ReadDialect,
   type ReadPlan,
   type TimePage,
-} from './store-core.js';
-import type { FieldRef } from '../query/fields.js';
-import {
-  candidateHits,
-  lastBatch,
-  matchHits,
-  postingsCounts,
-  postingsPlan,
-  removePostings,
-  type EmptiedHour,
-  type Hit,
-  type PostingsPlan,
-} from './postgres-postings.js';
+} from '../store-core.js';
+import type { FieldRef } from '../../query/fields.js';
+import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
+import { candidateHits, matchHits, postingsCounts } from './postgres-postings-read.js';
+import { lastPieceNumber, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
   createHourPartition,
@@ -38,8 +30,8 @@ import {
   storeEntries,
   type BlockSpan,
 } from './postgres-blocks.js';
-import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from './facet-dictionary.js';
-import { FacetDictionary } from './facets.js';
+import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from '../facet-dictionary.js';
+import { FacetDictionary } from '../facets.js';
 import {
   batchRollups,
   documentIdsOf,
@@ -49,7 +41,7 @@ import {
   type PreparedEntry,
   ROLLUP_TABLE_NAMES,
   splitByDocumentId,
-} from './write-batch.js';
+} from '../write-batch.js';
 
 /** PostgreSQL's reads: casts where a bound value meets a bigint or text column, strpos for substrings. */
 const postgresReads: ReadDialect = {
@@ -130,7 +122,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   readonly #hits = new WeakMap<PostgresPlan, Promise<Hit[] | null>>();
 
   /**
-   * Reads go through `reads` (read-pool/: a pool whose statement_timeout bounds each statement);
+   * Reads go through `reads` (store-reads.ts: a pool whose statement_timeout bounds each statement);
    * default `db`. A batch's statements each have `writeTimeoutMs` (LogStoreOptions).
    */
   constructor(
@@ -292,17 +284,17 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const expired = (await this.#attachedPartitions()).filter(({ start }) => start + PARTITION_MS <= cutoff);
     let removed = 0;
     const shared = await partitionsWithOtherTenants(this.db, expired, tenantId);
-    // The hours whose rows of the tenant are gone, with the last batch stored before (lastBatch).
+    // The hours whose rows of the tenant are gone, with the last piece stored before (lastPieceNumber).
     const emptied: EmptiedHour[] = [];
     for (const { name } of shared) {
       removed += await this.db.transaction().execute(async (trx) => {
         await sql`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`.execute(trx);
         const partition = (await this.#attachedPartitions(trx)).find((attached) => attached.name === name);
         if (partition === undefined) return 0;
-        // Batches that add to the hour wait for this transaction (so lastBatch tells theirs apart).
+        // Batches that add to the hour wait for this transaction (so lastPieceNumber tells theirs apart).
         await sql`LOCK TABLE ${sql.table(name)} IN EXCLUSIVE MODE`.execute(trx);
         const deleted = await deleteTenantBlocks(trx, name, tenantId);
-        emptied.push({ start: partition.start, lastBatch: await lastBatch(trx) });
+        emptied.push({ start: partition.start, lastPiece: await lastPieceNumber(trx) });
         return deleted;
       });
     }
@@ -315,8 +307,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         await sql`LOCK TABLE log_blocks IN ACCESS EXCLUSIVE MODE`.execute(trx);
         const attached = new Set((await this.#attachedPartitions(trx)).map((partition) => partition.name));
         whole = whole.filter((partition) => attached.has(partition.name)); // another process may have removed some
-        const last = await lastBatch(trx);
-        emptied.push(...whole.map(({ start }) => ({ start, lastBatch: last })));
+        const last = await lastPieceNumber(trx);
+        emptied.push(...whole.map(({ start }) => ({ start, lastPiece: last })));
         for (const { name } of await partitionsWithOtherTenants(trx, whole, tenantId)) {
           counted += await deleteTenantBlocks(trx, name, tenantId);
           whole = whole.filter((partition) => partition.name !== name);

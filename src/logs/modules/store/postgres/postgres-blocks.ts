@@ -1,10 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { postgresFacet } from './facets.js';
-import { HOUR, mod } from './minutes.js';
-import { nextBatches, pieceOrders, PLACES, postingsPieces, storePostings, type Hit } from './postgres-postings.js';
-import { storedWords } from './indexed-text.js';
-import { tokenize } from '../query/tokenize.js';
-import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from './write-batch.js';
+import { postgresFacet } from '../facets.js';
+import { HOUR, mod } from '../minutes.js';
+import { PLACES, type Hit } from './postgres-postings.js';
+import { nextPieceNumbers, pieceOrders, postingsPieces, storePostings } from './postgres-postings-write.js';
+import { storedWords } from '../indexed-text.js';
+import { tokenize } from '../../query/tokenize.js';
+import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from '../write-batch.js';
 
 /**
  * PostgreSQL's entries in blocks (docs/log-store.md, "Blocks"; docs/scaling.md step 3): a piece's
@@ -99,13 +100,13 @@ export async function storeEntries(
   }
   // The blocks are sent first: the server stores them while the postings are encoded here.
   const orders = pieceOrders(columns.ts);
-  const batches = await nextBatches(trx, orders.length);
-  const stored = storeBlocks(trx, tenantId, orders, batches, columns);
+  const numbers = await nextPieceNumbers(trx, orders.length);
+  const stored = storeBlocks(trx, tenantId, orders, numbers, columns);
   stored.catch(() => undefined); // awaited below: a failure must not be unhandled meanwhile
   await nextTurn();
   const pieces = postingsPieces(columns.ts, lexemes, wordCounts, orders);
   await stored;
-  await storePostings(trx, tenantId, pieces, batches);
+  await storePostings(trx, tenantId, pieces, numbers);
 }
 
 /** A batch's entries as the blocks store them, a column each, by index in the batch. */
@@ -130,14 +131,14 @@ export type Column = (typeof COLUMNS)[number];
 const BLOCKS_PER_STATEMENT = 200;
 
 /**
- * Stores a batch's pieces (their entries' indexes in place order, `orders`, under `batches`) as blocks,
+ * Stores a batch's pieces (their entries' indexes in place order, `orders`, numbered `numbers`) as blocks,
  * inside the caller's transaction.
  */
 async function storeBlocks(
   trx: Kysely<any>,
   tenantId: string,
   orders: readonly (readonly number[])[],
-  batches: readonly string[],
+  numbers: readonly string[],
   columns: BlockColumns,
 ): Promise<void> {
   const rows: RawBuilder<unknown>[] = [];
@@ -154,7 +155,7 @@ async function storeBlocks(
         }
         return sql`${arrayLiteral(places.map((index) => columns[column][index] ?? null))}::text[]`;
       });
-      const firstId = Number(batches[piece]!) * PLACES + start;
+      const firstId = Number(numbers[piece]!) * PLACES + start;
       const [first, last] = [columns.ts[places[0]!]!, columns.ts[places.at(-1)!]!];
       rows.push(sql`(${tenantId}, ${firstId}::bigint, ${first}::bigint, ${last}::bigint, ${sql.join(values)})`);
     }

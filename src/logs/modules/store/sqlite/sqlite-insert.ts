@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
-import { isPacked, plainValues, type PackedValues } from '../../../shared/db/packed-values.js';
-import type { RowsStatement } from '../../../shared/db/sqlite-thread.js';
+import { isPacked, plainValues, type PackedValues } from './threads/packed-values.js';
+import type { RowsStatement } from './threads/write-thread.js';
 
 /** SQLite's default limit of bound parameters per statement (SQLITE_MAX_VARIABLE_NUMBER). */
 const MAX_PARAMETERS = 32_766;
@@ -12,7 +12,7 @@ export type InsertColumn = string | { name: string; value: string };
 
 /**
  * The insert of rows whose values lie one after the other in `values`, each bound as it is (run it
- * with runInOrder, src/shared/db/sqlite-thread.ts): on the SQLite thread one prepared single-row
+ * with runInOrder, threads/write-thread.ts): on the SQLite thread one prepared single-row
  * statement run a row, elsewhere multi-row `VALUES (?, …), (?, …)` statements. Either is three
  * times faster than one bound JSON array expanded by json_each (measured: 3–5 µs against 14 µs an
  * entry): SQLite parses no JSON and JavaScript writes none; and a batch's rows are written straight

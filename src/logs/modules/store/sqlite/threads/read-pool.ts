@@ -1,23 +1,11 @@
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { QueryAbortedError, QueryTimeoutError, type WaitingClient } from '../read-budget.js';
-import type { ReadJobMessage, ReadReplyMessage } from './protocol.js';
+import { QueryAbortedError, QueryTimeoutError, type WaitingClient } from '../../read-budget.js';
+import { replyError } from './protocol.js';
+import { SqliteWorker } from './sqlite-worker.js';
 
-/**
- * Starts a worker on read-worker next to this file: the .js in dist/; under tsx (tests, `npm run
- * dev`) the .ts, after registering tsx's loader in the worker: Node 20 passes `--import tsx` on to a
- * worker's execArgv but does not apply its hooks to the worker's own entry file.
- */
-function startWorker(workerData: unknown): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(fileURLToPath(new URL('./read-worker.js', import.meta.url)), { workerData });
-  const entry = new URL('./read-worker.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
+/** A reader's connection settings: the main connection's page cache (src/shared/db/database.ts), per worker. */
+const READ_PRAGMAS = ['busy_timeout = 5000', 'cache_size = -65536'];
 
 interface Job {
-  readonly id: number;
   readonly sql: string;
   readonly parameters: readonly unknown[];
   readonly resolve: (rows: unknown[]) => void;
@@ -29,7 +17,7 @@ interface Job {
 }
 
 interface Slot {
-  readonly worker: Worker;
+  readonly worker: SqliteWorker;
   ready: boolean;
   job?: Job | undefined;
 }
@@ -56,7 +44,6 @@ export class SqliteReadPool {
   readonly #live = new Set<Slot>();
   readonly #queue: Job[] = [];
   #dying = 0;
-  #nextId = 1;
   #closed = false;
 
   constructor(options: SqliteReadPoolOptions) {
@@ -79,7 +66,7 @@ export class SqliteReadPool {
     if (Date.now() >= deadline) return Promise.reject(new QueryTimeoutError());
     if (client?.gone) return Promise.reject(new QueryAbortedError());
     return new Promise<unknown[]>((resolve, reject) => {
-      const job: Job = { id: this.#nextId++, sql, parameters, resolve, reject };
+      const job: Job = { sql, parameters, resolve, reject };
       if (Number.isFinite(deadline)) {
         job.timer = setTimeout(() => this.#expire(job, new QueryTimeoutError()), Math.max(0, deadline - Date.now()));
       }
@@ -95,6 +82,7 @@ export class SqliteReadPool {
     for (const job of this.#queue.splice(0)) this.#settle(job, new Error('the read pool is closed'));
     const workers = [...this.#live].map((slot) => {
       if (slot.job) this.#settle(slot.job, new Error('the read pool is closed'));
+      slot.job = undefined;
       return slot.worker;
     });
     this.#live.clear();
@@ -113,55 +101,49 @@ export class SqliteReadPool {
       const job = this.#queue.shift()!;
       job.slot = slot;
       slot.job = job;
-      const message: ReadJobMessage = { id: job.id, sql: job.sql, parameters: job.parameters };
-      slot.worker.postMessage(message);
+      slot.worker.run({ sql: job.sql, parameters: job.parameters }).then(
+        (reply) => this.#answered(slot, job, reply.error && replyError(reply.error), reply.rows),
+        (error: Error) => this.#answered(slot, job, error),
+      );
     }
   }
 
   /** A new worker when below `size` (starting ones included), and while fewer than `size` timed-out threads are still finishing. */
   #spawn(): void {
     if (this.#live.size >= this.#size || this.#dying >= this.#size) return;
-    const worker = startWorker({ path: this.#path });
-    // Idle workers must not keep the process alive; a pending statement is the caller's business.
-    worker.unref();
-    const slot: Slot = { worker, ready: false };
+    const slot: Slot = {
+      ready: false,
+      // A worker that stops (it could not open the file, or died) takes its statement with it (#answered), and a new one its place.
+      worker: new SqliteWorker({
+        name: 'a read worker',
+        path: this.#path,
+        pragmas: READ_PRAGMAS,
+        readonly: true,
+        onStop: (reason) => {
+          // A worker that cannot even open the database: the waiting reads fail now rather than respawn it in a loop.
+          if (!slot.ready) for (const job of this.#queue.splice(0)) this.#settle(job, reason);
+          this.#retire(slot, false);
+        },
+      }),
+    };
     this.#live.add(slot);
-    worker.on('message', (reply: ReadReplyMessage | 'ready') => {
-      if (reply === 'ready') {
+    slot.worker.ready.then(
+      () => {
         slot.ready = true;
         if (this.#live.has(slot)) this.#idle.push(slot);
         this.#dispatch();
-        return;
-      }
-      const job = slot.job;
-      if (job === undefined || job.id !== reply.id) return;
-      slot.job = undefined;
-      if (reply.error) this.#settle(job, Object.assign(new Error(reply.error.message), { name: reply.error.name, code: reply.error.code }));
-      else this.#settle(job, undefined, reply.rows);
-      if (this.#live.has(slot)) this.#idle.push(slot);
-      this.#dispatch();
-    });
-    // The worker could not start (file gone, bad path) or died: its statement fails, a new one takes its place.
-    worker.on('error', (thrown: unknown) => {
-      // Errors thrown while the worker loads may arrive as plain objects ({ code: 'SQLITE_CANTOPEN' }).
-      const error =
-        thrown instanceof Error
-          ? thrown
-          : Object.assign(
-              new Error(`read worker failed: ${(thrown as { code?: string } | null)?.code ?? String(thrown)}`),
-              thrown as object,
-            );
-      if (slot.job) this.#settle(slot.job, error);
-      slot.job = undefined;
-      // A worker that cannot even open the database: the waiting reads fail now rather than respawn it in a loop.
-      if (!slot.ready) for (const job of this.#queue.splice(0)) this.#settle(job, error);
-      this.#retire(slot, false);
-    });
-    worker.on('exit', () => {
-      if (slot.job) this.#settle(slot.job, new Error('a read worker stopped'));
-      slot.job = undefined;
-      this.#retire(slot, false);
-    });
+      },
+      () => undefined,
+    );
+  }
+
+  /** A worker's answer to `job`, unless the job ended before it (#expire): the worker is then retired already. */
+  #answered(slot: Slot, job: Job, error: Error | undefined, rows?: unknown[]): void {
+    if (slot.job !== job) return;
+    slot.job = undefined;
+    this.#settle(job, error, rows);
+    if (this.#live.has(slot)) this.#idle.push(slot);
+    this.#dispatch();
   }
 
   /** Ends a job before its answer (its deadline passed, its client left): out of the queue, or its thread stopped. */
@@ -184,12 +166,13 @@ export class SqliteReadPool {
     if (idle >= 0) this.#idle.splice(idle, 1);
     if (terminate) {
       this.#dying++;
-      slot.worker.removeAllListeners('exit');
-      slot.worker.on('exit', () => {
-        this.#dying--;
-        this.#dispatch();
-      });
-      slot.worker.terminate().catch(() => undefined);
+      void slot.worker
+        .terminate()
+        .catch(() => undefined)
+        .then(() => {
+          this.#dying--;
+          this.#dispatch();
+        });
       // A replacement starts right away, so the next search does not wait for a worker's start.
       if (!this.#closed) this.#spawn();
     }

@@ -43,6 +43,11 @@ export function clampSecond(second: number): number {
   return Math.min(MAX_SECOND, Math.max(MIN_SECOND, second));
 }
 
+/** The second of the ids an entry at `ts` gets (unless displaced). */
+export function idSecondOf(ts: number): number {
+  return clampSecond(secondOf(ts));
+}
+
 export interface AssignedId {
   id: number;
   /** True when the id is not in the block of the entry's own second. */

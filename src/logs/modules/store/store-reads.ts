@@ -1,11 +1,12 @@
-import { Kysely, PostgresDialect } from 'kysely';
-import { cancelBackendAs, cancellingPool } from './postgres-reads.js';
-import { deadlineGuard, readPoolKysely } from './read-dialect.js';
-import { SqliteReadPool } from './read-pool.js';
-import { openPostgresPool } from '../../../../shared/db/postgres-pool.js';
-import { sqliteFileOf } from '../../../../shared/db/database.js';
+import { Kysely, PostgresDialect, type KyselyPlugin } from 'kysely';
+import { cancelBackendAs, cancellingPool } from './postgres/postgres-reads.js';
+import { checkDeadline } from './read-budget.js';
+import { readPoolKysely } from './sqlite/threads/read-dialect.js';
+import { SqliteReadPool } from './sqlite/threads/read-pool.js';
+import { openPostgresPool } from '../../../shared/db/postgres-pool.js';
+import { sqliteFileOf } from '../../../shared/db/database.js';
 
-export { SqliteReadPool } from './read-pool.js';
+export { SqliteReadPool } from './sqlite/threads/read-pool.js';
 
 export interface StoreReads {
   /** The Kysely the log store reads through (search, histogram, fields, distinct). */
@@ -40,3 +41,14 @@ export async function openStoreReads(url: string, main: Kysely<any>, options: St
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: cancellingPool(pool, cancelBackendAs({ connectionString: url })) }) });
   return { db: db.withPlugin(deadlineGuard), close: () => db.destroy() };
 }
+
+/** Refuses to start another statement of a read whose deadline has passed (it was already answered) or whose client left. */
+const deadlineGuard: KyselyPlugin = {
+  transformQuery(args) {
+    checkDeadline();
+    return args.node;
+  },
+  async transformResult(args) {
+    return args.result;
+  },
+};

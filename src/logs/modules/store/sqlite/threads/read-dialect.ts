@@ -7,10 +7,9 @@ import {
   type DatabaseConnection,
   type Dialect,
   type Driver,
-  type KyselyPlugin,
   type QueryResult,
 } from 'kysely';
-import { checkDeadline, currentClient, currentDeadline } from '../read-budget.js';
+import { currentClient, currentDeadline } from '../../read-budget.js';
 import type { SqliteReadPool } from './read-pool.js';
 
 /** Statements go to the pool with the deadline of the read they belong to, and its client. */
@@ -60,14 +59,3 @@ export function readPoolKysely(pool: SqliteReadPool): Kysely<any> {
   };
   return new Kysely<any>({ dialect });
 }
-
-/** Refuses to start another statement of a read whose deadline has passed (it was already answered) or whose client left. */
-export const deadlineGuard: KyselyPlugin = {
-  transformQuery(args) {
-    checkDeadline();
-    return args.node;
-  },
-  async transformResult(args) {
-    return args.result;
-  },
-};

@@ -1,12 +1,12 @@
-import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
+import { varintSize, writeVarintAt } from '../../../../shared/encoding/varint.js';
 
 /**
- * Postings of a batch of entries: for each token (a word or a facet), which of the batch's entries
- * hold it, by their place in the batch. What docs/scaling.md step 2 put instead of a word index
+ * Postings of a piece (docs/log-store.md, glossary) of entries: for each token (a word or a facet), which of the piece's entries
+ * hold it, by their place in the piece. What docs/scaling.md step 2 put instead of a word index
  * with one entry per word of every entry (GIN on PostgreSQL): the tokens are hashed into groups, and
- * each group of a batch is one value (a `bytea` row), so a batch writes one row per group instead of
- * an index entry per word, and a word's lookup over a day reads one small row per batch.
- * The PostgreSQL store (postgres-postings.ts) keeps each batch's times beside its postings
+ * each group of a piece is one value (a `bytea` row), so a piece writes one row per group instead of
+ * an index entry per word, and a word's lookup over a day reads one small row per piece.
+ * The PostgreSQL store (postgres-postings.ts) keeps each piece's times beside its postings
  * (encodeTimes), so that places turn into times. Measured first as a spike (with a layout of ids
  * instead of times): bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL
  * postings, a spike".
@@ -19,7 +19,7 @@ import { varintSize, writeVarintAt } from '../../../shared/encoding/varint.js';
 /**
  * Characters of a word that choose its group: a prefix at least this long finds all its words in one
  * group. A facet lexeme (`=…`, which no word starts with, and no prefix query reads) is grouped by
- * all of it, so that a batch's facets spread over every group.
+ * all of it, so that a piece's facets spread over every group.
  */
 export const GROUP_PREFIX = 3;
 
@@ -96,18 +96,18 @@ export function pairToken(first: string, second: string): string {
   return `${first} ${second}`;
 }
 
-/** Which pairs of words a batch's postings hold (encodePostings). */
+/** Which pairs of words a piece's postings hold (encodePostings). */
 export interface PairsOf {
   /** The first `wordCounts[place]` tokens of an entry are its message's words, in order. */
   wordCounts: readonly number[];
-  /** The pairs of two words each held by at least this many of the batch's entries. */
+  /** The pairs of two words each held by at least this many of the piece's entries. */
   least: number;
 }
 
 /**
- * The postings of a batch: `tokens[place]` are the tokens of the batch's entry at `place` (repeats
+ * The postings of a piece: `tokens[place]` are the tokens of the piece's entry at `place` (repeats
  * count once). One value per group that holds a token, groups numbered from 0 to `groups` − 1.
- * Written without an array per token (a batch of 5,000 log lines has some 20,000 distinct tokens):
+ * Written without an array per token (a piece of 5,000 log lines has some 20,000 distinct tokens):
  * each token gets a number, its places are gathered by a counting sort, and every group's value is a
  * slice of one buffer sized in advance. With `pairs`, the pairs of words in a row (pairToken) whose
  * words are common enough are tokens too, found by the words' numbers.
@@ -205,7 +205,7 @@ export function encodePostings(tokens: readonly (readonly string[])[], groups: n
   return values;
 }
 
-/** The occurrences of the pairs (PairsOf) appended after the first `kept` of the batch's tokens; returns how many there are then. */
+/** The occurrences of the pairs (PairsOf) appended after the first `kept` of the piece's tokens; returns how many there are then. */
 function addPairs(
   entries: number,
   { wordCounts, least }: PairsOf,
@@ -257,7 +257,7 @@ function startsWith(data: Uint8Array, at: number, wanted: Uint8Array): boolean {
   return true;
 }
 
-/** Where `token`'s places are in a group's value, and how many; null when no entry of the batch holds it. */
+/** Where `token`'s places are in a group's value, and how many; null when no entry of the piece holds it. */
 function find(data: Uint8Array, token: string): { reader: Reader; count: number; end: number } | null {
   const wanted = Buffer.from(token);
   const reader = new Reader(data);
@@ -274,7 +274,7 @@ function find(data: Uint8Array, token: string): { reader: Reader; count: number;
   return null;
 }
 
-/** How many entries of the batch hold `token` (`data`: the value of the token's group). */
+/** How many entries of the piece hold `token` (`data`: the value of the token's group). */
 export function countOf(data: Uint8Array, token: string): number {
   return find(data, token)?.count ?? 0;
 }
@@ -323,7 +323,7 @@ export function placesWithPrefix(data: Uint8Array, prefix: string): number[] {
 }
 
 /**
- * The times of a batch's entries in place order (ascending, epoch ms): each as its distance from the
+ * The times of a piece's entries in place order (ascending, epoch ms): each as its distance from the
  * one before, the first from `first` (0 when it is `first`). About a byte an entry at 100 entries a second.
  */
 export function encodeTimes(first: number, times: readonly number[]): Buffer {

@@ -1,5 +1,5 @@
 /**
- * Many values packed for the SQLite thread (sqlite-thread.ts): their strings as one string, the rest
+ * Many values packed for the SQLite thread (write-thread.ts): their strings as one string, the rest
  * in a few arrays. Received as a structured clone, every value would become a string of its own
  * before the first row is bound; packed, the clone copies one string and the thread slices it as it
  * binds each row (docs/performance-notes.md, "Databases"). The packing can be done before a batch

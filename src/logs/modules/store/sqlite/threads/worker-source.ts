@@ -1,0 +1,62 @@
+import { UNPACK_ROWS_SOURCE } from './packed-values.js';
+
+/**
+ * The code of every SQLite worker thread (protocol.ts), the writer's and the read pool's. Plain
+ * JavaScript, started with `eval`, so a worker starts in about 50 ms without a TypeScript loader
+ * (under tsx a worker of a .ts file takes 300–400 ms, and the tests open many databases). It runs
+ * nothing but better-sqlite3 calls, each in a `try`.
+ */
+export const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+const { path, pragmas, readonly } = workerData;
+const database = readonly ? new SQLite(path, { readonly: true, fileMustExist: true }) : new SQLite(path);
+for (const pragma of pragmas) database.pragma(pragma);
+// Statements reused by their text (the stores issue a few dozen shapes over and over).
+const statements = new Map();
+function prepare(text) {
+  let statement = statements.get(text);
+  if (statement === undefined) {
+    statement = database.prepare(text);
+    if (readonly && !statement.reader) throw new Error('the read pool runs only statements that return rows');
+    if (statements.size >= 256) statements.clear();
+    statements.set(text, statement);
+  }
+  return statement;
+}
+// A Uint8Array is what a Buffer parameter becomes in the clone; better-sqlite3 binds only Buffers.
+const bindable = (value) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
+function execute(sql, parameters) {
+  const statement = prepare(sql);
+  const values = parameters.some((value) => value instanceof Uint8Array) ? parameters.map(bindable) : parameters;
+  if (statement.reader) return { rows: statement.all(values) };
+  const { changes, lastInsertRowid } = statement.run(values);
+  return { changes, lastInsertRowid };
+}
+// Rows of width values each (packed-values.ts), one run of the statement a row.
+function executeRows(sql, packed, width) {
+  const statement = prepare(sql);
+  unpackRows(packed, width, (values) => statement.run(packed.others.length > 0 ? values.map(bindable) : values));
+}
+${UNPACK_ROWS_SOURCE}
+parentPort.on('message', (message) => {
+  if (message === 'close') {
+    database.close();
+    parentPort.close();
+    return;
+  }
+  const { id, sql, parameters, list } = message;
+  try {
+    // A list: its statements in order, up to the first that fails (the caller's transaction then rolls
+    // back); the reply holds the rows of the last.
+    const run = (statement) => (statement.width ? (executeRows(statement.sql, statement.parameters, statement.width), {}) : execute(statement.sql, statement.parameters));
+    const result = list ? { rows: list.map(run).at(-1).rows ?? [] } : execute(sql, parameters);
+    parentPort.postMessage({ id, ...result, inTransaction: database.inTransaction });
+  } catch (error) {
+    const { name, message, code } = error ?? {};
+    parentPort.postMessage({ id, error: { name, message: message ?? String(error), code }, inTransaction: database.inTransaction });
+  }
+});
+// The connection is open: requests may come (a read's budget no longer pays for the start).
+parentPort.postMessage('ready');
+`;
