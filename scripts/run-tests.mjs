@@ -61,16 +61,18 @@ async function startPostgres() {
 
 /**
  * What `--fast` leaves out, folders (ending in /) and files: real-process faults, browsers, fuzzing,
- * whole-system runs, the deployment checks with Prometheus, the gateway's worker processes, the
- * suites that run the services as real processes (the CLI, kills mid-write and mid-upgrade, the
- * metrics of a running service), and the two store suites that are slow by design (the oracle's
- * large generated store; searches made to run out of time).
+ * whole-system runs (`npm start`, a real shipper, and the cluster of two of each service behind
+ * nginx, named on its own as the slowest), the deployment checks with Prometheus, the gateway's
+ * worker processes, the suites that run the services as real processes (the CLI, kills mid-write
+ * and mid-upgrade, the metrics of a running service), and the two store suites that are slow by
+ * design (the oracle's large generated store; searches made to run out of time).
  */
 const SLOW_SUITES = [
   'test/faults/',
   'test/browser/',
   'test/fuzz/',
   'test/e2e/',
+  'test/e2e/cluster.test.ts',
   'test/deploy/',
   'test/gateway/workers.test.ts',
   'test/gateway/cli.test.ts',
