@@ -121,7 +121,7 @@ describe('two of everything on PostgreSQL behind nginx', () => {
             LOGS_WEBHOOK_BACKOFF: '100ms',
           };
     const cli = startCli([kind], env);
-    await cli.next((line) => line.msg.startsWith('Server listening'));
+    await cli.waitFor((line) => line.msg.startsWith('Server listening'));
     return { kind, port, cli };
   }
 
