@@ -174,7 +174,12 @@ export class PostgresListener {
   }
 }
 
-/** A pg client for a PostgresListener on `url`. */
-export function postgresListenerClient(url: string): ListenerClient {
-  return new pg.Client({ connectionString: url, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, keepAlive: true });
+/** A pg client for a PostgresListener on `url`, named `applicationName` in `pg_stat_activity`. */
+export function postgresListenerClient(url: string, applicationName: string): ListenerClient {
+  return new pg.Client({
+    connectionString: url,
+    application_name: applicationName,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
 }

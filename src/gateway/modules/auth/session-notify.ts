@@ -14,6 +14,9 @@ export const SESSION_CHANNEL = 'gerbang_sessions_ended';
 /** The gateway's signing-key table: the payload of a rotation's announcement that concerns the gateway. */
 const KEYS_TABLE = 'gateway_signing_keys';
 
+/** The listening connection's `application_name`, to find it in `pg_stat_activity`. */
+export const LISTENER_APPLICATION_NAME = 'gerbang-gateway-listener';
+
 /** Ids per notification: 100 UUIDs stay well under PostgreSQL's 8000-byte payload limit. */
 const PER_NOTIFICATION = 100;
 
@@ -59,7 +62,7 @@ export async function listenToOtherInstances(deps: {
   const { sessions, keys, log } = deps;
   const readKeys = () => keys.reload().catch((error: unknown) => log.warn({ err: error }, 'signing keys could not be read again'));
   const listener = new PostgresListener({
-    openClient: deps.openClient ?? (() => postgresListenerClient(deps.url)),
+    openClient: deps.openClient ?? (() => postgresListenerClient(deps.url, LISTENER_APPLICATION_NAME)),
     channels: new Map([
       [SESSION_CHANNEL, (payload: string) => sessions.endedElsewhere(endedIds(payload))],
       [SIGNING_KEYS_CHANNEL, (payload: string) => void (payload === KEYS_TABLE && readKeys())],
