@@ -161,24 +161,27 @@ describe('two gateway processes on one PostgreSQL, with a 30 s session cache', {
     assert.equal(await proxied(b, cached), 200);
     const lost = nextLine(b.log, (line) => line.msg === LISTENER_LOST);
     const restored = nextLine(b.log, (line) => line.msg === LISTENER_RESTORED);
+    let unheard = '';
     gate.cut(LISTENER_APPLICATION_NAME);
-    const lostLine = await lost;
-    const degradedSince = Date.now();
-    assert.equal(lostLine.level, 40, 'a warning');
-    assert.equal(await degradedGauge(b), 1);
+    try {
+      const lostLine = await lost;
+      const degradedSince = Date.now();
+      assert.equal(lostLine.level, 40, 'a warning');
+      assert.equal(await degradedGauge(b), 1);
 
-    // Ended on A, which B cannot hear: refused on B once its second of trust has passed.
-    assert.equal(await logout(a, cached), 200);
-    await until(degradedSince + UNANNOUNCED_TRUST_MS);
-    assert.equal(await proxied(b, cached), 401, 'a request made a second after the degraded line is refused, though cached for 30 s');
+      // Ended on A, which B cannot hear: refused on B once its second of trust has passed.
+      assert.equal(await logout(a, cached), 200);
+      await until(degradedSince + UNANNOUNCED_TRUST_MS);
+      assert.equal(await proxied(b, cached), 401, 'a request made a second after the degraded line is refused, though cached for 30 s');
 
-    // Read by B during the outage, then ended where B cannot hear it.
-    const unheard = await login(a);
-    assert.equal(await proxied(b, unheard), 200);
-    assert.equal(await logout(a, unheard), 200);
-    await eventually(async () => assert.ok(gate.refused(LISTENER_APPLICATION_NAME) >= 1, 'B keeps trying to reconnect'));
-
-    gate.open();
+      // Read by B during the outage, then ended where B cannot hear it.
+      unheard = await login(a);
+      assert.equal(await proxied(b, unheard), 200);
+      assert.equal(await logout(a, unheard), 200);
+      await eventually(async () => assert.ok(gate.refused(LISTENER_APPLICATION_NAME) >= 1, 'B keeps trying to reconnect'));
+    } finally {
+      gate.open();
+    }
     const restoredLine = await restored;
     assert.equal(restoredLine.level, 30);
     assert.ok((restoredLine.attempts as number) >= 2, 'it came back on a later attempt');
