@@ -75,6 +75,7 @@ const SLOW_SUITES = [
   'test/e2e/cluster.test.ts',
   'test/deploy/',
   'test/gateway/workers.test.ts',
+  'test/gateway/instances-on-postgres.test.ts',
   'test/gateway/cli.test.ts',
   'test/shared/cli.test.ts',
   'test/shared/data-lock.test.ts',

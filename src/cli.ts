@@ -22,7 +22,7 @@ import { resetLogsPasswordOffline } from './logs/reset-password.js';
 import type { LogsSchema } from './logs/db/schema.js';
 import { backup, restore, type DatabaseToSave } from './shared/db/backup.js';
 import { commandOfThisProcess, DataLockedError, holdDataLock } from './shared/db/data-lock.js';
-import { rotateSigningKeys } from './shared/auth/signing-keys.js';
+import { announceSigningKeys, rotateSigningKeys } from './shared/auth/signing-keys.js';
 import { loadLogsConfig } from './logs/config.js';
 import { exitWhenWriterStops, startLogs } from './logs/server.js';
 import { logsMigrations } from './logs/db/migrations/index.js';
@@ -225,12 +225,14 @@ const COMMANDS: Record<string, Command> = {
   'rotate-signing-keys': {
     usage: 'rotate-signing-keys [--prune]',
     summary:
-      "add a new token-signing key to both services' databases, keeping the old ones (--prune: keep only the newest); restart every instance after",
+      "add a new token-signing key to both services' databases, keeping the old ones (--prune: keep only the newest); running instances pick it up without a restart",
     async run({ flags }) {
       const prune = flags.has('--prune');
       for (const { name, url } of databases()) {
         await withDatabase(name, url, async (database) => {
           const result = await rotateSigningKeys(database.db, `${name}_signing_keys`, { prune });
+          // Running instances that listen read their keys again at once; the others on their next token of the new key, or within a minute.
+          if (database.dialect === 'postgres') await announceSigningKeys(database.db, `${name}_signing_keys`);
           const line = prune
             ? `${name}: signing key ${result.kid} kept, ${result.removed} older key(s) removed`
             : `${name}: new signing key ${result.kid}, ${result.kept} older key(s) kept for verification`;

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
-import { loadSigningKey } from '../shared/auth/signing-keys.js';
+import { SIGNING_KEYS_REFRESH_MS, SigningKeyRing } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { Lifecycle } from '../shared/lifecycle.js';
@@ -28,7 +28,7 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
 import { CachingSessionsRepository, type SessionAnnouncer } from './modules/auth/session-cache.js';
-import { announceEndedSessions, listenForEndedSessions } from './modules/auth/session-notify.js';
+import { announceEndedSessions, listenToOtherInstances, sessionCacheDegradedGauge } from './modules/auth/session-notify.js';
 import { GatewayTokens } from './modules/auth/tokens.js';
 import { ProviderKeys } from './modules/sso/provider-keys.js';
 import { cookieTokenSource } from './modules/sso/sso-cookies.js';
@@ -109,7 +109,9 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   if (config.sessionCacheMs > 0 && siblings) sessionAnnouncers.push((_db, ids) => siblings.announceEndedSessions(ids));
   const sessions = new CachingSessionsRepository({ db, ttlMs: config.sessionCacheMs, now, announcers: sessionAnnouncers });
   siblings?.whenSessionsEnd((ids) => sessions.endedElsewhere(ids));
-  const tokens = new GatewayTokens({ key: await loadSigningKey(db, 'gateway_signing_keys'), config: config.token, sessions, now });
+  // Read again on rotation, so that it needs no restart (docs/operations.md, "Passwords and keys").
+  const signingKeys = await SigningKeyRing.open(db, 'gateway_signing_keys', { now });
+  const tokens = new GatewayTokens({ keys: signingKeys, config: config.token, sessions, now });
   const auth = new AuthService({ db, config, users: usersRepository, sessions, tokens, audit, now });
   const users = new UsersService({ db, users: usersRepository, hakAkses, sessions, auth, audit, now });
   const sso = new SsoService({
@@ -222,6 +224,7 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     }),
   });
   readinessGauge(app, proxyMetrics.registry, 'gateway');
+  sessionCacheDegradedGauge(proxyMetrics.registry, sessions);
   app.get(
     '/.well-known/jwks.json',
     { schema: { tags: ['auth'], summary: 'Public keys that verify gateway tokens' } },
@@ -250,13 +253,22 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   const docs = new DocsService(upstreams, config.proxy.docsRefreshMs, now);
   await app.register(docsRoutes({ docs, ownDocument: () => app.swagger() }));
 
-  if (database.dialect === 'postgres' && config.sessionCacheMs > 0) {
-    // Other instances' logouts reach this instance's session cache at once (docs/proxy.md).
-    const listener = await listenForEndedSessions(config.databaseUrl, (ids) => sessions.endedElsewhere(ids), app.log);
-    lifecycle.add('ended-session listener', () => listener.close());
+  // Rotations this instance was not told of (its listener was away; SQLite has none) within a minute.
+  lifecycle.every({ name: 'signing key refresh', intervalMs: SIGNING_KEYS_REFRESH_MS, run: () => signingKeys.reload() });
+  if (database.dialect === 'postgres') {
+    // Other instances' logouts reach this instance's session cache at once, key rotations its
+    // signing keys (docs/proxy.md, docs/scaling.md); reconnects by itself when the connection is lost.
+    const listener = await listenToOtherInstances({
+      url: config.databaseUrl,
+      sessions,
+      keys: signingKeys,
+      log: app.log,
+    });
+    lifecycle.add('session notification listener', () => listener.close());
   }
   lifecycle.add('database', () => database.close());
   await ensureFirstAdmin(config, usersRepository, users, app.log);
+  lifecycle.start();
   return {
     app,
     database,

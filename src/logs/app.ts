@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { loadSigningKey } from '../shared/auth/signing-keys.js';
+import { SIGNING_KEYS_REFRESH_MS, SigningKeyRing } from '../shared/auth/signing-keys.js';
 import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling, toAppError } from '../shared/errors/handler.js';
@@ -160,7 +160,9 @@ export async function buildLogsService({
   const rolesRepository = new RolesRepository(db);
   const usersRepository = new LogsUsersRepository(db);
   const sessions = new LogsSessionsRepository(db);
-  const tokens = new LogsTokens(await loadSigningKey(db, 'logs_signing_keys'), config.token, now);
+  // Read again on a token of a key not known here and every minute, so that a rotation needs no restart.
+  const signingKeys = await SigningKeyRing.open(db, 'logs_signing_keys', { now });
+  const tokens = new LogsTokens(signingKeys, config.token, now);
   const loginGuard = new LoginGuard({ db, config, users: usersRepository, audit, now });
   const auth = new LogsAuthService({ db, config, users: usersRepository, sessions, tokens, loginGuard, audit, now });
   const users = new LogsUsersService({ db, users: usersRepository, roles: rolesRepository, sessions, audit, now });
@@ -356,6 +358,8 @@ export async function buildLogsService({
   lifecycle.every(
     sourceCountsJob(sourceCounts, { flushMs: config.dashboards.sourceCountsFlushMs, retentionDays: config.retentionDays, now }),
   );
+  // A rotation's new key signs here within a minute (tokens of it are accepted at once: SigningKeyRing).
+  lifecycle.every({ name: 'signing key refresh', intervalMs: SIGNING_KEYS_REFRESH_MS, run: () => signingKeys.reload() });
   lifecycle.add('store reads', async () => storeReads?.close());
   lifecycle.add('database', () => database.close());
 

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { buildGateway, type Gateway } from '../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../src/gateway/config.js';
+import { UNANNOUNCED_TRUST_MS } from '../../src/gateway/modules/auth/session-cache.js';
 import { TestClock } from '../helpers/clock.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { ADMIN_PASSWORD } from '../helpers/gateway.js';
@@ -133,6 +134,28 @@ for (const dialect of DIALECTS) {
         assert.equal(await proxied(a, token), 401, 'at once where the logout happened');
         clock.advance(2_001);
         assert.equal(await proxied(b, token), 401, 'after one TTL on the other instance');
+      });
+
+      // No announcements between instances on SQLite: B is told its channel is lost as its
+      // PostgreSQL listener would be (test/gateway/instances-on-postgres.test.ts does it for real).
+      test('while announcements cannot be heard a cached session is trusted for a second only, and nothing cached then survives their return', async () => {
+        const user = await newUser('5');
+        const token = await login(a, user.noPegawai, 'Rahasia#123');
+        assert.equal(await proxied(b, token), 200); // cached on B for 2 s
+        b.sessions.announcementsLost();
+        const logout = await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: token } });
+        assert.equal(logout.statusCode, 200);
+        clock.advance(UNANNOUNCED_TRUST_MS - 1);
+        assert.equal(await proxied(b, token), 200, 'still within its second');
+        clock.advance(1);
+        assert.equal(await proxied(b, token), 401, 'a second after it was read, though its TTL is 2 s');
+
+        const unheard = await login(a, user.noPegawai, 'Rahasia#123');
+        assert.equal(await proxied(b, unheard), 200); // read while nothing can be heard
+        const ended = await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: unheard } });
+        assert.equal(ended.statusCode, 200);
+        b.sessions.announcementsRestored();
+        assert.equal(await proxied(b, unheard), 401, 'at once once back, with no clock moved');
       });
     }
   });

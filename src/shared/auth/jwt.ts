@@ -1,5 +1,5 @@
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
-import { SIGNING_ALGORITHM, type SigningKey } from './signing-keys.js';
+import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './signing-keys.js';
 
 export interface TokenProfile {
   readonly issuer: string;
@@ -27,14 +27,20 @@ export async function signToken(
 
 /**
  * Verifies signature (ES256 only, key chosen by `kid`), issuer, audience, typ and expiry.
- * Returns undefined for any invalid token; callers answer 401 without saying why.
+ * Returns undefined for any invalid token; callers answer 401 without saying why. The algorithm is
+ * checked before a key is looked up, so a token of another never makes `keys` read anything.
  */
-export async function verifyToken(key: SigningKey, profile: TokenProfile, token: string, nowMs: number): Promise<JWTPayload | undefined> {
+export async function verifyToken(
+  keys: VerificationKeys,
+  profile: TokenProfile,
+  token: string,
+  nowMs: number,
+): Promise<JWTPayload | undefined> {
   try {
     const { payload } = await jwtVerify(
       token,
-      (header) => {
-        const publicKey = header.kid ? key.publicKeys.get(header.kid) : undefined;
+      async (header) => {
+        const publicKey = typeof header.kid === 'string' ? await keys.verificationKey(header.kid) : undefined;
         if (!publicKey) throw new Error('unknown kid');
         return publicKey;
       },
@@ -63,7 +69,7 @@ export class CachingTokenVerifier<Claims extends JWTPayload> {
   private readonly verified = new Map<string, Claims>();
 
   constructor(
-    private readonly key: SigningKey,
+    private readonly keys: VerificationKeys,
     private readonly profile: TokenProfile,
     private readonly accept: (payload: JWTPayload) => payload is Claims,
     private readonly limit = 10_000,
@@ -76,7 +82,7 @@ export class CachingTokenVerifier<Claims extends JWTPayload> {
       this.verified.delete(jwt);
       return undefined;
     }
-    const payload = await verifyToken(this.key, this.profile, jwt, nowMs);
+    const payload = await verifyToken(this.keys, this.profile, jwt, nowMs);
     if (!payload || !this.accept(payload)) return undefined;
     if (this.verified.size >= this.limit) this.verified.clear();
     this.verified.set(jwt, payload);

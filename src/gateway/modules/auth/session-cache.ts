@@ -13,6 +13,9 @@ export type SessionAnnouncer = (db: Kysely<GatewaySchema>, ids: readonly string[
 
 const LIMIT = 50_000;
 
+/** How long a cached session is trusted while other instances' announcements cannot be heard. */
+export const UNANNOUNCED_TRUST_MS = 1_000;
+
 /**
  * SessionsRepository with a short-lived cache of `find`, because every proxied request checks its
  * session and the look-up was the largest cost of the token check (docs/proxy.md, "Performance").
@@ -22,11 +25,14 @@ const LIMIT = 50_000;
  * put the old row back). The ended ids are also announced (`announcers`: to other instances on
  * PostgreSQL by LISTEN/NOTIFY, delivered at commit; to the other workers of this gateway through
  * their primary), and the receivers drop them as they arrive (`endedElsewhere`); without such a
- * channel (instances sharing a SQLite file, or a lost listener connection) other instances see a
- * revocation within the TTL (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off).
+ * channel (instances sharing a SQLite file) other instances see a revocation within the TTL
+ * (GATEWAY_SESSION_CACHE_TTL, default 2 s; 0 turns the cache off). While a channel that should be
+ * there is lost (`announcementsLost`: the LISTEN connection is reconnecting), a cached session is
+ * trusted for at most UNANNOUNCED_TRUST_MS; once it is back (`announcementsRestored`) the cache
+ * starts empty, since what was announced meanwhile never arrived.
  */
 export class CachingSessionsRepository extends SessionsRepository {
-  private readonly cache = new Map<string, { session: Session | undefined; until: number }>();
+  private readonly cache = new Map<string, { session: Session | undefined; readAt: number; until: number }>();
   private readonly bypass = new Map<string, number>();
   /** Emits 'ended-elsewhere' (ids) after dropping sessions another instance announced. */
   readonly events = new EventEmitter();
@@ -37,6 +43,10 @@ export class CachingSessionsRepository extends SessionsRepository {
   private readonly clock: () => number;
   /** Who is told of sessions this instance ended (the other workers, the other instances). */
   private readonly announcers: readonly SessionAnnouncer[];
+  /** Other instances' announcements cannot be heard now: cached sessions are trusted for UNANNOUNCED_TRUST_MS. */
+  private unannounced = false;
+  /** Moves when the cache is emptied, so that a look-up under way then does not put back what it read before. */
+  private generation = 0;
 
   constructor(deps: { db: Kysely<GatewaySchema>; ttlMs: number; now: () => number; announcers: readonly SessionAnnouncer[] }) {
     super(deps.db);
@@ -52,6 +62,23 @@ export class CachingSessionsRepository extends SessionsRepository {
     this.events.emit('ended-elsewhere', ids);
   }
 
+  /** Other instances' announcements cannot be heard until announcementsRestored. */
+  announcementsLost(): void {
+    this.unannounced = true;
+  }
+
+  /** Announcements are heard again; those sent meanwhile are lost, so nothing read before is kept. */
+  announcementsRestored(): void {
+    this.unannounced = false;
+    this.cache.clear();
+    this.generation += 1;
+  }
+
+  /** True while cached sessions are trusted for UNANNOUNCED_TRUST_MS only. */
+  get degraded(): boolean {
+    return this.unannounced;
+  }
+
   private async announced(ids: readonly string[], db: Kysely<GatewaySchema> = this.database): Promise<void> {
     if (ids.length > 0) for (const announce of this.announcers) await announce(db, ids);
   }
@@ -60,13 +87,15 @@ export class CachingSessionsRepository extends SessionsRepository {
     if (this.ttlMs <= 0) return super.find(id);
     const now = this.clock();
     const cached = this.cache.get(id);
-    if (cached && cached.until > now) return cached.session;
+    if (cached && cached.until > now && (!this.unannounced || cached.readAt + UNANNOUNCED_TRUST_MS > now)) return cached.session;
+    const generation = this.generation;
     const session = await super.find(id);
+    if (generation !== this.generation) return session;
     const blockedUntil = this.bypass.get(id);
     if (blockedUntil !== undefined && blockedUntil > now) return session;
     if (blockedUntil !== undefined) this.bypass.delete(id);
     if (this.cache.size >= LIMIT) this.cache.clear();
-    this.cache.set(id, { session, until: now + this.ttlMs });
+    this.cache.set(id, { session, readAt: now, until: now + this.ttlMs });
     return session;
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { CachingTokenVerifier, signToken, type TokenProfile } from '../../../shared/auth/jwt.js';
-import type { SigningKey } from '../../../shared/auth/signing-keys.js';
+import type { SigningKeyRing } from '../../../shared/auth/signing-keys.js';
 import type { SessionsRepository } from './sessions.repository.js';
 import { wrapToken } from './token-wrapping.js';
 
@@ -51,27 +51,28 @@ export class GatewayTokens {
   private readonly profile: TokenProfile;
   private readonly verifier: CachingTokenVerifier<GatewayClaims>;
 
-  private readonly key: SigningKey;
+  /** The database's keys, read again on rotation (the newest signs). */
+  private readonly keys: SigningKeyRing;
   private readonly sessions: SessionsRepository;
   private readonly now: () => number;
   private readonly ttlMs: number;
 
   constructor(deps: {
-    key: SigningKey;
+    keys: SigningKeyRing;
     config: { issuer: string; audience: string; ttlMs: number };
     sessions: SessionsRepository;
     now: () => number;
   }) {
-    this.key = deps.key;
+    this.keys = deps.keys;
     this.sessions = deps.sessions;
     this.now = deps.now;
     this.ttlMs = deps.config.ttlMs;
     this.profile = { issuer: deps.config.issuer, audience: deps.config.audience, type: 'at+jwt' };
-    this.verifier = new CachingTokenVerifier(deps.key, this.profile, isGatewayClaims);
+    this.verifier = new CachingTokenVerifier(deps.keys, this.profile, isGatewayClaims);
   }
 
   get publicJwks() {
-    return this.key.publicJwks;
+    return this.keys.current.publicJwks;
   }
 
   get ttlSeconds(): number {
@@ -80,7 +81,13 @@ export class GatewayTokens {
 
   async issue(claims: SessionClaims): Promise<IssuedToken> {
     const nowMs = this.now();
-    const jwt = await signToken(this.key, this.profile, { ...claims, sub: claims.user_id, jti: randomUUID() }, this.ttlSeconds, nowMs);
+    const jwt = await signToken(
+      this.keys.current,
+      this.profile,
+      { ...claims, sub: claims.user_id, jti: randomUUID() },
+      this.ttlSeconds,
+      nowMs,
+    );
     return { jwt, wrapped: wrapToken(jwt), expiresAt: new Date(Math.floor(nowMs / 1000) * 1000 + this.ttlSeconds * 1000) };
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { CachingTokenVerifier, signToken, type TokenProfile } from '../../../shared/auth/jwt.js';
-import type { SigningKey } from '../../../shared/auth/signing-keys.js';
+import type { SigningKeyRing } from '../../../shared/auth/signing-keys.js';
 
 /** What a logs access token says: who, which session, which home tenant. Permissions are read fresh per request. */
 export interface AccessClaims {
@@ -23,19 +23,20 @@ export class LogsTokens {
   private readonly verifier: CachingTokenVerifier<AccessClaims & JWTPayload>;
 
   constructor(
-    private readonly key: SigningKey,
+    /** The database's keys, read again on rotation (the newest signs). */
+    private readonly keys: SigningKeyRing,
     config: { issuer: string; audience: string; accessTtlMs: number },
     private readonly now: () => number,
   ) {
     this.profile = { issuer: config.issuer, audience: config.audience, type: 'at+jwt' };
     this.ttlSeconds = Math.floor(config.accessTtlMs / 1000);
-    this.verifier = new CachingTokenVerifier(key, this.profile, isAccessClaims);
+    this.verifier = new CachingTokenVerifier(keys, this.profile, isAccessClaims);
   }
 
   readonly ttlSeconds: number;
 
   issue(claims: AccessClaims): Promise<string> {
-    return signToken(this.key, this.profile, { ...claims, jti: randomUUID() }, this.ttlSeconds, this.now());
+    return signToken(this.keys.current, this.profile, { ...claims, jti: randomUUID() }, this.ttlSeconds, this.now());
   }
 
   verify(jwt: string): Promise<AccessClaims | undefined> {
