@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startCli, type CliProcess } from '../helpers/cli-process.js';
+import { runCli, startCli, type CliProcess } from '../helpers/cli-process.js';
+import { LISTENER_RESTORED } from '../../src/gateway/modules/auth/session-notify.js';
 import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD } from '../helpers/gateway.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
@@ -278,7 +279,8 @@ describe('two of everything on PostgreSQL behind nginx', () => {
     );
   });
 
-  test(`a logout on one gateway instance is refused on the other, long before its ${SESSION_CACHE} session cache would expire`, async () => {
+  /** A logout through nginx is refused by both instances, long before their session caches would expire. */
+  async function logoutRefusedEverywhere(measure: string): Promise<void> {
     const token = await gatewayLogin();
     const profile = (instance: Instance) =>
       fetch(`http://127.0.0.1:${instance.port}/api/v1/auth/profile`, { headers: { authorization: token } }).then((r) => r.status);
@@ -287,8 +289,11 @@ describe('two of everything on PostgreSQL behind nginx', () => {
     await traffic.untilOk('logout', () => fetch(`${gatewayUrl}/api/v1/auth/logout`, { method: 'POST', headers: { authorization: token } }));
     const loggedOutAt = performance.now();
     await eventually(async () => assert.deepEqual(await Promise.all(gateways.map(profile)), [401, 401]), 5_000, 20);
-    measured.set('logout refused on both instances after', `${Math.round(performance.now() - loggedOutAt)} ms`);
-  });
+    measured.set(measure, `${Math.round(performance.now() - loggedOutAt)} ms`);
+  }
+
+  test(`a logout on one gateway instance is refused on the other, long before its ${SESSION_CACHE} session cache would expire`, () =>
+    logoutRefusedEverywhere('logout refused on both instances after'));
 
   test('kill -9 one gateway and one logs instance under load: no acknowledged event lost or stored twice, every client error fixed by a retry', async () => {
     const token = await gatewayLogin();
@@ -441,5 +446,43 @@ describe('two of everything on PostgreSQL behind nginx', () => {
     await cluster.waitForReplay();
     for (const failure of traffic.failures.slice(failuresBefore))
       assert.ok(RETRYABLE.has(failure.status), `an error a retry fixes: ${JSON.stringify(failure)}`);
+  });
+
+  test('after the PostgreSQL restart, a logout on one gateway instance is still refused on the other', async () => {
+    // Both listeners are back (each says so once it listens again), then the same rule as before the restart.
+    await eventually(async () => {
+      for (const gateway of gateways) assert.ok(gateway.cli.lines.some((line) => line.msg === LISTENER_RESTORED));
+    }, 30_000);
+    await logoutRefusedEverywhere('logout refused on both instances after the restart, after');
+  });
+
+  test('signing keys rotated, then each gateway restarted in turn: no token refused at any step', async () => {
+    const rotated = await runCli(['rotate-signing-keys'], {
+      GATEWAY_DATABASE_URL: cluster.primaryUrl('gerbang_gateway'),
+      LOGS_DATABASE_URL: cluster.primaryUrl('gerbang_logs'),
+    });
+    assert.equal(rotated.status, 0, rotated.stderr);
+    const loginOn = async (instance: Instance) =>
+      json(
+        await traffic.untilOk('direct login', () =>
+          post(`http://127.0.0.1:${instance.port}/api/v1/auth/login`, { no_pegawai: 'admin', kata_sandi: ADMIN_PASSWORD }),
+        ),
+      ).data.token as string;
+    const statusOn = (instance: Instance, token: string) =>
+      fetch(`http://127.0.0.1:${instance.port}/api/v1/auth/profile`, { headers: { authorization: token } }).then((r) => r.status);
+    const tokens = [await loginOn(gateways[0]!), await loginOn(gateways[1]!)];
+    for (const index of [0, 1]) {
+      gateways[index]!.cli.child.kill('SIGTERM');
+      await gateways[index]!.cli.exited;
+      await restart(gateways, index);
+      tokens.push(await loginOn(gateways[0]!), await loginOn(gateways[1]!));
+      const statuses: number[] = [];
+      for (const token of tokens) for (const instance of gateways) statuses.push(await statusOn(instance, token));
+      assert.deepEqual(
+        statuses,
+        statuses.map(() => 200),
+        `after restarting gateway ${index + 1}: every token works on both`,
+      );
+    }
   });
 });
