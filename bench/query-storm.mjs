@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A storm of expensive log searches against the gateway's latency (issue 11: "a storm of expensive
+// A storm of expensive log searches against the gateway's latency (the requirement: "a storm of expensive
 // queries leaves the gateway's latency untouched"). `cli.js all` (gateway and logs service as
 // separate supervised processes) on SQLite, a store of STORM_ENTRIES entries from the last hour;
 // the gateway proxies a 1 KiB GET at a fixed pace (wrk + bench/paced.lua, the same offered load in

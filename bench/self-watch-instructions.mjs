@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What watching itself costs the gateway, counted in instructions instead of CPU time (issue 11):
+// What watching itself costs the gateway, counted in instructions instead of CPU time:
 // on this 2-vCPU VM, CPU time per request varies by ±20-40 % from one 10-second run to the next,
 // more than the cost being measured. Here `cli.js gateway` runs under valgrind's callgrind with
 // instrumentation off; after a warm-up it is switched on (`callgrind_control -i on`) for a fixed

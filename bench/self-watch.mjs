@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What watching itself costs the gateway (issue 11, "self-watching stays cheap"): the gateway's
+// What watching itself costs the gateway ("self-watching stays cheap"): the gateway's
 // proxy throughput with its telemetry off (`cli.js gateway` alone) against the same gateway under
 // `cli.js all`, shipping its access lines and spans to the logs service beside it. The gateway is
 // pinned to CPU 0; the logs service, the upstream and wrk share CPU 1, so the ratio shows what the

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Soak run (issue 11): `cli.js all` (supervisor, gateway, logs service) under ten minutes of mixed
+// Soak run: `cli.js all` (supervisor, gateway, logs service) under ten minutes of mixed
 // traffic, one request in SOAK_FAULT_EVERY faulted, with every Node process of the system sampled
 // by soak-probe.mjs (RSS, heap, open descriptors, event-loop delay). Memory and descriptors must
 // come back flat: the first sample after the warm-up is compared with the last one, taken after the

@@ -1,10 +1,10 @@
 /**
  * A spike, not the store: what keeping entries in compressed blocks (as Loki's chunks and
- * ClickHouse's granules do) would give the SQLite store on issue 15's missed targets (ingest
+ * ClickHouse's granules do) would give the SQLite store on its targets (ingest
  * 100,000 events/s, 250 B an event, retention of a day in under a second). Entries keep their
  * time-ordered ids and their words and facets in the same per-hour FTS5 tables as the store; their
- * rows become one row per block of BLOCK entries, deflated (with their ids since 2026-11-26, as a
- * store needs them: about 6 B an event more than the readings of 2026-11-25). Measures ingest CPU and time, bytes an
+ * rows become one row per block of BLOCK entries, deflated (with their ids, as a store needs
+ * them). Measures ingest CPU and time, bytes an
  * event, reading a page of 50 entries by id (the block lookups and inflation a search page would
  * do), and removing the day (blocks and hour tables).
  *   node --import tsx bench/logs-store/block-spike.ts --events 10000000 [--block 256] [--level 1]

@@ -1,5 +1,5 @@
 /**
- * Where PostgreSQL's ingest time goes (issue 15): the server's and this process's CPU an event for
+ * Where PostgreSQL's ingest time goes: the server's and this process's CPU an event for
  * inserting the store's rows (prepared as the store prepares them: words as a tsvector literal,
  * attributes as JSON text) into one table with the store's indexes, three ways: one bound JSON array
  * read by json_to_recordset (what the store does), one bound array per column read by unnest, and

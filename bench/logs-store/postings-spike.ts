@@ -1,5 +1,5 @@
 /**
- * A spike, not the store: what PostgreSQL would give on issue 15's missed targets (ingest 60,000
+ * A spike, not the store: what PostgreSQL would give on the store's targets (ingest 60,000
  * events/s, 250 B an event, a full-day histogram of a word under 100 ms) if the entries were kept
  * in compressed blocks (as bench/logs-store/block-spike.ts measured for SQLite) and the word index
  * were our own postings instead of a GIN entry per word of every entry. Per batch of entries, each

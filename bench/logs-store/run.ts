@@ -74,7 +74,7 @@ const url = dialect === 'sqlite' ? `sqlite:${sqlitePath}` : args.url;
 if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
 
 // As the logs service opens it: SQLite's writes on their own thread (docs/log-store.md, "The SQLite
-// thread"; until 2026-11-27 the benchmark wrote on the event loop), reads on the event loop's connection.
+// thread"), reads on the event loop's connection.
 const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
@@ -122,7 +122,7 @@ async function flush(): Promise<void> {
   const entries = batch;
   batch = [];
   // The NDJSON copy for ripgrep, written before the batch is handed over: with one batch at a time it
-  // stays outside the measured time, as before.
+  // stays outside the measured time.
   if (writesNdjson) {
     const lines = entries
       .map((entry) => JSON.stringify({ '@timestamp': new Date(entry.timestamp).toISOString(), ...entry, timestamp: undefined }))
@@ -369,8 +369,8 @@ for (let passNumber = 1; passNumber <= Number(args.passes); passNumber += 1) {
     dialect === 'postgres' &&
     (await sql`SELECT 1 FROM pg_indexes WHERE indexname = 'log_entries_search'`.execute(database.db)).rows.length > 0;
   if (hasGin) {
-    // The same two histograms as the store counted them before its postings (migration 0150): from
-    // the rows the GIN index finds. Measured here, on the same tables, in the same sitting.
+    // The same two histograms counted from the rows the GIN index finds (a store without postings),
+    // measured here, on the same tables, in the same sitting.
     for (const word of ['declined', 'completed']) {
       pass.push(
         await measure(
@@ -423,7 +423,7 @@ function ripgrep(pattern: string): { name: string; ms: number; matches: number }
 // Over the same day's events only: with more days the NDJSON holds them all.
 const rg = !writesNdjson ? [] : [ripgrep('declined'), ripgrep('declined'), ripgrep('"level":"error"')].filter(Boolean);
 
-// PostgreSQL's postings (log_batches, log_postings; none before migration 0150), also in sizeBytes.
+// PostgreSQL's postings (log_batches, log_postings), also in sizeBytes.
 const postingsBytes =
   dialect === 'sqlite'
     ? 0

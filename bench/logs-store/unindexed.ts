@@ -1,7 +1,7 @@
 /**
  * Questions the postings do not narrow, timed on a store `run.ts` left behind (it drops the tables
  * when it starts, not when it ends): a numeric range, a substring, a sort by a field, an aggregation
- * of every entry of an hour. Not among issue 15's targets; measured to show what blocks cost
+ * of every entry of an hour. Not among the store's targets; measured to show what blocks cost
  * (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
  *
  *   node --max-semi-space-size=64 --import tsx bench/logs-store/unindexed.ts --url postgres://… [--runs 10]

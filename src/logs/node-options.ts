@@ -2,11 +2,9 @@
  * Node's options the logs service runs with (docs/operations.md, "Memory"): a young generation of
  * 64 MB semi-spaces instead of V8's 16. A batch's entries live from parsing until their commit (tens
  * of milliseconds), long enough for the default young generation to copy them on into the old one,
- * which then collects them at far greater cost. Measured with 2M events, two batches in flight:
- * 10–25 % more events/s on SQLite, 4–10 % on PostgreSQL, 8–20 % less CPU, for 60 MB more memory
- * at the peak on SQLite and 100–330 MB on PostgreSQL (docs/benchmarks.md, "Issue 15: the young
- * generation"). They are V8's, so they must be on node's command line or in NODE_OPTIONS: set at run
- * time they change nothing.
+ * which then collects them at far greater cost (docs/performance-notes.md, "Log service"). They
+ * are V8's, so they must be on node's command line or in NODE_OPTIONS: set at run time they change
+ * nothing.
  */
 export const LOGS_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=64'];
 

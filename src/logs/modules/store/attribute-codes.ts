@@ -6,8 +6,8 @@ import { dict } from '../../../shared/dict.js';
 /**
  * Attribute names by number (both dialects; docs/log-store.md, "Rows"): a row stores its attributes with
  * each name replaced by the tenant's number for it in base 36, `{"0":"GET","1":"/api/v1/x"}`
- * instead of `{"http.method":"GET","http.route":"/api/v1/x"}`. The names were a third of a row (58
- * of 259 bytes an event in the benchmark). The numbers (log_attribute_codes) are given by the writer
+ * instead of `{"http.method":"GET","http.route":"/api/v1/x"}`: names are a large share of a row
+ * (docs/performance-notes.md, "SQLite store"). The numbers (log_attribute_codes) are given by the writer
  * as names first arrive and never change, so a number read once stays right.
  *
  * A tenant gets at most MAX_ATTRIBUTE_CODES numbers: names that arrive after that (a sender that

@@ -5,8 +5,8 @@ import { AppError } from '../../../shared/errors/app-error.js';
  * The time budget of one store read (search, histogram, fields, distinct) and the client it answers:
  * every statement it runs sees the same deadline and client through AsyncLocalStorage, so the read
  * pool and the statement guards need no extra parameter threaded through the store code. One
- * storage for both: each storage in use adds to the cost of every promise of the process (a second
- * one measured about 10 µs a request of the service, ingestion included).
+ * storage for both: each storage in use adds to the cost of every promise of the process
+ * (docs/performance-notes.md, "Log store").
  */
 const current = new AsyncLocalStorage<{ readonly deadline?: number; readonly client?: WaitingClient }>();
 

@@ -80,7 +80,10 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** prepareEntries a chunk at a time, with a turn of the event loop between chunks (a batch of 5,000 took 10–20 ms in one go). */
+/**
+ * prepareEntries a chunk at a time, with a turn of the event loop between chunks: a large batch in one
+ * go would stall every request (docs/performance-notes.md, "Log store").
+ */
 export async function prepareEntriesInTurns(entries: readonly LogEntry[]): Promise<PreparedEntry[]> {
   const prepared: PreparedEntry[] = [];
   for (let first = 0; first < entries.length; first += PREPARE_CHUNK) {
@@ -124,7 +127,7 @@ export function prepareEntries(entries: readonly LogEntry[], first = 0): Prepare
 
 /**
  * The rollup tables by bucket, [bucket, level and service table, host table]: per minute, and per hour
- * for counts over days (migration 0130); `minute` holds the bucket's first millisecond in both.
+ * for counts over days; `minute` holds the bucket's first millisecond in both.
  */
 export const ROLLUP_BUCKETS = [
   [MINUTE, 'log_rollups', 'log_host_rollups'],

@@ -9,7 +9,7 @@ import type { ChunkPosition } from '../../../../shared/db/migrator.js';
 /**
  * Tokens as a tsvector literal with positions ('error':1 'disk':2,5), then facets (facets.ts) as
  * lexemes without positions behind `=`, which no word can hold: what PostgreSQL's entries held in
- * `search` from 0011_time_ordered_facets until 0018_no_tsvector dropped it (tests build rows of that time with it).
+ * `search` (0018_no_tsvector drops it; tests build such rows with it).
  */
 export function tsvectorText(tokens: readonly string[], facets: readonly string[] = []): string {
   // Each token's positions as text ("2,5"), then one string: no array per token (most occur once).

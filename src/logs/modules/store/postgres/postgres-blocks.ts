@@ -18,8 +18,7 @@ import { nextTurn, PREPARE_CHUNK, type PreparedEntry } from '../write-batch.js';
 
 /**
  * Entries a block holds at most: what reading one entry costs (a block is decompressed whole) against
- * the size (fewer entries compress worse). 128: 78 bytes an event, 256: 72, 1,000: 59; an hour of
- * 10M a day unnested in 220–370 ms (docs/benchmarks.md, "Issue 15: PostgreSQL blocks as arrays").
+ * the size (fewer entries compress worse): docs/performance-notes.md, "PostgreSQL store".
  */
 const BLOCK_ENTRIES = 128;
 
@@ -45,7 +44,7 @@ export async function createHourPartition(db: Kysely<any>, start: number): Promi
 
 /**
  * No statistics of the arrays of `table` (log_blocks or a partition): ANALYZE would decompress a sample
- * of blocks (37 s for 10M entries) for figures no plan uses.
+ * of blocks (tens of seconds at 10M entries) for figures no plan uses.
  */
 export async function withoutArrayStatistics(db: Kysely<any>, table: string): Promise<void> {
   const columns = COLUMNS.map((column) => sql`ALTER COLUMN ${sql.ref(column)} SET STATISTICS 0`);
@@ -146,8 +145,7 @@ async function storeBlocks(
     for (let start = 0; start < order.length; start += BLOCK_ENTRIES) {
       const places = order.slice(start, start + BLOCK_ENTRIES);
       // Each array as text, the attributes as one JSON array whose elements, in order, make the
-      // jsonb[] (joined, not escaped: the cheapest for client and server together, measured:
-      // docs/benchmarks.md "Issue 15: PostgreSQL blocks").
+      // jsonb[] (joined, not escaped: the cheapest for client and server together).
       const values = COLUMNS.map((column) => {
         if (column === 'ts') return sql`${`{${places.map((index) => columns.ts[index]).join(',')}}`}::bigint[]`;
         if (column === 'attributes') {
@@ -171,7 +169,7 @@ const QUOTED_ALL = /["\\]/g;
 
 /**
  * A text array's text (`{"a","b\\"c",NULL}`), built in one pass: node-postgres's own (two regular
- * expressions an element) cost 2.3 µs an event of ingest (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
+ * expressions an element) is a visible share of ingest (docs/performance-notes.md, "PostgreSQL store").
  */
 function arrayLiteral(values: readonly (string | null)[]): string {
   let text = '{';
@@ -184,7 +182,7 @@ function arrayLiteral(values: readonly (string | null)[]): string {
   return `${text}}`;
 }
 
-/** The blocks `b` of a tenant as rows (`l`'s columns, `log_entries`' before migration 0220), those `blocks` selects. */
+/** The blocks `b` of a tenant as rows (`l`'s columns), those `blocks` selects. */
 function entriesOf(tenantId: string, blocks: RawBuilder<unknown>, columns: readonly Column[] = COLUMNS): RawBuilder<unknown> {
   // Every array unnested is decompressed: a read that needs a few columns names them.
   const [read, left] = [COLUMNS.filter((column) => columns.includes(column)), COLUMNS.filter((column) => !columns.includes(column))];

@@ -166,7 +166,7 @@ function bucketCounts(counts: Map<number, number>): BucketCount[] {
 /**
  * The entries `expr` matches (or its candidates) in [from, end); null when there are more than
  * `most`, or more than one in DENSE of the entries read: reading their blocks one by one would cost
- * more than reading the range's (docs/benchmarks.md, "Issue 15: PostgreSQL blocks").
+ * more than reading the range's (docs/performance-notes.md, "PostgreSQL store").
  */
 export async function candidateHits(
   db: Kysely<any>,

@@ -18,8 +18,8 @@ export function groupsFor(entries: number): number {
  * Pairs a piece of `entries` posts: those of two words each held by at least this many of its entries
  * (docs/log-store.md, "Phrases"). A phrase of common words is then counted from its pair, while a
  * pair left out has a word in fewer entries than this, the most candidates the rows check for it.
- * Every pair would more than double the postings (64 instead of 25 bytes an entry in the benchmark);
- * these add 6 (docs/benchmarks.md, "Issue 15: phrases by pairs").
+ * Every pair would more than double the postings; these add about a quarter (docs/performance-notes.md,
+ * "PostgreSQL store").
  */
 export function pairsFromFor(entries: number): number {
   return Math.max(32, Math.ceil(entries / 128));
@@ -108,7 +108,7 @@ export async function storePostings(
 ): Promise<void> {
   if (pieces.length === 0) return;
   numbers ??= await nextPieceNumbers(trx, pieces.length);
-  // Pieces without pairs (migrations 0150 and 0160, which run before 0200 adds the column) leave it out.
+  // Pieces without pairs leave the column out: the migrations that post stored entries run before it exists.
   const pairs = pieces.some((piece) => piece.pairs > 0)
     ? { column: sql`, pairs`, values: sql`, ${pieces.map((piece) => piece.pairs)}::int[]` }
     : { column: sql``, values: sql`` };

@@ -210,7 +210,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     const { encode, newCodes } = await this.#numberAttributes(trx, tenantId, prepared);
     const newFields = this.#fields.newFields(tenantId, prepared);
     await storeEntries(trx, tenantId, prepared, facets, encode);
-    // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
+    // Per minute and per hour (the hourly tables answer counts over days).
     for (const rollups of batchRollups(prepared)) {
       await sql`INSERT INTO ${sql.table(rollups.table)} AS r0 (tenant_id, minute, level, service, count)
         SELECT ${tenantId}, r.minute, r.level, r.service, r.count
@@ -272,8 +272,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    * `log_removed_…`), so nothing else waits for more than that catalogue change; then the tenant's
    * rollups of those days go. The detached tables' files are dropped last, one table per transaction;
    * a table that is no longer a partition locks nothing the service uses, so ingestion and searches
-   * go on meanwhile (returning the space takes the file system about 1.5 ms a MB here:
-   * docs/benchmarks.md). Tables a stopped run left behind go the same way.
+   * go on meanwhile (returning the space takes the file system a while: docs/performance-notes.md,
+   * "PostgreSQL store"). Tables a stopped run left behind go the same way.
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
@@ -334,7 +334,7 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     // floor until then, and a batch stored in those hours since keeps its own (its batch is later).
     for (const hour of emptied) await removePostings(this.db, tenantId, hour);
     // The counts of those days after the entries, as on SQLite, and outside the lock: a day of
-    // per-minute rollups is 200,000 rows, 250 ms of deleting (docs/benchmarks.md).
+    // per-minute rollups is about 200,000 rows to delete.
     await this.db.transaction().execute(async (trx) => {
       for (const rollups of ROLLUP_TABLE_NAMES) {
         await sql`DELETE FROM ${sql.table(rollups)} WHERE tenant_id = ${tenantId} AND minute < ${cutoff}::bigint`.execute(trx);

@@ -2,14 +2,12 @@ import { varintSize, writeVarintAt } from '../../../../shared/encoding/varint.js
 
 /**
  * Postings of a piece (docs/log-store.md, glossary) of entries: for each token (a word or a facet), which of the piece's entries
- * hold it, by their place in the piece. What docs/scaling.md step 2 put instead of a word index
- * with one entry per word of every entry (GIN on PostgreSQL): the tokens are hashed into groups, and
+ * hold it, by their place in the piece. Instead of a word index with one entry per word of every
+ * entry (GIN on PostgreSQL; docs/scaling.md step 2) the tokens are hashed into groups, and
  * each group of a piece is one value (a `bytea` row), so a piece writes one row per group instead of
  * an index entry per word, and a word's lookup over a day reads one small row per piece.
  * The PostgreSQL store (postgres-postings.ts) keeps each piece's times beside its postings
- * (encodeTimes), so that places turn into times. Measured first as a spike (with a layout of ids
- * instead of times): bench/logs-store/postings-spike.ts, docs/benchmarks.md "Issue 15: PostgreSQL
- * postings, a spike".
+ * (encodeTimes), so that places turn into times.
  *
  * A group's value: for each of its tokens, the token (UTF-8, length first), how many entries hold
  * it, the byte length of their places, and the places (the first as it is, then each as its distance

@@ -4,8 +4,8 @@ import { firstIdOf, idSecond, lastIdOf } from './time-ids.js';
 /**
  * The SQLite store's full-text index is one FTS5 table per tenant and hour of ids
  * (`log_fts_<tenant in hex>_<hour>`, listed in log_fts_hours). FTS5 reaches an id inside a long
- * doclist by reading every entry before it (measured: 50 ns an entry, whatever the page size), so in
- * one table per tenant a lookup in the last hour of a day read the whole day's postings of the word
+ * doclist by reading every entry before it (whatever the page size), so in one table per tenant a
+ * lookup in the last hour of a day would read the whole day's postings of the word
  * first. An hour's table bounds that to an hour, whatever the store holds; and retention drops whole
  * tables instead of deleting from the index entry by entry (docs/log-store.md).
  */

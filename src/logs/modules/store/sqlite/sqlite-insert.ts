@@ -13,10 +13,10 @@ export type InsertColumn = string | { name: string; value: string };
 /**
  * The insert of rows whose values lie one after the other in `values`, each bound as it is (run it
  * with runInOrder, threads/write-thread.ts): on the SQLite thread one prepared single-row
- * statement run a row, elsewhere multi-row `VALUES (?, …), (?, …)` statements. Either is three
- * times faster than one bound JSON array expanded by json_each (measured: 3–5 µs against 14 µs an
- * entry): SQLite parses no JSON and JavaScript writes none; and a batch's rows are written straight
- * into `values`, without an array per row (docs/benchmarks.md, "Issue 15: the batch's JavaScript").
+ * statement run a row, elsewhere multi-row `VALUES (?, …), (?, …)` statements. Either is about
+ * three times faster than one bound JSON array expanded by json_each (docs/performance-notes.md,
+ * "SQLite store"): SQLite parses no JSON and JavaScript writes none; and a batch's rows are written
+ * straight into `values`, without an array per row.
  * `table` and `columns` are the store's own names and SQL, never user input.
  */
 export function rowInserts(table: string, columns: readonly InsertColumn[], values: readonly unknown[] | PackedValues): RowsStatement {

@@ -160,8 +160,8 @@ export class SqliteReads {
   /**
    * The matches of FTS5 query `index` in one hour's slice of whole seconds, per bucket. When a few
    * buckets start inside the slice, one pass counts the matches at or past each start (`count(*)
-   * FILTER (WHERE rowid >= …)`; a `GROUP BY` costs three times FTS5's own count: docs/benchmarks.md,
-   * "Issue 15: SQLite at 10M"); with more, each match's second is grouped.
+   * FILTER (WHERE rowid >= …)`; a `GROUP BY` costs three times FTS5's own count); with more, each
+   * match's second is grouped.
    */
   async #countHourBuckets(slice: HourSlice, index: string, intervalMs: number): Promise<BucketCount[]> {
     const table = sql.table(slice.table);

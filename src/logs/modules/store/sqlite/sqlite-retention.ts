@@ -37,7 +37,7 @@ export async function removeBefore(db: Kysely<any>, tenantId: string, cutoff: nu
     removed += deleted;
     if (deleted === 0) break;
     // Let waiting writes take the connection between chunks: without it the next chunk took the
-    // lock first every time, and ingestion waited for the whole purge (measured: 36 s at 10M).
+    // lock first every time, and ingestion waited for the whole purge (docs/performance-notes.md, "SQLite store").
     await nextTurn();
   }
   // Displaced entries (time-ids.ts) before the cutoff, wherever their ids are.

@@ -5,14 +5,14 @@ import type { InsertColumn } from './sqlite-insert.js';
  * How the SQLite store lays out an entry's row (docs/log-store.md, "Rows"; the table is made by
  * migrations/support/sqlite-compact-rows.ts):
  * what SQL reads (`ts`, `level`, `trace_id`, `span_id`) are virtual columns computed from what is
- * stored, so every query reads the same names as before while a row is smaller:
+ * stored, so queries read plain names while a row stays small:
  * - `ts_offset`: the time less its id's second (time-ids.ts), two bytes instead of six;
  * - `level_code`: the six levels (levels.ts) as numbers, the most common first (SQLite stores 0
  *   and 1 in the record's header alone); a level outside them as its text;
  * - `trace_bin`, `span_bin`: lower-case hexadecimal ids as bytes, half the size; other ids as text;
  * - `attributes`: SQLite's JSONB (binary JSON, read by the same `->>`) with names by number
  *   (attribute-codes.ts).
- * The benchmark's rows went from 259 to 164 bytes an event (docs/benchmarks.md, "Issue 15: smaller SQLite rows").
+ * More than a third smaller than plain columns and JSON text (docs/performance-notes.md, "SQLite store").
  */
 
 /** Levels by how often they come, so that the commonest cost no byte. */
@@ -36,7 +36,7 @@ export function isHexId(id: string | null): id is string {
 /**
  * The insert columns of an entry (rowInserts), 12 values a row: a trace or span id takes two, its
  * hex (turned into bytes by SQLite, which costs less than a Buffer made and cloned for the SQLite
- * thread: 3 µs an event) or its text, the other null.
+ * thread) or its text, the other null.
  */
 export const ENTRY_INSERT_COLUMNS: readonly InsertColumn[] = [
   'id',

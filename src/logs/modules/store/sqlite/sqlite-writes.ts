@@ -386,8 +386,8 @@ async function writePrepared(
         sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.compile(connection),
         sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.compile(connection),
         // FTS5 merges a level's segments once it holds `automerge` of them (default 4): an hour of
-        // 5,000-entry batches rewrote each posting often enough to cost 6.6 µs an entry; at 8 it costs
-        // 3.8, and an hour's lookups measured the same (docs/benchmarks.md).
+        // large batches rewrites each posting too often; 8 nearly halves that, and lookups cost the
+        // same (docs/performance-notes.md, "SQLite store").
         sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.compile(connection),
       );
     }
@@ -399,7 +399,7 @@ async function writePrepared(
       FROM json_each(${JSON.stringify(displaced)})`.compile(connection),
     );
   }
-  // Per minute and per hour (the hourly tables answer counts over days: migration 0130).
+  // Per minute and per hour (the hourly tables answer counts over days).
   for (const { table, hostTable, rows, hostRows } of batch.rollups) {
     const rollups = JSON.stringify(rows.map((row) => [row.minute, row.level, row.service, row.count]));
     const hostRollups = JSON.stringify(hostRows.map((row) => [row.minute, row.host, row.count]));

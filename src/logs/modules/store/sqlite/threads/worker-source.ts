@@ -2,8 +2,8 @@ import { UNPACK_ROWS_SOURCE } from './packed-values.js';
 
 /**
  * The code of every SQLite worker thread (protocol.ts), the writer's and the read pool's. Plain
- * JavaScript, started with `eval`, so a worker starts in about 50 ms without a TypeScript loader
- * (under tsx a worker of a .ts file takes 300–400 ms, and the tests open many databases). It runs
+ * JavaScript, started with `eval`, so a worker starts without a TypeScript loader (several times
+ * faster than a .ts file's under tsx, and the tests open many databases). It runs
  * nothing but better-sqlite3 calls, each in a `try`.
  */
 export const WORKER_SOURCE = `

@@ -16,8 +16,8 @@ import { SqliteWorker } from './sqlite-worker.js';
 
 /**
  * SQLite writes on a thread of their own (docs/log-store.md, "The SQLite thread"). better-sqlite3 is
- * synchronous: on the event loop a 5,000-entry log batch stopped it for a quarter of a second
- * (measured), and with it every request of the service. Here one worker thread (sqlite-worker.ts)
+ * synchronous: on the event loop a large log batch stops it, and with it every request of the service
+ * (docs/performance-notes.md, "SQLite store"). Here one worker thread (sqlite-worker.ts)
  * owns the connection that every write goes through; the event loop posts statements and keeps a
  * connection of its own for plain reads.
  *
@@ -61,8 +61,8 @@ export function writerThreadOf(db: Kysely<any>): WriterThread | undefined {
 
 /**
  * Rows that one single-row statement (`sql`) inserts, `width` values each, one after the other in
- * `values`. On the SQLite thread the statement is run once a row (its binding is the cheapest way in:
- * docs/benchmarks.md, "Issue 15: smaller SQLite rows"); elsewhere `statements` says the same rows.
+ * `values`. On the SQLite thread the statement is run once a row (its binding is the cheapest way
+ * in); elsewhere `statements` says the same rows.
  */
 export interface RowsStatement {
   sql: string;
