@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { generateKeyPair, SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
-import { DIALECTS } from '../helpers/databases.js';
-import { ADMIN_NO_PEGAWAI, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { ADMIN_NO_PEGAWAI, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 
 const LOGIN = '/api/v1/auth/login';
 const PROFILE = '/api/v1/auth/profile';

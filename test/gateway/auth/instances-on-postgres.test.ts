@@ -6,18 +6,18 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import pg from 'pg';
-import { LISTENER_APPLICATION_NAME, LISTENER_LOST, LISTENER_RESTORED } from '../../src/gateway/modules/auth/session-notify.js';
-import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
-import { UNANNOUNCED_TRUST_MS } from '../../src/gateway/modules/auth/session-cache.js';
-import { runCli } from '../helpers/cli-process.js';
-import { eventually } from '../helpers/eventually.js';
-import { ADMIN_PASSWORD } from '../helpers/gateway.js';
-import { watchLines, type LogLine, type LogWatch } from '../helpers/log-watch.js';
-import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
-import { startLogsProcess } from '../helpers/logs-process.js';
-import { startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
-import { startPostgresGate, type PostgresGate } from '../helpers/postgres-gate.js';
-import { closedPort, rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { LISTENER_APPLICATION_NAME, LISTENER_LOST, LISTENER_RESTORED } from '../../../src/gateway/modules/auth/session-notify.js';
+import { unwrapToken } from '../../../src/gateway/modules/auth/token-wrapping.js';
+import { UNANNOUNCED_TRUST_MS } from '../../../src/gateway/modules/auth/session-cache.js';
+import { runCli } from '../../helpers/cli-process.js';
+import { eventually } from '../../helpers/eventually.js';
+import { ADMIN_PASSWORD } from '../../helpers/gateway.js';
+import { watchLines, type LogLine, type LogWatch } from '../../helpers/log-watch.js';
+import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../../helpers/logs.js';
+import { startLogsProcess } from '../../helpers/logs-process.js';
+import { startOwnPostgres, type OwnPostgres } from '../../helpers/own-postgres.js';
+import { startPostgresGate, type PostgresGate } from '../../helpers/postgres-gate.js';
+import { closedPort, rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 /**
  * Two gateway processes on one PostgreSQL (a private one: this test stops and starts it), each

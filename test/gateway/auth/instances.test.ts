@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildGateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { ADMIN_PASSWORD } from '../helpers/gateway.js';
+import { buildGateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { ADMIN_PASSWORD } from '../../helpers/gateway.js';
 
 for (const dialect of DIALECTS) {
   describe(`two gateway instances on one database [${dialect}]`, () => {

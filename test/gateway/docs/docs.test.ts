@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { closedPort, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { closedPort, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 const SWAGGER_2 = {
   swagger: '2.0',

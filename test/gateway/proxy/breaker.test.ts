@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { CircuitBreaker } from '../../src/gateway/modules/proxy/circuit-breaker.js';
-import { TestClock } from '../helpers/clock.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { CircuitBreaker } from '../../../src/gateway/modules/proxy/circuit-breaker.js';
+import { TestClock } from '../../helpers/clock.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 describe('circuit breaker transitions (injected clock)', () => {
   const open = (threshold = 2, cooldown = 1_000) => {

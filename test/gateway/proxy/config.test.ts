@@ -6,17 +6,17 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { buildGateway, type Gateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { isSafePath } from '../../src/gateway/modules/proxy/path-guard.js';
-import { ProxyMetrics } from '../../src/gateway/modules/proxy/proxy.metrics.js';
-import { classifyUpstreamError } from '../../src/gateway/modules/proxy/upstream.js';
-import { ConfigError } from '../../src/shared/config/env.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
-import { listenOnLoopback } from '../helpers/listen.js';
+import { buildGateway, type Gateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { isSafePath } from '../../../src/gateway/modules/proxy/path-guard.js';
+import { ProxyMetrics } from '../../../src/gateway/modules/proxy/proxy.metrics.js';
+import { classifyUpstreamError } from '../../../src/gateway/modules/proxy/upstream.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 describe('proxy configuration', () => {
   test('service addresses: prefix kept, per-service timeout and limit, documented defaults', () => {
@@ -353,7 +353,7 @@ describe('proxy during shutdown', () => {
 });
 
 describe('HTTPS upstreams', () => {
-  const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/tls/${name}`, import.meta.url));
+  const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/tls/${name}`, import.meta.url));
   let server: HttpsServer;
   let address: string;
 

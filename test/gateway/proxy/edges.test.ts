@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { rawRequest } from '../helpers/upstream.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { rawRequest } from '../../helpers/upstream.js';
 
 /**
  * An upstream on a raw socket, so it can answer what an HTTP library would not let it: each

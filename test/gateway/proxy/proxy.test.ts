@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { closedPort, digestStream, rawRequest, readAll, startUpstream, type TestUpstream } from '../helpers/upstream.js';
-import { listenOnLoopback } from '../helpers/listen.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { closedPort, digestStream, rawRequest, readAll, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const BINARY = randomBytes(256 * 1024);
 const MIB = 1_048_576;

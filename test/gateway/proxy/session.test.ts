@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { inject } from 'light-my-request';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
-import { buildGateway, type Gateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { UNANNOUNCED_TRUST_MS } from '../../src/gateway/modules/auth/session-cache.js';
-import { TestClock } from '../helpers/clock.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { ADMIN_PASSWORD } from '../helpers/gateway.js';
-import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { buildGateway, type Gateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { UNANNOUNCED_TRUST_MS } from '../../../src/gateway/modules/auth/session-cache.js';
+import { TestClock } from '../../helpers/clock.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { ADMIN_PASSWORD } from '../../helpers/gateway.js';
+import { startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 // The session look-up of the token check is cached briefly (GATEWAY_SESSION_CACHE_TTL): these tests
 // pin down that logout, password changes and resets still refuse tokens at once on the instance
@@ -137,7 +137,7 @@ for (const dialect of DIALECTS) {
       });
 
       // No announcements between instances on SQLite: B is told its channel is lost as its
-      // PostgreSQL listener would be (test/gateway/instances-on-postgres.test.ts does it for real).
+      // PostgreSQL listener would be (test/gateway/auth/instances-on-postgres.test.ts does it for real).
       test('while announcements cannot be heard a cached session is trusted for a second only, and nothing cached then survives their return', async () => {
         const user = await newUser('5');
         const token = await login(a, user.noPegawai, 'Rahasia#123');

@@ -4,11 +4,11 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { rawRequest, readAll, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { rawRequest, readAll, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 /**
  * Proxied requests with a body, with telemetry ON (the default under `npm start`): undici

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestGateway } from '../../helpers/gateway.js';
 
 const cli = (args: string[], env: Record<string, string>) =>
   spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {

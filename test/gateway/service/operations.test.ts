@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
-import { buildGateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { migrateToLatest, migrationSequence } from '../../src/shared/db/migrator.js';
-import { openDatabase } from '../../src/shared/db/database.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { ADMIN_PASSWORD, startTestGateway } from '../helpers/gateway.js';
+import { buildGateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { migrateToLatest, migrationSequence } from '../../../src/shared/db/migrator.js';
+import { openDatabase } from '../../../src/shared/db/database.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { ADMIN_PASSWORD, startTestGateway } from '../../helpers/gateway.js';
 
 describe('gateway operations', () => {
   test('logs are JSON and never contain passwords or tokens', async () => {

@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { buildGateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { generatedNoPegawai, identityFromClaims } from '../../src/gateway/modules/sso/claims-mapping.js';
-import { tokenHash } from '../../src/gateway/modules/sso/id-token.js';
-import { ConfigError } from '../../src/shared/config/env.js';
-import { unwrapToken } from '../../src/gateway/modules/auth/token-wrapping.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { ADMIN_PASSWORD, newUser, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { buildGateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { generatedNoPegawai, identityFromClaims } from '../../../src/gateway/modules/sso/claims-mapping.js';
+import { tokenHash } from '../../../src/gateway/modules/sso/id-token.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
+import { unwrapToken } from '../../../src/gateway/modules/auth/token-wrapping.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { ADMIN_PASSWORD, newUser, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import {
   CLIENT_ID,
   OTHER_CLIENT_ID,
@@ -19,7 +19,7 @@ import {
   startTestProvider,
   type TestAccount,
   type TestProvider,
-} from '../helpers/oidc-provider.js';
+} from '../../helpers/oidc-provider.js';
 
 // The identity provider is a real oidc-provider on 127.0.0.1; tokens come from its authorization
 // code flow. Forged tokens (negative cases) are checked against its real discovery document and JWKS.

@@ -13,12 +13,18 @@ import {
   writeSpan,
   type SpanIds,
   type SpanRecord,
-} from '../../src/gateway/modules/telemetry/otlp-records.js';
-import { ProtoWriter } from '../../src/gateway/modules/telemetry/proto-writer.js';
-import { RecordQueue } from '../../src/gateway/modules/telemetry/record-queue.js';
-import { hexWord, parseTraceparent, sampledByRatio, samplingOf, traceparentOf } from '../../src/gateway/modules/telemetry/trace-context.js';
-import { logsMessages } from '../../src/logs/modules/ingest/otlp-proto.js';
-import { tracesMessages } from '../../src/logs/modules/ingest/otlp-proto-telemetry.js';
+} from '../../../src/gateway/modules/telemetry/otlp-records.js';
+import { ProtoWriter } from '../../../src/gateway/modules/telemetry/proto-writer.js';
+import { RecordQueue } from '../../../src/gateway/modules/telemetry/record-queue.js';
+import {
+  hexWord,
+  parseTraceparent,
+  sampledByRatio,
+  samplingOf,
+  traceparentOf,
+} from '../../../src/gateway/modules/telemetry/trace-context.js';
+import { logsMessages } from '../../../src/logs/modules/ingest/otlp-proto.js';
+import { tracesMessages } from '../../../src/logs/modules/ingest/otlp-proto-telemetry.js';
 
 /** Words of a hex trace id and span id, as a span holds them. */
 const idsOf = (traceId: string, spanId: string, sampled = true): SpanIds => ({

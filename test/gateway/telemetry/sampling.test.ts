@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { closedPort, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { closedPort, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 const SAMPLED_PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 

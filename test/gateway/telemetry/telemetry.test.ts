@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ADMIN_PASSWORD, startTestGateway } from '../helpers/gateway.js';
-import { OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { closedPort, startUpstream } from '../helpers/upstream.js';
+import { ADMIN_PASSWORD, startTestGateway } from '../../helpers/gateway.js';
+import { OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { closedPort, startUpstream } from '../../helpers/upstream.js';
 
 describe('gateway telemetry shipping', () => {
   test('access logs, audit events and traces reach the logs service over OTLP, without secrets', async () => {

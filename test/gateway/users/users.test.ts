@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { newUser, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { newUser, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 
 const BASE = '/api/v1/pengguna';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Counter, Registry } from 'prom-client';
-import { MetricsGatherer, type MetricsAnswer } from '../../src/gateway/workers/metrics-gatherer.js';
+import { MetricsGatherer, type MetricsAnswer } from '../../../src/gateway/workers/metrics-gatherer.js';
 
 /** One worker's metrics: `count` proxied requests. */
 async function workerMetrics(count: number) {

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { describe, test } from 'node:test';
-import { ConfigError } from '../../src/shared/config/env.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import type { DialectName } from '../../src/shared/db/database.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { ADMIN_PASSWORD } from '../helpers/gateway.js';
-import { watchLines, type LogLine } from '../helpers/log-watch.js';
-import { rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import type { DialectName } from '../../../src/shared/db/database.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { ADMIN_PASSWORD } from '../../helpers/gateway.js';
+import { watchLines, type LogLine } from '../../helpers/log-watch.js';
+import { rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 /** `gerbang gateway` with GATEWAY_WORKERS=2, from source, on a free port; its stdout read line by line. */
 async function startWorkers(env: Record<string, string>) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /** The alerts API: rules, validation, permissions, the state machine, lists, tenant isolation. */
 const ENV = { LOGS_ALERTS_EVAL_INTERVAL: '0', LOGS_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,*.example.com' };

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { buildLogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { webhookUrlProblem } from '../../src/logs/modules/alerts/alerts.notifier.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { buildLogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { webhookUrlProblem } from '../../../src/logs/modules/alerts/alerts.notifier.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
 import { sql } from 'kysely';
 
 /**

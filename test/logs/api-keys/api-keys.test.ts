@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@elastic/elasticsearch';
-import { DIALECTS } from '../helpers/databases.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 const HOUR = 3_600_000;
 

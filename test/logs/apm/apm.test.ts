@@ -6,10 +6,10 @@ import { OTLPTraceExporter as OtlpHttpTraceExporter } from '@opentelemetry/expor
 import { OTLPTraceExporter as OtlpProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { adjustedCountOf } from '../../src/logs/modules/ingest/otlp-traces.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { adjustedCountOf } from '../../../src/logs/modules/ingest/otlp-traces.js';
 
 const HOUR = 3_600_000;
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
-import { closedPort, startUpstream, type TestUpstream } from '../helpers/upstream.js';
-import { listenOnLoopback } from '../helpers/listen.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
+import { closedPort, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 /**
  * The gateway's own traces (a SERVER span per request, a CLIENT span with peer.service per upstream

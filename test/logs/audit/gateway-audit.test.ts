@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { LOGS_ADMIN, startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { LOGS_ADMIN, startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 /** One OTLP/JSON log record shaped like the gateway's audit events. */
 function auditExport(action: string, at: number) {

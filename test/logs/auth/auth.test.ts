@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildLogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { buildLogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 for (const dialect of DIALECTS) {
   describe(`logs auth [${dialect}]`, () => {

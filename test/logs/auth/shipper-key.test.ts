@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { ConfigError } from '../../src/shared/config/env.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { bearer, startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { bearer, startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 const KEY = 'k'.repeat(20) + 'ShipperKey0123456789';
 const otlpLog = (body: string) => ({

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildLogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { TestClock } from '../helpers/clock.js';
+import { buildLogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { TestClock } from '../../helpers/clock.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

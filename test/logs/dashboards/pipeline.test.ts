@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildLogsService } from '../../src/logs/app.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { openDatabase } from '../../src/shared/db/database.js';
-import { migrateToLatest, migrationsUpTo } from '../../src/shared/db/migrator.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { loadDashboardsConfig } from '../../src/logs/modules/dashboards/dashboards.config.js';
-import { createLogStore, type LogStore } from '../../src/logs/modules/store/index.js';
-import { ConfigError } from '../../src/shared/config/env.js';
-import { TestClock } from '../helpers/clock.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
+import { buildLogsService } from '../../../src/logs/app.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { openDatabase } from '../../../src/shared/db/database.js';
+import { migrateToLatest, migrationsUpTo } from '../../../src/shared/db/migrator.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { loadDashboardsConfig } from '../../../src/logs/modules/dashboards/dashboards.config.js';
+import { createLogStore, type LogStore } from '../../../src/logs/modules/store/index.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
+import { TestClock } from '../../helpers/clock.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../../helpers/logs.js';
 
 const MINUTE = 60_000;
 const NOW = Math.floor(Date.now() / MINUTE) * MINUTE;

@@ -6,16 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { buildLogsService, type LogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { buildGateway, type Gateway } from '../../src/gateway/app.js';
-import { loadGatewayConfig } from '../../src/gateway/config.js';
-import { gatewayMigrations } from '../../src/gateway/db/migrations/index.js';
-import { hashPassword } from '../../src/shared/auth/passwords.js';
-import { openDatabase } from '../../src/shared/db/database.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { LOGS_ADMIN_PASSWORD, PASSWORD } from '../helpers/logs.js';
+import { buildLogsService, type LogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { buildGateway, type Gateway } from '../../../src/gateway/app.js';
+import { loadGatewayConfig } from '../../../src/gateway/config.js';
+import { gatewayMigrations } from '../../../src/gateway/db/migrations/index.js';
+import { hashPassword } from '../../../src/shared/auth/passwords.js';
+import { openDatabase } from '../../../src/shared/db/database.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { LOGS_ADMIN_PASSWORD, PASSWORD } from '../../helpers/logs.js';
 import {
   insertOldEvents,
   migrateAsOlderVersion,
@@ -23,7 +23,7 @@ import {
   OLDEST_GATEWAY_HISTORY,
   OLDEST_LOGS_HISTORY,
   oldMessage,
-} from '../helpers/oldest-data.js';
+} from '../../helpers/oldest-data.js';
 
 const EVENTS = 600;
 const CREATED = '2026-11-20T00:00:00.000Z';

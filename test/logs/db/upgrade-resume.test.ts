@@ -8,16 +8,16 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { watchLines } from '../helpers/log-watch.js';
+import { watchLines } from '../../helpers/log-watch.js';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase, type DialectName } from '../../src/shared/db/database.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
-import { killHard } from '../helpers/logs-process.js';
-import { closedPort } from '../helpers/upstream.js';
-import { countStoredEvents, insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../helpers/oldest-data.js';
+import { openDatabase, type DialectName } from '../../../src/shared/db/database.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { LOGS_ADMIN_PASSWORD } from '../../helpers/logs.js';
+import { killHard } from '../../helpers/logs-process.js';
+import { closedPort } from '../../helpers/upstream.js';
+import { countStoredEvents, insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../../helpers/oldest-data.js';
 
 /** Large enough that each data migration takes 20 chunks or more. */
 const EVENTS = 100_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * `_bulk` details (docs/elasticsearch.md "Writing: _bulk", docs/logs-api.md "Elasticsearch bulk"):

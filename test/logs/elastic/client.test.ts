@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client as Client9, errors as errors9 } from '@elastic/elasticsearch';
 import { Client as Client8 } from 'elasticsearch8';
-import { DIALECTS } from '../helpers/databases.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { BASE, COUNT, documents, type Doc } from '../helpers/elastic-documents.js';
-import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { BASE, COUNT, documents, type Doc } from '../../helpers/elastic-documents.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * The official Elasticsearch clients (8.x and 9.x) against the Elasticsearch-compatible API of a

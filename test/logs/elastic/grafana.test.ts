@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { BASE, COUNT, documents } from '../helpers/elastic-documents.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { BASE, COUNT, documents } from '../../helpers/elastic-documents.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * Grafana's Elasticsearch data source, replayed: the requests it sends (test/fixtures/grafana,
@@ -16,7 +16,7 @@ const FROM = BASE;
 const TO = BASE + COUNT * 1000 - 1;
 
 function fixture(name: string): string {
-  return readFileSync(new URL(`../fixtures/grafana/${name}`, import.meta.url), 'utf8')
+  return readFileSync(new URL(`../../fixtures/grafana/${name}`, import.meta.url), 'utf8')
     .replaceAll('$FROM', String(FROM))
     .replaceAll('$TO', String(TO));
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MAX_BOOL_DEPTH } from '../../src/logs/modules/query/elastic-dsl.js';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { MAX_BOOL_DEPTH } from '../../../src/logs/modules/query/elastic-dsl.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * Limits of the Elasticsearch-compatible query DSL (docs/elasticsearch.md "Limits"). The limit is

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * Tenants on the Elasticsearch-compatible API (docs/elasticsearch.md "Credentials and tenants"):

@@ -11,16 +11,16 @@ import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { stopReadsWhenClientLeaves } from '../../src/logs/http/client-gone.js';
-import { createLogStore, openStoreReads, sqliteThreadDialect, type StoreReads } from '../../src/logs/modules/store/index.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { cancellingPool } from '../../src/logs/modules/store/postgres/postgres-reads.js';
-import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../src/logs/modules/store/read-budget.js';
-import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { T0 } from './store-helpers.js';
+import { openDatabase, type Database } from '../../../src/shared/db/database.js';
+import { migrateToLatest } from '../../../src/shared/db/migrator.js';
+import { stopReadsWhenClientLeaves } from '../../../src/logs/http/client-gone.js';
+import { createLogStore, openStoreReads, sqliteThreadDialect, type StoreReads } from '../../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { cancellingPool } from '../../../src/logs/modules/store/postgres/postgres-reads.js';
+import { currentClient, QueryAbortedError, whileClientWaits, type WaitingClient } from '../../../src/logs/modules/store/read-budget.js';
+import { createTestDatabase, describeOnPostgres, type TestDatabase } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { T0 } from '../store/helpers.js';
 
 /** A client that leaves when the test says so. */
 function testClient(): { client: WaitingClient; leave: () => void } {

@@ -5,11 +5,11 @@ import { OTLPMetricExporter as OtlpHttpMetricExporter } from '@opentelemetry/exp
 import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { parseNetDev } from '../../src/logs/modules/infra/self-metrics.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { listenOnLoopback } from '../helpers/listen.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { parseNetDev } from '../../../src/logs/modules/infra/self-metrics.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;

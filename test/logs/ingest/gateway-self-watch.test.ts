@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
-import { startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
+import { startUpstream, type TestUpstream } from '../../helpers/upstream.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';

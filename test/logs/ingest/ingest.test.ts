@@ -6,9 +6,9 @@ import { OTLPLogExporter as OtlpHttpExporter } from '@opentelemetry/exporter-log
 import { OTLPLogExporter as OtlpProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { DIALECTS } from '../helpers/databases.js';
-import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { listenOnLoopback } from '../helpers/listen.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const HOUR = 3_600_000;
 

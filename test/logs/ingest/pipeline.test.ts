@@ -6,11 +6,11 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { buildLogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { listenOnLoopback } from '../helpers/listen.js';
-import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
+import { buildLogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../../helpers/logs.js';
 
 /**
  * Every signal runs through the one ingestion pipeline and its one accounting path: traces and

@@ -22,18 +22,18 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { loadK8sCluster, type LoadK8sOptions } from '../../src/logs/modules/k8s/k8s.cluster.js';
-import { k8sRoutes } from '../../src/logs/modules/k8s/k8s.routes.js';
-import { clusterHealth, MAX_PROBLEMS, podDisplayStatus } from '../../src/logs/modules/k8s/k8s.views.js';
-import { cpuMillicores, parseQuantity, wholeUnits } from '../../src/logs/modules/k8s/quantity.js';
+import { loadK8sCluster, type LoadK8sOptions } from '../../../src/logs/modules/k8s/k8s.cluster.js';
+import { k8sRoutes } from '../../../src/logs/modules/k8s/k8s.routes.js';
+import { clusterHealth, MAX_PROBLEMS, podDisplayStatus } from '../../../src/logs/modules/k8s/k8s.views.js';
+import { cpuMillicores, parseQuantity, wholeUnits } from '../../../src/logs/modules/k8s/quantity.js';
 import type { V1Node, V1Pod, VersionInfo } from '@kubernetes/client-node';
-import { ConfigError, type Env } from '../../src/shared/config/env.js';
-import { AppError } from '../../src/shared/errors/app-error.js';
-import { ERRORS } from '../../src/shared/errors/catalogue.js';
-import { installErrorHandling } from '../../src/shared/errors/handler.js';
-import { createServer as createFastify } from '../../src/shared/http/create-server.js';
+import { ConfigError, type Env } from '../../../src/shared/config/env.js';
+import { AppError } from '../../../src/shared/errors/app-error.js';
+import { ERRORS } from '../../../src/shared/errors/catalogue.js';
+import { installErrorHandling } from '../../../src/shared/errors/handler.js';
+import { createServer as createFastify } from '../../../src/shared/http/create-server.js';
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/k8s/${name}.json`, import.meta.url), 'utf8'));
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/k8s/${name}.json`, import.meta.url), 'utf8'));
 const FIXTURES = { version: fixture('version'), nodes: fixture('nodes'), pods: fixture('pods'), nodeMetrics: fixture('node-metrics') };
 const TOKEN = 'eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3QifQ.k8s-console-reader-token.c2lnbmF0dXJl';
 /** Shortly after the fixtures were recorded: ages are exact. */
@@ -111,7 +111,7 @@ function listPods(res: ServerResponse, url: URL, namespace: string | undefined) 
   });
 }
 
-const tlsFile = (name: string) => readFileSync(new URL(`../fixtures/k8s/tls/${name}`, import.meta.url));
+const tlsFile = (name: string) => readFileSync(new URL(`../../fixtures/k8s/tls/${name}`, import.meta.url));
 
 /** Plain HTTP, or HTTPS with a certificate for 127.0.0.1 signed by the test CA (test/fixtures/k8s/tls). */
 async function startFakeApiServer(options: { hang?: boolean; tls?: boolean } = {}): Promise<FakeApiServer> {

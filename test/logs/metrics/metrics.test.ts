@@ -3,13 +3,13 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { startTestGateway } from '../helpers/gateway.js';
-import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { killHard, startLogsProcess } from '../helpers/logs-process.js';
-import { closedPort } from '../helpers/upstream.js';
-import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { startTestGateway } from '../../helpers/gateway.js';
+import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { killHard, startLogsProcess } from '../../helpers/logs-process.js';
+import { closedPort } from '../../helpers/upstream.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 /** Both services' Prometheus metrics (docs/metrics.md): process series, and the logs service's counters moving. */
 

@@ -8,13 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { dslSearch } from '../../src/logs/modules/query/elastic-dsl.js';
-import { toCondition } from '../../src/logs/modules/query/condition.js';
-import { DslError, QuerySyntaxError } from '../../src/logs/modules/query/errors.js';
-import { MAX_DEPTH, MAX_TERMS, parseQuery } from '../../src/logs/modules/query/parser.js';
-import type { LogEntry, LogStore } from '../../src/logs/modules/store/index.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { openTestStore, T0, type TestStore } from './store-helpers.js';
+import { dslSearch } from '../../../src/logs/modules/query/elastic-dsl.js';
+import { toCondition } from '../../../src/logs/modules/query/condition.js';
+import { DslError, QuerySyntaxError } from '../../../src/logs/modules/query/errors.js';
+import { MAX_DEPTH, MAX_TERMS, parseQuery } from '../../../src/logs/modules/query/parser.js';
+import type { LogEntry, LogStore } from '../../../src/logs/modules/store/index.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { openTestStore, T0, type TestStore } from '../store/helpers.js';
 
 /** How a value is written in the language: quoted (a phrase), or as one word with everything but letters and digits escaped. */
 const quoted = (value: string) => `"${value.replace(/[\\"]/g, (char) => `\\${char}`)}"`;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * Levels as users count them (docs/logs-api.md "Levels"): syslog's names and numbers, sent by

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseQuery } from '../../src/logs/modules/query/parser.js';
-import { QuerySyntaxError } from '../../src/logs/modules/query/errors.js';
-import type { QueryNode } from '../../src/logs/modules/query/ast.js';
+import { parseQuery } from '../../../src/logs/modules/query/parser.js';
+import { QuerySyntaxError } from '../../../src/logs/modules/query/errors.js';
+import type { QueryNode } from '../../../src/logs/modules/query/ast.js';
 
 /** A compact rendering of the AST: terms as field:value[*|"..."], and/or/not as s-expressions. */
 function show(node: QueryNode): string {

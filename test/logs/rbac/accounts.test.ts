@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { bearer, PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { bearer, PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 /** Every protected route and the permission spec 4.5 (or this service) requires. */
 const ROUTES: { method: 'GET' | 'POST'; url: string; permission: string; payload?: object | string }[] = [

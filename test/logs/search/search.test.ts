@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
 const MINUTE = 60_000;
 /** The start of an hour a little in the past: recent enough that the default retention keeps it. */

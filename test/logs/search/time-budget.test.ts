@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { buildLogsService, type LogsService } from '../../src/logs/app.js';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { createLogStore, openStoreReads, QueryTimeoutError, type LogStore, type StoreReads } from '../../src/logs/modules/store/index.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { buildLogsService, type LogsService } from '../../../src/logs/app.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import {
+  createLogStore,
+  openStoreReads,
+  QueryTimeoutError,
+  type LogStore,
+  type StoreReads,
+} from '../../../src/logs/modules/store/index.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 const HOUR = 3_600_000;
 /** An hour a little in the past (kept by the default retention). */

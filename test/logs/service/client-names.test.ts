@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS } from '../helpers/databases.js';
-import { startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
-import { assertPrototypesUntouched, HOSTILE_NAMES } from '../helpers/prototypes.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+import { assertPrototypesUntouched, HOSTILE_NAMES } from '../../helpers/prototypes.js';
 
 /**
  * Names a client chose are data (docs/logs-api.md "Field names"): `__proto__`, `constructor`,

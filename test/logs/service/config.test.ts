@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { loadLogsConfig } from '../../src/logs/config.js';
-import { LOGS_NODE_OPTIONS, youngGenerationSized } from '../../src/logs/node-options.js';
-import { ConfigError } from '../../src/shared/config/env.js';
+import { loadLogsConfig } from '../../../src/logs/config.js';
+import { LOGS_NODE_OPTIONS, youngGenerationSized } from '../../../src/logs/node-options.js';
+import { ConfigError } from '../../../src/shared/config/env.js';
 
 test('logs defaults follow the runtime contract', () => {
   const config = loadLogsConfig({});

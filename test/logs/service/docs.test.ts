@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 /** The logs service's OpenAPI document and its Swagger UI, served offline (docs/logs-api.md). */
 describe('logs API documentation', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../helpers/logs.js';
-import { killHard, startLogsProcess } from '../helpers/logs-process.js';
-import { closedPort } from '../helpers/upstream.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, uniqueName } from '../../helpers/logs.js';
+import { killHard, startLogsProcess } from '../../helpers/logs-process.js';
+import { closedPort } from '../../helpers/upstream.js';
 
 /**
  * Durability: a batch acknowledged by the logs service survives the process being killed (SIGKILL,

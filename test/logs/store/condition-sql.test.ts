@@ -11,13 +11,13 @@ import {
   SqliteQueryCompiler,
 } from 'kysely';
 import { sql } from 'kysely';
-import { parseQuery } from '../../src/logs/modules/query/parser.js';
-import { filtersToCondition, toCondition, type Condition } from '../../src/logs/modules/query/condition.js';
-import { attributePath, compileSqlite, ftsMatchExpression } from '../../src/logs/modules/store/condition-sql/compile-sqlite.js';
-import { compilePostgres } from '../../src/logs/modules/store/condition-sql/compile-postgres.js';
-import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
-import { facetLookup } from '../../src/logs/modules/store/facets.js';
-import { tokenize } from '../../src/logs/modules/query/tokenize.js';
+import { parseQuery } from '../../../src/logs/modules/query/parser.js';
+import { filtersToCondition, toCondition, type Condition } from '../../../src/logs/modules/query/condition.js';
+import { attributePath, compileSqlite, ftsMatchExpression } from '../../../src/logs/modules/store/condition-sql/compile-sqlite.js';
+import { compilePostgres } from '../../../src/logs/modules/store/condition-sql/compile-postgres.js';
+import { tsvectorText } from '../../../src/logs/db/migrations/support/postgres-refacet.js';
+import { facetLookup } from '../../../src/logs/modules/store/facets.js';
+import { tokenize } from '../../../src/logs/modules/query/tokenize.js';
 
 // Compiling needs no database: Kysely's DummyDriver with each dialect's adapter and compiler.
 const sqliteDb = new Kysely<any>({

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { DIALECTS, createTestDatabase } from '../helpers/databases.js';
-import { DAY, T0, openTestStoreAt } from './store-helpers.js';
-import { searchCondition } from '../../src/logs/modules/query/condition.js';
+import { DIALECTS, createTestDatabase } from '../../helpers/databases.js';
+import { DAY, T0, openTestStoreAt } from './helpers.js';
+import { searchCondition } from '../../../src/logs/modules/query/condition.js';
 
 // The writer is killed with SIGKILL right after append() resolved: no close(), no flush. On SQLite
 // this is the WAL + synchronous=FULL commit; on PostgreSQL, the committed transaction (the test

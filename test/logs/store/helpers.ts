@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, sqliteThreadDialect, type LogStore } from '../../src/logs/modules/store/index.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
-import type { DialectName } from '../../src/shared/db/database.js';
+import { openDatabase, type Database } from '../../../src/shared/db/database.js';
+import { migrateToLatest } from '../../../src/shared/db/migrator.js';
+import { createLogStore, sqliteThreadDialect, type LogStore } from '../../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
+import type { DialectName } from '../../../src/shared/db/database.js';
 
 export interface TestStore {
   store: LogStore;

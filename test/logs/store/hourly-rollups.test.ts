@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Migration } from 'kysely';
-import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { createLogStore, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { HOUR, MINUTE, T0 } from './store-helpers.js';
-import { searchCondition } from '../../src/logs/modules/query/condition.js';
+import { openDatabase, type Database } from '../../../src/shared/db/database.js';
+import { migrateToLatest } from '../../../src/shared/db/migrator.js';
+import { createLogStore, type LogEntry, type LogStore } from '../../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { HOUR, MINUTE, T0 } from './helpers.js';
+import { searchCondition } from '../../../src/logs/modules/query/condition.js';
 
 const LEVELS = ['info', 'warn', 'error'] as const;
 

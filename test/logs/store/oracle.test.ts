@@ -1,21 +1,21 @@
 /**
  * Speed never changes an answer: every read of the store (the full-text and facet lookups, the walk
  * in time order, the rollups, the bounded count) is checked against a plain scan of the same entries
- * evaluated in JavaScript (store-oracle.ts), over data made to reach every plan: several tenants,
+ * evaluated in JavaScript (oracle.ts), over data made to reach every plan: several tenants,
  * late and out-of-order batches, many entries in one millisecond and in one second, ragged time
  * ranges, a field with too many values to be faceted, and entries outside the id range.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { LogEntry, LogStore, SearchRequest, StoredLogEntry } from '../../src/logs/modules/store/index.js';
-import { searchCondition, type FieldFilter } from '../../src/logs/modules/query/condition.js';
-import { MAX_FACET_VALUES } from '../../src/logs/modules/store/facets.js';
-import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../src/logs/modules/store/sqlite/time-ids.js';
-import { DIALECTS } from '../helpers/databases.js';
-import { byTime, matches } from './store-oracle.js';
-import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './store-helpers.js';
-import { seededRandom } from '../helpers/seeded-random.js';
+import type { LogEntry, LogStore, SearchRequest, StoredLogEntry } from '../../../src/logs/modules/store/index.js';
+import { searchCondition, type FieldFilter } from '../../../src/logs/modules/query/condition.js';
+import { MAX_FACET_VALUES } from '../../../src/logs/modules/store/facets.js';
+import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../../src/logs/modules/store/sqlite/time-ids.js';
+import { DIALECTS } from '../../helpers/databases.js';
+import { byTime, matches } from './oracle.js';
+import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './helpers.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 // With capitals, joiners and another script, so that every way a message's words are found (FTS5,
 // PostgreSQL's regular expression over a plain message, or its stored tokens) is asked.

@@ -1,12 +1,12 @@
 /**
- * The plain scan that the store's reads are checked against (test/logs/store-oracle.test.ts): a
+ * The plain scan that the store's reads are checked against (test/logs/store/oracle.test.ts): a
  * condition of the query language evaluated in JavaScript on every stored entry, with the meaning
  * docs/log-search.md gives it. Whatever index or walk a read takes, its answer must be this one's.
  */
-import { isJsonScalarLiteral, type FieldRef } from '../../src/logs/modules/query/fields.js';
-import type { AttributeValue, StoredLogEntry } from '../../src/logs/modules/store/index.js';
-import type { Condition, ConditionBound, TextExpr } from '../../src/logs/modules/query/condition.js';
-import { tokenize } from '../../src/logs/modules/query/tokenize.js';
+import { isJsonScalarLiteral, type FieldRef } from '../../../src/logs/modules/query/fields.js';
+import type { AttributeValue, StoredLogEntry } from '../../../src/logs/modules/store/index.js';
+import type { Condition, ConditionBound, TextExpr } from '../../../src/logs/modules/query/condition.js';
+import { tokenize } from '../../../src/logs/modules/query/tokenize.js';
 
 type Field = Exclude<FieldRef, { kind: 'timestamp' }>;
 

@@ -11,14 +11,14 @@ import {
   placesOf,
   placesWithPrefix,
   timesOf,
-} from '../../src/logs/modules/store/postgres/postings.js';
-import { PLACES, postingsPlan } from '../../src/logs/modules/store/postgres/postgres-postings.js';
-import { groupsFor, pairsFromFor, pieceOrders, postingsPieces } from '../../src/logs/modules/store/postgres/postgres-postings-write.js';
-import { facetLookup } from '../../src/logs/modules/store/facets.js';
-import { toCondition } from '../../src/logs/modules/query/condition.js';
-import { parseQuery } from '../../src/logs/modules/query/parser.js';
-import { HOUR } from '../../src/logs/modules/store/minutes.js';
-import { seededRandom } from '../helpers/seeded-random.js';
+} from '../../../src/logs/modules/store/postgres/postings.js';
+import { PLACES, postingsPlan } from '../../../src/logs/modules/store/postgres/postgres-postings.js';
+import { groupsFor, pairsFromFor, pieceOrders, postingsPieces } from '../../../src/logs/modules/store/postgres/postgres-postings-write.js';
+import { facetLookup } from '../../../src/logs/modules/store/facets.js';
+import { toCondition } from '../../../src/logs/modules/query/condition.js';
+import { parseQuery } from '../../../src/logs/modules/query/parser.js';
+import { HOUR } from '../../../src/logs/modules/store/minutes.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 const VOCABULARY = ['disk', 'full', 'timeout', 'declined', 'café', '日本', '=f0', '=f1z', 'a', 'ab', 'abc', '503'];
 

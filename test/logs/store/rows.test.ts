@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { openDatabase } from '../../src/shared/db/database.js';
-import { migrateToLatest } from '../../src/shared/db/migrator.js';
-import { MAX_ATTRIBUTE_CODES } from '../../src/logs/modules/store/attribute-codes.js';
-import { createLogStore, type LogEntry, type LogStore } from '../../src/logs/modules/store/index.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
-import { HOUR, MINUTE, T0, openTestStore, openTestStoreAt, type TestStore } from './store-helpers.js';
-import { plain } from '../helpers/prototypes.js';
-import { searchCondition } from '../../src/logs/modules/query/condition.js';
+import { openDatabase } from '../../../src/shared/db/database.js';
+import { migrateToLatest } from '../../../src/shared/db/migrator.js';
+import { MAX_ATTRIBUTE_CODES } from '../../../src/logs/modules/store/attribute-codes.js';
+import { createLogStore, type LogEntry, type LogStore } from '../../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
+import { HOUR, MINUTE, T0, openTestStore, openTestStoreAt, type TestStore } from './helpers.js';
+import { plain } from '../../helpers/prototypes.js';
+import { searchCondition } from '../../../src/logs/modules/query/condition.js';
 
 const SENT: LogEntry[] = [
   {

@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { sqliteThreadDialect, writerThreadOf } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
+import { openDatabase, type Database } from '../../../src/shared/db/database.js';
+import { sqliteThreadDialect, writerThreadOf } from '../../../src/logs/modules/store/sqlite/threads/write-thread.js';
 
 describe('SQLite on its own thread', () => {
   let dir: string;
@@ -136,7 +136,7 @@ describe('SQLite on its own thread', () => {
   it('lets the process end when nothing waits, and not before a waiting statement is answered', async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, '../fixtures/sqlite-thread/unclosed.ts'), join(dir, 'unclosed.sqlite')],
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures/sqlite-thread/unclosed.ts'), join(dir, 'unclosed.sqlite')],
       { timeout: 30_000 },
     );
     assert.equal(stdout, '42\n');

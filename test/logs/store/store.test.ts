@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../src/logs/modules/store/index.js';
-import { QuerySyntaxError } from '../../src/logs/modules/query/errors.js';
-import { filtersToCondition, searchCondition, type FieldFilter } from '../../src/logs/modules/query/condition.js';
-import { describeOnPostgres, DIALECTS } from '../helpers/databases.js';
-import { eventually } from '../helpers/eventually.js';
-import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './store-helpers.js';
-import { plain } from '../helpers/prototypes.js';
+import { createLogStore, type LogEntry, type LogStore, type SearchRequest } from '../../../src/logs/modules/store/index.js';
+import { QuerySyntaxError } from '../../../src/logs/modules/query/errors.js';
+import { filtersToCondition, searchCondition, type FieldFilter } from '../../../src/logs/modules/query/condition.js';
+import { describeOnPostgres, DIALECTS } from '../../helpers/databases.js';
+import { eventually } from '../../helpers/eventually.js';
+import { DAY, HOUR, MINUTE, T0, openTestStore, type TestStore } from './helpers.js';
+import { plain } from '../../helpers/prototypes.js';
 
 const ACME: LogEntry[] = [
   {
@@ -987,7 +987,7 @@ describeOnPostgres('log store partitions [postgres]', () => {
 
   test('removing an emptied hour’s postings spares the batches numbered after the hour was emptied', async () => {
     const { sql } = await import('kysely');
-    const { removePostings } = await import('../../src/logs/modules/store/postgres/postgres-postings-write.js');
+    const { removePostings } = await import('../../../src/logs/modules/store/postgres/postgres-postings-write.js');
     const { store, database } = handle;
     const hour = T0 + 32 * DAY;
     await store.append('r', [{ timestamp: hour + 1, message: 'before the removal' }]);

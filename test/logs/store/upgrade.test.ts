@@ -6,16 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase, type Database } from '../../src/shared/db/database.js';
-import { migrateToLatest, migrationsUpTo } from '../../src/shared/db/migrator.js';
-import { createLogStore, type LogStore } from '../../src/logs/modules/store/index.js';
-import { logsMigrations } from '../../src/logs/db/migrations/index.js';
-import { tsvectorText } from '../../src/logs/db/migrations/support/postgres-refacet.js';
-import { ftsBody } from '../../src/logs/modules/store/indexed-text.js';
-import { tokenize } from '../../src/logs/modules/query/tokenize.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { HOUR, MINUTE, T0 } from './store-helpers.js';
-import { searchCondition } from '../../src/logs/modules/query/condition.js';
+import { openDatabase, type Database } from '../../../src/shared/db/database.js';
+import { migrateToLatest, migrationsUpTo } from '../../../src/shared/db/migrator.js';
+import { createLogStore, type LogStore } from '../../../src/logs/modules/store/index.js';
+import { logsMigrations } from '../../../src/logs/db/migrations/index.js';
+import { tsvectorText } from '../../../src/logs/db/migrations/support/postgres-refacet.js';
+import { ftsBody } from '../../../src/logs/modules/store/indexed-text.js';
+import { tokenize } from '../../../src/logs/modules/query/tokenize.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../helpers/databases.js';
+import { HOUR, MINUTE, T0 } from './helpers.js';
+import { searchCondition } from '../../../src/logs/modules/query/condition.js';
 
 /** Rows as the store wrote them before 0011_time_ordered_facets: sequential ids, written out of time order. */
 const OLD_ROWS = [

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { openDatabase } from '../../src/shared/db/database.js';
-import { HOUR, MINUTE, mod } from '../../src/logs/modules/store/minutes.js';
-import { rowInserts } from '../../src/logs/modules/store/sqlite/sqlite-insert.js';
-import { runInOrder, sqliteThreadDialect } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
-import { packValues, setPackedNumber, unpackValues } from '../../src/logs/modules/store/sqlite/threads/packed-values.js';
-import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../src/logs/modules/store/write-batch.js';
+import { openDatabase } from '../../../src/shared/db/database.js';
+import { HOUR, MINUTE, mod } from '../../../src/logs/modules/store/minutes.js';
+import { rowInserts } from '../../../src/logs/modules/store/sqlite/sqlite-insert.js';
+import { runInOrder, sqliteThreadDialect } from '../../../src/logs/modules/store/sqlite/threads/write-thread.js';
+import { packValues, setPackedNumber, unpackValues } from '../../../src/logs/modules/store/sqlite/threads/packed-values.js';
+import { batchRollups, ROLLUP_BUCKETS, type PreparedEntry } from '../../../src/logs/modules/store/write-batch.js';
 
 const entry = (ts: number, level: string | null, service: string | null, host: string | null): PreparedEntry => ({
   ts,

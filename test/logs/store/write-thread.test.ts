@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { writerThreadOf } from '../../src/logs/modules/store/sqlite/threads/write-thread.js';
-import { exitWhenWriterStops } from '../../src/logs/server.js';
-import { startTestLogs, type TestLogs } from '../helpers/logs.js';
+import { writerThreadOf } from '../../../src/logs/modules/store/sqlite/threads/write-thread.js';
+import { exitWhenWriterStops } from '../../../src/logs/server.js';
+import { startTestLogs, type TestLogs } from '../../helpers/logs.js';
 
 /**
  * The logs service's writes run on a thread of their own (src/logs/modules/store/sqlite/threads/write-thread.ts): a batch that
