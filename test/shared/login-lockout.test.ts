@@ -1,7 +1,7 @@
 /**
  * The login lockout both services use (shared/auth/login-lockout.ts), on each dialect: what it
  * counts, when it refuses and with which wait, the dummy check of unknown names, the reset. The
- * services' own tests (test/gateway/auth.test.ts, test/logs/auth.test.ts) cover their answers.
+ * services' own tests (test/gateway/auth/auth.test.ts, test/logs/auth/auth.test.ts) cover their answers.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

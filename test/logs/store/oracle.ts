@@ -1,0 +1,93 @@
+/**
+ * The plain scan that the store's reads are checked against (test/logs/store/oracle.test.ts): a
+ * condition of the query language evaluated in JavaScript on every stored entry, with the meaning
+ * docs/log-search.md gives it. Whatever index or walk a read takes, its answer must be this one's.
+ */
+import { isJsonScalarLiteral, type FieldRef } from '../../../src/logs/modules/query/fields.js';
+import type { AttributeValue, StoredLogEntry } from '../../../src/logs/modules/store/index.js';
+import type { Condition, ConditionBound, TextExpr } from '../../../src/logs/modules/query/condition.js';
+import { tokenize } from '../../../src/logs/modules/query/tokenize.js';
+
+type Field = Exclude<FieldRef, { kind: 'timestamp' }>;
+
+function valueOf(entry: StoredLogEntry, field: Field): AttributeValue | undefined {
+  if (field.kind === 'message') return entry.message;
+  if (field.kind === 'column') return entry[field.column] ?? undefined;
+  return entry.attributes[field.name];
+}
+
+function textMatches(tokens: readonly string[], expr: TextExpr): boolean {
+  switch (expr.kind) {
+    case 'phrase':
+      return tokens.some((_, start) =>
+        expr.tokens.every((token, offset) => {
+          const actual = tokens[start + offset];
+          if (actual === undefined) return false;
+          return expr.prefix && offset === expr.tokens.length - 1 ? actual.startsWith(token) : actual === token;
+        }),
+      );
+    case 'and':
+      return expr.children.every((child) => textMatches(tokens, child));
+    case 'or':
+      return expr.children.some((child) => textMatches(tokens, child));
+    case 'not':
+      return !textMatches(tokens, expr.child);
+  }
+}
+
+const NUMERIC = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+
+function inRange(value: number | string, lower: ConditionBound | null, upper: ConditionBound | null): boolean {
+  if (lower && (lower.inclusive ? value < lower.value : value <= lower.value)) return false;
+  if (upper && (upper.inclusive ? value > upper.value : value >= upper.value)) return false;
+  return true;
+}
+
+export function matches(entry: StoredLogEntry, condition: Condition): boolean {
+  switch (condition.kind) {
+    case 'all':
+      return true;
+    case 'and':
+      return condition.children.every((child) => matches(entry, child));
+    case 'or':
+      return condition.children.some((child) => matches(entry, child));
+    case 'not':
+      return !matches(entry, condition.child);
+    case 'text':
+      return textMatches(tokenize(entry.message), condition.expr);
+    case 'contains':
+      return entry.message.includes(condition.value);
+    case 'equals': {
+      const value = valueOf(entry, condition.field);
+      if (value === undefined) return false;
+      if (condition.field.kind !== 'attribute') return value === condition.value;
+      // An attribute's JSON text equals the quoted text, or the text itself when it is a JSON scalar.
+      return typeof value === 'string'
+        ? value === condition.value
+        : isJsonScalarLiteral(condition.value) && JSON.stringify(value) === condition.value;
+    }
+    case 'prefix': {
+      const value = valueOf(entry, condition.field);
+      return value !== undefined && String(value).startsWith(condition.value);
+    }
+    case 'exists': {
+      const value = valueOf(entry, condition.field);
+      return value !== undefined && value !== '';
+    }
+    case 'range': {
+      if (condition.field.kind === 'timestamp') return inRange(entry.timestamp, condition.lower, condition.upper);
+      const value = valueOf(entry, condition.field);
+      if (value === undefined) return false;
+      if (condition.compare === 'text') return inRange(String(value), condition.lower, condition.upper);
+      const number = typeof value === 'number' ? value : typeof value === 'string' && NUMERIC.test(value) ? Number(value) : undefined;
+      return number !== undefined && inRange(number, condition.lower, condition.upper);
+    }
+  }
+}
+
+/** Newest first (or oldest first), ties by id in the same direction, as the store sorts. */
+export function byTime(order: 'asc' | 'desc') {
+  const sign = order === 'asc' ? 1 : -1;
+  return (a: StoredLogEntry, b: StoredLogEntry): number =>
+    sign * (a.timestamp - b.timestamp) || sign * (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
+}
