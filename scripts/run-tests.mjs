@@ -76,6 +76,7 @@ const SLOW_SUITES = [
   'test/deploy/',
   'test/gateway/workers.test.ts',
   'test/gateway/instances-on-postgres.test.ts',
+  'test/logs/read-replicas.test.ts',
   'test/gateway/cli.test.ts',
   'test/shared/cli.test.ts',
   'test/shared/data-lock.test.ts',
