@@ -151,7 +151,8 @@ function readReplicasConfig(read: ReturnType<typeof envReader>, databaseUrl: str
   const maxLagMs = read.duration('LOGS_READ_REPLICA_MAX_LAG', '10s');
   if (maxLagMs < 100) throw new ConfigError('LOGS_READ_REPLICA_MAX_LAG', 'must be at least 100ms');
   const checkIntervalMs = read.duration('LOGS_READ_REPLICA_CHECK_INTERVAL', '2s');
-  if (checkIntervalMs < 10 || checkIntervalMs > 60_000) throw new ConfigError('LOGS_READ_REPLICA_CHECK_INTERVAL', 'must be from 10ms to 1m');
+  if (checkIntervalMs < 10 || checkIntervalMs > 60_000)
+    throw new ConfigError('LOGS_READ_REPLICA_CHECK_INTERVAL', 'must be from 10ms to 1m');
   return { urls, maxLagMs, checkIntervalMs };
 }
 

@@ -199,7 +199,18 @@ export async function startPostgresCluster(settings: Record<string, string> = {}
       await pgCtl(['stop', '--pgdata', standbyData, '--mode', 'immediate', '--wait']);
     },
     async startStandby() {
-      await pgCtl(['start', '--pgdata', standbyData, '--wait', '--timeout', '60', '--log', join(dir, 'standby.log'), '--options', options(standbyPort)]);
+      await pgCtl([
+        'start',
+        '--pgdata',
+        standbyData,
+        '--wait',
+        '--timeout',
+        '60',
+        '--log',
+        join(dir, 'standby.log'),
+        '--options',
+        options(standbyPort),
+      ]);
     },
     async standbyTableScans(database) {
       const { scans } = await queryOne<{ scans: string }>(

@@ -48,8 +48,14 @@ describe('LOGS_DATABASE_READ_URL and its settings', () => {
         },
       );
     }
-    assert.throws(() => loadLogsConfig({ ...postgres, LOGS_READ_REPLICA_MAX_LAG: '50ms' }), /LOGS_READ_REPLICA_MAX_LAG must be at least 100ms/);
-    assert.throws(() => loadLogsConfig({ ...postgres, LOGS_READ_REPLICA_CHECK_INTERVAL: '0' }), /LOGS_READ_REPLICA_CHECK_INTERVAL must be from 10ms to 1m/);
+    assert.throws(
+      () => loadLogsConfig({ ...postgres, LOGS_READ_REPLICA_MAX_LAG: '50ms' }),
+      /LOGS_READ_REPLICA_MAX_LAG must be at least 100ms/,
+    );
+    assert.throws(
+      () => loadLogsConfig({ ...postgres, LOGS_READ_REPLICA_CHECK_INTERVAL: '0' }),
+      /LOGS_READ_REPLICA_CHECK_INTERVAL must be from 10ms to 1m/,
+    );
   });
 });
 
@@ -258,7 +264,12 @@ describe('log store reads on a hot standby', () => {
         await cluster.resumeReplay();
       }
       const leftOut = lines.length;
-      await eventually(async () => assert.deepEqual(lines.slice(leftOut).map(({ level, details }) => [level, details.replica]), [['info', 1]]));
+      await eventually(async () =>
+        assert.deepEqual(
+          lines.slice(leftOut).map(({ level, details }) => [level, details.replica]),
+          [['info', 1]],
+        ),
+      );
       await cluster.waitForReplay();
       assert.equal(await count(), ticks);
       assert.deepEqual(

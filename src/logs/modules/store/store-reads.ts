@@ -54,12 +54,15 @@ export async function openStoreReads(url: string, main: Kysely<any>, options: St
     return { db: db.withPlugin(deadlineGuard), close: () => db.destroy() };
   }
   // Reads go to the standbys that keep up (postgres/read-replicas.ts), else to the primary's pool.
-  const replicas = await ReadReplicas.open(url, primary, { ...options.replicas!, workers: options.workers, timeoutMs: options.timeoutMs, log: options.log }).catch(
-    async (error: unknown) => {
-      await primary.end();
-      throw error;
-    },
-  );
+  const replicas = await ReadReplicas.open(url, primary, {
+    ...options.replicas!,
+    workers: options.workers,
+    timeoutMs: options.timeoutMs,
+    log: options.log,
+  }).catch(async (error: unknown) => {
+    await primary.end();
+    throw error;
+  });
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: replicas.pool }) });
   return { db: db.withPlugin(deadlineGuard), replicas, close: () => db.destroy() };
 }

@@ -234,7 +234,9 @@ export class ReadReplicas {
   async #measure(): Promise<void> {
     if (this.#closed) return;
     const primary = await this.#primaryCheck
-      .query<{ lsn: string; now_ms: number }>(`SELECT pg_current_wal_lsn()::text AS lsn, extract(epoch FROM clock_timestamp()) * 1000 AS now_ms`)
+      .query<{ lsn: string; now_ms: number }>(
+        `SELECT pg_current_wal_lsn()::text AS lsn, extract(epoch FROM clock_timestamp()) * 1000 AS now_ms`,
+      )
       .then(({ rows }) => ({ at: this.#clock(), lsn: parseLsn(rows[0]!.lsn), nowMs: Number(rows[0]!.now_ms) }))
       .catch(() => undefined);
     if (primary !== undefined) this.#remember({ at: primary.at, lsn: primary.lsn });
