@@ -77,6 +77,7 @@ const SLOW_SUITES = [
   'test/gateway/workers/workers.test.ts',
   'test/gateway/auth/instances-on-postgres.test.ts',
   'test/gateway/service/cli.test.ts',
+  'test/logs/store/read-replicas.test.ts',
   'test/shared/cli.test.ts',
   'test/shared/data-lock.test.ts',
   'test/shared/postgres-backup.test.ts',

@@ -137,7 +137,11 @@ export async function buildLogsService({
     });
     if (logStore === undefined) {
       // Searches run off the event loop (SQLite) and within LOGS_SEARCH_TIMEOUT (docs/log-store.md#time-budget).
-      storeReads = await openStoreReads(config.databaseUrl, database.db, config.search);
+      storeReads = await openStoreReads(config.databaseUrl, database.db, {
+        ...config.search,
+        replicas: config.readReplicas,
+        log: plainLogger(config.logLevel),
+      });
       store = createLogStore(database.db, database.dialect, {
         reads: storeReads.db,
         readTimeoutMs: config.search.timeoutMs,
@@ -186,6 +190,7 @@ export async function buildLogsService({
     storeBytes: () => databaseBytes(db, database.dialect),
     firingAlerts: () => alertsRepository.countBySeverity(undefined, ['firing']),
     dataDirectory: sqliteDirectory(config.databaseUrl),
+    readReplicas: () => storeReads?.replicas?.states() ?? [],
   });
   // Background work reports to the server log (created below; only called once running).
   const alertNotifier = new WebhookNotifier({

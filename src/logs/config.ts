@@ -67,6 +67,11 @@ export interface LogsConfig extends ServiceBasics {
   readonly migrationProgressIntervalMs: number;
   /** Log store reads (docs/log-store.md#time-budget): budget of each read, and reads running at once. */
   readonly search: { readonly timeoutMs: number; readonly workers: number };
+  /**
+   * PostgreSQL hot standbys that answer the log store's reads (LOGS_DATABASE_READ_URL, none by
+   * default), the lag past which one is left out and how often lag is measured (docs/scaling.md).
+   */
+  readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly checkIntervalMs: number };
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -80,8 +85,9 @@ export function loadLogsConfig(env: Env): LogsConfig {
     limit: read.int(limitName, limit, 1, 1_000_000_000),
     windowMs: Math.max(1000, read.duration(windowName, window)),
   });
+  const basics = readServiceBasics(env, { port: 'LOGS_PORT', defaultPort: 8081, database: 'LOGS_DATABASE_URL', file: 'logs.sqlite' });
   return Object.freeze({
-    ...readServiceBasics(env, { port: 'LOGS_PORT', defaultPort: 8081, database: 'LOGS_DATABASE_URL', file: 'logs.sqlite' }),
+    ...basics,
     admin: { username: read.string('LOGS_ADMIN_USERNAME', 'admin'), password: adminPassword },
     token: {
       accessTtlMs,
@@ -113,7 +119,41 @@ export function loadLogsConfig(env: Env): LogsConfig {
     selfMetricsIntervalMs: read.duration('LOGS_SELF_METRICS_INTERVAL', '30s'),
     migrationProgressIntervalMs: read.duration('LOGS_MIGRATION_PROGRESS_INTERVAL', '10s'),
     search: searchConfig(read),
+    readReplicas: readReplicasConfig(read, basics.databaseUrl),
   });
+}
+
+/** At most this many read replicas (a typo'd list is refused rather than opening hundreds of pools). */
+const MAX_READ_REPLICAS = 16;
+
+function readReplicasConfig(read: ReturnType<typeof envReader>, databaseUrl: string): LogsConfig['readReplicas'] {
+  const name = 'LOGS_DATABASE_READ_URL';
+  const urls = read.list(name);
+  // The values are never repeated in an error: a database URL may hold a password.
+  if (urls.length > 0 && databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError(name, 'needs LOGS_DATABASE_URL on PostgreSQL: SQLite has no read replicas (unset it)');
+  }
+  if (urls.length > MAX_READ_REPLICAS) throw new ConfigError(name, `may list at most ${MAX_READ_REPLICAS} URLs, got ${urls.length}`);
+  urls.forEach((url, index) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || !/^postgres(ql)?:$/.test(parsed.protocol) || parsed.hostname === '') {
+      throw new ConfigError(
+        name,
+        `must be postgres:// URLs separated by commas; URL ${index + 1} of ${urls.length} is not one (the value is not shown: it may hold a password)`,
+      );
+    }
+  });
+  const maxLagMs = read.duration('LOGS_READ_REPLICA_MAX_LAG', '10s');
+  if (maxLagMs < 100) throw new ConfigError('LOGS_READ_REPLICA_MAX_LAG', 'must be at least 100ms');
+  const checkIntervalMs = read.duration('LOGS_READ_REPLICA_CHECK_INTERVAL', '2s');
+  if (checkIntervalMs < 10 || checkIntervalMs > 60_000)
+    throw new ConfigError('LOGS_READ_REPLICA_CHECK_INTERVAL', 'must be from 10ms to 1m');
+  return { urls, maxLagMs, checkIntervalMs };
 }
 
 function writeTimeout(read: ReturnType<typeof envReader>): number {

@@ -114,6 +114,8 @@ describe('two of everything on PostgreSQL behind nginx', () => {
         : {
             LOGS_PORT: String(port),
             LOGS_DATABASE_URL: cluster.primaryUrl('gerbang_logs'),
+            // The log store's reads go to the standby (docs/scaling.md, "Read replicas").
+            LOGS_DATABASE_READ_URL: cluster.standbyUrl('gerbang_logs'),
             LOGS_ADMIN_PASSWORD,
             LOGS_GATEWAY_SHIPPER_KEY: SHIPPER_KEY,
             LOGS_TRUST_PROXY: '1',
@@ -227,8 +229,12 @@ describe('two of everything on PostgreSQL behind nginx', () => {
     );
   }
 
-  /** Every `_id` stored in `index`, as a search through nginx answers. */
+  /**
+   * Every `_id` stored in `index`, as a search through nginx answers: once the standby that answers
+   * searches has replayed what the primary acknowledged (a reader may not see it before).
+   */
   async function storedIds(index: string, size: number): Promise<{ total: number; ids: string[] }> {
+    await cluster.waitForReplay();
     const body = await traffic.untilOk('search', async () =>
       post(
         `${logsUrl}/api/v1/_elastic/${index}/_search`,
@@ -277,6 +283,27 @@ describe('two of everything on PostgreSQL behind nginx', () => {
         'both logs instances answered searches, and found what one of them stored',
       ),
     );
+  });
+
+  /** A series of a logs instance's /metrics, for read replica 1. */
+  async function replicaMetric(instance: Instance, name: string): Promise<number | undefined> {
+    const text = await (await fetch(`http://127.0.0.1:${instance.port}/metrics`)).text();
+    const line = text.split('\n').find((each) => each.startsWith(`${name}{replica="1"} `));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  }
+
+  test('searches are answered by the standby', async () => {
+    await eventually(async () => {
+      for (const instance of logs) assert.equal(await replicaMetric(instance, 'logs_read_replica_up'), 1);
+    });
+    await ship('ingest for the standby', 'cluster-standby', [
+      { _id: 'standby-1', '@timestamp': new Date().toISOString(), message: 'answered by the standby' },
+    ]);
+    await cluster.waitForReplay();
+    // No alert rule exists yet: nothing but these searches reads the log tables on the standby.
+    const scans = await cluster.standbyTableScans('gerbang_logs');
+    for (let i = 0; i < 2; i += 1) assert.deepEqual((await storedIds('cluster-standby', 10)).ids, ['standby-1']);
+    await eventually(async () => assert.ok((await cluster.standbyTableScans('gerbang_logs')) > scans), 30_000, 200);
   });
 
   /** A logout through nginx is refused by both instances, long before their session caches would expire. */
@@ -346,6 +373,10 @@ describe('two of everything on PostgreSQL behind nginx', () => {
       measured.set(
         'logs: kill -9 to batches acknowledged through nginx',
         `${Math.round(traffic.recoveredAfter('load batch', killedAt))} ms`,
+      );
+      measured.set(
+        'read replica lag under load (logs_read_replica_lag_seconds of logs-2)',
+        `${((await replicaMetric(logs[1]!, 'logs_read_replica_lag_seconds')) ?? Number.NaN) * 1000} ms`,
       );
       measured.set(
         'standby replay lag under load (pg_stat_replication.replay_lag)',

@@ -28,6 +28,18 @@ export interface PostgresCluster {
   waitForReplay(timeoutMs?: number): Promise<number>;
   /** The standby's replay lag as the primary sees it (`pg_stat_replication.replay_lag`, ms), null when idle. */
   replayLagMs(): Promise<number | null>;
+  /** Pauses (`pg_wal_replay_pause()`) or resumes the standby's replay: its lag grows while the primary writes. */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
+  /** Stops the standby (immediate: its clients are cut) and starts it again. */
+  stopStandby(): Promise<void>;
+  startStandby(): Promise<void>;
+  /**
+   * Table scans (sequential and index) the standby ran in `database`'s tables so far: grows only when
+   * a client reads tables there (replay counts none). The standby's statistics show a read within
+   * about ten seconds (PostgreSQL flushes an idle backend's counts that late at most).
+   */
+  standbyTableScans(database: string): Promise<number>;
   /** Stops both servers (immediate) and removes the directory. */
   remove(): Promise<void>;
 }
@@ -176,6 +188,36 @@ export async function startPostgresCluster(settings: Record<string, string> = {}
         "SELECT EXTRACT(EPOCH FROM replay_lag) * 1000 AS ms FROM pg_stat_replication WHERE application_name = 'standby'",
       );
       return row?.ms === undefined || row.ms === null ? null : Number(row.ms);
+    },
+    async pauseReplay() {
+      await queryOne(url(standbyPort), 'SELECT pg_wal_replay_pause()');
+    },
+    async resumeReplay() {
+      await queryOne(url(standbyPort), 'SELECT pg_wal_replay_resume()');
+    },
+    async stopStandby() {
+      await pgCtl(['stop', '--pgdata', standbyData, '--mode', 'immediate', '--wait']);
+    },
+    async startStandby() {
+      await pgCtl([
+        'start',
+        '--pgdata',
+        standbyData,
+        '--wait',
+        '--timeout',
+        '60',
+        '--log',
+        join(dir, 'standby.log'),
+        '--options',
+        options(standbyPort),
+      ]);
+    },
+    async standbyTableScans(database) {
+      const { scans } = await queryOne<{ scans: string }>(
+        url(standbyPort, database),
+        'SELECT coalesce(sum(coalesce(seq_scan, 0) + coalesce(idx_scan, 0)), 0)::text AS scans FROM pg_stat_user_tables',
+      );
+      return Number(scans);
     },
     remove,
   };

@@ -3,6 +3,7 @@ import { statfs } from 'node:fs/promises';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { collectRuntimeMetrics } from '../../../shared/http/runtime-metrics.js';
 import type { PipelineStats } from '../ingest/pipeline-stats.js';
+import type { ReplicaState } from '../store/postgres/read-replicas.js';
 
 export interface LogsMetricsSources {
   stats: PipelineStats;
@@ -12,6 +13,8 @@ export interface LogsMetricsSources {
   firingAlerts: () => Promise<{ severity: string; count: number }[]>;
   /** The directory of the SQLite files; undefined on PostgreSQL (whose disk is the database server's). */
   dataDirectory?: string | undefined;
+  /** The log store's read replicas (LOGS_DATABASE_READ_URL): none on SQLite or without the variable. */
+  readReplicas?: () => readonly ReplicaState[];
 }
 
 /** A figure of the file system holding `directory`; NaN when it cannot be read (the scrape still answers). */
@@ -126,6 +129,31 @@ export class LogsMetrics {
         for (const { severity, count } of firing) this.set({ severity }, count);
       },
     });
+    // Read replicas by their place in LOGS_DATABASE_READ_URL, never by URL (it may hold a password).
+    const replicas = sources.readReplicas ?? (() => []);
+    const replicaGauge = (name: string, help: string, value: (state: ReplicaState) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['replica'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const state of replicas()) {
+            const figure = value(state);
+            if (figure !== undefined) this.set({ replica: String(state.replica) }, figure);
+          }
+        },
+      });
+    replicaGauge('logs_read_replica_up', 'Whether the log store reads from the read replica (1) or left it out (0)', (state) =>
+      state.up ? 1 : 0,
+    );
+    replicaGauge(
+      'logs_read_replica_lag_seconds',
+      'How far the read replica was behind the primary at its last check, in seconds (an upper bound)',
+      (state) => state.lagSeconds,
+    );
+    replicaGauge('logs_read_replica_lag_bytes', 'WAL bytes the read replica had not replayed at its last check', (state) => state.lagBytes);
     const directory = sources.dataDirectory;
     if (directory !== undefined) {
       // node_exporter's node_filesystem_{avail,size}_bytes for the one directory that matters here.

@@ -53,6 +53,14 @@ export function currentClient(): WaitingClient | undefined {
   return current.getStore()?.client;
 }
 
+/**
+ * The identity of the read this code runs for (one object per budgeted read, per request outside
+ * one): the read replicas keep a read's statements on one server with it. Undefined outside both.
+ */
+export function currentRead(): object | undefined {
+  return current.getStore();
+}
+
 /** The deadline (epoch ms) of the read this code runs for; undefined outside a budget. */
 export function currentDeadline(): number | undefined {
   return current.getStore()?.deadline;
