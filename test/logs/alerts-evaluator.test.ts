@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildLogsService } from '../../src/logs/app.js';
 import { loadLogsConfig } from '../../src/logs/config.js';
 import { webhookUrlProblem } from '../../src/logs/modules/alerts/alerts.notifier.js';
-import { DIALECTS } from '../helpers/databases.js';
+import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { eventually } from '../helpers/eventually.js';
 import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../helpers/logs.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -320,8 +320,10 @@ for (const dialect of DIALECTS) {
     test('a notification a stopped service left unfinished is sent by the next service on the database', async () => {
       const hook = await startWebhookReceiver();
       hook.state.hold = true; // the first service's attempt never gets an answer
+      // A database of their own: on PostgreSQL the service that leads sends the webhooks (not the suite's).
+      const database = await createTestDatabase(dialect);
       const config = loadLogsConfig({
-        LOGS_DATABASE_URL: logs.url,
+        LOGS_DATABASE_URL: database.url,
         LOGS_ADMIN_PASSWORD,
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
@@ -329,20 +331,38 @@ for (const dialect of DIALECTS) {
       });
       const first = await buildLogsService({ config, now: logs.clock.now });
       let next: Awaited<ReturnType<typeof buildLogsService>> | undefined;
-      try {
-        const rule = await createRule({
-          query: 'zzzresume',
-          window: '1m',
-          condition: { type: 'absent' },
-          webhook: { url: hook.url, secret: SECRET },
+      const asAdmin = async (service: { app: typeof first.app }) => {
+        const login = await service.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: 'admin', password: LOGS_ADMIN_PASSWORD },
         });
-        const opened = (await first.alerts.evaluateRule(rule.id)).opened!;
+        return { authorization: `Bearer ${login.json().token.access_token}` };
+      };
+      try {
+        const created = await first.app.inject({
+          method: 'POST',
+          url: '/api/v1/alerts/rules',
+          headers: await asAdmin(first),
+          payload: {
+            name: uniqueName('rule'),
+            severity: 'high',
+            query: 'zzzresume',
+            window: '1m',
+            condition: { type: 'absent' },
+            webhook: { url: hook.url, secret: SECRET },
+          },
+        });
+        assert.equal(created.statusCode, 201, created.body);
+        const opened = (await first.alerts.evaluateRule(created.json().id)).opened!;
         await eventually(async () => assert.equal(hook.received.length, 1));
         await first.app.close(); // stops with the notification in flight
-        assert.equal((await alertOf(opened)).webhook.status, 'pending');
 
         hook.state.hold = false;
         next = await buildLogsService({ config, now: logs.clock.now });
+        const headers = await asAdmin(next);
+        const alertOf = async (id: string) => (await next!.app.inject({ method: 'GET', url: `/api/v1/alerts/${id}`, headers })).json();
+        assert.equal(hook.received.length, 1);
         await eventually(async () => assert.equal(hook.received.length, 2, 'sent again by the next service'));
         await eventually(async () => assert.equal((await alertOf(opened)).webhook.status, 'delivered'));
         const resent = hook.received[1]!;
@@ -351,8 +371,10 @@ for (const dialect of DIALECTS) {
         const signature = `sha256=${createHmac('sha256', SECRET).update(`${resent.headers['x-gerbang-timestamp']}.${resent.body}`).digest('hex')}`;
         assert.equal(resent.headers['x-gerbang-signature'], signature, 'signed like the first attempt');
       } finally {
+        await first.app.close();
         await next?.app.close();
         await hook.close();
+        await database.drop();
       }
     });
 
