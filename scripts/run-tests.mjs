@@ -85,6 +85,7 @@ const SLOW_SUITES = [
   'test/logs/metrics.test.ts',
   'test/logs/store-oracle.test.ts',
   'test/logs/search-budget.test.ts',
+  'test/logs/several-instances.test.ts',
 ];
 
 const fast = process.argv.includes('--fast');
