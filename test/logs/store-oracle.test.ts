@@ -235,6 +235,10 @@ for (const { dialect, writers, name } of SETUPS) {
         ['a:user'],
         'user has more values than are faceted',
       );
+      // Each value has one number, and each number one value, whichever writer gave it.
+      const { rows: twice } = await sql<{ token: number }>`SELECT token FROM log_facet_values
+        GROUP BY tenant_id, token HAVING count(*) > 1`.execute(handle.database.db);
+      assert.deepEqual(twice, [], 'no facet number given twice');
     });
 
     test('searches: totals and every page, newest and oldest first, as a plain scan finds them', async () => {
