@@ -241,6 +241,21 @@ for (const { dialect, writers, name } of SETUPS) {
       assert.deepEqual(twice, [], 'no facet number given twice');
     });
 
+    if (writers > 1) {
+      test('a batch with document ids sent to both writers at once (a retry that reached the other instance) is stored once', async () => {
+        const batch: LogEntry[] = Array.from({ length: 200 }, (_, index) => ({
+          timestamp: T0 + 4 * HOUR + index,
+          message: `retried ${index}`,
+          documentId: `doc-${index}`,
+        }));
+        // In opposite orders, as two shippers' batches sharing ids may be.
+        const [one, two] = await Promise.all([handle.store.append('ids', batch), others[0]!.store.append('ids', [...batch].reverse())]);
+        assert.equal(one.duplicates.length + two.duplicates.length, batch.length, 'each id stored by one writer only');
+        const found = await store.search({ tenantId: 'ids', from: T0, to: T0 + 5 * HOUR, page: 1, limit: 1 });
+        assert.equal(found.total, batch.length);
+      });
+    }
+
     test('searches: totals and every page, newest and oldest first, as a plain scan finds them', async () => {
       for (const tenant of Object.keys(TENANTS)) {
         for (const query of QUERIES) {
