@@ -244,7 +244,7 @@ for (const { dialect, writers, name } of SETUPS) {
     if (writers > 1) {
       test('a batch with document ids sent to both writers at once (a retry that reached the other instance) is stored once', async () => {
         const batch: LogEntry[] = Array.from({ length: 200 }, (_, index) => ({
-          timestamp: T0 + 4 * HOUR + index,
+          timestamp: T0 + 2 * HOUR + index,
           message: `retried ${index}`,
           documentId: `doc-${index}`,
         }));
