@@ -113,66 +113,70 @@ describeOnPostgres('leader election on one PostgreSQL database', () => {
     await database.drop();
   });
 
-  test('one of two instances leads; the other takes over when the leader loses its connection, and again when it closes', { timeout: 30_000 }, async () => {
-    const a = instance('A', database.url);
-    const b = instance('B', database.url);
-    try {
-      await a.start();
-      await b.start();
-      assert.deepEqual([a.election.leading, b.election.leading], [true, false]);
-      assert.deepEqual([a.lifecycle.leading, b.lifecycle.leading], [true, false]);
-      assert.deepEqual(
-        a.lines.map((line) => [line.level, line.msg, line.election]),
-        [['info', 'leadership gained', 'election test A']],
-      );
-      assert.deepEqual(b.lines, [], 'an instance that does not lead says nothing while it waits');
-      // The elected job ticks on the leader only; the other job on both.
-      assert.deepEqual([a.hand.fire(JOB_MS), b.hand.fire(JOB_MS)], [true, false]);
-      assert.deepEqual([a.hand.fire(2 * JOB_MS), b.hand.fire(2 * JOB_MS)], [true, true]);
-      assert.deepEqual([a.steps, b.steps], [['lead'], []]);
+  test(
+    'one of two instances leads; the other takes over when the leader loses its connection, and again when it closes',
+    { timeout: 30_000 },
+    async () => {
+      const a = instance('A', database.url);
+      const b = instance('B', database.url);
+      try {
+        await a.start();
+        await b.start();
+        assert.deepEqual([a.election.leading, b.election.leading], [true, false]);
+        assert.deepEqual([a.lifecycle.leading, b.lifecycle.leading], [true, false]);
+        assert.deepEqual(
+          a.lines.map((line) => [line.level, line.msg, line.election]),
+          [['info', 'leadership gained', 'election test A']],
+        );
+        assert.deepEqual(b.lines, [], 'an instance that does not lead says nothing while it waits');
+        // The elected job ticks on the leader only; the other job on both.
+        assert.deepEqual([a.hand.fire(JOB_MS), b.hand.fire(JOB_MS)], [true, false]);
+        assert.deepEqual([a.hand.fire(2 * JOB_MS), b.hand.fire(2 * JOB_MS)], [true, true]);
+        assert.deepEqual([a.steps, b.steps], [['lead'], []]);
 
-      // A's connection is cut while its elected job runs: A stops leading at once, its ticks stop and
-      // the leading parts step down once the run in flight has finished; B takes the lock.
-      const lost = once(a.events, 'lost');
-      const gained = once(b.events, 'gained');
-      await cutConnection(database.url, 'A');
-      await lost;
-      await settled();
-      assert.equal(a.election.leading, false);
-      assert.equal(a.hand.fire(JOB_MS), false, 'no more ticks of the elected job once the lead is lost');
-      assert.equal(a.hand.fire(2 * JOB_MS), true, 'the job of every instance goes on');
-      assert.deepEqual(a.steps, ['lead'], 'the stepping down waits for the run in flight');
-      a.finishRun();
-      await gained;
-      assert.equal(b.election.leading, true);
-      await settled();
-      assert.deepEqual(a.steps, ['lead', 'step down']);
-      assert.deepEqual(b.steps, ['lead']);
-      assert.equal(b.hand.fire(JOB_MS), true);
-      b.finishRun();
-      const warned = a.lines.find((line) => line.msg === 'leadership lost');
-      assert.equal(warned?.level, 'warn');
+        // A's connection is cut while its elected job runs: A stops leading at once, its ticks stop and
+        // the leading parts step down once the run in flight has finished; B takes the lock.
+        const lost = once(a.events, 'lost');
+        const gained = once(b.events, 'gained');
+        await cutConnection(database.url, 'A');
+        await lost;
+        await settled();
+        assert.equal(a.election.leading, false);
+        assert.equal(a.hand.fire(JOB_MS), false, 'no more ticks of the elected job once the lead is lost');
+        assert.equal(a.hand.fire(2 * JOB_MS), true, 'the job of every instance goes on');
+        assert.deepEqual(a.steps, ['lead'], 'the stepping down waits for the run in flight');
+        a.finishRun();
+        await gained;
+        assert.equal(b.election.leading, true);
+        await settled();
+        assert.deepEqual(a.steps, ['lead', 'step down']);
+        assert.deepEqual(b.steps, ['lead']);
+        assert.equal(b.hand.fire(JOB_MS), true);
+        b.finishRun();
+        const warned = a.lines.find((line) => line.msg === 'leadership lost');
+        assert.equal(warned?.level, 'warn');
 
-      // A reconnects and waits: B holds the lock. B closes: A takes over.
-      const regained = once(a.events, 'gained');
-      await b.app.close();
-      assert.equal(b.election.leading, false);
-      assert.deepEqual(
-        b.lines.map((line) => line.msg),
-        ['leadership gained', 'leadership given up'],
-      );
-      await regained;
-      assert.equal(a.election.leading, true);
-      assert.equal(a.hand.fire(JOB_MS), true, 'the elected job ticks again on A');
-      a.finishRun();
-      assert.deepEqual(a.steps, ['lead', 'step down', 'lead']);
-    } finally {
-      a.finishRun();
-      b.finishRun();
-      await a.app.close();
-      await b.app.close();
-    }
-  });
+        // A reconnects and waits: B holds the lock. B closes: A takes over.
+        const regained = once(a.events, 'gained');
+        await b.app.close();
+        assert.equal(b.election.leading, false);
+        assert.deepEqual(
+          b.lines.map((line) => line.msg),
+          ['leadership gained', 'leadership given up'],
+        );
+        await regained;
+        assert.equal(a.election.leading, true);
+        assert.equal(a.hand.fire(JOB_MS), true, 'the elected job ticks again on A');
+        a.finishRun();
+        assert.deepEqual(a.steps, ['lead', 'step down', 'lead']);
+      } finally {
+        a.finishRun();
+        b.finishRun();
+        await a.app.close();
+        await b.app.close();
+      }
+    },
+  );
 
   test('a database that cannot be reached: the instance does not lead, says so once, and keeps trying', { timeout: 30_000 }, async () => {
     const unreachable = new URL(database.url);
