@@ -89,6 +89,7 @@ const SLOW_SUITES = [
   'test/logs/metrics/metrics.test.ts',
   'test/logs/store/oracle.test.ts',
   'test/logs/search/time-budget.test.ts',
+  'test/logs/service/several-instances.test.ts',
 ];
 
 const fast = process.argv.includes('--fast');

@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../shared/db/database.js';
 import { migrateToLatest } from '../shared/db/migrator.js';
 import { installErrorHandling, toAppError } from '../shared/errors/handler.js';
 import { Lifecycle } from '../shared/lifecycle.js';
+import { PostgresElection, soleInstance, type Election } from '../shared/leader-election.js';
 import { createServer } from '../shared/http/create-server.js';
 import { registerHealthRoutes } from '../shared/http/health.js';
 import { StorageWatch, storageErrorOf } from './modules/store/storage-watch.js';
@@ -24,7 +25,7 @@ import { logsMigrations } from './db/migrations/index.js';
 import type { LogsSchema } from './db/schema.js';
 import { logsErrorBody, queryErrorOf, renderLogsError } from './http/errors.js';
 import { AlertEvaluator } from './modules/alerts/alerts.evaluator.js';
-import { alertEvaluationJob } from './modules/alerts/alerts.jobs.js';
+import { alertEvaluationJob, alertWebhooksPart } from './modules/alerts/alerts.jobs.js';
 import { WebhookNotifier } from './modules/alerts/alerts.notifier.js';
 import { AlertsRepository } from './modules/alerts/alerts.repository.js';
 import { alertsRoutes } from './modules/alerts/alerts.routes.js';
@@ -91,6 +92,8 @@ export interface LogsServiceOptions {
   k8s?: K8sCluster | undefined;
   /** Active alerts of a tenant by severity, for the dashboards overview; default: the alerts module's activeCountsBySeverity. */
   activeAlertsBySeverity?: (tenantId: string) => Promise<Record<string, number>>;
+  /** How often an instance that does not lead tries to (PostgreSQL; default 2 s): tests shorten it. */
+  electionRetryMs?: number;
 }
 
 export interface LogsService {
@@ -115,7 +118,12 @@ export interface LogsService {
   readiness: Readiness;
   /** The requests being answered, for the drain at shutdown. */
   inFlight: InFlightRequests;
+  /** Whether this instance runs the once-per-cluster jobs (always on SQLite; docs/log-store.md, "Several instances"). */
+  leading(): boolean;
 }
+
+/** The logs service's election lock (a bigint: 'logslead'), per database. */
+const LEADER_LOCK_KEY = 0x6c6f67736c656164n;
 
 /** Builds the logs service (area C): database, then every module registered explicitly with its prefix. */
 export async function buildLogsService({
@@ -125,6 +133,7 @@ export async function buildLogsService({
   logStore,
   k8s,
   activeAlertsBySeverity,
+  electionRetryMs,
 }: LogsServiceOptions): Promise<LogsService> {
   const database = opened ?? (await openDatabase<LogsSchema>(config.databaseUrl, { sqliteThread: sqliteThreadDialect }));
   let store: LogStore;
@@ -185,7 +194,10 @@ export async function buildLogsService({
   // A full disk or read-only data: ingestion answers 503 with Retry-After and /readyz says `storage`.
   const storage = new StorageWatch({ readiness, dataDir: sqliteDirectory(config.databaseUrl), now });
   const alertsRepository = new AlertsRepository(db);
+  // Which instance runs the once-per-cluster jobs (below); created with the server's logger.
+  let election: Election = soleInstance;
   const serviceMetrics = new LogsMetrics({
+    leading: () => election.leading,
     stats,
     storeBytes: () => databaseBytes(db, database.dialect),
     firingAlerts: () => alertsRepository.countBySeverity(undefined, ['firing']),
@@ -342,12 +354,26 @@ export async function buildLogsService({
 
   // Background work (shared/lifecycle.ts): it starts in this order once the service is built (below),
   // and closes in the same order with the app: each job after its run in flight, then the read
-  // pool, then the database.
-  const lifecycle = new Lifecycle(app, app.log);
-  // The service's own host, so one machine shows infrastructure data without a collector.
+  // pool, then the database, then the election. On PostgreSQL several instances may share the
+  // database: the `elected` jobs run on the one that holds the election's lock; on SQLite there is
+  // one instance (the data lock), which always leads. docs/log-store.md, "Several instances".
+  if (database.dialect === 'postgres') {
+    election = new PostgresElection({
+      connectionString: config.databaseUrl,
+      lockKey: LEADER_LOCK_KEY,
+      name: 'logs leader',
+      log: app.log,
+      ...(electionRetryMs === undefined ? {} : { retryMs: electionRetryMs }),
+    });
+  }
+  const lifecycle = new Lifecycle(app, app.log, undefined, election);
+  // Each instance's own host, so one machine shows infrastructure data without a collector.
   lifecycle.every(selfMetricsJob(selfMetrics, config.selfMetricsIntervalMs));
-  // Notifications a stopped process left queued are sent again.
-  lifecycle.once('resuming alert webhooks', () => alertEvaluator.resumeWebhooks());
+  // The leader delivers webhooks, first those a stopped process or the last leader left unfinished.
+  lifecycle.whileLeading(
+    'alert webhooks',
+    alertWebhooksPart(alertEvaluator, alertNotifier, (error) => app.log.error({ err: error }, 'resuming alert webhooks failed')),
+  );
   lifecycle.every(alertEvaluationJob(alertEvaluator, alertNotifier, config.alerts.evalIntervalMs));
   lifecycle.every(
     retentionJob({
@@ -359,7 +385,7 @@ export async function buildLogsService({
     }),
   );
   // Documents' `_id`s are forgotten once their window has passed (LOGS_INGEST_ID_WINDOW).
-  lifecycle.every({ name: 'document id expiry', intervalMs: 600_000, run: () => store.forgetDocumentIds(now()) });
+  lifecycle.every({ name: 'document id expiry', intervalMs: 600_000, elected: true, run: () => store.forgetDocumentIds(now()) });
   lifecycle.every(
     sourceCountsJob(sourceCounts, { flushMs: config.dashboards.sourceCountsFlushMs, retentionDays: config.retentionDays, now }),
   );
@@ -372,6 +398,8 @@ export async function buildLogsService({
   // The account the shipper key acts as; its password is renewed and discarded (the key is its only way in).
   if (config.gatewayShipperKey !== undefined) await ensureIngestAccount(usersRepository, config.gatewayShipperUsername, now);
 
+  // The first attempt at the lead before the jobs start: a lone instance leads once built.
+  await election.start();
   lifecycle.start();
   return {
     app,
@@ -388,5 +416,6 @@ export async function buildLogsService({
     provisionIngestAccount: (username) => ensureIngestAccount(usersRepository, username, now),
     readiness,
     inFlight,
+    leading: () => election.leading,
   };
 }

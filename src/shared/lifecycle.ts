@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { soleInstance, type Election } from './leader-election.js';
 
 /** A repeating timer; injectable, so that a test fires the ticks itself. */
 export type Ticker = (tick: () => void, intervalMs: number) => { stop(): void };
@@ -21,6 +22,21 @@ export interface Job {
   runAtStart?: boolean;
   /** Runs once the last run has finished, before the next part closes (a last flush). */
   close?: () => Promise<void> | void;
+  /**
+   * Runs once per cluster: only while this instance leads (Lifecycle's election), its ticks stopped
+   * and its run in flight awaited when it stops leading. `runAtStart` then means: whenever it starts leading.
+   */
+  elected?: boolean;
+}
+
+/** Work that goes with the lead (Lifecycle.whileLeading). */
+export interface LeadingPart {
+  /** This instance starts leading (at start, if it leads then). */
+  lead: () => void;
+  /** It stops leading, or the service closes while it leads. */
+  stepDown: () => Promise<void> | void;
+  /** At close, after stepDown. */
+  close?: () => Promise<void> | void;
 }
 
 export interface Part {
@@ -40,13 +56,23 @@ export interface Part {
 export class Lifecycle {
   readonly #parts: (Part & { name: string })[] = [];
   #state: 'built' | 'started' | 'closed' = 'built';
+  /** The parts that go with the lead, told in order when it changes. */
+  readonly #leadingParts: { name: string; lead: () => void; stepDown: () => Promise<void> }[] = [];
+  /** Changes of the lead, applied one after another. */
+  #changes: Promise<void> = Promise.resolve();
 
+  /**
+   * `election` decides which instance runs the elected jobs (leader-election.ts); by default this
+   * one always does. It is closed after every part, so no other instance leads before the last run here ended.
+   */
   constructor(
     app: FastifyInstance,
     private readonly log: FastifyBaseLogger,
     private readonly ticker: Ticker = realTicker,
+    private readonly election: Election = soleInstance,
   ) {
     app.addHook('onClose', async () => this.closeAll());
+    election.onChange((leading) => this.#follow(leading));
   }
 
   /** A part to start with the others and to close with the app, after the parts added before it. */
@@ -67,17 +93,78 @@ export class Lifecycle {
       if (running) return;
       running = this.#guarded(job.name, job.run).finally(() => (running = undefined));
     };
+    const begin = () => {
+      if (job.intervalMs <= 0 || ticks !== undefined) return;
+      ticks = this.ticker(tick, job.intervalMs);
+      if (job.runAtStart) tick();
+    };
+    const halt = async () => {
+      ticks?.stop();
+      ticks = undefined;
+      await running;
+    };
+    if (job.elected === true) {
+      this.whileLeading(job.name, { lead: begin, stepDown: halt, ...(job.close ? { close: job.close } : {}) });
+      return;
+    }
     this.add(job.name, {
-      start: () => {
-        if (job.intervalMs <= 0) return;
-        ticks = this.ticker(tick, job.intervalMs);
-        if (job.runAtStart) tick();
-      },
+      start: begin,
       close: async () => {
-        ticks?.stop();
-        await running;
+        await halt();
         await job.close?.();
       },
+    });
+  }
+
+  /**
+   * A part that runs while this instance leads: `lead` when it starts leading (at start, if it leads
+   * then), `stepDown` when it stops, or at close while it leads. A part added after it closes after it.
+   */
+  whileLeading(name: string, part: LeadingPart): void {
+    let active = false;
+    const entry = {
+      name,
+      lead: () => {
+        if (active) return;
+        active = true;
+        part.lead();
+      },
+      stepDown: async () => {
+        if (!active) return;
+        active = false;
+        await part.stepDown();
+      },
+    };
+    this.#leadingParts.push(entry);
+    this.add(name, {
+      start: () => {
+        if (this.election.leading) entry.lead();
+      },
+      close: async () => {
+        await this.#changes;
+        await entry.stepDown();
+        await part.close?.();
+      },
+    });
+  }
+
+  /** Whether this instance leads (always, without an election). */
+  get leading(): boolean {
+    return this.election.leading;
+  }
+
+  /** Tells the parts that go with the lead, in the order added; a part that fails to step down is logged. */
+  #follow(leading: boolean): void {
+    this.#changes = this.#changes.then(async () => {
+      if (this.#state !== 'started') return;
+      for (const part of this.#leadingParts) {
+        try {
+          if (leading) part.lead();
+          else await part.stepDown();
+        } catch (error) {
+          this.log.error({ err: error, part: part.name }, leading ? 'starting to lead failed' : 'stepping down failed');
+        }
+      }
     });
   }
 
@@ -105,6 +192,11 @@ export class Lifecycle {
       } catch (error) {
         this.log.error({ err: error, part: part.name }, 'closing failed');
       }
+    }
+    try {
+      await this.election.close();
+    } catch (error) {
+      this.log.error({ err: error, part: 'election' }, 'closing failed');
     }
   }
 

@@ -4,7 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { buildLogsService } from '../../../src/logs/app.js';
 import { loadLogsConfig } from '../../../src/logs/config.js';
 import { webhookUrlProblem } from '../../../src/logs/modules/alerts/alerts.notifier.js';
-import { DIALECTS } from '../../helpers/databases.js';
+import { createTestDatabase, describeOnPostgres, DIALECTS } from '../../helpers/databases.js';
+import { TestClock } from '../../helpers/clock.js';
 import { eventually } from '../../helpers/eventually.js';
 import { LOGS_ADMIN_PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
@@ -320,8 +321,10 @@ for (const dialect of DIALECTS) {
     test('a notification a stopped service left unfinished is sent by the next service on the database', async () => {
       const hook = await startWebhookReceiver();
       hook.state.hold = true; // the first service's attempt never gets an answer
+      // A database of their own: on PostgreSQL the service that leads sends the webhooks (not the suite's).
+      const database = await createTestDatabase(dialect);
       const config = loadLogsConfig({
-        LOGS_DATABASE_URL: logs.url,
+        LOGS_DATABASE_URL: database.url,
         LOGS_ADMIN_PASSWORD,
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
@@ -329,20 +332,37 @@ for (const dialect of DIALECTS) {
       });
       const first = await buildLogsService({ config, now: logs.clock.now });
       let next: Awaited<ReturnType<typeof buildLogsService>> | undefined;
-      try {
-        const rule = await createRule({
-          query: 'zzzresume',
-          window: '1m',
-          condition: { type: 'absent' },
-          webhook: { url: hook.url, secret: SECRET },
+      const asAdmin = async (service: { app: typeof first.app }) => {
+        const login = await service.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: 'admin', password: LOGS_ADMIN_PASSWORD },
         });
-        const opened = (await first.alerts.evaluateRule(rule.id)).opened!;
+        return { authorization: `Bearer ${login.json().token.access_token}` };
+      };
+      try {
+        const created = await first.app.inject({
+          method: 'POST',
+          url: '/api/v1/alerts/rules',
+          headers: await asAdmin(first),
+          payload: {
+            name: uniqueName('rule'),
+            severity: 'high',
+            query: 'zzzresume',
+            window: '1m',
+            condition: { type: 'absent' },
+            webhook: { url: hook.url, secret: SECRET },
+          },
+        });
+        assert.equal(created.statusCode, 201, created.body);
+        const opened = (await first.alerts.evaluateRule(created.json().id)).opened!;
         await eventually(async () => assert.equal(hook.received.length, 1));
         await first.app.close(); // stops with the notification in flight
-        assert.equal((await alertOf(opened)).webhook.status, 'pending');
 
         hook.state.hold = false;
         next = await buildLogsService({ config, now: logs.clock.now });
+        const headers = await asAdmin(next);
+        const alertOf = async (id: string) => (await next!.app.inject({ method: 'GET', url: `/api/v1/alerts/${id}`, headers })).json();
         await eventually(async () => assert.equal(hook.received.length, 2, 'sent again by the next service'));
         await eventually(async () => assert.equal((await alertOf(opened)).webhook.status, 'delivered'));
         const resent = hook.received[1]!;
@@ -351,8 +371,10 @@ for (const dialect of DIALECTS) {
         const signature = `sha256=${createHmac('sha256', SECRET).update(`${resent.headers['x-gerbang-timestamp']}.${resent.body}`).digest('hex')}`;
         assert.equal(resent.headers['x-gerbang-signature'], signature, 'signed like the first attempt');
       } finally {
+        await first.app.close();
         await next?.app.close();
         await hook.close();
+        await database.drop();
       }
     });
 
@@ -427,6 +449,84 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describeOnPostgres('alert webhooks with two services on one database', () => {
+  test(
+    'the leader delivers: a notification recorded by the service that does not lead is sent once, by the leader',
+    { timeout: 60_000 },
+    async () => {
+      const hook = await startWebhookReceiver();
+      const database = await createTestDatabase('postgres');
+      const clock = new TestClock();
+      const config = loadLogsConfig({
+        LOGS_DATABASE_URL: database.url,
+        LOGS_ADMIN_PASSWORD,
+        LOG_LEVEL: 'silent',
+        LOGS_RETENTION_INTERVAL: '0',
+        ...ENV,
+        LOGS_ALERTS_EVAL_INTERVAL: '100ms',
+      });
+      const leader = await buildLogsService({ config, now: clock.now });
+      const other = await buildLogsService({ config, now: clock.now });
+      try {
+        assert.deepEqual([leader.leading(), other.leading()], [true, false]);
+        const login = await other.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: { username: 'admin', password: LOGS_ADMIN_PASSWORD },
+        });
+        const headers = { authorization: `Bearer ${login.json().token.access_token}` };
+        const created = await other.app.inject({
+          method: 'POST',
+          url: '/api/v1/alerts/rules',
+          headers,
+          payload: {
+            name: 'quiet',
+            severity: 'high',
+            query: 'zzzleader',
+            window: '1m',
+            condition: { type: 'absent' },
+            webhook: { url: hook.url },
+          },
+        });
+        assert.equal(created.statusCode, 201, created.body);
+        // The leader's loop evaluates the rule and sends the firing notification.
+        await hook.waitFor(1);
+        const alertId = hook.received[0]!.json.alert.id as string;
+        // A user resolves the alert through the service that does not lead, which then stops: it only
+        // recorded the notification, and the leader sends it.
+        hook.state.hold = true;
+        const resolved = await other.app.inject({
+          method: 'POST',
+          url: `/api/v1/alerts/${alertId}/status`,
+          headers,
+          payload: { status: 'resolved' },
+        });
+        assert.equal(resolved.statusCode, 200, resolved.body);
+        await other.app.close();
+        hook.state.hold = false;
+        hook.release(200);
+        await hook.waitFor(2);
+        hook.release(200);
+        const alertOf = async () => (await leader.app.inject({ method: 'GET', url: `/api/v1/alerts/${alertId}`, headers })).json();
+        await eventually(async () =>
+          assert.deepEqual([(await alertOf()).webhook.event, (await alertOf()).webhook.status], ['resolved', 'delivered']),
+        );
+        await leader.alertNotifier.idle();
+        assert.deepEqual(
+          hook.received.map((received) => received.json.event),
+          ['alert.firing', 'alert.resolved'],
+          'one delivery of each',
+        );
+      } finally {
+        await other.app.close();
+        await leader.app.close();
+        await hook.close();
+        await database.drop();
+      }
+    },
+  );
+});
 
 for (const dialect of DIALECTS) {
   describe(`alert webhook timeout [${dialect}]`, () => {

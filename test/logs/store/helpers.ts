@@ -9,6 +9,8 @@ import type { DialectName } from '../../../src/shared/db/database.js';
 export interface TestStore {
   store: LogStore;
   database: Database<any>;
+  /** The database's URL (a second store may open it: openTestStoreAt). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   return {
     store: createLogStore(database.db, database.dialect),
     database,
+    url: testDb.url,
     close: async () => {
       await database.close();
       await testDb.drop();
@@ -31,7 +34,7 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
 export async function openTestStoreAt(url: string): Promise<TestStore> {
   const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
   await migrateToLatest(database.db, logsMigrations, 'logs');
-  return { store: createLogStore(database.db, database.dialect), database, close: () => database.close() };
+  return { store: createLogStore(database.db, database.dialect), database, url, close: () => database.close() };
 }
 
 export const MINUTE = 60_000;

@@ -14,7 +14,7 @@ import { MAX_FACET_VALUES } from '../../../src/logs/modules/store/facets.js';
 import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../../src/logs/modules/store/sqlite/time-ids.js';
 import { DIALECTS } from '../../helpers/databases.js';
 import { byTime, matches } from './oracle.js';
-import { HOUR, MINUTE, T0, openTestStore, storedRows, type TestStore } from './helpers.js';
+import { HOUR, MINUTE, T0, openTestStore, openTestStoreAt, storedRows, type TestStore } from './helpers.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 
 // With capitals, joiners and another script, so that every way a message's words are found (FTS5,
@@ -147,21 +147,55 @@ const RANGES: [number, number][] = [
 
 const TENANTS = { big: 2400, small: 300 };
 
-for (const dialect of DIALECTS) {
-  describe(`log store against a plain scan [${dialect}]`, () => {
+/**
+ * The stores as a load balancer sees them: each call goes to the next (round robin), so that every
+ * read is answered by one or the other, each with the caches its own writes and reads filled.
+ */
+function roundRobin(stores: readonly LogStore[]): LogStore {
+  let next = 0;
+  return new Proxy(stores[0]!, {
+    get(_target, name) {
+      const store = stores[next % stores.length]! as unknown as Record<string | symbol, unknown>;
+      const value = store[name];
+      if (typeof value !== 'function') return value;
+      next += 1;
+      return (...args: unknown[]) => (value as (...args: unknown[]) => unknown).apply(store, args);
+    },
+  });
+}
+
+// PostgreSQL also with two writers: two stores on one database (two logs instances) writing the same
+// tenants' hours at once must give the answers one writer gives (docs/log-store.md, "Several instances").
+const SETUPS = [
+  ...DIALECTS.map((dialect) => ({ dialect, writers: 1, name: dialect })),
+  ...DIALECTS.filter((dialect) => dialect === 'postgres').map((dialect) => ({ dialect, writers: 2, name: `${dialect}, two writers` })),
+];
+
+for (const { dialect, writers, name } of SETUPS) {
+  describe(`log store against a plain scan [${name}]`, () => {
     let handle: TestStore;
+    let others: TestStore[] = [];
     let store: LogStore;
     const stored = new Map<string, StoredLogEntry[]>();
 
     before(async () => {
       handle = await openTestStore(dialect);
-      store = handle.store;
+      others = await Promise.all(Array.from({ length: writers - 1 }, () => openTestStoreAt(handle.url)));
+      const stores = [handle.store, ...others.map((other) => other.store)];
+      store = stores.length === 1 ? handle.store : roundRobin(stores);
       const r = seededRandom(7);
       const batches = Object.entries(TENANTS).map(([tenant, count]) => generate(r, count).map((batch) => [tenant, batch] as const));
-      // Tenants' batches interleaved, as concurrent shippers send them.
+      // Tenants' batches interleaved, as concurrent shippers send them; with several writers each
+      // takes every other batch and all write at once.
+      const interleaved: (readonly [string, LogEntry[]])[] = [];
       for (let index = 0; batches.some((list) => index < list.length); index += 1) {
-        for (const list of batches) if (index < list.length) await store.append(list[index]![0], list[index]![1]);
+        for (const list of batches) if (index < list.length) interleaved.push(list[index]!);
       }
+      await Promise.all(
+        stores.map(async (writer, w) => {
+          for (const [tenant, batch] of interleaved.filter((_, index) => index % stores.length === w)) await writer.append(tenant, batch);
+        }),
+      );
       // The plain scan: every stored entry, read without any index.
       for (const tenant of Object.keys(TENANTS)) {
         const rows = await storedRows(handle.database, tenant);
@@ -181,7 +215,10 @@ for (const dialect of DIALECTS) {
         );
       }
     });
-    after(async () => handle.close());
+    after(async () => {
+      for (const other of others) await other.close();
+      await handle.close();
+    });
 
     const expected = (tenant: string, query: string, from: number, to: number, filters: FieldFilter[] = []) => {
       const condition = searchCondition(query, filters);
@@ -198,7 +235,26 @@ for (const dialect of DIALECTS) {
         ['a:user'],
         'user has more values than are faceted',
       );
+      // Each value has one number, and each number one value, whichever writer gave it.
+      const { rows: twice } = await sql<{ token: number }>`SELECT token FROM log_facet_values
+        GROUP BY tenant_id, token HAVING count(*) > 1`.execute(handle.database.db);
+      assert.deepEqual(twice, [], 'no facet number given twice');
     });
+
+    if (writers > 1) {
+      test('a batch with document ids sent to both writers at once (a retry that reached the other instance) is stored once', async () => {
+        const batch: LogEntry[] = Array.from({ length: 200 }, (_, index) => ({
+          timestamp: T0 + 2 * HOUR + index,
+          message: `retried ${index}`,
+          documentId: `doc-${index}`,
+        }));
+        // In opposite orders, as two shippers' batches sharing ids may be.
+        const [one, two] = await Promise.all([handle.store.append('ids', batch), others[0]!.store.append('ids', [...batch].reverse())]);
+        assert.equal(one.duplicates.length + two.duplicates.length, batch.length, 'each id stored by one writer only');
+        const found = await store.search({ tenantId: 'ids', from: T0, to: T0 + 5 * HOUR, page: 1, limit: 1 });
+        assert.equal(found.total, batch.length);
+      });
+    }
 
     test('searches: totals and every page, newest and oldest first, as a plain scan finds them', async () => {
       for (const tenant of Object.keys(TENANTS)) {

@@ -270,15 +270,19 @@ export class AlertEvaluator {
   }
 
   /**
-   * Queues again the notifications a stopped process left unfinished (webhook status `pending` or
-   * `retrying` on the alert), rebuilt from the alert and its rule as they are now. Called at start:
-   * delivery is at least once, so a receiver may see a notification twice (alert id and event tell).
+   * Queues the unfinished notifications (webhook status `pending` or `retrying` on the alert) that
+   * this instance does not have already: those a stopped process or an earlier leader left, and
+   * those recorded by instances that do not lead. Rebuilt from the alert and its rule as they are
+   * now. Run by the leader when it starts leading and after each evaluation pass: delivery is at
+   * least once, so a receiver may see a notification twice (alert id and event tell).
    */
   async resumeWebhooks(): Promise<number> {
     let resumed = 0;
+    const queuedHere = this.deps.notifier.startPickup();
     for (const alert of await this.deps.repository.unfinishedWebhooks(RESUME_LIMIT)) {
-      const rule = await this.deps.repository.findRuleById(alert.rule_id);
       const event = alert.webhook_event === 'resolved' ? 'resolved' : 'firing';
+      if (queuedHere(alert.id, event)) continue;
+      const rule = await this.deps.repository.findRuleById(alert.rule_id);
       if (!rule?.webhook_url) {
         await this.deps.repository.updateAlert(alert.id, {
           webhook_status: 'failed',

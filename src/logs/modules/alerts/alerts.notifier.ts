@@ -83,7 +83,11 @@ export interface WebhookNotifierDeps {
  * receiver never delays an evaluation. Each job is POSTed with a timeout and retried with
  * exponential backoff; every attempt's outcome is written on the alert (webhook_status,
  * webhook_attempts, webhook_last_error, webhook_last_at). The queue is in memory; what a stopped
- * process left `pending` or `retrying` is queued again at the next start (AlertEvaluator.resumeWebhooks).
+ * process left `pending` or `retrying` is queued again by the leader (AlertEvaluator.resumeWebhooks).
+ *
+ * Only the instance that leads delivers (deliver(); docs/log-store.md, "Several instances"): on the
+ * others a notification is recorded `pending` on its alert and the leader sends it at its next pass,
+ * so a notification is sent by one instance, and a leader's end hands its queue to the next one.
  */
 export class WebhookNotifier {
   private readonly queue: WebhookJob[] = [];
@@ -95,17 +99,65 @@ export class WebhookNotifier {
   private readonly writes = new WeakMap<WebhookJob, Promise<void>>();
   /** Jobs queued, running or waiting for a retry. */
   private outstanding = 0;
+  /** Whether this instance delivers (it leads); until deliver(), notifications are only recorded. */
+  private delivering = false;
+  /** Changes at each standBy: an attempt of an earlier lead neither records nor retries. */
+  private generation = 0;
+  /**
+   * The notifications (alert and event) this lead queued: null while outstanding, else the pickup
+   * pass in which it finished (a pass that read the alert before that still saw it `pending`).
+   */
+  private readonly handled = new Map<string, number | null>();
+  private pickups = 0;
+  private readonly generations = new WeakMap<WebhookJob, number>();
 
   constructor(private readonly deps: WebhookNotifierDeps) {}
 
-  /** Queues a notification; never waits for delivery. */
+  /** This instance leads: notifications are delivered from now on. */
+  deliver(): void {
+    if (!this.closed) this.delivering = true;
+  }
+
+  /**
+   * This instance stops leading: queued notifications are forgotten and running attempts aborted;
+   * they stay `pending` or `retrying` on their alerts, and the next leader sends them.
+   */
+  standBy(): void {
+    this.delivering = false;
+    this.generation += 1;
+    this.queue.length = 0;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const controller of this.controllers) controller.abort();
+    this.handled.clear();
+    this.outstanding = 0;
+    this.settle();
+  }
+
+  /**
+   * Starts a pass over the unfinished notifications on the alerts (AlertEvaluator.resumeWebhooks):
+   * the answer tells those this lead already has, queued or finished since the last pass began.
+   */
+  startPickup(): (alertId: string, event: WebhookJob['event']) => boolean {
+    const pass = ++this.pickups;
+    for (const [key, finished] of this.handled) if (finished !== null && finished < pass - 1) this.handled.delete(key);
+    return (alertId, event) => this.handled.has(`${alertId}\u0000${event}`);
+  }
+
+  /** Queues a notification (recorded `pending`; delivered here if this instance leads); never waits for delivery. */
   enqueue(job: WebhookJob): void {
     if (this.closed) return;
+    if (!this.delivering) {
+      void this.record(job, { webhook_status: 'pending', webhook_attempts: 0, webhook_last_error: null });
+      return;
+    }
     if (this.queue.length >= MAX_QUEUED) {
       void this.record(job, { webhook_status: 'dropped', webhook_last_error: 'notification queue full' });
       return;
     }
     this.outstanding += 1;
+    this.generations.set(job, this.generation);
+    this.handled.set(`${job.alertId}\u0000${job.event}`, null);
     this.queue.push(job);
     void this.record(job, { webhook_status: 'pending', webhook_attempts: 0, webhook_last_error: null });
     this.pump();
@@ -120,12 +172,7 @@ export class WebhookNotifier {
   /** Stops: queued notifications are forgotten, running attempts aborted. */
   close(): void {
     this.closed = true;
-    this.queue.length = 0;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    for (const controller of this.controllers) controller.abort();
-    this.outstanding = 0;
-    this.settle();
+    this.standBy();
   }
 
   private pump(): void {
@@ -146,16 +193,23 @@ export class WebhookNotifier {
     for (const resolve of waiters) resolve();
   }
 
-  private done(): void {
+  private done(job: WebhookJob): void {
+    if (this.stale(job)) return;
+    this.handled.set(`${job.alertId}\u0000${job.event}`, this.pickups);
     this.outstanding = Math.max(0, this.outstanding - 1);
     this.settle();
+  }
+
+  /** The job belongs to an earlier lead (or the notifier closed): it neither records nor retries. */
+  private stale(job: WebhookJob): boolean {
+    return this.closed || this.generations.get(job) !== this.generation;
   }
 
   private async attempt(job: WebhookJob, attempt: number): Promise<void> {
     // Checked again at delivery (the allow-list may have changed since the rule was saved); a refusal is final, not retried.
     const refused = webhookUrlProblem(job.url, this.deps.settings.allowedHosts);
     const reason = refused ?? (await this.post(job));
-    if (this.closed) return;
+    if (this.stale(job)) return;
     if (reason !== undefined && refused === undefined) this.deps.onDeliveryFailure?.({ alertId: job.alertId, attempt, reason });
     // A policy refusal speaks of the rule's own URL; anything the network or receiver did is just `failed`.
     const error = refused ?? (reason === undefined ? undefined : DELIVERY_FAILED);
@@ -163,12 +217,12 @@ export class WebhookNotifier {
     const at = new Date(this.deps.now()).toISOString();
     if (error === undefined) {
       await this.record(job, { webhook_status: 'delivered', webhook_attempts: attempt, webhook_last_error: null, webhook_last_at: at });
-      this.done();
+      this.done(job);
       return;
     }
     if (refused !== undefined || attempt >= this.deps.settings.attempts) {
       await this.record(job, { webhook_status: 'failed', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
-      this.done();
+      this.done(job);
       return;
     }
     await this.record(job, { webhook_status: 'retrying', webhook_attempts: attempt, webhook_last_error: error, webhook_last_at: at });
@@ -176,7 +230,7 @@ export class WebhookNotifier {
     const timer = setTimeout(
       () => {
         this.timers.delete(timer);
-        if (this.closed) return;
+        if (this.stale(job)) return;
         this.running += 1;
         void this.attempt(job, attempt + 1).finally(() => {
           this.running -= 1;

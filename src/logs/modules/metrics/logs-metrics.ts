@@ -6,6 +6,8 @@ import type { PipelineStats } from '../ingest/pipeline-stats.js';
 import type { ReplicaState } from '../store/postgres/read-replicas.js';
 
 export interface LogsMetricsSources {
+  /** Whether this instance leads (runs the once-per-cluster jobs). */
+  leading: () => boolean;
   stats: PipelineStats;
   /** Bytes the service's database takes (SQLite pages, pg_database_size). */
   storeBytes: () => Promise<number>;
@@ -61,6 +63,14 @@ export class LogsMetrics {
   constructor(sources: LogsMetricsSources) {
     const { stats } = sources;
     collectRuntimeMetrics(this.registry);
+    new Gauge({
+      name: 'logs_leader',
+      help: 'Whether this instance leads: 1 while it runs the once-per-cluster jobs (retention, alert evaluation and webhooks), else 0',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.leading() ? 1 : 0);
+      },
+    });
     const perTenant = () =>
       stats
         .tenantIds()

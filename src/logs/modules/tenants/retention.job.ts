@@ -14,12 +14,14 @@ export interface RetentionJobDeps {
 
 /**
  * Each tenant's logs, spans and metric points older than its retention are removed every
- * `intervalMs`, with one line per sweep. Closing the service waits for a sweep in flight.
+ * `intervalMs`, with one line per sweep, by the instance that leads (one sweep per cluster).
+ * Closing the service, or losing the lead, waits for a sweep in flight.
  */
 export function retentionJob({ tenants, intervalMs, now, onRemoved, log }: RetentionJobDeps): Job {
   return {
     name: 'retention sweep',
     intervalMs,
+    elected: true,
     run: async () => {
       const started = now();
       const removed = await tenants.applyRetention();

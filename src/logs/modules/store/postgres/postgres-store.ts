@@ -167,9 +167,11 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           let batch: readonly LogEntry[] = entries;
           if (ids.length > 0) {
             // Claims the ids: a concurrent batch with one of them waits on its row, then sees it taken.
+            // In one order (of the ids) on every instance, so that two batches never wait for each other.
             const now = this.documentIds.now();
             const { rows: claimed } = await sql<{ doc_id: string }>`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
               SELECT ${tenantId}, r.doc_id, ${now + this.documentIds.windowMs}::bigint FROM json_array_elements_text(${JSON.stringify(ids)}::json) AS r(doc_id)
+              ORDER BY r.doc_id COLLATE "C"
               ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at WHERE log_document_ids.expires_at <= ${now}::bigint
               RETURNING doc_id`.execute(trx);
             const fresh = new Set(claimed.map((row) => row.doc_id));
