@@ -150,7 +150,13 @@ describe('SQLite on its own thread', () => {
     const closeWhile = async (when: 'running' | 'starting') => {
       const { stdout } = await promisify(execFile)(
         process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, '../fixtures/sqlite-thread/close-while-awaited.ts'), join(dir, `${when}.sqlite`), when],
+        [
+          '--import',
+          'tsx',
+          join(import.meta.dirname, '../fixtures/sqlite-thread/close-while-awaited.ts'),
+          join(dir, `${when}.sqlite`),
+          when,
+        ],
         { timeout: 30_000 },
       );
       return stdout;
