@@ -9,6 +9,8 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../../src/shared/db/database.js';
 import { sqliteThreadDialect, writerThreadOf } from '../../../src/logs/modules/store/sqlite/threads/write-thread.js';
+import { SqliteReadPool } from '../../../src/logs/modules/store/sqlite/threads/read-pool.js';
+import { QueryTimeoutError } from '../../../src/logs/modules/store/read-budget.js';
 
 describe('SQLite on its own thread', () => {
   let dir: string;
@@ -142,6 +144,21 @@ describe('SQLite on its own thread', () => {
     assert.equal(stdout, '42\n');
   });
 
+  it('keeps the process alive until a close ends, with a request still unanswered or a thread still starting', async () => {
+    // In a process of its own: nothing else keeps that event loop alive, as in a test file whose
+    // last step closes the database, or a service whose listening socket has closed.
+    const closeWhile = async (when: 'running' | 'starting') => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', join(import.meta.dirname, 'fixtures/sqlite-thread/close-while-awaited.ts'), join(dir, `${when}.sqlite`), when],
+        { timeout: 30_000 },
+      );
+      return stdout;
+    };
+    assert.equal(await closeWhile('running'), 'answered [{"answer":42}]\nclosed\n', 'the request sent before the close is answered');
+    assert.equal(await closeWhile('starting'), 'closed\n');
+  });
+
   it('reports a thread that stops other than by closing, and fails the statements after it; a close is no stop', async () => {
     const stopping = await openDatabase<any>(`sqlite:${join(dir, 'stopping.sqlite')}`, { sqliteThread: sqliteThreadDialect });
     const closing = await openDatabase<any>(`sqlite:${join(dir, 'closing.sqlite')}`, { sqliteThread: sqliteThreadDialect });
@@ -165,5 +182,45 @@ describe('SQLite on its own thread', () => {
     const memory = await openDatabase<any>('sqlite::memory:');
     assert.equal(writerThreadOf(memory.db), undefined, 'no thread, nothing to watch');
     await memory.close();
+  });
+});
+
+/** A statement of about a second: longer than any wait below, short enough to wait for. */
+const SECOND_LONG = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000000) SELECT count(*) AS n FROM c';
+
+describe('the SQLite read pool while stopped statements finish', () => {
+  let dir: string;
+  let pool: SqliteReadPool;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gerbang-read-pool-'));
+    new SQLite(join(dir, 'reads.sqlite')).close();
+    pool = new SqliteReadPool({ path: join(dir, 'reads.sqlite'), size: 1 });
+  });
+  after(async () => {
+    await pool.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A statement stopped at its deadline: its thread finishes it (once in SQLite, it cannot be stopped), and no worker replaces it until then. */
+  async function stopRunningStatement(): Promise<void> {
+    await pool.run('SELECT 1', []); // a warm worker: the statement starts at once
+    // 100 ms: long enough for the thread to be inside the statement (had it not started, the thread
+    // would end at once and the assertions below would hold all the same).
+    await assert.rejects(pool.run(SECOND_LONG, [], Date.now() + 100), QueryTimeoutError);
+  }
+
+  it('answers a read without a deadline that waits for a stopped statement to end', async () => {
+    await stopRunningStatement();
+    // The one thread allowed to finish a statement is busy: no new worker starts until it ends, and
+    // this read, with no deadline, has only that end to wait for.
+    assert.deepEqual(pool.threads, { live: 0, dying: 1, queued: 0 });
+    assert.deepEqual(await pool.run('SELECT 2 AS n', []), [{ n: 2 }]);
+  });
+
+  it('closes once every thread has ended, those finishing a stopped statement included', async () => {
+    await stopRunningStatement();
+    await pool.close();
+    assert.deepEqual(pool.threads, { live: 0, dying: 0, queued: 0 });
+    await assert.rejects(pool.run('SELECT 1', []), /the read pool is closed/);
   });
 });

@@ -43,7 +43,8 @@ export class SqliteReadPool {
   readonly #idle: Slot[] = [];
   readonly #live = new Set<Slot>();
   readonly #queue: Job[] = [];
-  #dying = 0;
+  /** The ends of the threads still finishing a statement after their worker was terminated. */
+  readonly #dying = new Set<Promise<void>>();
   #closed = false;
 
   constructor(options: SqliteReadPoolOptions) {
@@ -53,7 +54,7 @@ export class SqliteReadPool {
 
   /** Threads currently running or finishing a statement, for tests and diagnostics. */
   get threads(): { live: number; dying: number; queued: number } {
-    return { live: this.#live.size, dying: this.#dying, queued: this.#queue.length };
+    return { live: this.#live.size, dying: this.#dying.size, queued: this.#queue.length };
   }
 
   /**
@@ -76,7 +77,11 @@ export class SqliteReadPool {
     });
   }
 
-  /** Terminates every worker; queued and running statements are rejected. */
+  /**
+   * Terminates every worker; queued and running statements are rejected. Resolves once every thread
+   * of the pool has ended, those still finishing a timed-out statement included (Node would wait
+   * for them before the process ends anyway: sqlite-worker.ts, terminate).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const job of this.#queue.splice(0)) this.#settle(job, new Error('the read pool is closed'));
@@ -87,7 +92,7 @@ export class SqliteReadPool {
     });
     this.#live.clear();
     this.#idle.length = 0;
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    await Promise.all([...workers.map((worker) => worker.terminate().catch(() => undefined)), ...this.#dying]);
   }
 
   #dispatch(): void {
@@ -108,9 +113,13 @@ export class SqliteReadPool {
     }
   }
 
-  /** A new worker when below `size` (starting ones included), and while fewer than `size` timed-out threads are still finishing. */
+  /**
+   * A new worker when below `size` (starting ones included), and while fewer than `size` timed-out
+   * threads are still finishing: a read queued meanwhile waits for one of them to end (they keep the
+   * process alive until then), or for its deadline.
+   */
   #spawn(): void {
-    if (this.#live.size >= this.#size || this.#dying >= this.#size) return;
+    if (this.#live.size >= this.#size || this.#dying.size >= this.#size) return;
     const slot: Slot = {
       ready: false,
       // A worker that stops (it could not open the file, or died) takes its statement with it (#answered), and a new one its place.
@@ -165,14 +174,14 @@ export class SqliteReadPool {
     const idle = this.#idle.indexOf(slot);
     if (idle >= 0) this.#idle.splice(idle, 1);
     if (terminate) {
-      this.#dying++;
-      void slot.worker
+      const ended: Promise<void> = slot.worker
         .terminate()
         .catch(() => undefined)
         .then(() => {
-          this.#dying--;
+          this.#dying.delete(ended);
           this.#dispatch();
         });
+      this.#dying.add(ended);
       // A replacement starts right away, so the next search does not wait for a worker's start.
       if (!this.#closed) this.#spawn();
     }

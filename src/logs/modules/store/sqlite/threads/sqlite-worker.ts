@@ -18,7 +18,14 @@ export interface SqliteWorkerOptions extends Omit<WorkerData, 'driver'> {
  * their reply: the one way the writer (write-thread.ts) and the read pool (read-pool.ts) start, use
  * and stop a thread. Once stopped, every waiting and later request fails with the reason; nothing
  * restarts a worker here (the read pool replaces one; a stopped writer stays stopped until the
- * service restarts). Only a waiting request keeps the process alive.
+ * service restarts).
+ *
+ * A thread keeps the process alive exactly while someone waits on it: while it starts, while a
+ * request waits for its reply, and from a `close` or `terminate` until it has ended. An idle thread
+ * keeps nothing alive (a process that never closes its database still ends). Every promise here
+ * settles on an event of the thread, and Node forgets an unref'd thread's events once nothing else
+ * keeps the event loop alive: a caller would wait forever (a test: "Promise resolution is still
+ * pending but the event loop has already resolved").
  */
 export class SqliteWorker {
   readonly ready: Promise<void>;
@@ -29,7 +36,10 @@ export class SqliteWorker {
   #nextId = 1;
   /** Why the worker stopped; every later request fails with it. */
   #stopped: Error | undefined;
+  #started = false;
   #closing = false;
+  /** `close` or `terminate` was called: the thread's end is awaited. */
+  #ending = false;
 
   constructor({ name, onStop, ...data }: SqliteWorkerOptions) {
     this.#name = name;
@@ -39,8 +49,8 @@ export class SqliteWorker {
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message: FromWorker) => {
         if (message !== 'ready') return this.#settle(message);
-        // From now on only a waiting request keeps the process alive (ref'd while one is pending).
-        if (this.#pending.size === 0) this.#worker.unref();
+        this.#started = true;
+        this.#holdWhileAwaited();
         resolve();
       });
       this.#worker.once('error', (thrown: unknown) => {
@@ -61,8 +71,8 @@ export class SqliteWorker {
     if (this.#stopped) return Promise.reject(this.#stopped);
     const id = this.#nextId++;
     return new Promise<Reply>((resolve, reject) => {
-      if (this.#pending.size === 0) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });
+      this.#holdWhileAwaited();
       const message: ToWorker = { ...request, id };
       this.#worker.postMessage(message);
     });
@@ -76,8 +86,9 @@ export class SqliteWorker {
   async close(): Promise<void> {
     if (this.#stopped) return;
     this.#closing = true;
+    this.#ending = true;
     const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
-    this.#worker.ref();
+    this.#holdWhileAwaited();
     const message: ToWorker = 'close';
     this.#worker.postMessage(message);
     await exited;
@@ -86,11 +97,14 @@ export class SqliteWorker {
   /**
    * Stops the thread as a crash would, without waiting for its statement: waiting requests fail now.
    * Resolves once the thread has ended, which is when its native statement returns (better-sqlite3
-   * cannot interrupt one); meanwhile it does not keep the process alive.
+   * cannot interrupt one), and keeps the process alive until then: Node joins every thread before
+   * the process ends, `process.exit()` included, so a thread finishing a statement holds the
+   * process's end anyway (docs/log-store.md, "Time budget").
    */
   async terminate(): Promise<void> {
     this.#stop(new Error(`${this.#name} stopped`));
-    this.#worker.unref();
+    this.#ending = true;
+    this.#holdWhileAwaited();
     await this.#worker.terminate();
   }
 
@@ -98,8 +112,14 @@ export class SqliteWorker {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     this.#pending.delete(reply.id);
-    if (this.#pending.size === 0) this.#worker.unref();
+    this.#holdWhileAwaited();
     pending.resolve(reply);
+  }
+
+  /** The one rule of what keeps the process alive (the class comment). Once the thread has ended, ref and unref do nothing. */
+  #holdWhileAwaited(): void {
+    if (this.#started && this.#pending.size === 0 && !this.#ending) this.#worker.unref();
+    else this.#worker.ref();
   }
 
   /** Fails every waiting and later request; returns the first reason. */
