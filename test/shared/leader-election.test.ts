@@ -29,7 +29,7 @@ class HandTicker {
 }
 
 /** One instance: a Lifecycle with an elected job, a job of every instance, and its election's lines. */
-function instance(name: string, url: string) {
+function instance(name: string, url: string, retryMs: number) {
   const app: FastifyInstance = Fastify();
   const hand = new HandTicker();
   const events = new EventEmitter();
@@ -39,7 +39,7 @@ function instance(name: string, url: string) {
     events.emit('line', msg);
   };
   const log = Object.assign(Object.create(app.log) as FastifyBaseLogger, { info: line('info'), warn: line('warn'), error: line('error') });
-  const election = new PostgresElection({ connectionString: url, lockKey: KEY, name: `election test ${name}`, log, retryMs: 100 });
+  const election = new PostgresElection({ connectionString: url, lockKey: KEY, name: `election test ${name}`, log, retryMs });
   const lifecycle = new Lifecycle(app, log, hand.ticker, election);
   election.onChange((leading) => events.emit(leading ? 'gained' : 'lost'));
   const runs = { elected: 0, everywhere: 0 };
@@ -117,8 +117,14 @@ describeOnPostgres('leader election on one PostgreSQL database', () => {
     'one of two instances leads; the other takes over when the leader loses its connection, and again when it closes',
     { timeout: 30_000 },
     async () => {
-      const a = instance('A', database.url);
-      const b = instance('B', database.url);
+      // A retries far less often than B: once A's connection is cut, B (not A, reconnecting) takes
+      // the lock, whatever the machine's load; a lock taken back by A would be as correct, but
+      // would not show the takeover.
+      const a = instance('A', database.url, 1_500);
+      const b = instance('B', database.url, 50);
+      // An election's retry timer does not keep a process alive (a service's listening socket does):
+      // while the test waits for one, this does.
+      const alive = setInterval(() => undefined, 1_000);
       try {
         await a.start();
         await b.start();
@@ -170,6 +176,7 @@ describeOnPostgres('leader election on one PostgreSQL database', () => {
         a.finishRun();
         assert.deepEqual(a.steps, ['lead', 'step down', 'lead']);
       } finally {
+        clearInterval(alive);
         a.finishRun();
         b.finishRun();
         await a.app.close();
