@@ -104,4 +104,7 @@ test("pg's words for a server gone away, and refused connections to every addres
     'not when one is something else',
   );
   assert.equal(storageProblemOf(new Error('syntax error at or near "SELEC"')), undefined);
+  // What a hot standby answers a search that WAL replay needed to cancel: retry later, not a bug.
+  const conflict = Object.assign(new Error('canceling statement due to conflict with recovery'), { code: '40001' });
+  assert.equal(storageProblemOf(conflict), 'unavailable');
 });

@@ -26,6 +26,9 @@ export function storageProblemOf(error: unknown, depth = 0): StorageProblem | un
     if (code.startsWith('SQLITE_READONLY') || code === '25006') return 'read-only';
     // PostgreSQL: connection exceptions (08), the server shutting down or starting (57P01-57P03).
     if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || UNREACHABLE.has(code)) return 'unavailable';
+    // A read replica cancelled the statement for WAL replay ("conflict with recovery"), or a
+    // serialization failure: the same statement succeeds when tried again.
+    if (code === '40001') return 'unavailable';
   }
   // pg's own words when the server goes away mid-query, a client broken by it is used, or no connection comes in time.
   if (
