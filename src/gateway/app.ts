@@ -25,7 +25,12 @@ import { HakAksesRepository } from './modules/access-rights/hak-akses.repository
 import { hakAksesRoutes } from './modules/access-rights/hak-akses.routes.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
-import { AuthService } from './modules/auth/auth.service.js';
+import { AuthService, gatewayLoginLockout } from './modules/auth/auth.service.js';
+import { ownSessionsRoutes, userSessionsRoutes } from './modules/auth/sessions.routes.js';
+import { SessionsService } from './modules/auth/sessions.service.js';
+import { MfaRepository } from './modules/mfa/mfa.repository.js';
+import { mfaRoutes, userMfaRoutes } from './modules/mfa/mfa.routes.js';
+import { MfaService } from './modules/mfa/mfa.service.js';
 import { authGuards, authorizationHeaderSource } from './modules/auth/authenticate.js';
 import { CachingSessionsRepository, type SessionAnnouncer } from './modules/auth/session-cache.js';
 import { announceEndedSessions, listenToOtherInstances, sessionCacheDegradedGauge } from './modules/auth/session-notify.js';
@@ -112,7 +117,12 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
   // Read again on rotation, so that it needs no restart (docs/operations.md, "Passwords and keys").
   const signingKeys = await SigningKeyRing.open(db, 'gateway_signing_keys', { now });
   const tokens = new GatewayTokens({ keys: signingKeys, config: config.token, sessions, now });
-  const auth = new AuthService({ db, config, users: usersRepository, sessions, tokens, audit, now });
+  // Wrong passwords and wrong second-factor codes count against the same lockout.
+  const lockout = gatewayLoginLockout({ db, config, users: usersRepository, audit, now });
+  const mfaRepository = new MfaRepository(db);
+  const mfa = new MfaService({ db, mfa: mfaRepository, audit, lockout, issuer: config.mfaIssuer, now });
+  const auth = new AuthService({ db, config, users: usersRepository, sessions, tokens, audit, lockout, mfa, now });
+  const sessionsService = new SessionsService({ sessions, audit, now });
   const users = new UsersService({ db, users: usersRepository, hakAkses, sessions, auth, audit, now });
   const sso = new SsoService({
     config: config.sso,
@@ -201,6 +211,12 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
             name: 'Authorization',
             description: 'The wrapped token from login (also accepted: Bearer <jwt>)',
           },
+          mfaEnrolmentToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'The enrolment-only token of an MFA_ENROLMENT_REQUIRED login answer (mfae_…): opens the enrolment routes only',
+          },
           ssoCookie: {
             type: 'apiKey',
             in: 'cookie',
@@ -234,7 +250,11 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     },
   );
   await app.register(authRoutes({ auth, users: usersRepository, guards }), { prefix: '/api/v1/auth' });
+  await app.register(mfaRoutes({ mfa, auth, users: usersRepository, guards }), { prefix: '/api/v1/auth/mfa' });
+  await app.register(ownSessionsRoutes({ sessions: sessionsService, users: usersRepository, guards }), { prefix: '/api/v1/auth/sessions' });
   await app.register(usersRoutes({ users, usersRepository, guards, sso }), { prefix: '/api/v1/pengguna' });
+  await app.register(userMfaRoutes({ mfa, users: usersRepository, guards }), { prefix: '/api/v1/pengguna' });
+  await app.register(userSessionsRoutes({ sessions: sessionsService, users: usersRepository, guards }), { prefix: '/api/v1/pengguna' });
   await app.register(hakAksesRoutes({ hakAkses, guards }), { prefix: '/api/v1/hak-akses' });
   await app.register(ssoRoutes({ sso }), { prefix: '/auth' });
 
@@ -255,6 +275,12 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
 
   // Rotations this instance was not told of (its listener was away; SQLite has none) within a minute.
   lifecycle.every({ name: 'signing key refresh', intervalMs: SIGNING_KEYS_REFRESH_MS, run: () => signingKeys.reload() });
+  // Challenges and enrolment tokens nobody used: refused once expired, deleted here.
+  lifecycle.every({
+    name: 'expired MFA challenges',
+    intervalMs: 10 * 60_000,
+    run: async () => void (await mfaRepository.deleteExpiredChallenges(new Date(now()).toISOString())),
+  });
   if (database.dialect === 'postgres') {
     // Other instances' logouts reach this instance's session cache at once, key rotations its
     // signing keys (docs/proxy.md, docs/scaling.md); reconnects by itself when the connection is lost.

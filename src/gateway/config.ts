@@ -24,6 +24,10 @@ export interface GatewayConfig extends ServiceBasics {
     readonly windowMs: number;
   };
   readonly listMaxPerPage: number;
+  /** GATEWAY_MFA_REQUIRED_FOR: access rights (hak_akses ids) whose holders must enrol a second factor. */
+  readonly mfaRequiredFor: readonly string[];
+  /** GATEWAY_MFA_ISSUER: the name authenticator apps show beside the account. */
+  readonly mfaIssuer: string;
   /** Shipping of the gateway's access logs, audit events and traces to the logs service. */
   readonly telemetry: TelemetryConfig;
   /** `/auth/login-sso`; undefined when OIDC_ISSUER / OIDC_CLIENT_ID are unset (SSO answers 503). */
@@ -70,6 +74,8 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       windowMs: read.duration('LOGIN_LOCKOUT_WINDOW', '15m'),
     },
     listMaxPerPage: 100,
+    mfaRequiredFor: Object.freeze(read.list('GATEWAY_MFA_REQUIRED_FOR')),
+    mfaIssuer: read.string('GATEWAY_MFA_ISSUER', 'Gerbang'),
     telemetry: loadTelemetryConfig(read),
     sso: loadSsoConfig(env),
     proxy: loadProxyConfig(env),

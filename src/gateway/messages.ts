@@ -15,5 +15,18 @@ export const MESSAGES = {
   PASSWORD_RESET: { id: 'Kata sandi berhasil direset', en: 'Password reset' },
   SSO_UNLINKED: { id: 'Tautan akun SSO berhasil dilepas', en: 'SSO identities unlinked' },
   HAK_AKSES_UPDATED: { id: 'Hak akses berhasil diperbarui', en: 'Access right updated' },
+  MFA_STATUS: { id: 'Status autentikasi dua faktor berhasil diambil', en: 'Second-factor status retrieved' },
+  MFA_ENROLMENT_STARTED: {
+    id: 'Pindai kode QR atau masukkan kunci di aplikasi autentikator, lalu konfirmasi dengan kode pertama',
+    en: 'Scan the QR code or type the key into an authenticator app, then confirm with its first code',
+  },
+  MFA_ENROLLED: {
+    id: 'Autentikasi dua faktor aktif. Simpan kode pemulihan ini: tidak akan ditampilkan lagi',
+    en: 'Second factor enrolled. Keep these recovery codes: they are not shown again',
+  },
+  MFA_REMOVED: { id: 'Autentikasi dua faktor berhasil dihapus', en: 'Second factor removed' },
+  SESSIONS_LISTED: { id: 'Data sesi berhasil diambil', en: 'Sessions retrieved' },
+  SESSION_ENDED: { id: 'Sesi berhasil diakhiri', en: 'Session ended' },
+  SESSIONS_ENDED: { id: 'Sesi berhasil diakhiri', en: 'Sessions ended' },
   HAK_AKSES_LISTED: { id: 'Data hak akses berhasil diambil', en: 'Access rights retrieved' },
 } as const satisfies Record<string, Localized>;

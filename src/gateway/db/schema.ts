@@ -33,6 +33,41 @@ export interface SessionsTable {
   revoked_at: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** Written at creation, on refresh, and at most once a minute while the session is used. */
+  last_used_at: string | null;
+  /** How it was signed in (SessionAuthMethod); null for sessions older than migration 0005. */
+  auth_method: string | null;
+}
+
+/** How a session was signed in, as its owner sees it in the list of sessions. */
+export type SessionAuthMethod = 'password' | 'password+totp' | 'recovery_code' | 'sso';
+
+export interface UserTotpTable {
+  user_id: string;
+  /** Base32 shared secret. */
+  secret: string;
+  created_at: string;
+  /** Null while the enrolment waits for its first code. */
+  confirmed_at: string | null;
+  /** The last accepted time step (replay refusal). */
+  last_used_step: number | null;
+}
+
+export interface UserRecoveryCodesTable {
+  user_id: string;
+  /** SHA-256 of the normalised code. */
+  digest: string;
+  created_at: string;
+}
+
+export interface MfaChallengesTable {
+  /** SHA-256 of the token; never the token. */
+  digest: string;
+  user_id: string;
+  purpose: 'login' | 'enrolment';
+  created_at: string;
+  expires_at: string;
+  failures: number;
 }
 
 /** `actor` is who, readable (employee number or "sso:<email>"); it survives deletion of the user. */
@@ -67,6 +102,9 @@ export interface GatewaySchema {
   gateway_signing_keys: SigningKeysTable;
   sso_identities: SsoIdentitiesTable;
   sso_used_tokens: SsoUsedTokensTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  mfa_challenges: MfaChallengesTable;
   /** Keys `account:<no_pegawai>`, `address:<ip>` (password logins), `sso-address:<ip>` (SSO refusals). */
   login_failures: LoginFailuresTable;
 }

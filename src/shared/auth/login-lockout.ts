@@ -51,18 +51,23 @@ export class LoginLockout<User, Client extends { ip: string }, DB extends { logi
     this.#perAddress = new SharedRateLimiter(db, rules.perAddress.prefix, rules.perAddress, now);
   }
 
-  /** The account whose password this is; throws the service's 429 or 401 otherwise. */
-  async verify(name: string, password: string, client: Client, action: string): Promise<User> {
+  /**
+   * The account whose password this is; throws the service's 429 or 401 otherwise. `keepFailures`
+   * (asked only once the password is right) keeps the account's failures when a second factor is
+   * still to come: they are forgotten by `succeeded` once it is given, so a password known to an
+   * attacker does not wipe the count of their wrong codes.
+   */
+  async verify(
+    name: string,
+    password: string,
+    client: Client,
+    action: string,
+    options: { keepFailures?: (user: User) => Promise<boolean> | boolean } = {},
+  ): Promise<User> {
     const attempt = { name, client, action };
     const account = name.toLowerCase();
     const countsAttempts = this.rules.perAddress.counts === 'attempts';
-    const states: RateLimitState[] = [
-      countsAttempts ? await this.#perAddress.hit(client.ip) : await this.#perAddress.check(client.ip),
-      await this.#perAccount.check(account),
-    ];
-    const limited = states.filter((state) => state.limited);
-    // Both limits reached: the wait until both windows let the next attempt through.
-    if (limited.length > 0) throw await this.hooks.lockedOut(attempt, Math.max(...limited.map((state) => state.retryAfterSeconds)));
+    await this.assertNotLimited(attempt, countsAttempts);
     const user = await this.hooks.findUser(name);
     const hash = user === undefined ? null : this.hooks.passwordHash(user);
     const ok = hash ? await verifyPassword(hash, password) : await verifyAgainstDummy(password);
@@ -71,7 +76,29 @@ export class LoginLockout<User, Client extends { ip: string }, DB extends { logi
       if (!countsAttempts) await this.#perAddress.hit(client.ip);
       throw await this.hooks.failed(attempt, user);
     }
-    await this.#perAccount.reset(account);
+    if (!(await options.keepFailures?.(user))) await this.#perAccount.reset(account);
     return user;
+  }
+
+  /** Throws the service's 429 when the account or the address has reached its limit (before a second factor is checked). */
+  async assertNotLimited(attempt: LoginAttempt<Client>, countAttempt = this.rules.perAddress.counts === 'attempts'): Promise<void> {
+    const states: RateLimitState[] = [
+      countAttempt ? await this.#perAddress.hit(attempt.client.ip) : await this.#perAddress.check(attempt.client.ip),
+      await this.#perAccount.check(attempt.name.toLowerCase()),
+    ];
+    const limited = states.filter((state) => state.limited);
+    // Both limits reached: the wait until both windows let the next attempt through.
+    if (limited.length > 0) throw await this.hooks.lockedOut(attempt, Math.max(...limited.map((state) => state.retryAfterSeconds)));
+  }
+
+  /** A wrong second factor: counted against the account and the address as a wrong password is. */
+  async failedSecondFactor(name: string, client: Client): Promise<void> {
+    await this.#perAccount.hit(name.toLowerCase());
+    if (this.rules.perAddress.counts === 'failures') await this.#perAddress.hit(client.ip);
+  }
+
+  /** A complete sign-in (password and second factor): the account's failures are forgotten. */
+  async succeeded(name: string): Promise<void> {
+    await this.#perAccount.reset(name.toLowerCase());
   }
 }

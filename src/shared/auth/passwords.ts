@@ -7,8 +7,15 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password, OPTIONS);
 }
 
+/**
+ * argon2 verifications done by this process (the dummy's included): what a login costs, for the
+ * test that an answer's work does not depend on whether the account exists or what it requires.
+ */
+export const passwordWork = { verifications: 0 };
+
 /** Verifies against a stored hash; a malformed hash counts as a mismatch. */
 export async function verifyPassword(storedHash: string, password: string): Promise<boolean> {
+  passwordWork.verifications += 1;
   try {
     return await verify(storedHash, password);
   } catch {

@@ -39,6 +39,37 @@ export const ERRORS = {
   FORBIDDEN: { status: 403, id: 'Anda tidak memiliki akses', en: 'You do not have access' },
   CSRF_REJECTED: { status: 403, id: 'Permintaan lintas situs ditolak', en: 'Cross-site request rejected' },
 
+  // Second factor and sessions (gateway)
+  MFA_REQUIRED: { status: 401, id: 'Masukkan kode autentikasi dua faktor', en: 'Enter your two-factor authentication code' },
+  MFA_ENROLMENT_REQUIRED: {
+    status: 401,
+    id: 'Akun ini wajib mendaftarkan autentikasi dua faktor sebelum login',
+    en: 'This account must enrol a second factor before signing in',
+  },
+  MFA_CHALLENGE_INVALID: {
+    status: 401,
+    id: 'Sesi verifikasi tidak valid atau kedaluwarsa, silakan login kembali',
+    en: 'The sign-in challenge is invalid or expired: sign in again',
+  },
+  MFA_CODE_INVALID: { status: 401, id: 'Kode autentikasi salah', en: 'Wrong authentication code' },
+  MFA_CODE_WRONG: {
+    status: 400,
+    id: 'Kode autentikasi salah atau sudah digunakan',
+    en: 'The authentication code is wrong or already used',
+  },
+  MFA_ALREADY_ENROLLED: {
+    status: 409,
+    id: 'Autentikasi dua faktor sudah aktif; hapus dahulu untuk mendaftar ulang',
+    en: 'A second factor is already enrolled: remove it before enrolling again',
+  },
+  MFA_ENROLMENT_NOT_STARTED: {
+    status: 400,
+    id: 'Belum ada pendaftaran autentikasi dua faktor yang menunggu konfirmasi',
+    en: 'No second-factor enrolment is waiting for confirmation',
+  },
+  MFA_NOT_ENROLLED: { status: 404, id: 'Autentikasi dua faktor belum aktif', en: 'No second factor is enrolled' },
+  SESSION_NOT_FOUND: { status: 404, id: 'Sesi tidak ditemukan', en: 'Session not found' },
+
   // Passwords (gateway)
   PASSWORD_TOO_SHORT: { status: 400, id: 'Kata sandi minimal 8 karakter', en: 'Password must be at least 8 characters' },
   PASSWORD_TOO_LONG: { status: 400, id: 'Kata sandi maksimal 128 karakter', en: 'Password must be at most 128 characters' },
@@ -120,6 +151,11 @@ export const ERRORS = {
     status: 401,
     id: 'Nonce ID token tidak cocok dengan nonce sesi ini',
     en: 'The ID token nonce does not match this session nonce',
+  },
+  SSO_AUTH_CONTEXT_REFUSED: {
+    status: 401,
+    id: 'Cara login di penyedia identitas tidak memenuhi syarat (acr/amr)',
+    en: 'The sign-in at the identity provider does not meet the required authentication context (acr/amr)',
   },
   SSO_TOKEN_REPLAYED: { status: 401, id: 'ID token sudah pernah digunakan', en: 'The ID token has already been used' },
   SSO_PROFILE_MISMATCH: { status: 401, id: 'Profil tidak sesuai dengan ID token', en: 'The profile does not match the ID token' },

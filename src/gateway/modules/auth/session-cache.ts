@@ -111,10 +111,10 @@ export class CachingSessionsRepository extends SessionsRepository {
     }
   }
 
-  override async extend(id: string, expiresAt: string) {
+  override async extend(id: string, expiresAt: string, usedAt: string) {
     this.forget([id]);
     try {
-      return await super.extend(id, expiresAt);
+      return await super.extend(id, expiresAt, usedAt);
     } finally {
       this.forget([id]);
     }
@@ -131,11 +131,11 @@ export class CachingSessionsRepository extends SessionsRepository {
     }
   }
 
-  override async revokeAllOfUser(userId: string, at: string, db?: Kysely<GatewaySchema>): Promise<string[]> {
+  override async revokeAllOfUser(userId: string, at: string, db?: Kysely<GatewaySchema>, exceptId?: string): Promise<string[]> {
     // The ids are known only from the update; cached sessions of the user are dropped first.
-    const before = [...this.cache].filter(([, entry]) => entry.session?.user_id === userId).map(([id]) => id);
+    const before = [...this.cache].filter(([id, entry]) => entry.session?.user_id === userId && id !== exceptId).map(([id]) => id);
     this.forget(before);
-    const ids = await super.revokeAllOfUser(userId, at, db);
+    const ids = await super.revokeAllOfUser(userId, at, db, exceptId);
     this.forget(ids);
     await this.announced(ids, db);
     return ids;

@@ -12,21 +12,46 @@ export class SessionsRepository {
     return this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  extend(id: string, expiresAt: string) {
-    return this.db.updateTable('sessions').set({ expires_at: expiresAt }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  /** A refresh: the session lives on, and was used now. */
+  extend(id: string, expiresAt: string, usedAt: string) {
+    return this.db
+      .updateTable('sessions')
+      .set({ expires_at: expiresAt, last_used_at: usedAt })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  /** Records use of a live session (GatewayTokens writes it at most once a minute per session). */
+  touch(id: string, at: string) {
+    return this.db.updateTable('sessions').set({ last_used_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+
+  /** A user's sessions neither ended nor expired, newest first. */
+  listLive(userId: string, nowIso: string) {
+    return this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', nowIso)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
   }
 
   revoke(id: string, at: string) {
     return this.db.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
   }
 
-  /** Ends every session of a user (password change or reset, deletion). */
-  async revokeAllOfUser(userId: string, at: string, db: Kysely<GatewaySchema> = this.db): Promise<string[]> {
+  /** Ends every session of a user (password change or reset, deletion), or every one but `exceptId` ("sign out other devices"). */
+  async revokeAllOfUser(userId: string, at: string, db: Kysely<GatewaySchema> = this.db, exceptId?: string): Promise<string[]> {
     const rows = await db
       .updateTable('sessions')
       .set({ revoked_at: at })
       .where('user_id', '=', userId)
       .where('revoked_at', 'is', null)
+      .$if(exceptId !== undefined, (query) => query.where('id', '!=', exceptId!))
       .returning('id')
       .execute();
     return rows.map((row) => row.id);

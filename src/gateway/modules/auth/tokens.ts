@@ -39,6 +39,13 @@ export interface IssuedToken {
   readonly expiresAt: Date;
 }
 
+/**
+ * How often a used session's `last_used_at` is written: at most once a minute per session and
+ * instance (and on refresh), so that proxied requests do not each cost a database write.
+ */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+const TOUCHED_LIMIT = 50_000;
+
 const isGatewayClaims = (payload: JWTPayload): payload is GatewayClaims =>
   typeof payload.sid === 'string' && typeof payload.user_id === 'string' && payload.sub === payload.user_id;
 
@@ -105,12 +112,34 @@ export class GatewayTokens {
     return this.isoAt.iso;
   }
 
+  /** When this instance last wrote (or saw written) each session's `last_used_at`, epoch ms. */
+  private readonly lastUseWritten = new Map<string, number>();
+
+  /** Writes `last_used_at` when it is a minute old; the write is not waited for and its failure is harmless. */
+  private noteUse(sessionId: string, storedLastUse: string | null): void {
+    const now = this.now();
+    let written = this.lastUseWritten.get(sessionId);
+    if (written === undefined && storedLastUse !== null) written = Date.parse(storedLastUse);
+    if (written !== undefined && now - written < LAST_USED_RESOLUTION_MS) {
+      if (!this.lastUseWritten.has(sessionId)) this.remember(sessionId, written);
+      return;
+    }
+    this.remember(sessionId, now);
+    this.sessions.touch(sessionId, new Date(now).toISOString()).catch(() => undefined);
+  }
+
+  private remember(sessionId: string, at: number): void {
+    if (this.lastUseWritten.size >= TOUCHED_LIMIT) this.lastUseWritten.clear();
+    this.lastUseWritten.set(sessionId, at);
+  }
+
   async authenticate(jwt: string): Promise<AuthContext | undefined> {
     const claims = await this.verifier.verify(jwt, this.now());
     if (!claims) return undefined;
     const session = await this.sessions.find(claims.sid);
     if (!session || session.revoked_at !== null || session.expires_at <= this.nowIso() || session.user_id !== claims.user_id)
       return undefined;
+    this.noteUse(session.id, session.last_used_at);
     return { userId: claims.user_id, sessionId: claims.sid, claims, jwt };
   }
 }

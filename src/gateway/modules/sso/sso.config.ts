@@ -45,6 +45,10 @@ export interface SsoConfig {
   readonly nonceTtlMs: number;
   readonly claims: ClaimMapping;
   readonly defaultTipePegawai: (typeof TIPE_PEGAWAI_VALUES)[number];
+  /** OIDC_REQUIRED_ACR: the ID token's `acr` must be one of these (empty: not checked). */
+  readonly requiredAcr: readonly string[];
+  /** OIDC_REQUIRED_AMR: the ID token's `amr` must contain one of these (empty: not checked). */
+  readonly requiredAmr: readonly string[];
   /** `auto`: Secure when the request came over HTTPS (as Fastify sees it, trustProxy included). */
   readonly cookieSecure: 'auto' | 'always' | 'never';
 }
@@ -95,6 +99,8 @@ export function loadSsoConfig(env: Env): SsoConfig | undefined {
       attributes: Object.freeze(attributeMapping(read.raw('OIDC_CLAIM_ATTRIBUTES') ?? 'department,position')),
     }),
     defaultTipePegawai: read.oneOf('OIDC_DEFAULT_TIPE_PEGAWAI', TIPE_PEGAWAI_VALUES, 'pns'),
+    requiredAcr: Object.freeze(read.list('OIDC_REQUIRED_ACR')),
+    requiredAmr: Object.freeze(read.list('OIDC_REQUIRED_AMR')),
     cookieSecure: read.oneOf('SSO_COOKIE_SECURE', ['auto', 'always', 'never'] as const, 'auto'),
   });
 }

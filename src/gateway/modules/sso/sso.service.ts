@@ -16,6 +16,20 @@ import type { SsoConfig } from './sso.config.js';
 import type { SsoRepository } from './sso.repository.js';
 import { dict } from '../../../shared/dict.js';
 
+/**
+ * OIDC_REQUIRED_ACR / OIDC_REQUIRED_AMR: how the person must have signed in at the provider (for
+ * example with a second factor). `acr` must be one of the configured values; `amr` must contain
+ * at least one of them. A token without the claim is refused when the requirement is set.
+ */
+export function checkAuthenticationContext(claims: Readonly<Record<string, unknown>>, config: SsoConfig): void {
+  if (config.requiredAcr.length > 0 && !(typeof claims.acr === 'string' && config.requiredAcr.includes(claims.acr)))
+    throw refuse('SSO_AUTH_CONTEXT_REFUSED');
+  if (config.requiredAmr.length > 0) {
+    const amr = Array.isArray(claims.amr) ? claims.amr.filter((value): value is string => typeof value === 'string') : [];
+    if (!amr.some((value) => config.requiredAmr.includes(value))) throw refuse('SSO_AUTH_CONTEXT_REFUSED');
+  }
+}
+
 /** Accounts made by SSO get the ordinary employee right (seeded by the first migration), never more. */
 export const SSO_HAK_AKSES_ID = 'pegawai';
 
@@ -121,6 +135,7 @@ export class SsoService {
     try {
       const verified = await verifyIdToken(input.idToken, input.accessToken, config, this.deps.keys!, this.deps.now());
       identity = identityFromClaims(verified.claims, config);
+      checkAuthenticationContext(verified.claims, config);
       this.checkProfile(input.profile, identity, verified.claims.name);
       this.checkNonce(config, input.nonce, verified.claims.nonce);
       const keepUntil = new Date((verified.claims.exp + CLOCK_TOLERANCE_S) * 1000).toISOString();
@@ -129,7 +144,7 @@ export class SsoService {
 
       const user = await this.account(identity, config, client);
       const claims = { email: user.email, user_groups: identity.groups, attributes: identity.attributes };
-      const token = await this.deps.auth.startSession(user, client, claims);
+      const token = await this.deps.auth.startSession(user, client, claims, 'sso');
       await this.deps.audit.record({
         action: 'sso.login',
         outcome: 'success',
