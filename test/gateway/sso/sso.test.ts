@@ -602,6 +602,88 @@ for (const dialect of DIALECTS) {
   });
 }
 
+for (const dialect of DIALECTS) {
+  describe(`sso login with OIDC_REQUIRED_ACR and OIDC_REQUIRED_AMR [${dialect}]`, () => {
+    test('an ID token whose acr is not configured (or that has none, as the provider issues it) is refused; a listed acr signs in', async () => {
+      const gw = await startTestGateway(dialect, {
+        OIDC_ISSUER: provider.issuer,
+        OIDC_CLIENT_ID: CLIENT_ID,
+        OIDC_REQUIRED_ACR: 'urn:gerbang:mfa, phr',
+      });
+      try {
+        const { sub } = providerAccount();
+        const claims = (acr?: string) => ({
+          iss: provider.issuer,
+          aud: CLIENT_ID,
+          sub,
+          iat: Math.floor(gw.clock.now() / 1000),
+          exp: Math.floor(gw.clock.now() / 1000) + 60,
+          email: provider.accounts.get(sub)!.email,
+          email_verified: true,
+          ...(acr === undefined ? {} : { acr }),
+        });
+        const refusals = [
+          await provider.login(sub), // the provider's own token: a password login carries no acr
+          { id_token: await provider.forge(claims('pwd')) },
+          { id_token: await provider.forge(claims()) },
+        ];
+        for (const body of refusals) {
+          const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: body });
+          assert.equal(response.statusCode, 401, response.body);
+          assert.equal(response.json().data.reason, 'SSO_AUTH_CONTEXT_REFUSED');
+        }
+        assert.equal((await gw.database.db.selectFrom('sessions').selectAll().execute()).length, 0, 'no session');
+        const audit = await gw.audit.list(20);
+        assert.ok(
+          audit.some((row) => row.action === 'sso.login' && row.outcome === 'failure' && row.details?.includes('SSO_AUTH_CONTEXT_REFUSED')),
+        );
+
+        const accepted = await gw.request({
+          method: 'POST',
+          url: '/auth/login-sso',
+          payload: { id_token: await provider.forge(claims('phr')) },
+        });
+        assert.equal(accepted.statusCode, 200, accepted.body);
+        const sessions = await gw.request({
+          method: 'GET',
+          url: '/api/v1/auth/sessions',
+          headers: { authorization: accepted.json().data.token },
+        });
+        assert.equal(sessions.json().data[0].auth_method, 'sso');
+      } finally {
+        await gw.close();
+      }
+    });
+
+    test('OIDC_REQUIRED_AMR: the amr must contain one of the configured methods', async () => {
+      const gw = await startTestGateway(dialect, { OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_REQUIRED_AMR: 'otp,hwk' });
+      try {
+        const { sub } = providerAccount();
+        const token = (amr: unknown) =>
+          provider.forge({
+            iss: provider.issuer,
+            aud: CLIENT_ID,
+            sub,
+            iat: Math.floor(gw.clock.now() / 1000),
+            exp: Math.floor(gw.clock.now() / 1000) + 60,
+            email: provider.accounts.get(sub)!.email,
+            email_verified: true,
+            amr,
+          });
+        for (const amr of [['pwd'], 'otp', [], null]) {
+          const response = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await token(amr) } });
+          assert.equal(response.statusCode, 401, JSON.stringify(amr));
+          assert.equal(response.json().data.reason, 'SSO_AUTH_CONTEXT_REFUSED');
+        }
+        const accepted = await gw.request({ method: 'POST', url: '/auth/login-sso', payload: { id_token: await token(['pwd', 'otp']) } });
+        assert.equal(accepted.statusCode, 200, accepted.body);
+      } finally {
+        await gw.close();
+      }
+    });
+  });
+}
+
 describe('sso configuration and claim mapping', () => {
   const base = { GATEWAY_DATABASE_URL: 'sqlite::memory:' };
 
