@@ -5,7 +5,9 @@ import { inject } from 'light-my-request';
 import { buildGateway } from '../../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../../src/gateway/config.js';
 import { LAST_USED_RESOLUTION_MS } from '../../../src/gateway/modules/auth/tokens.js';
+import { MfaRepository } from '../../../src/gateway/modules/mfa/mfa.repository.js';
 import { passwordWork } from '../../../src/shared/auth/passwords.js';
+import { recoveryCodeDigest } from '../../../src/shared/mfa/recovery-codes.js';
 import { totpCode, TOTP_STEP_SECONDS } from '../../../src/shared/mfa/totp.js';
 import { describeOnPostgres, DIALECTS } from '../../helpers/databases.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -177,14 +179,36 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.verify(await challengeOf(), totpCode(secret, gw.clock.now() - STEP_MS))).statusCode, 401);
 
       const racing = api.nextCode(secret);
-      const [a, b] = [await challengeOf(), await challengeOf()];
-      const answers = await Promise.all([api.verify(a, racing), api.verify(b, racing)]);
-      assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 401]);
+      const challenges = await Promise.all([1, 2, 3, 4].map(() => challengeOf()));
+      const answers = await Promise.all(challenges.map((challenge) => api.verify(challenge, racing)));
+      assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 401, 401, 401]);
+      // What makes that hold whatever the interleaving: each use is a conditional write that only one request can make.
+      const repository = new MfaRepository(gw.database.db);
+      const step = Math.floor(gw.clock.now() / STEP_MS) + 5;
+      const { id } = await gw.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('no_pegawai', '=', fields.no_pegawai)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        (await Promise.all([repository.useStep(id, step, gw.database.db), repository.useStep(id, step, gw.database.db)])).sort(),
+        [false, true],
+      );
+      const loose = (await api.login(fields.no_pegawai, fields.kata_sandi)).json().data.challenge;
+      const digest = (
+        await gw.database.db.selectFrom('mfa_challenges').select('digest').where('user_id', '=', id).executeTakeFirstOrThrow()
+      ).digest;
+      assert.ok(loose);
+      assert.deepEqual((await Promise.all([repository.consumeChallenge(digest), repository.consumeChallenge(digest)])).sort(), [
+        false,
+        true,
+      ]);
       const audit = await auditActions(gw);
       assert.ok(
         audit.some((row) => row.action === 'auth.mfa_verify' && row.outcome === 'failure' && row.details.reason === 'code_replayed'),
       );
       // Failures above were counted: a success forgets them, as a good password does without a second factor.
+      gw.clock.advance(5 * STEP_MS);
       await api.loginWithCode(fields.no_pegawai, fields.kata_sandi, secret);
     });
 
@@ -204,6 +228,18 @@ for (const dialect of DIALECTS) {
       const usedRows = audit.filter((row) => row.action === 'auth.mfa_recovery_code_used' && row.actor_id === id);
       assert.deepEqual(usedRows.map((row) => row.details.remaining).sort(), [8, 9]);
       assert.ok(!JSON.stringify(audit).includes(used), 'never the code itself');
+      // Two requests with one code: the delete of its row is what only one of them makes.
+      const repository = new MfaRepository(gw.database.db);
+      const digest = recoveryCodeDigest(recoveryCodes[5]!);
+      assert.deepEqual(
+        (
+          await Promise.all([
+            repository.useRecoveryCode(id, digest, gw.database.db),
+            repository.useRecoveryCode(id, digest, gw.database.db),
+          ])
+        ).sort(),
+        [false, true],
+      );
     });
 
     test('wrong codes count toward the account lockout, and a right password does not forget them', async () => {

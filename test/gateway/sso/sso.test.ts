@@ -647,7 +647,7 @@ for (const dialect of DIALECTS) {
         const sessions = await gw.request({
           method: 'GET',
           url: '/api/v1/auth/sessions',
-          headers: { authorization: accepted.json().data.token },
+          headers: { authorization: accepted.json().token },
         });
         assert.equal(sessions.json().data[0].auth_method, 'sso');
       } finally {
