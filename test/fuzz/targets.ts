@@ -9,7 +9,16 @@ import { INJECTIONS, operationsOf, type FuzzRequest } from './openapi-arbitrarie
 
 const POSTGRES_ONLY = new Set(['log_blocks', 'log_batches', 'log_postings']);
 /** Failed logins are counted and audited: that is their point, not a change by a refused request. */
-const GATEWAY_TABLES = ['hak_akses', 'users', 'sessions', 'sso_identities', 'sso_used_tokens', 'gateway_signing_keys'] as const;
+const GATEWAY_TABLES = [
+  'hak_akses',
+  'users',
+  'sessions',
+  'sso_identities',
+  'sso_used_tokens',
+  'gateway_signing_keys',
+  'user_totp',
+  'user_recovery_codes',
+] as const;
 const LOGS_TABLES = [
   'logs_tenants',
   'logs_roles',
