@@ -416,6 +416,35 @@ for (const dialect of DIALECTS) {
       assert.ok(audit.some((row) => row.action === 'auth.sessions_end' && row.target_id === id && row.details.by === 'administrator'));
       assert.ok(audit.some((row) => row.action === 'auth.sessions_end' && row.target_id === id && row.details.by === 'self'));
     });
+
+    // Last in this block: it moves the clock past every password's age.
+    test('an expired password of an account with a second factor is changed only with a code as well', async () => {
+      const { fields, token } = await signedInUser();
+      const { secret } = await api.enrol(token);
+      gw.clock.advance(91 * 24 * 3600_000);
+      const expired = await api.login(fields.no_pegawai, fields.kata_sandi);
+      assert.equal(expired.statusCode, 401);
+      assert.equal(expired.json().data.requirePasswordReset, true);
+      const change = (extra: object) =>
+        gw.request({
+          method: 'POST',
+          url: '/api/v1/auth/change-expired-password',
+          payload: {
+            no_pegawai: fields.no_pegawai,
+            kata_sandi_lama: fields.kata_sandi,
+            kata_sandi: 'Baru#Rahasia456',
+            konfirmasi_kata_sandi: 'Baru#Rahasia456',
+            ...extra,
+          },
+        });
+      const withoutCode = await change({});
+      assert.equal(withoutCode.statusCode, 401);
+      assert.equal(withoutCode.json().data.requireMfa, true);
+      assert.equal((await change({ code: '000000' })).statusCode, 401);
+      assert.equal((await api.login(fields.no_pegawai, 'Baru#Rahasia456')).statusCode, 401, 'not changed');
+      assert.equal((await change({ code: api.nextCode(secret) })).statusCode, 200);
+      await api.loginWithCode(fields.no_pegawai, 'Baru#Rahasia456', secret);
+    });
   });
 
   describe(`GATEWAY_MFA_REQUIRED_FOR [${dialect}]`, () => {

@@ -96,8 +96,8 @@ export function authRoutes({ auth, users, guards }: AuthRoutesDeps): FastifyPlug
         },
       },
       async (request, reply) => {
-        const { no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi } = request.body;
-        await auth.changeExpiredPassword(no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi, clientOf(request));
+        const { no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi, code } = request.body;
+        await auth.changeExpiredPassword(no_pegawai, kata_sandi_lama, kata_sandi, konfirmasi_kata_sandi, clientOf(request), code);
         return success(request, reply, 200, MESSAGES.PASSWORD_CHANGED);
       },
     );

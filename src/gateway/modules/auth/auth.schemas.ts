@@ -16,7 +16,17 @@ export const ChangePasswordBody = Type.Object(
 );
 
 export const ChangeExpiredPasswordBody = Type.Object(
-  { no_pegawai: Type.String({ minLength: 1, maxLength: 64 }), ...ChangePasswordBody.properties },
+  {
+    no_pegawai: Type.String({ minLength: 1, maxLength: 64 }),
+    ...ChangePasswordBody.properties,
+    code: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: 'A current TOTP code or a recovery code: required when the account has a second factor',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

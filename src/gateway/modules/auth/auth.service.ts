@@ -282,12 +282,31 @@ export class AuthService {
     newPassword: string,
     confirmation: string,
     client: Client,
+    code?: string,
   ): Promise<void> {
     if (newPassword !== confirmation) throw new AppError('PASSWORD_CONFIRMATION_MISMATCH');
+    let enrolled = false;
     const user = await this.lockout.verify(noPegawai, oldPassword, client, 'auth.change_expired_password', {
       // A right password alone does not forget the wrong codes of an enrolled user (see login).
-      keepFailures: (candidate) => this.deps.mfa.isEnrolled(candidate.id),
+      keepFailures: async (candidate) => (enrolled = await this.deps.mfa.isEnrolled(candidate.id)),
     });
+    // The password alone does not change the password of an account with a second factor.
+    if (enrolled) {
+      if (code === undefined) throw new AppError('MFA_REQUIRED', { data: { requireMfa: true } });
+      const outcome = await this.deps.mfa.redeem(user.id, code);
+      if ('refused' in outcome) {
+        await this.lockout.failedSecondFactor(user.no_pegawai, client);
+        await this.deps.audit.record({
+          action: 'auth.change_expired_password',
+          outcome: 'failure',
+          ...auditActor(user),
+          ...client,
+          details: { reason: outcome.refused },
+        });
+        throw new AppError('MFA_CODE_INVALID');
+      }
+      await this.lockout.succeeded(user.no_pegawai);
+    }
     await this.setPassword(user, newPassword, client, 'auth.change_expired_password', user.id);
   }
 
