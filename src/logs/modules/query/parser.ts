@@ -175,7 +175,7 @@ function lex(input: string): Token[] {
       continue;
     }
     if (field !== null && valueChars.length === 0) {
-      if (input[i] === '(') {
+      if (input[i] === '(' && field !== '_exists_') {
         tokens.push({ type: 'group', field, position: start });
         continue;
       }
