@@ -38,10 +38,10 @@ function textMatches(tokens: readonly string[], expr: TextExpr): boolean {
 
 /**
  * A pattern tested another way than the store's: a regular expression as V8's (on these short test
- * values only), a fuzzy term by the full Levenshtein table.
+ * values only), a fuzzy term by the full table of edit distances.
  */
 function patternTest(pattern: Pattern): (value: string) => boolean {
-  if (pattern.kind === 'fuzzy') return (value) => levenshtein([...pattern.term], [...value]) <= pattern.edits;
+  if (pattern.kind === 'fuzzy') return (value) => editDistance([...pattern.term], [...value]) <= pattern.edits;
   const regex = new RegExp(`^(?:${jsRegex(pattern.regex)})$`, 'su');
   return (value) => regex.test(value);
 }
@@ -67,11 +67,14 @@ function jsRegex(regex: Regex): string {
   }
 }
 
-function levenshtein(a: readonly string[], b: readonly string[]): number {
+/** The optimal string alignment distance: Levenshtein's edits and swaps of two adjacent characters. */
+function editDistance(a: readonly string[], b: readonly string[]): number {
   const table = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i += 1) {
     for (let j = 1; j <= b.length; j += 1) {
-      table[i]![j] = Math.min(table[i - 1]![j]! + 1, table[i]![j - 1]! + 1, table[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      let value = Math.min(table[i - 1]![j]! + 1, table[i]![j - 1]! + 1, table[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, table[i - 2]![j - 2]! + 1);
+      table[i]![j] = value;
     }
   }
   return table[a.length]![b.length]!;

@@ -67,11 +67,21 @@ const regex: fc.Arbitrary<string> = fc
 const field = fc.constantFrom('level', 'service', 'host', 'message', 'path', 'code', 'status', 'mess*ge', 'se?vice', 'h*', '*', 'message_*', 'lev?l', 'nope*');
 const word = fc.constantFrom(...WORDS, ...LEVELS, ...SERVICES, 'h1', '500', '503', 'm5', 'tim', 'cafe');
 
+/** A word with a typo: two neighbours swapped, or one character dropped or doubled. */
+const typo = fc.tuple(word, fc.nat(12), fc.constantFrom('swap', 'drop', 'double')).map(([value, at, kind]) => {
+  const chars = [...value];
+  const k = at % chars.length;
+  if (kind === 'swap' && k + 1 < chars.length) [chars[k], chars[k + 1]] = [chars[k + 1]!, chars[k]!];
+  else if (kind === 'drop') chars.splice(k, 1);
+  else chars.splice(k, 0, chars[k]!);
+  return chars.join('');
+});
+
 const term: fc.Arbitrary<string> = fc.oneof(
   word,
   wildcarded([...WORDS, ...LEVELS, ...SERVICES, 'h1', '503']),
   regex.map((body) => `/${body}/`),
-  fc.tuple(word, fc.constantFrom('~', '~', '~0', '~1', '~1', '~2', '~2', '~3', '~x', '~1.5')).map(([value, fuzzy]) => value + fuzzy),
+  fc.tuple(fc.oneof(word, typo), fc.constantFrom('~', '~', '~0', '~1', '~1', '~2', '~2', '~3', '~x', '~1.5')).map(([value, fuzzy]) => value + fuzzy),
   word.map((value) => `"${value}"`),
 );
 const boost = fc.constantFrom('', '', '', '', '', '', '', '^2', '^0.5', '^', '^x');
@@ -158,6 +168,8 @@ for (const dialect of DIALECTS) {
         ['timeout~', ids((entry) => words(entry).some((w) => ['timeout', 'timeouts'].includes(w)))],
         ['eror~', ids((entry) => words(entry).some((w) => ['error', 'eror'].includes(w)))],
         ['timed~2', ids((entry) => words(entry).includes('timed'))],
+        // A swap of two neighbours is one edit, as in Elasticsearch.
+        ['timoeut~1', ids((entry) => words(entry).includes('timeout'))],
         ['timeout~1', ids((entry) => words(entry).some((w) => ['timeout', 'timeouts'].includes(w)))],
         ['e5?0', ids((entry) => words(entry).includes('e500'))],
         ['path:\\/api\\/v*\\/users', ids((entry) => typeof entry.attributes.path === 'string' && entry.attributes.path.startsWith('/api/v'))],

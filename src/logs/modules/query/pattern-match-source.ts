@@ -4,7 +4,8 @@
  * TypeScript (worker-source.ts includes it); `patternMatch` below runs the same code on the event
  * loop's connection. A regular expression runs as a Thompson automaton over the value's code
  * points (time linear in the value's length times the program's states: no backtracking); a fuzzy
- * term as a Levenshtein distance bounded by its edits. On a message (`tok`), one of its words
+ * term as a distance bounded by its edits (insert, delete,
+ * substitute one character or swap two adjacent ones: the optimal string alignment distance). On a message (`tok`), one of its words
  * must match: the words as tokenize.ts finds them (the same rule, repeated here for the thread).
  */
 export const PATTERN_MATCH_SOURCE = String.raw`
@@ -65,17 +66,19 @@ function gerbangFuzzy(term, edits, text) {
   const a = [...term];
   const b = [...text];
   if (Math.abs(a.length - b.length) > edits) return false;
+  let before = null;
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const row = [i];
     let best = i;
     for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const value = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost);
+      let value = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, before[j - 2] + 1);
       row.push(value);
       if (value < best) best = value;
     }
     if (best > edits) return false;
+    before = previous;
     previous = row;
   }
   return previous[b.length] <= edits;

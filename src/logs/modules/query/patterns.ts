@@ -325,36 +325,31 @@ function program(regex: Regex, position: number): Program {
 }
 
 /**
- * The variants of a fuzzy term within its edits (Levenshtein: insert, delete, substitute one
- * character): each an array of characters and null (any one character). PostgreSQL matches their
- * alternation; over MAX_VARIANTS they are refused.
+ * The variants of a fuzzy term within its edits, as the optimal string alignment distance counts
+ * them (insert, delete, substitute a character, or swap two adjacent characters of the term, each
+ * part of the term edited once): each an array of characters and null (any one character).
+ * PostgreSQL matches their alternation; over MAX_VARIANTS they are refused.
  */
 export const MAX_VARIANTS = 3_000;
 export function fuzzyVariants(term: string, edits: number, position: number): (string | null)[][] {
-  let frontier: (string | null)[][] = [[...term]];
-  const seen = new Map<string, (string | null)[]>([[key(frontier[0]!), frontier[0]!]]);
-  for (let step = 0; step < edits; step += 1) {
-    const next: (string | null)[][] = [];
-    for (const variant of frontier) {
-      const made: (string | null)[][] = [];
-      for (let k = 0; k <= variant.length; k += 1) {
-        made.push([...variant.slice(0, k), null, ...variant.slice(k)]);
-        if (k < variant.length) {
-          made.push([...variant.slice(0, k), ...variant.slice(k + 1)]);
-          if (variant[k] !== null) made.push([...variant.slice(0, k), null, ...variant.slice(k + 1)]);
-        }
-      }
-      for (const candidate of made) {
-        const id = key(candidate);
-        if (seen.has(id)) continue;
-        seen.set(id, candidate);
-        next.push(candidate);
-        if (seen.size > MAX_VARIANTS)
-          throw new QuerySyntaxError(`fuzzy term too long for ${edits} edits: use ~1 or a shorter term`, position);
-      }
+  const chars = [...term];
+  const seen = new Map<string, (string | null)[]>();
+  const walk = (at: number, cost: number, made: (string | null)[]): void => {
+    if (cost < edits) walk(at, cost + 1, [...made, null]);
+    if (at === chars.length) {
+      const id = key(made);
+      if (!seen.has(id)) seen.set(id, made);
+      if (seen.size > MAX_VARIANTS)
+        throw new QuerySyntaxError(`fuzzy term too long for ${edits} edits: use ~1 or a shorter term`, position);
+      return;
     }
-    frontier = next;
-  }
+    walk(at + 1, cost, [...made, chars[at]!]);
+    if (cost === edits) return;
+    walk(at + 1, cost + 1, [...made, null]);
+    walk(at + 1, cost + 1, made);
+    if (at + 1 < chars.length && chars[at] !== chars[at + 1]) walk(at + 2, cost + 1, [...made, chars[at + 1]!, chars[at]!]);
+  };
+  walk(0, 0, []);
   return [...seen.values()];
 }
 
