@@ -121,9 +121,11 @@ export function matches(entry: StoredLogEntry, condition: Condition): boolean {
     }
     case 'pattern': {
       const value = valueOf(entry, condition.field);
-      if (typeof value !== 'string') return false;
+      // Strings, and integers as their digits.
+      const text = typeof value === 'string' ? value : Number.isSafeInteger(value) ? String(value) : undefined;
+      if (text === undefined) return false;
       const test = patternTest(condition.pattern);
-      return condition.field.kind === 'message' ? tokenize(value).some(test) : test(value);
+      return condition.field.kind === 'message' ? tokenize(text).some(test) : test(text);
     }
     case 'fields':
       throw new Error('the store expands field patterns: give the oracle the expanded condition');

@@ -30,7 +30,7 @@ export type Condition =
   /**
    * A wildcard, regular expression or fuzzy term (patterns.ts): on the message, one of its words
    * matches (lower-cased as tokenize.ts makes them); on a column, its value; on an attribute, its
-   * value when a string.
+   * value when a string or an integer (its digits).
    */
   | { kind: 'pattern'; field: Exclude<FieldRef, { kind: 'timestamp' }>; pattern: Pattern }
   /**

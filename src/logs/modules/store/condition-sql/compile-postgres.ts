@@ -59,7 +59,9 @@ function patternCheck({ field, pattern }: Extract<Condition, { kind: 'pattern' }
   let value = valueOf(field, keyOf);
   if (field.kind === 'attribute') {
     const key = keyOf(field.name);
-    value = sql`(CASE WHEN jsonb_typeof(l.attributes -> ${key}::text) = 'string' THEN l.attributes ->> ${key}::text END)`;
+    const text = sql`(l.attributes ->> ${key}::text)`;
+    value = sql`(CASE jsonb_typeof(l.attributes -> ${key}::text) WHEN 'string' THEN ${text}
+      WHEN 'number' THEN (CASE WHEN ${text} ~ '^-?[0-9]+$' THEN ${text} END) END)`;
   }
   // COLLATE "C": ranges of a class by code point, whatever the database's locale.
   return sql`(${value} COLLATE "C") ~ ${`^(?:${expression('.')})$`}::text`;

@@ -73,7 +73,7 @@ function patternCheck({ field, pattern }: Extract<Condition, { kind: 'pattern' }
   let value = valueOf(field, keyOf);
   if (field.kind === 'attribute') {
     const path = attributePath(keyOf(field.name));
-    value = sql`(CASE WHEN json_type(l.attributes, ${path}) = 'text' THEN l.attributes ->> ${path} END)`;
+    value = sql`(CASE WHEN json_type(l.attributes, ${path}) IN ('text', 'integer') THEN CAST(l.attributes ->> ${path} AS TEXT) END)`;
   }
   return sql`${sql.raw(PATTERN_FUNCTION)}(${program}, ${value}) = 1`;
 }
