@@ -10,13 +10,35 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { LogEntry, StoredLogEntry } from '../../../src/logs/modules/store/index.js';
-import { expandFieldPatterns, hasFieldPatterns, knownFields, searchCondition, type Condition } from '../../../src/logs/modules/query/condition.js';
+import {
+  expandFieldPatterns,
+  hasFieldPatterns,
+  knownFields,
+  searchCondition,
+  type Condition,
+} from '../../../src/logs/modules/query/condition.js';
 import { QuerySyntaxError } from '../../../src/logs/modules/query/errors.js';
 import { DIALECTS } from '../../helpers/databases.js';
 import { matches } from './oracle.js';
 import { HOUR, T0, openTestStore, type TestStore } from './helpers.js';
 
-const WORDS = ['timeout', 'timeouts', 'timed', 'e500', 'err42', 'connection', 'refused', 'Café', 'cafe', 'disk', 'full', 'retry', 'ディスク', 'error', 'eror'];
+const WORDS = [
+  'timeout',
+  'timeouts',
+  'timed',
+  'e500',
+  'err42',
+  'connection',
+  'refused',
+  'Café',
+  'cafe',
+  'disk',
+  'full',
+  'retry',
+  'ディスク',
+  'error',
+  'eror',
+];
 const LEVELS = ['error', 'warn', 'info', 'debug', 'fatal'];
 const SERVICES = ['api', 'api-gw', 'billing', 'auth', 'a.b', 'Api'];
 const PATHS = ['/api/v1/users', '/api/v2/users', '/health', 'a*b', 'a?b', 'x\\y'];
@@ -25,7 +47,10 @@ function entries(): LogEntry[] {
   const made: LogEntry[] = [];
   for (let index = 0; index < 48; index += 1) {
     const words = [0, 1, 2].map((k) => WORDS[(index * (k + 3) + k) % WORDS.length]!);
-    const attributes: Record<string, string | number | boolean> = { path: PATHS[index % PATHS.length]!, status: [200, 404, 500, 503][index % 4]! };
+    const attributes: Record<string, string | number | boolean> = {
+      path: PATHS[index % PATHS.length]!,
+      status: [200, 404, 500, 503][index % 4]!,
+    };
     if (index % 3 === 0) attributes.code = String([500, 503, 5030][index % 3 === 0 ? (index / 3) % 3 : 0]);
     if (index % 5 === 0) attributes.message_id = `m${index}`;
     const entry: LogEntry = { timestamp: T0 + index * 60_000, message: `${words.join(' ')} #${index}`, attributes };
@@ -48,23 +73,46 @@ const wildcarded = (words: readonly string[]) =>
     });
 
 const regexAtom: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('a', 'e', 'r', 'o', 'p', 'i', '.', '\\.', '\\d', '\\w', '[a-f]', '[^a-f]', '[0-9]', '/', '\\/', 'é') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('a', 'e', 'r', 'o', 'p', 'i', '.', '\\.', '\\d', '\\w', '[a-f]', '[^a-f]', '[0-9]', '/', '\\/', 'é'),
+  },
   // What stays refused: anchors, Lucene's optional operators, broken syntax.
   { weight: 1, arbitrary: fc.constantFrom('^', '$', '&', '~', '@', '#', '<1-5>', '[', ']', '(', '{2}', '{3,1}', '"') },
 );
 const regex: fc.Arbitrary<string> = fc
   .array(
     fc.tuple(
-      fc.oneof(regexAtom, fc.array(regexAtom, { minLength: 1, maxLength: 3 }).map((atoms) => `(${atoms.join('|')})`)),
+      fc.oneof(
+        regexAtom,
+        fc.array(regexAtom, { minLength: 1, maxLength: 3 }).map((atoms) => `(${atoms.join('|')})`),
+      ),
       fc.constantFrom('', '', '*', '+', '?', '{1,2}', '{2}'),
     ),
     { maxLength: 5 },
   )
   .map((parts) => parts.map(([atom, repeat]) => atom + repeat).join(''))
   // Whole values too, so that some expressions match.
-  .chain((body) => fc.constantFrom(body, 'err.*', 'error', 'api.*', '/api/v[12]/users', 'h[0-1]', '(error|warn)', '.*s', 'm[0-9]+', '50(3|30)?'));
+  .chain((body) =>
+    fc.constantFrom(body, 'err.*', 'error', 'api.*', '/api/v[12]/users', 'h[0-1]', '(error|warn)', '.*s', 'm[0-9]+', '50(3|30)?'),
+  );
 
-const field = fc.constantFrom('level', 'service', 'host', 'message', 'path', 'code', 'status', 'mess*ge', 'se?vice', 'h*', '*', 'message_*', 'lev?l', 'nope*');
+const field = fc.constantFrom(
+  'level',
+  'service',
+  'host',
+  'message',
+  'path',
+  'code',
+  'status',
+  'mess*ge',
+  'se?vice',
+  'h*',
+  '*',
+  'message_*',
+  'lev?l',
+  'nope*',
+);
 const word = fc.constantFrom(...WORDS, ...LEVELS, ...SERVICES, 'h1', '500', '503', 'm5', 'tim', 'cafe');
 
 /** A word with a typo: two neighbours swapped, or one character dropped or doubled. */
@@ -81,7 +129,9 @@ const term: fc.Arbitrary<string> = fc.oneof(
   word,
   wildcarded([...WORDS, ...LEVELS, ...SERVICES, 'h1', '503']),
   regex.map((body) => `/${body}/`),
-  fc.tuple(fc.oneof(word, typo), fc.constantFrom('~', '~', '~0', '~1', '~1', '~2', '~2', '~3', '~x', '~1.5')).map(([value, fuzzy]) => value + fuzzy),
+  fc
+    .tuple(fc.oneof(word, typo), fc.constantFrom('~', '~', '~0', '~1', '~1', '~2', '~2', '~3', '~x', '~1.5'))
+    .map(([value, fuzzy]) => value + fuzzy),
   word.map((value) => `"${value}"`),
 );
 const boost = fc.constantFrom('', '', '', '', '', '', '', '^2', '^0.5', '^', '^x');
@@ -103,7 +153,10 @@ const query: fc.Arbitrary<string> = fc.letrec<{ q: string }>((tie) => ({
 })).q;
 
 // Strings of the grammar's characters in any order: mostly refused, never a wrong answer.
-const junk = fc.string({ unit: fc.constantFrom('a', 'e', 'r', ':', '*', '?', '/', '~', '^', '(', ')', '"', '\\', ' ', '[', ']', '{', '}', '1', 'level', 'OR'), maxLength: 16 });
+const junk = fc.string({
+  unit: fc.constantFrom('a', 'e', 'r', ':', '*', '?', '/', '~', '^', '(', ')', '"', '\\', ' ', '[', ']', '{', '}', '1', 'level', 'OR'),
+  maxLength: 16,
+});
 
 const sorted = (ids: readonly string[]) => [...ids].sort();
 
@@ -147,8 +200,17 @@ for (const dialect of DIALECTS) {
       };
     }
 
-    test('the issue\'s queries are answered as the scan answers them, none with an empty page', async () => {
-      for (const text of ['level:error^2', 'level:error~', 'timeout~1', 'timeout~', 'level:/err.*/', 'level:err?r', 'mess*ge:timeout', 'level:(error OR warn)']) {
+    test("the issue's queries are answered as the scan answers them, none with an empty page", async () => {
+      for (const text of [
+        'level:error^2',
+        'level:error~',
+        'timeout~1',
+        'timeout~',
+        'level:/err.*/',
+        'level:err?r',
+        'mess*ge:timeout',
+        'level:(error OR warn)',
+      ]) {
         const answer = await answers(text);
         assert.notEqual(answer, 'refused', text);
         if (answer === 'refused') continue;
@@ -172,7 +234,10 @@ for (const dialect of DIALECTS) {
         ['timoeut~1', ids((entry) => words(entry).includes('timeout'))],
         ['timeout~1', ids((entry) => words(entry).some((w) => ['timeout', 'timeouts'].includes(w)))],
         ['e5?0', ids((entry) => words(entry).includes('e500'))],
-        ['path:\\/api\\/v*\\/users', ids((entry) => typeof entry.attributes.path === 'string' && entry.attributes.path.startsWith('/api/v'))],
+        [
+          'path:\\/api\\/v*\\/users',
+          ids((entry) => typeof entry.attributes.path === 'string' && entry.attributes.path.startsWith('/api/v')),
+        ],
       ];
       for (const [text, want] of expected) {
         const answer = await answers(text);

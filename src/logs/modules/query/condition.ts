@@ -106,7 +106,10 @@ export function expandFieldPatterns(condition: Condition, known: readonly string
         (name) => !TIMESTAMP_NAMES.has(name) && !(node.match === 'regex' && name === 'message') && patternMatch(program, name) === 1,
       );
       if (names.length > MAX_PATTERN_FIELDS)
-        throw new QuerySyntaxError(`the field pattern '${node.field!.slice(0, 100)}' matches more than ${MAX_PATTERN_FIELDS} fields`, node.position);
+        throw new QuerySyntaxError(
+          `the field pattern '${node.field!.slice(0, 100)}' matches more than ${MAX_PATTERN_FIELDS} fields`,
+          node.position,
+        );
       if (names.length === 0) return { kind: 'not', child: { kind: 'all' } };
       const children = names.map((name) => toCondition({ ...node, field: name }));
       return children.length === 1 ? children[0]! : merge({ kind: 'or', children });
@@ -130,7 +133,12 @@ export function hasFieldPatterns(condition: Condition): boolean {
 
 /** A message word as tokenize.ts makes it: lower-cased, diacritics removed. */
 function asWordCharacters(text: string): string {
-  return ASCII.test(text) ? text.toLowerCase() : text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return ASCII.test(text)
+    ? text.toLowerCase()
+    : text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .toLowerCase();
 }
 
 const WORD_CHARACTER = /^[\p{L}\p{N}]$/u;

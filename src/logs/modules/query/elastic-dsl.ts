@@ -218,7 +218,8 @@ class Translator {
       case 'match_phrase': {
         const [field, spec] = single(kind, body);
         options(kind, spec, kind === 'match' ? MATCH_OPTIONS : ['query', 'slop', 'zero_terms_query']);
-        if (isPlainObject(spec) && spec.slop !== undefined && spec.slop !== 0) throw unsupported('[match_phrase] slop (phrases match exactly)');
+        if (isPlainObject(spec) && spec.slop !== undefined && spec.slop !== 0)
+          throw unsupported('[match_phrase] slop (phrases match exactly)');
         const text = leafValue(spec, 'query');
         if (kind === 'match_phrase' || typeof text !== 'string') return phrase(fieldName(field), text);
         const operator = isPlainObject(spec) && typeof spec.operator === 'string' ? spec.operator.toUpperCase() : 'OR';

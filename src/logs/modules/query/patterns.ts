@@ -1,3 +1,4 @@
+import { dict } from '../../../shared/dict.js';
 import { QuerySyntaxError } from './errors.js';
 
 /**
@@ -70,14 +71,14 @@ const SPACE: [number, number][] = [
   [0x09, 0x0d],
   [0x20, 0x20],
 ];
-const SHORTHANDS: Record<string, { ranges: [number, number][]; negated: boolean }> = {
+const SHORTHANDS = dict<{ ranges: [number, number][]; negated: boolean }>({
   d: { ranges: DIGIT, negated: false },
   D: { ranges: DIGIT, negated: true },
   w: { ranges: WORD, negated: false },
   W: { ranges: WORD, negated: true },
   s: { ranges: SPACE, negated: false },
   S: { ranges: SPACE, negated: true },
-};
+});
 
 /** Lucene's optional operators (complement, intersection, numeric ranges, any string, empty language) and what we do not read. */
 const REFUSED = new Set(['&', '~', '<', '>', '@', '#', '"', '^', '$']);
