@@ -232,6 +232,10 @@ for (const dialect of DIALECTS) {
         ['timed~2', ids((entry) => words(entry).includes('timed'))],
         // A swap of two neighbours is one edit, as in Elasticsearch.
         ['timoeut~1', ids((entry) => words(entry).includes('timeout'))],
+        // Swaps across the middle of the term (PostgreSQL's expression splits the term there).
+        ['tiemout~1', ids((entry) => words(entry).includes('timeout'))],
+        ['tiemotu~2', ids((entry) => words(entry).includes('timeout'))],
+        ['conenction~1', ids((entry) => words(entry).includes('connection'))],
         ['timeout~1', ids((entry) => words(entry).some((w) => ['timeout', 'timeouts'].includes(w)))],
         ['e5?0', ids((entry) => words(entry).includes('e500'))],
         [

@@ -23,7 +23,7 @@ export type Pattern = { kind: 'regex'; regex: Regex } | { kind: 'fuzzy'; term: s
 export const MAX_PATTERN_LENGTH = 256;
 export const MAX_REPEAT = 100;
 export const MAX_STATES = 2_000;
-/** Distance-2 patterns of a long term are many alternatives on PostgreSQL: fuzzy terms are at most this long. */
+/** Fuzzy terms are at most this long (PostgreSQL's expression of a term grows as n log n). */
 export const MAX_FUZZY_LENGTH = 32;
 
 /** A value's character with whether a backslash escaped it. */
@@ -243,10 +243,7 @@ export function fuzzyPattern(term: string, requested: number | 'auto', position:
     throw new QuerySyntaxError('a fuzzy term allows 0, 1 or 2 edits (term~, term~1, term~2)', position);
   if ([...term].length > MAX_FUZZY_LENGTH)
     throw new QuerySyntaxError(`a fuzzy term is at most ${MAX_FUZZY_LENGTH} characters long`, position);
-  const edits = fuzzyEdits(term, requested);
-  // PostgreSQL matches the alternation of the variants: their number is bounded here, with the position.
-  fuzzyVariants(term, edits, position);
-  return { kind: 'fuzzy', term, edits };
+  return { kind: 'fuzzy', term, edits: fuzzyEdits(term, requested) };
 }
 
 /**
@@ -329,7 +326,7 @@ function program(regex: Regex, position: number): Program {
  * The variants of a fuzzy term within its edits, as the optimal string alignment distance counts
  * them (insert, delete, substitute a character, or swap two adjacent characters of the term, each
  * part of the term edited once): each an array of characters and null (any one character).
- * PostgreSQL matches their alternation; over MAX_VARIANTS they are refused.
+ * postgresFuzzy writes short terms as their alternation; over MAX_VARIANTS they are refused.
  */
 export const MAX_VARIANTS = 3_000;
 export function fuzzyVariants(term: string, edits: number, position: number): (string | null)[][] {
@@ -394,8 +391,39 @@ export function postgresRegex(regex: Regex, any: string): string {
   }
 }
 
-/** A fuzzy term's variants as a PostgreSQL alternation; `any` as in postgresRegex. */
+/**
+ * A fuzzy term as a PostgreSQL regular expression of the words within its edits; `any` as in
+ * postgresRegex. The alternation of every variant grows with the square of the term's length for 2
+ * edits, and PostgreSQL builds its automaton anew for each value it matches, so the term is split
+ * in two instead: a word is within k edits when its two parts are within a and b edits of the
+ * term's halves (a + b = k), or a swap joins the halves and the parts around it are within k - 1
+ * (the optimal string alignment passes the middle of the term either way). Short terms are the
+ * alternation of their variants. The expression grows as n log n.
+ */
 export function postgresFuzzy(term: string, edits: number, any: string): string {
-  const variants = fuzzyVariants(term, edits, 0);
-  return `(?:${variants.map((variant) => variant.map((c) => (c === null ? any : areChar(c))).join('') || '(?:)').join('|')})`;
+  const memo = new Map<string, string>();
+  const within = (chars: readonly string[], k: number): string => {
+    const id = `${k}\u0000${chars.join('')}`;
+    let found = memo.get(id);
+    if (found !== undefined) return found;
+    if (k === 0) found = chars.map(areChar).join('');
+    else if (chars.length <= 3) {
+      const variants = fuzzyVariants(chars.join(''), k, 0);
+      found = `(?:${variants.map((variant) => variant.map((c) => (c === null ? any : areChar(c))).join('') || '(?:)').join('|')})`;
+    } else {
+      const middle = Math.floor(chars.length / 2);
+      const [left, right] = [chars.slice(0, middle), chars.slice(middle)];
+      const parts: string[] = [];
+      for (let a = 0; a <= k; a += 1) parts.push(within(left, a) + within(right, k - a));
+      if (chars[middle - 1] !== chars[middle]) {
+        const swapped = areChar(chars[middle]!) + areChar(chars[middle - 1]!);
+        for (let a = 0; a < k; a += 1)
+          parts.push(within(chars.slice(0, middle - 1), a) + swapped + within(chars.slice(middle + 1), k - 1 - a));
+      }
+      found = `(?:${parts.join('|')})`;
+    }
+    memo.set(id, found);
+    return found;
+  };
+  return within([...term], edits);
 }

@@ -51,8 +51,9 @@ function patternCheck({ field, pattern }: Extract<Condition, { kind: 'pattern' }
   const expression = (any: string) =>
     pattern.kind === 'regex' ? postgresRegex(pattern.regex, any) : postgresFuzzy(pattern.term, pattern.edits, any);
   if (field.kind === 'message') {
-    const plain = `(^|[^a-z0-9])(?:${expression('[a-z0-9]')})([^a-z0-9]|$)`;
-    const spaced = `(^| )(?:${expression('[^ ]')})( |$)`;
+    // Non-capturing groups only: captures make PostgreSQL's engine take its slower path.
+    const plain = `(?:^|[^a-z0-9])(?:${expression('[a-z0-9]')})(?:[^a-z0-9]|$)`;
+    const spaced = `(?:^| )(?:${expression('[^ ]')})(?: |$)`;
     return sql`(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ ${plain}::text
       ELSE l.words ~ ${spaced}::text END)`;
   }
