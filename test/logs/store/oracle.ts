@@ -40,7 +40,7 @@ function textMatches(tokens: readonly string[], expr: TextExpr): boolean {
  * A pattern tested another way than the store's: a regular expression as V8's (on these short test
  * values only), a fuzzy term by the full table of edit distances.
  */
-function patternTest(pattern: Pattern): (value: string) => boolean {
+export function patternTest(pattern: Pattern): (value: string) => boolean {
   if (pattern.kind === 'fuzzy') return (value) => editDistance([...pattern.term], [...value]) <= pattern.edits;
   const regex = new RegExp(`^(?:${jsRegex(pattern.regex)})$`, 'su');
   return (value) => regex.test(value);
