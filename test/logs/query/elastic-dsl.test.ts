@@ -175,6 +175,9 @@ describe('Elasticsearch DSL as a condition', () => {
     refused({ regexp: { host: 'h&x' } }, /operator '&'/);
     refused({ regexp: { message: 'time.*' } }, /keyword fields/);
     refused({ query_string: { query: 'a', fuzziness: 1 } }, /fuzziness/);
+    refused({ fuzzy: { message: { value: 'frist', transpositions: false } } }, /transpositions/);
+    refused({ match: { message: { query: 'frist', fuzziness: 1, fuzzy_transpositions: false } } }, /transpositions/);
+    refused({ query_string: { query: 'frist~1', fuzzy_transpositions: false } }, /transpositions/);
   });
 
   test('a field name with a space is refused, as before', () => {

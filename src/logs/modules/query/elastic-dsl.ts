@@ -82,6 +82,13 @@ function options(kind: string, spec: unknown, allowed: readonly string[]): void 
   if (spec.case_insensitive !== undefined && spec.case_insensitive !== false)
     throw unsupported(`[${kind}] case_insensitive (values match as stored; level is lower case)`);
   if (spec.prefix_length !== undefined && spec.prefix_length !== 0) throw unsupported(`[${kind}] prefix_length other than 0`);
+  noSwapOption(kind, spec.transpositions ?? spec.fuzzy_transpositions);
+}
+
+/** A swap of neighbours is one edit here, as by Elasticsearch's default: `false` would ask for two. */
+function noSwapOption(kind: string, value: unknown): void {
+  if (value !== undefined && value !== true)
+    throw unsupported(`[${kind}] transpositions other than true (a swap of neighbours is one edit)`);
 }
 
 const MATCH_OPTIONS = [
@@ -107,7 +114,6 @@ const QUERY_STRING_IGNORED = [
   'allow_leading_wildcard',
   'time_zone',
   'fuzzy_max_expansions',
-  'fuzzy_transpositions',
   'fuzzy_rewrite',
   'rewrite',
   'max_determinized_states',
@@ -297,6 +303,10 @@ class Translator {
       if (QUERY_STRING_IGNORED.includes(key)) continue;
       if (key === 'fuzziness' && fuzziness(value) === 'auto') continue;
       if (key === 'fuzzy_prefix_length' && value === 0) continue;
+      if (key === 'fuzzy_transpositions') {
+        noSwapOption('query_string', value);
+        continue;
+      }
       if (key === 'default_operator' && String(value).toUpperCase() === 'AND') continue;
       if (key === 'default_field' && (value === '*' || value === 'message')) continue;
       if (key === 'fields' && Array.isArray(value) && value.every((field) => field === '*' || field === 'message')) continue;
