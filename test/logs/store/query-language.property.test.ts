@@ -138,6 +138,8 @@ const boost = fc.constantFrom('', '', '', '', '', '', '', '^2', '^0.5', '^', '^x
 
 const leaf: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(term, boost).map(([value, weight]) => value + weight),
+  field.map((name) => `${name}:*`),
+  fc.tuple(field, fc.constantFrom('>=500', '<404', '[a TO m]', '{200 TO 503]', '>h1')).map(([name, range]) => `${name}:${range}`),
   fc.tuple(field, term, boost).map(([name, value, weight]) => `${name}:${value}${weight}`),
   fc.tuple(field, term, term, boost).map(([name, a, b, weight]) => `${name}:(${a} OR ${b})${weight}`),
 );
@@ -238,6 +240,9 @@ for (const dialect of DIALECTS) {
         ['conenction~1', ids((entry) => words(entry).includes('connection'))],
         ['timeout~1', ids((entry) => words(entry).some((w) => ['timeout', 'timeouts'].includes(w)))],
         ['e5?0', ids((entry) => words(entry).includes('e500'))],
+        ['h*:h1', ids((entry) => entry.host === 'h1')],
+        ['lev*:*', ids((entry) => entry.level !== undefined && entry.level !== null)],
+        ['stat?s:>=500', ids((entry) => Number(entry.attributes.status) >= 500)],
         [
           'path:\\/api\\/v*\\/users',
           ids((entry) => typeof entry.attributes.path === 'string' && entry.attributes.path.startsWith('/api/v')),

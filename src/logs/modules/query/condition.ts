@@ -4,7 +4,7 @@ import { parseQuery } from './parser.js';
 import { ASCII, tokenize } from './tokenize.js';
 import { bounded, fuzzyPattern, parseRegex, patternProgram, wildcardChars, wildcardRegex, type Pattern, type Regex } from './patterns.js';
 import { patternMatch } from './pattern-match-source.js';
-import type { QueryNode, RangeBound, RangeNode, TermNode } from './ast.js';
+import type { ExistsNode, QueryNode, RangeBound, RangeNode, TermNode } from './ast.js';
 
 /**
  * The dialect-neutral form both compilers start from. Message words become `text` expressions, which
@@ -37,7 +37,7 @@ export type Condition =
    * A term on a field-name pattern (`mess*ge:timeout`): the term on each known field whose name
    * matches, ORed. The store expands it (expandFieldPatterns) with the tenant's field names.
    */
-  | { kind: 'fields'; names: Regex; node: TermNode };
+  | { kind: 'fields'; names: Regex; node: FieldNode };
 
 export interface ConditionBound {
   value: number | string;
@@ -56,11 +56,12 @@ export function toCondition(node: QueryNode): Condition {
     case 'or':
       return merge({ kind: node.kind, children: node.children.map(toCondition) });
     case 'exists': {
+      if (/[*?]/.test(node.field)) return fieldsCondition(node);
       const field = resolveField(node.field);
       return field.kind === 'timestamp' ? { kind: 'all' } : { kind: 'exists', field };
     }
     case 'range':
-      return rangeCondition(node);
+      return /[*?]/.test(node.field) ? fieldsCondition(node) : rangeCondition(node);
     case 'term': {
       if (node.field !== null && /[*?]/.test(node.field)) return fieldsCondition(node);
       const field = resolveField(node.field ?? 'message');
@@ -80,17 +81,20 @@ export function toCondition(node: QueryNode): Condition {
 /** Fields a field-name pattern may name at most. */
 export const MAX_PATTERN_FIELDS = 100;
 
-function fieldsCondition(node: TermNode): Condition {
+/** What a field-name pattern may stand before: a term, `field:*`, a range. */
+type FieldNode = TermNode | RangeNode | ExistsNode;
+
+function fieldsCondition(node: FieldNode): Condition {
   const names = bounded(wildcardRegex(wildcardChars(node.field!)), node.position);
-  // The term's own errors (a bad regular expression, say) show whatever fields the pattern finds.
+  // The term's own errors (a bad regular expression or bound, say) show whatever fields the pattern finds.
   toCondition({ ...node, field: 'service' });
   return { kind: 'fields', names, node };
 }
 
 /**
  * Field-name patterns as the ORs of their terms on the fields they match among `known` (the fixed
- * fields and the tenant's attribute names). A regular expression skips the message, as `*:` does
- * in Elasticsearch for fields it does not apply to.
+ * fields and the tenant's attribute names). A regular expression or a range skips the message, as
+ * `*:` does in Elasticsearch for fields it does not apply to.
  */
 export function expandFieldPatterns(condition: Condition, known: readonly string[]): Condition {
   switch (condition.kind) {
@@ -103,7 +107,7 @@ export function expandFieldPatterns(condition: Condition, known: readonly string
       const { node } = condition;
       const program = patternProgram({ kind: 'regex', regex: condition.names }, false);
       const names = known.filter(
-        (name) => !TIMESTAMP_NAMES.has(name) && !(node.match === 'regex' && name === 'message') && patternMatch(program, name) === 1,
+        (name) => !TIMESTAMP_NAMES.has(name) && !(name === 'message' && onlyKeywords(node)) && patternMatch(program, name) === 1,
       );
       if (names.length > MAX_PATTERN_FIELDS)
         throw new QuerySyntaxError(
@@ -117,6 +121,11 @@ export function expandFieldPatterns(condition: Condition, known: readonly string
     default:
       return condition;
   }
+}
+
+/** Regular expressions and ranges do not apply to the message: a field pattern skips it for them. */
+function onlyKeywords(node: FieldNode): boolean {
+  return node.kind === 'range' || (node.kind === 'term' && node.match === 'regex');
 }
 
 /** The fields a field-name pattern may match: the fixed ones (but the time) and the tenant's attribute names. */
