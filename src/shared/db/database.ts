@@ -15,6 +15,8 @@ export interface Database<Schema> {
 /** The event loop's connection to a SQLite file as openDatabase hands it on: statements prepared (and cached) by their text. */
 export interface StatementSource {
   prepare(sql: string): { reader: boolean; readonly: boolean; all(parameters: readonly unknown[]): unknown[] };
+  /** Registers a SQL function on the connection (the log store's pattern matcher). */
+  function(name: string, options: { deterministic: boolean }, implementation: (...values: any[]) => unknown): void;
   close(): void;
 }
 
@@ -84,7 +86,9 @@ const MAX_STATEMENTS = 256;
  * (docs/performance-notes.md, "Databases"). Statements are reused by their text instead; one that
  * is still being iterated (a streamed query) is never handed out twice.
  */
-function reusingStatements(database: BetterSqlite3.Database): SqliteDatabase & { prepare(text: string): BetterSqlite3.Statement } {
+function reusingStatements(
+  database: BetterSqlite3.Database,
+): SqliteDatabase & { prepare(text: string): BetterSqlite3.Statement } & Pick<StatementSource, 'function'> {
   const statements = new Map<string, BetterSqlite3.Statement>();
   return {
     prepare(text: string) {
@@ -95,6 +99,7 @@ function reusingStatements(database: BetterSqlite3.Database): SqliteDatabase & {
       statements.set(text, statement);
       return statement;
     },
+    function: (name, options, implementation) => void database.function(name, options, implementation),
     close: () => database.close(),
   };
 }

@@ -315,7 +315,7 @@ for (const dialect of DIALECTS) {
           { index: `app-${marker}` },
           { query: mine, size: 1, aggs: { levels: { terms: { field: 'level' } } } },
           { index: '*' },
-          { query: { wildcard: { host: 'h*' } } },
+          { query: { more_like_this: { like: 'h' } } },
         ],
       });
       const [good, bad] = result.responses as any[];
@@ -329,7 +329,7 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(bad.status, 400);
       assert.equal(bad.error.type, 'illegal_argument_exception');
-      assert.match(bad.error.reason, /wildcard.*not supported/);
+      assert.match(bad.error.reason, /more_like_this.*not supported/);
     });
 
     test('_mapping and _field_caps type the fields seen so far', async () => {

@@ -102,6 +102,23 @@ const CASES: Case[] = [
     finds: ['second'],
   },
   { name: 'an index pattern with a dot', query: undefined, index: 'app.*', text: `_index:${word('app.')}*`, finds: ['first'] },
+  { name: 'a wildcard', query: { wildcard: { kv: { value: 'key?val*' } } }, text: 'kv:key?val*', finds: ['third (paren'] },
+  { name: 'a wildcard with an escaped star', query: { wildcard: { star: '\\*' } }, text: 'star:\\*', finds: ['fourth'] },
+  { name: 'a regexp', query: { regexp: { path: { value: 'C:.temp.*', flags: 'ALL' } } }, text: 'path:/C:.temp.*/', finds: ['second'] },
+  { name: 'a fuzzy term', query: { fuzzy: { message: { value: 'secnod', fuzziness: 2 } } }, text: 'secnod~2', finds: ['second'] },
+  { name: 'a fuzzy term, AUTO', query: { fuzzy: { message: 'fift' } }, text: 'fift~', finds: ['fifth'] },
+  {
+    name: 'a match with fuzziness',
+    query: { match: { message: { query: 'frist thrid', fuzziness: 'AUTO' } } },
+    text: 'frist~ OR thrid~',
+    finds: ['first', 'third (paren'],
+  },
+  {
+    name: 'query_string with boosts, wildcards and a field group',
+    query: { query_string: { query: 'message:(fir?t OR sixth^2)^3', fuzziness: 'AUTO' } },
+    text: 'message:fir?t OR message:sixth',
+    finds: ['first', 'sixth'],
+  },
 ];
 
 describe('Elasticsearch DSL as a condition', () => {
@@ -138,6 +155,29 @@ describe('Elasticsearch DSL as a condition', () => {
       () => dslSearch({ query: negated(MAX_DEPTH), index: undefined }, 0),
       (error) => error instanceof QuerySyntaxError && /nested deeper than 32/.test(error.message),
     );
+  });
+
+  test('options that would change the answer and are not supported are refused, never ignored', () => {
+    const refused = (query: unknown, reason: RegExp) =>
+      assert.throws(
+        () => dslSearch({ query, index: undefined }, 0),
+        (error) => (error instanceof DslError || error instanceof QuerySyntaxError) && reason.test(error.message),
+        JSON.stringify(query),
+      );
+    refused({ term: { level: { value: 'ERROR', case_insensitive: true } } }, /case_insensitive/);
+    refused({ wildcard: { host: { value: 'H*', case_insensitive: true } } }, /case_insensitive/);
+    refused({ fuzzy: { message: { value: 'x', prefix_length: 2 } } }, /prefix_length/);
+    refused({ fuzzy: { message: { value: 'timeout', fuzziness: 3 } } }, /fuzziness/);
+    refused({ fuzzy: { message: { value: 'timeout', fuzziness: 'AUTO:3,6' } } }, /fuzziness/);
+    refused({ match: { message: { query: 'x', analyzer: 'standard' } } }, /analyzer/);
+    refused({ match_phrase: { message: { query: 'a b', slop: 2 } } }, /slop/);
+    refused({ regexp: { host: '^h.*' } }, /anchor/);
+    refused({ regexp: { host: 'h&x' } }, /operator '&'/);
+    refused({ regexp: { message: 'time.*' } }, /keyword fields/);
+    refused({ query_string: { query: 'a', fuzziness: 1 } }, /fuzziness/);
+    refused({ fuzzy: { message: { value: 'frist', transpositions: false } } }, /transpositions/);
+    refused({ match: { message: { query: 'frist', fuzziness: 1, fuzzy_transpositions: false } } }, /transpositions/);
+    refused({ query_string: { query: 'frist~1', fuzzy_transpositions: false } }, /transpositions/);
   });
 
   test('a field name with a space is refused, as before', () => {

@@ -12,6 +12,8 @@ function show(node: QueryNode): string {
     case 'term': {
       const field = node.field === null ? '' : `${node.field}:`;
       if (node.match === 'phrase') return `${field}"${node.value}"`;
+      if (node.match === 'regex') return `${field}/${node.value}/`;
+      if (node.match === 'fuzzy') return `${field}${node.value}~${node.edits}`;
       return `${field}${node.value}${node.match === 'prefix' ? '*' : ''}`;
     }
     case 'range': {
@@ -77,7 +79,7 @@ describe('query parser', () => {
 
   test('a colon that does not follow a field name is part of the word', () => {
     assert.equal(parse(':x'), ':x');
-    assert.equal(parse('^col:'), '^col:');
+    syntaxError('^col:', 0, /number after '\^'/);
     assert.equal(parse('a\\:b'), 'a:b');
     assert.equal(parse('12\\:30'), '12:30');
   });
@@ -88,7 +90,7 @@ describe('query parser', () => {
     assert.equal(parse('\\AND x'), '(and AND x)');
     assert.equal(parse('and or not'), '(and and or not)', 'lower-case operators are words');
     assert.equal(parse('foo*bar'), 'foo*bar');
-    assert.equal((parseQuery('foo*bar') as { match: string }).match, 'word');
+    assert.equal((parseQuery('foo*bar') as { match: string }).match, 'wildcard', 'a star inside a term is a wildcard');
   });
 
   test('NOT and -', () => {
@@ -142,7 +144,6 @@ describe('query parser', () => {
     syntaxError('--', 1, /after '-'/);
     syntaxError('level:', 6, /value after 'level:'/);
     syntaxError('level: error', 6, /value after/);
-    syntaxError('level:(a OR b)', 6, /grouping/);
     syntaxError('""', 0, /empty quoted/);
     syntaxError('"a"b', 3, /after a quoted phrase/);
     syntaxError('ab"c d"', 2, /put a space/);
@@ -161,7 +162,8 @@ describe('query parser', () => {
     assert.equal(parse(`'; DROP TABLE log_entries; --x`), `(and '; DROP TABLE log_entries; (not (not x)))`);
     assert.equal(parse('NEAR(a b)'), '(and NEAR a b)');
     assert.equal(parse('"NEAR(a b)"'), '"NEAR(a b)"');
-    assert.equal(parse('a^2 {x} [y] ~z'), '(and a^2 {x} [y] ~z)');
+    assert.equal(parse('a^2 {x} [y]'), '(and a {x} [y])');
+    syntaxError('a ~z', 2, /0, 1 or 2 edits/);
     assert.equal(parse('東京 "ünï cödé"'), '(and 東京 "ünï cödé")');
   });
 
@@ -198,5 +200,52 @@ describe('query parser', () => {
     syntaxError('status:>=', 9, /value after '>='/);
     syntaxError('_exists_:(a)', 9);
     syntaxError('status:["5 TO 6]', 8, /unterminated/);
+  });
+
+  test('boosts are accepted and change nothing: terms, phrases, regular expressions, groups', () => {
+    assert.equal(parse('level:error^2'), 'level:error');
+    assert.equal(parse('"a b"^1.5 c'), '(and "a b" c)');
+    assert.equal(parse('(a OR b)^3 c'), '(and (or a b) c)');
+    assert.equal(parse('level:/err.*/^2'), 'level:/err.*/');
+    syntaxError('level:error^', 11, /number after '\^'/);
+    syntaxError('level:error^x', 11, /number after '\^'/);
+    syntaxError('(a)^', 3, /number after '\^'/);
+  });
+
+  test('fuzzy terms: ~ (AUTO), ~0 to ~2; more edits, a fraction or a phrase proximity is refused', () => {
+    assert.equal(parse('timeout~'), 'timeout~auto');
+    assert.equal(parse('timeout~1'), 'timeout~1');
+    assert.equal(parse('level:error~2^3'), 'level:error~2');
+    syntaxError('timeout~3', 7, /0, 1 or 2 edits/);
+    syntaxError('timeout~0.5', 7, /0, 1 or 2 edits/);
+    syntaxError('"a b"~2', 5, /proximity/);
+    syntaxError('ti*out~1', 0, /cannot hold wildcards/);
+  });
+
+  test('wildcards: ? and * anywhere in a term, escaped ones literal; field-name wildcards', () => {
+    const term = (input: string) => parseQuery(input) as { match: string; value: string; field: string | null };
+    assert.deepEqual([term('level:err?r').match, term('level:err?r').value], ['wildcard', 'err?r']);
+    assert.equal(term('ti*ut').match, 'wildcard');
+    assert.equal(term('*out').match, 'wildcard');
+    assert.equal(term('time*').match, 'prefix', 'a trailing star alone is a prefix');
+    assert.deepEqual([term('a\\*b?').match, term('a\\*b?').value], ['wildcard', 'a\\*b?']);
+    assert.deepEqual([term('mess*ge:timeout').field, term('mess*ge:timeout').match], ['mess*ge', 'word']);
+  });
+
+  test('regular expressions: /.../ after a field or alone; a slash inside a word is a word', () => {
+    assert.equal(parse('level:/err.*/'), 'level:/err.*/');
+    assert.equal(parse('level:/a b|c d/ x'), '(and level:/a b|c d/ x)');
+    assert.equal(parse('path:/\\/api\\/.*/'), 'path://api/.*/', 'an escaped slash is a slash');
+    assert.equal(parse('/api/v1/users'), '/api/v1/users');
+    assert.equal(parse('url:http://x:1/y'), 'url:http://x:1/y');
+  });
+
+  test('field groups: field:(a OR b) searches the field for each term without its own', () => {
+    assert.equal(parse('level:(error OR warn)'), '(or level:error level:warn)');
+    assert.equal(parse('level:(error OR host:h1) x'), '(and (or level:error host:h1) x)');
+    assert.equal(parse('service:(NOT api* AND "a b")'), '(and (not service:api*) service:"a b")');
+    assert.equal(parse('level:(*)'), '_exists_:level');
+    syntaxError('level:()', 6, /empty parentheses/);
+    syntaxError('level:(a', 6, /unclosed/);
   });
 });

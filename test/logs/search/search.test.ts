@@ -143,6 +143,58 @@ for (const dialect of DIALECTS) {
       assert.match(syntax.json().detail, /position/);
     });
 
+    test('Lucene forms answer alike on /api and _search: boosts, fuzzy terms, regular expressions, wildcards, field groups; the rest is a 400 with its position', async () => {
+      const search = (query: string) =>
+        logs.request({
+          method: 'POST',
+          url: '/api/v1/_elastic/_search',
+          headers,
+          payload: {
+            query: { bool: { filter: [{ range: { '@timestamp': { gte: T0, lt: T0 + 60 * MINUTE } } }, { query_string: { query } }] } },
+            track_total_hits: true,
+          },
+        });
+      for (const [query, total] of [
+        ['level:error^2', 10],
+        ['level:error~', 10],
+        ['level:eror~1', 10],
+        ['timeout~1', 10],
+        ['timeuot~', 10],
+        ['level:/err.*/', 10],
+        ['level:err?r', 10],
+        ['mess*ge:timeout', 10],
+        ['level:(error OR info)', 30],
+        ['serv*:alph?', 15],
+        ['http.status:5?0', 10],
+        ['ord?r AND NOT level:/e.*/^2', 20],
+      ] as const) {
+        const mine = await paginate({ timeRange: HOUR_RANGE, query });
+        assert.equal(mine.statusCode, 200, query);
+        assert.equal(mine.json().total, total, query);
+        const theirs = await search(query);
+        assert.equal(theirs.statusCode, 200, query);
+        assert.equal(theirs.json().hits.total.value, total, query);
+      }
+      for (const [query, position, reason] of [
+        ['level:/^err/', 7, /anchor/],
+        ['"database timeout"~2', 18, /proximity/],
+        ['timeout~3', 7, /edits/],
+        ['level:error^x', 11, /boost/],
+        ['/time.*/', 1, /keyword fields/],
+        ['service:/a{1,500}/', 13, /at most 100/],
+      ] as const) {
+        const mine = await paginate({ timeRange: HOUR_RANGE, query });
+        assert.equal(mine.statusCode, 400, query);
+        assert.equal(mine.json().error, 'invalid json body');
+        assert.equal(mine.json().position, position, query);
+        assert.match(mine.json().detail, reason, query);
+        const theirs = await search(query);
+        assert.equal(theirs.statusCode, 400, query);
+        assert.equal(theirs.json().error.type, 'query_shard_exception', query);
+        assert.match(theirs.json().error.reason, new RegExp(`at position ${position}$`), query);
+      }
+    });
+
     test('histogram: about 60 buckets by default covering the whole range, empty ones included; interval; groupBy', async () => {
       const auto = await logs.request({ method: 'POST', url: '/api/v1/logs/histogram', headers, payload: { timeRange: HOUR_RANGE } });
       assert.equal(auto.statusCode, 200);

@@ -1,14 +1,20 @@
 /** The parsed form of a search query (docs/log-search.md). Positions are 0-based character offsets. */
 
-/** `word`: a bare word; `phrase`: a "quoted phrase"; `prefix`: `term*`. */
-export type TermMatch = 'word' | 'phrase' | 'prefix';
+/**
+ * `word`: a bare word; `phrase`: a "quoted phrase"; `prefix`: `term*`; `wildcard`: `t?rm`, `te*m`
+ * (value in wildcard syntax: a backslash escapes); `regex`: `/regex/` (value without the slashes);
+ * `fuzzy`: `term~`, `term~1`.
+ */
+export type TermMatch = 'word' | 'phrase' | 'prefix' | 'wildcard' | 'regex' | 'fuzzy';
 
 export interface TermNode {
   kind: 'term';
-  /** null: the default field (message). */
+  /** null: the default field (message). May hold `*` and `?`: every known field it matches. */
   field: string | null;
   value: string;
   match: TermMatch;
+  /** Fuzzy terms: the edits allowed (`auto`: by the term's length, patterns.ts). */
+  edits?: number | 'auto';
   position: number;
 }
 

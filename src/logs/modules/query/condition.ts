@@ -1,8 +1,10 @@
 import { QuerySyntaxError } from './errors.js';
-import { normalizeLevel, resolveField, type FieldRef } from './fields.js';
+import { FIXED_FIELDS, normalizeLevel, resolveField, TIMESTAMP_NAMES, type FieldRef } from './fields.js';
 import { parseQuery } from './parser.js';
-import { tokenize } from './tokenize.js';
-import type { QueryNode, RangeBound, RangeNode } from './ast.js';
+import { ASCII, tokenize } from './tokenize.js';
+import { bounded, fuzzyPattern, parseRegex, patternProgram, wildcardChars, wildcardRegex, type Pattern, type Regex } from './patterns.js';
+import { patternMatch } from './pattern-match-source.js';
+import type { ExistsNode, QueryNode, RangeBound, RangeNode, TermNode } from './ast.js';
 
 /**
  * The dialect-neutral form both compilers start from. Message words become `text` expressions, which
@@ -24,7 +26,18 @@ export type Condition =
   /** `time` compares epoch milliseconds, `number` numeric values (JSON numbers and numeric strings), `text` bytewise. */
   | { kind: 'range'; field: FieldRef; compare: 'time' | 'number' | 'text'; lower: ConditionBound | null; upper: ConditionBound | null }
   /** The field has a value that is neither null nor empty. */
-  | { kind: 'exists'; field: Exclude<FieldRef, { kind: 'timestamp' }> };
+  | { kind: 'exists'; field: Exclude<FieldRef, { kind: 'timestamp' }> }
+  /**
+   * A wildcard, regular expression or fuzzy term (patterns.ts): on the message, one of its words
+   * matches (lower-cased as tokenize.ts makes them); on a column, its value; on an attribute, its
+   * value when a string or an integer (its digits).
+   */
+  | { kind: 'pattern'; field: Exclude<FieldRef, { kind: 'timestamp' }>; pattern: Pattern }
+  /**
+   * A term on a field-name pattern (`mess*ge:timeout`): the term on each known field whose name
+   * matches, ORed. The store expands it (expandFieldPatterns) with the tenant's field names.
+   */
+  | { kind: 'fields'; names: Regex; node: FieldNode };
 
 export interface ConditionBound {
   value: number | string;
@@ -43,14 +56,17 @@ export function toCondition(node: QueryNode): Condition {
     case 'or':
       return merge({ kind: node.kind, children: node.children.map(toCondition) });
     case 'exists': {
+      if (/[*?]/.test(node.field)) return fieldsCondition(node);
       const field = resolveField(node.field);
       return field.kind === 'timestamp' ? { kind: 'all' } : { kind: 'exists', field };
     }
     case 'range':
-      return rangeCondition(node);
+      return /[*?]/.test(node.field) ? fieldsCondition(node) : rangeCondition(node);
     case 'term': {
+      if (node.field !== null && /[*?]/.test(node.field)) return fieldsCondition(node);
       const field = resolveField(node.field ?? 'message');
       if (field.kind === 'timestamp') throw new QuerySyntaxError(`${node.field} cannot be searched: use the time range`, node.position);
+      if (node.match === 'wildcard' || node.match === 'regex' || node.match === 'fuzzy') return patternCondition(node, field);
       if (field.kind === 'message') {
         const tokens = tokenize(node.value);
         if (tokens.length === 0) return { kind: 'contains', value: node.value };
@@ -60,6 +76,112 @@ export function toCondition(node: QueryNode): Condition {
       return { kind: node.match === 'prefix' ? 'prefix' : 'equals', field, value };
     }
   }
+}
+
+/** Fields a field-name pattern may name at most. */
+export const MAX_PATTERN_FIELDS = 100;
+
+/** What a field-name pattern may stand before: a term, `field:*`, a range. */
+type FieldNode = TermNode | RangeNode | ExistsNode;
+
+function fieldsCondition(node: FieldNode): Condition {
+  const names = bounded(wildcardRegex(wildcardChars(node.field!)), node.position);
+  // The term's own errors (a bad regular expression or bound, say) show whatever fields the pattern finds.
+  toCondition({ ...node, field: 'service' });
+  return { kind: 'fields', names, node };
+}
+
+/**
+ * Field-name patterns as the ORs of their terms on the fields they match among `known` (the fixed
+ * fields and the tenant's attribute names). A regular expression or a range skips the message, as
+ * `*:` does in Elasticsearch for fields it does not apply to.
+ */
+export function expandFieldPatterns(condition: Condition, known: readonly string[]): Condition {
+  switch (condition.kind) {
+    case 'and':
+    case 'or':
+      return { kind: condition.kind, children: condition.children.map((child) => expandFieldPatterns(child, known)) };
+    case 'not':
+      return { kind: 'not', child: expandFieldPatterns(condition.child, known) };
+    case 'fields': {
+      const { node } = condition;
+      const program = patternProgram({ kind: 'regex', regex: condition.names }, false);
+      const names = known.filter(
+        (name) => !TIMESTAMP_NAMES.has(name) && !(name === 'message' && onlyKeywords(node)) && patternMatch(program, name) === 1,
+      );
+      if (names.length > MAX_PATTERN_FIELDS)
+        throw new QuerySyntaxError(
+          `the field pattern '${node.field!.slice(0, 100)}' matches more than ${MAX_PATTERN_FIELDS} fields`,
+          node.position,
+        );
+      if (names.length === 0) return { kind: 'not', child: { kind: 'all' } };
+      const children = names.map((name) => toCondition({ ...node, field: name }));
+      return children.length === 1 ? children[0]! : merge({ kind: 'or', children });
+    }
+    default:
+      return condition;
+  }
+}
+
+/** Regular expressions and ranges do not apply to the message: a field pattern skips it for them. */
+function onlyKeywords(node: FieldNode): boolean {
+  return node.kind === 'range' || (node.kind === 'term' && node.match === 'regex');
+}
+
+/** The fields a field-name pattern may match: the fixed ones (but the time) and the tenant's attribute names. */
+export function knownFields(attributes: readonly string[]): string[] {
+  return [...FIXED_FIELDS.map((field) => field.name), ...attributes];
+}
+
+export function hasFieldPatterns(condition: Condition): boolean {
+  if (condition.kind === 'fields') return true;
+  if (condition.kind === 'and' || condition.kind === 'or') return condition.children.some(hasFieldPatterns);
+  if (condition.kind === 'not') return hasFieldPatterns(condition.child);
+  return false;
+}
+
+/** A message word as tokenize.ts makes it: lower-cased, diacritics removed. */
+function asWordCharacters(text: string): string {
+  return ASCII.test(text)
+    ? text.toLowerCase()
+    : text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .toLowerCase();
+}
+
+const WORD_CHARACTER = /^[\p{L}\p{N}]$/u;
+
+function patternCondition(node: TermNode, field: Exclude<FieldRef, { kind: 'timestamp' }>): Condition {
+  const level = field.kind === 'column' && field.column === 'level';
+  if (node.match === 'regex') {
+    if (field.kind === 'message')
+      throw new QuerySyntaxError(
+        'regular expressions apply to keyword fields (level, service, host, trace_id, span_id, attributes); on the message use words, wildcards or fuzzy terms',
+        node.position,
+      );
+    return { kind: 'pattern', field, pattern: { kind: 'regex', regex: parseRegex(node.value, node.position) } };
+  }
+  if (node.match === 'fuzzy') {
+    let term = level ? node.value.toLowerCase() : node.value;
+    if (field.kind === 'message') {
+      term = asWordCharacters(node.value);
+      const tokens = tokenize(node.value);
+      if (tokens.length !== 1 || tokens[0] !== term)
+        throw new QuerySyntaxError('a fuzzy term on the message is one word (letters and digits)', node.position);
+    }
+    return { kind: 'pattern', field, pattern: fuzzyPattern(term, node.edits ?? 'auto', node.position) };
+  }
+  let chars = wildcardChars(node.value);
+  if (field.kind === 'message') {
+    chars = chars.flatMap((part) =>
+      !part.escaped && (part.c === '*' || part.c === '?') ? [part] : [...asWordCharacters(part.c)].map((c) => ({ c, escaped: true })),
+    );
+    if (chars.some((part) => part.escaped && !WORD_CHARACTER.test(part.c)))
+      throw new QuerySyntaxError('a wildcard on the message matches one word: letters, digits, ? and *', node.position);
+  } else if (level) chars = chars.map((part) => ({ ...part, c: part.c.toLowerCase() }));
+  const regex = bounded(wildcardRegex(chars), node.position);
+  return { kind: 'pattern', field, pattern: { kind: 'regex', regex } };
 }
 
 function rangeCondition(node: RangeNode): Condition {

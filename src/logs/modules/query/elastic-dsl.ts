@@ -4,6 +4,7 @@ import { joined, type QueryNode, type RangeBound } from './ast.js';
 import { toCondition, type Condition } from './condition.js';
 import { DslError } from './errors.js';
 import { FIELD_NAME, parseQuery, withinBounds } from './parser.js';
+import { hasWildcard, wildcardChars } from './patterns.js';
 
 /**
  * Elasticsearch's query DSL (the subset in docs/elasticsearch.md) as a query of our language
@@ -69,6 +70,63 @@ function single(kind: string, body: unknown, extraKeys: readonly string[] = ['bo
   return entries[0]!;
 }
 
+/**
+ * The options of a leaf query's `{field: {...}}` beside its value: `allowed` and boost/_name (scoring
+ * and naming only). Any other is refused rather than ignored, and so is `case_insensitive: true`.
+ */
+function options(kind: string, spec: unknown, allowed: readonly string[]): void {
+  if (!isPlainObject(spec)) return;
+  for (const key of Object.keys(spec)) {
+    if (key !== 'boost' && key !== '_name' && !allowed.includes(key)) throw unsupported(`the [${kind}] option [${key.slice(0, 50)}]`);
+  }
+  if (spec.case_insensitive !== undefined && spec.case_insensitive !== false)
+    throw unsupported(`[${kind}] case_insensitive (values match as stored; level is lower case)`);
+  if (spec.prefix_length !== undefined && spec.prefix_length !== 0) throw unsupported(`[${kind}] prefix_length other than 0`);
+  noSwapOption(kind, spec.transpositions ?? spec.fuzzy_transpositions);
+}
+
+/** A swap of neighbours is one edit here, as by Elasticsearch's default: `false` would ask for two. */
+function noSwapOption(kind: string, value: unknown): void {
+  if (value !== undefined && value !== true)
+    throw unsupported(`[${kind}] transpositions other than true (a swap of neighbours is one edit)`);
+}
+
+const MATCH_OPTIONS = [
+  'query',
+  'operator',
+  'lenient',
+  'zero_terms_query',
+  'auto_generate_synonyms_phrase_query',
+  'fuzziness',
+  'prefix_length',
+  'max_expansions',
+  'fuzzy_transpositions',
+  'fuzzy_rewrite',
+];
+
+/** query_string options that change scoring, or what this store does anyway. */
+const QUERY_STRING_IGNORED = [
+  'query',
+  'analyze_wildcard',
+  'lenient',
+  'boost',
+  '_name',
+  'allow_leading_wildcard',
+  'time_zone',
+  'fuzzy_max_expansions',
+  'fuzzy_rewrite',
+  'rewrite',
+  'max_determinized_states',
+  'auto_generate_synonyms_phrase_query',
+];
+
+/** Elasticsearch's `fuzziness`: AUTO, or 0, 1, 2 edits (number or string). */
+function fuzziness(value: unknown): number | 'auto' {
+  if (value === undefined || value === 'AUTO' || value === 'auto') return 'auto';
+  if (value === 0 || value === 1 || value === 2 || value === '0' || value === '1' || value === '2') return Number(value);
+  throw unsupported(`the fuzziness [${shown(value)}] (AUTO, 0, 1 or 2)`);
+}
+
 /** `{value: x}` or x. */
 function leafValue(spec: unknown, key = 'value'): unknown {
   return isPlainObject(spec) ? spec[key] : spec;
@@ -131,7 +189,31 @@ class Translator {
         return this.queryString(body);
       case 'term': {
         const [field, spec] = single(kind, body);
+        options(kind, spec, ['value', 'case_insensitive']);
         return phrase(fieldName(field), leafValue(spec));
+      }
+      case 'wildcard': {
+        const [field, spec] = single(kind, body);
+        options(kind, spec, ['value', 'wildcard', 'case_insensitive', 'rewrite']);
+        const value = isPlainObject(spec) ? (spec.value ?? spec.wildcard) : spec;
+        if (typeof value !== 'string' || value === '') throw parsingError('[wildcard] needs a non-empty string');
+        const chars = wildcardChars(value);
+        // Without a `*` or `?`, the value itself (a backslash still escapes).
+        if (!hasWildcard(chars)) return phrase(fieldName(field), chars.map((part) => part.c).join(''));
+        return { kind: 'term', field: fieldName(field), value, match: 'wildcard', position: 0 };
+      }
+      case 'regexp': {
+        const [field, spec] = single(kind, body);
+        options(kind, spec, ['value', 'flags', 'case_insensitive', 'max_determinized_states', 'rewrite']);
+        const value = leafValue(spec);
+        if (typeof value !== 'string') throw parsingError('[regexp] needs a string');
+        return { kind: 'term', field: fieldName(field), value, match: 'regex', position: 0 };
+      }
+      case 'fuzzy': {
+        const [field, spec] = single(kind, body);
+        options(kind, spec, ['value', 'fuzziness', 'max_expansions', 'prefix_length', 'transpositions', 'rewrite']);
+        const edits = fuzziness(isPlainObject(spec) ? spec.fuzziness : undefined);
+        return { kind: 'term', field: fieldName(field), value: termText(leafValue(spec)), match: 'fuzzy', edits, position: 0 };
       }
       case 'terms': {
         const [field, values] = single(kind, body);
@@ -141,19 +223,29 @@ class Translator {
       case 'match':
       case 'match_phrase': {
         const [field, spec] = single(kind, body);
+        options(kind, spec, kind === 'match' ? MATCH_OPTIONS : ['query', 'slop', 'zero_terms_query']);
+        if (isPlainObject(spec) && spec.slop !== undefined && spec.slop !== 0)
+          throw unsupported('[match_phrase] slop (phrases match exactly)');
         const text = leafValue(spec, 'query');
         if (kind === 'match_phrase' || typeof text !== 'string') return phrase(fieldName(field), text);
         const operator = isPlainObject(spec) && typeof spec.operator === 'string' ? spec.operator.toUpperCase() : 'OR';
         if (operator !== 'OR' && operator !== 'AND') throw parsingError(`[match] operator must be and or or`);
         const words = text.split(/\s+/).filter((word) => word !== '');
         if (words.length === 0) return NOTHING;
+        // With `fuzziness`, each word is a fuzzy term (on the message: each of its words, tokenize.ts).
+        const edits = isPlainObject(spec) && spec.fuzziness !== undefined ? fuzziness(spec.fuzziness) : undefined;
         return joined(
           operator === 'AND' ? 'and' : 'or',
-          words.map((word) => phrase(fieldName(field), word)),
+          words.map((word) =>
+            edits === undefined
+              ? phrase(fieldName(field), word)
+              : { kind: 'term', field: fieldName(field), value: word, match: 'fuzzy', edits, position: 0 },
+          ),
         );
       }
       case 'prefix': {
         const [field, spec] = single(kind, body);
+        options(kind, spec, ['value', 'case_insensitive', 'rewrite']);
         const value = leafValue(spec);
         if (typeof value !== 'string' || value === '') throw parsingError('[prefix] needs a non-empty string');
         return { kind: 'term', field: fieldName(field), value, match: 'prefix', position: 0 };
@@ -208,7 +300,13 @@ class Translator {
   private queryString(body: unknown): QueryNode | null {
     if (!isPlainObject(body) || typeof body.query !== 'string') throw parsingError('[query_string] needs a query');
     for (const [key, value] of Object.entries(body)) {
-      if (['query', 'analyze_wildcard', 'lenient', 'boost', '_name', 'allow_leading_wildcard', 'time_zone'].includes(key)) continue;
+      if (QUERY_STRING_IGNORED.includes(key)) continue;
+      if (key === 'fuzziness' && fuzziness(value) === 'auto') continue;
+      if (key === 'fuzzy_prefix_length' && value === 0) continue;
+      if (key === 'fuzzy_transpositions') {
+        noSwapOption('query_string', value);
+        continue;
+      }
       if (key === 'default_operator' && String(value).toUpperCase() === 'AND') continue;
       if (key === 'default_field' && (value === '*' || value === 'message')) continue;
       if (key === 'fields' && Array.isArray(value) && value.every((field) => field === '*' || field === 'message')) continue;

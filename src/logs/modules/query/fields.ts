@@ -8,7 +8,7 @@ export type KeywordColumn = (typeof KEYWORD_COLUMNS)[number];
 export type FieldRef =
   { kind: 'message' } | { kind: 'column'; column: KeywordColumn } | { kind: 'attribute'; name: string } | { kind: 'timestamp' };
 
-const TIMESTAMP_NAMES = new Set(['@timestamp', 'timestamp']);
+export const TIMESTAMP_NAMES: ReadonlySet<string> = new Set(['@timestamp', 'timestamp']);
 
 export function resolveField(name: string): FieldRef {
   if (name === 'message') return { kind: 'message' };

@@ -1,4 +1,5 @@
 import { QuerySyntaxError } from './errors.js';
+import { hasWildcard } from './patterns.js';
 import {
   joined,
   type AllNode,
@@ -16,8 +17,8 @@ import {
  *   or      := and ("OR" and)*
  *   and     := unary (["AND"] unary)*          (juxtaposition means AND)
  *   unary   := ("NOT" | "-") unary | primary
- *   primary := "(" or ")" | term
- *   term    := [field ":"] (word | word"*" | "quoted phrase") | "*"
+ *   primary := ["field:"] "(" or ")" [boost] | term [boost]       boost := "^" number
+ *   term    := [field ":"] (word | word"*" | wildcard | word"~"[digit] | "/regex/" | "quoted phrase") | "*"
  *            | field ":" ("[" | "{") bound "TO" bound ("]" | "}")      bound := word | "quoted" | "*"
  *            | field ":" (">" | ">=" | "<" | "<=") word
  *            | "_exists_:" field | field ":*"
@@ -33,7 +34,17 @@ const TOO_DEEP = `query nested deeper than ${MAX_DEPTH} levels (parentheses and 
 export const FIELD_NAME = /^[\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*$/u;
 
 type Operand = TermNode | RangeNode | ExistsNode | AllNode;
-type Token = { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number } | { type: 'term'; term: Operand; position: number };
+type Token =
+  | { type: '(' | ')' | 'AND' | 'OR' | 'NOT' | '-'; position: number }
+  | { type: 'term'; term: Operand; position: number }
+  /** `field:(`: the group that follows searches `field` by default (its `(` is the next token). */
+  | { type: 'group'; field: string; position: number };
+
+/** A field name as typed, `*` and `?` allowed (a pattern over the known fields). */
+export const FIELD_PATTERN = /^[\p{L}\p{N}_@*?][\p{L}\p{N}_@.\-/*?]*$/u;
+const REGEX_START = /^([\p{L}\p{N}_@*?][\p{L}\p{N}_@.\-/*?]*:)?\//u;
+const BOOST = /^\d+(\.\d+)?$/;
+const FUZZY = /^\d*$/;
 
 const RANGE_START = /^([\p{L}\p{N}_@][\p{L}\p{N}_@.\-/]*):([[{])/u;
 const COMPARISON = /^(>=|<=|>|<)/;
@@ -48,8 +59,10 @@ function lex(input: string): Token[] {
   let i = 0;
 
   const readQuoted = (start: number): { value: string; end: number } => {
-    const { value, end: j } = readQuotedText(input, start);
+    const { value, end: quoteEnd } = readQuotedText(input, start);
+    const j = skipBoost(input, quoteEnd);
     const next = input[j];
+    if (next === '~') throw new QuerySyntaxError('phrase proximity ("a b"~N) is not supported', j);
     if (next !== undefined && !isSpace(next) && next !== ')' && next !== '(') {
       throw new QuerySyntaxError(`unexpected '${next}' after a quoted phrase`, j);
     }
@@ -66,6 +79,7 @@ function lex(input: string): Token[] {
     if (char === '(' || char === ')') {
       tokens.push({ type: char, position: i });
       i += 1;
+      if (char === ')') i = skipBoost(input, i);
       continue;
     }
     if (char === '"') {
@@ -82,6 +96,18 @@ function lex(input: string): Token[] {
       continue;
     }
 
+    const regex = REGEX_START.exec(input.slice(i, i + 300));
+    if (regex) {
+      const field = regex[1] === undefined ? null : regex[1].slice(0, -1);
+      const open = i + regex[0].length - 1;
+      const read = readRegex(input, open);
+      if (read !== null) {
+        tokens.push({ type: 'term', position: i, term: { kind: 'term', field, value: read.value, match: 'regex', position: open + 1 } });
+        i = read.end;
+        continue;
+      }
+    }
+
     const range = RANGE_START.exec(input.slice(i, i + 300));
     if (range) {
       const { node, end } = readRange(input, i, range[1]!, i + range[0].length - 1);
@@ -92,16 +118,16 @@ function lex(input: string): Token[] {
 
     // A word: up to whitespace, a parenthesis or a quote. A backslash escapes the next character.
     const start = i;
-    const chars: { c: string; escaped: boolean }[] = [];
+    const chars: { c: string; escaped: boolean; at: number }[] = [];
     while (i < input.length) {
       const c = input[i]!;
       if (isSpace(c) || c === '(' || c === ')' || c === '"') break;
       if (c === '\\' && i + 1 < input.length) {
-        chars.push({ c: input[i + 1]!, escaped: true });
+        chars.push({ c: input[i + 1]!, escaped: true, at: i });
         i += 2;
         continue;
       }
-      chars.push({ c, escaped: false });
+      chars.push({ c, escaped: false, at: i });
       i += 1;
     }
     const raw = chars.map((part) => part.c).join('');
@@ -125,7 +151,7 @@ function lex(input: string): Token[] {
         .slice(0, colon)
         .map((part) => part.c)
         .join('');
-      if (FIELD_NAME.test(name) && chars.slice(0, colon).every((part) => !part.escaped)) {
+      if (FIELD_PATTERN.test(name) && chars.slice(0, colon).every((part) => !part.escaped)) {
         field = name;
         valueChars = chars.slice(colon + 1);
         valueStart = start + colon + 1;
@@ -149,8 +175,36 @@ function lex(input: string): Token[] {
       continue;
     }
     if (field !== null && valueChars.length === 0) {
-      if (input[i] === '(') throw new QuerySyntaxError(`grouping after '${field}:' is not supported; write (${field}:a OR ${field}:b)`, i);
+      if (input[i] === '(' && field !== '_exists_') {
+        tokens.push({ type: 'group', field, position: start });
+        continue;
+      }
       throw new QuerySyntaxError(`expected a value after '${field}:'`, valueStart);
+    }
+    // `^2`: a boost changes scores only, and this store does not score: the term matches as it is.
+    const caret = valueChars.findIndex((part) => part.c === '^' && !part.escaped);
+    if (caret !== -1) {
+      const boost = valueChars
+        .slice(caret + 1)
+        .map((part) => part.c)
+        .join('');
+      if (!BOOST.test(boost)) throw new QuerySyntaxError("expected a number after '^' (a boost: term^2)", valueChars[caret]!.at);
+      if (caret === 0) throw new QuerySyntaxError("a boost needs a term before '^'", valueChars[caret]!.at);
+      valueChars = valueChars.slice(0, caret);
+    }
+    let edits: number | 'auto' | undefined;
+    const tilde = valueChars.findIndex((part) => part.c === '~' && !part.escaped);
+    if (tilde !== -1) {
+      const digits = valueChars
+        .slice(tilde + 1)
+        .map((part) => part.c)
+        .join('');
+      const at = valueChars[tilde]!.at;
+      if (!FUZZY.test(digits) || Number(digits) > 2)
+        throw new QuerySyntaxError("a fuzzy term allows 0, 1 or 2 edits after '~' (term~, term~1, term~2)", at);
+      if (tilde === 0) throw new QuerySyntaxError("a fuzzy term needs a term before '~'", at);
+      edits = digits === '' ? 'auto' : Number(digits);
+      valueChars = valueChars.slice(0, tilde);
     }
 
     const valueText = valueChars.map((part) => part.c).join('');
@@ -173,17 +227,53 @@ function lex(input: string): Token[] {
       continue;
     }
 
+    if (edits !== undefined) {
+      if (hasWildcard(valueChars)) throw new QuerySyntaxError('a fuzzy term cannot hold wildcards', start);
+      const value = valueChars.map((part) => part.c).join('');
+      tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match: 'fuzzy', edits, position: start } });
+      continue;
+    }
     let match: TermMatch = 'word';
     const last = valueChars[valueChars.length - 1];
-    if (last && last.c === '*' && !last.escaped) {
+    const wildcards = valueChars.filter((part) => !part.escaped && (part.c === '*' || part.c === '?')).length;
+    if (last && last.c === '*' && !last.escaped && wildcards === 1) {
       match = 'prefix';
       valueChars = valueChars.slice(0, -1);
       if (valueChars.length === 0) throw new QuerySyntaxError("a prefix needs at least one character before '*'", start + chars.length - 1);
+    } else if (wildcards > 0) {
+      // In wildcard syntax: escapes kept, so that `\*` stays a literal star.
+      const value = valueChars.map((part) => (part.escaped ? `\\${part.c}` : part.c)).join('');
+      tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match: 'wildcard', position: start } });
+      continue;
     }
     const value = valueChars.map((part) => part.c).join('');
     tokens.push({ type: 'term', position: start, term: { kind: 'term', field, value, match, position: start } });
   }
   return tokens;
+}
+
+/** The offset after a `^number` boost at `at`, or `at` when there is none; a `^` without a number is an error. */
+function skipBoost(input: string, at: number): number {
+  if (input[at] !== '^') return at;
+  const boost = /^\d+(\.\d+)?/.exec(input.slice(at + 1, at + 40));
+  if (!boost) throw new QuerySyntaxError("expected a number after '^' (a boost: term^2)", at);
+  return at + 1 + boost[0].length;
+}
+
+/**
+ * The source of `/regex/` from the opening slash at `open` (a backslash escapes, the slash too), and
+ * the offset after it and its boost; null when no slash closes it before whitespace, a parenthesis
+ * or the end (`/api/v1/users`, `http://x`: a word, as before regular expressions).
+ */
+function readRegex(input: string, open: number): { value: string; end: number } | null {
+  let j = open + 1;
+  while (j < input.length && input[j] !== '/') j += input[j] === '\\' ? 2 : 1;
+  if (j >= input.length) return null;
+  const after = input[j + 1];
+  if (after !== undefined && !isSpace(after) && after !== ')' && after !== '(' && after !== '^') return null;
+  // `\/` is a slash in the expression: as a plain character there.
+  const value = input.slice(open + 1, j).replace(/\\\//g, '/');
+  return { value, end: skipBoost(input, j + 1) };
 }
 
 /** The text of `"..."` from the opening quote at `start` (backslash escapes the next character), and the offset after it. */
@@ -304,6 +394,10 @@ export function parseQuery(input: string): QueryNode {
       index += 1;
       return token.term;
     }
+    if (token.type === 'group') {
+      index += 1;
+      return withDefaultField(parsePrimary(depth), token.field);
+    }
     if (token.type === '(') {
       if (depth >= MAX_DEPTH) throw new QuerySyntaxError(TOO_DEEP, token.position);
       index += 1;
@@ -328,7 +422,27 @@ export function parseQuery(input: string): QueryNode {
 }
 
 function startsOperand(token: Token | undefined): boolean {
-  return token !== undefined && (token.type === 'term' || token.type === '(' || token.type === 'NOT' || token.type === '-');
+  return (
+    token !== undefined &&
+    (token.type === 'term' || token.type === '(' || token.type === 'group' || token.type === 'NOT' || token.type === '-')
+  );
+}
+
+/** `field:(a OR b)`: the group's terms without a field of their own search `field`; its `*` is `field:*`. */
+function withDefaultField(node: QueryNode, field: string): QueryNode {
+  switch (node.kind) {
+    case 'term':
+      return node.field === null ? { ...node, field } : node;
+    case 'all':
+      return { kind: 'exists', field, position: 0 };
+    case 'not':
+      return { kind: 'not', child: withDefaultField(node.child, field) };
+    case 'and':
+    case 'or':
+      return { kind: node.kind, children: node.children.map((child) => withDefaultField(child, field)) };
+    default:
+      return node;
+  }
 }
 
 /**

@@ -57,6 +57,11 @@ export class AttributeCodes {
     if (codes) for (const row of rows) add(codes, row.name, row.code);
   }
 
+  /** The tenant's attribute names that have numbers (names stored as `~name` are not among them). */
+  namesOf(tenantId: string): readonly string[] {
+    return [...(this.#tenants.get(tenantId)?.members.keys() ?? [])];
+  }
+
   /** The key a name is stored under: its number, else `~name` (also for names never stored: no row has that key). */
   keyOf(tenantId: string, name: string): string {
     const code = this.#tenants.get(tenantId)?.members.get(name);

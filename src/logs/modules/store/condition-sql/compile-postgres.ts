@@ -3,6 +3,7 @@ import { isJsonScalarLiteral, type FieldRef } from '../../query/fields.js';
 import type { Condition, TextExpr } from '../../query/condition.js';
 import type { FieldSql } from '../store-core.js';
 import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
+import { postgresFuzzy, postgresRegex } from '../../query/patterns.js';
 
 /**
  * Compiles a condition to a PostgreSQL boolean expression over `log_entries AS l`. It is checked on
@@ -34,7 +35,37 @@ export function compilePostgres(condition: Condition, keyOf: KeyOf): RawBuilder<
       return sql`coalesce(${valueOf(condition.field, keyOf)}, '') <> ''`;
     case 'range':
       return range(condition, keyOf);
+    case 'pattern':
+      return patternCheck(condition, keyOf);
+    case 'fields':
+      throw new Error('unreachable: the store expands field patterns (expandFieldPatterns) before compiling');
   }
+}
+
+/**
+ * A pattern as a PostgreSQL regular expression (patterns.ts writes it; every character the client
+ * sent is escaped). On the message, a word matches it, as textCheck finds words: runs of [a-z0-9]
+ * of the lower-cased text of a plain message, else the space-joined tokens of `words`.
+ */
+function patternCheck({ field, pattern }: Extract<Condition, { kind: 'pattern' }>, keyOf: KeyOf): RawBuilder<unknown> {
+  const expression = (any: string) =>
+    pattern.kind === 'regex' ? postgresRegex(pattern.regex, any) : postgresFuzzy(pattern.term, pattern.edits, any);
+  if (field.kind === 'message') {
+    // Non-capturing groups only: captures make PostgreSQL's engine take its slower path.
+    const plain = `(?:^|[^a-z0-9])(?:${expression('[a-z0-9]')})(?:[^a-z0-9]|$)`;
+    const spaced = `(?:^| )(?:${expression('[^ ]')})(?: |$)`;
+    return sql`(CASE WHEN l.words IS NULL THEN lower(l.message COLLATE "C") ~ ${plain}::text
+      ELSE l.words ~ ${spaced}::text END)`;
+  }
+  let value = valueOf(field, keyOf);
+  if (field.kind === 'attribute') {
+    const key = keyOf(field.name);
+    const text = sql`(l.attributes ->> ${key}::text)`;
+    value = sql`(CASE jsonb_typeof(l.attributes -> ${key}::text) WHEN 'string' THEN ${text}
+      WHEN 'number' THEN (CASE WHEN ${text} ~ '^-?[0-9]+$' THEN ${text} END) END)`;
+  }
+  // COLLATE "C": ranges of a class by code point, whatever the database's locale.
+  return sql`(${value} COLLATE "C") ~ ${`^(?:${expression('.')})$`}::text`;
 }
 
 /**

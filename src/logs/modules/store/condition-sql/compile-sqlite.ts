@@ -4,6 +4,8 @@ import { equalityFacets, type FacetLookup } from '../facets.js';
 import type { Condition, TextExpr } from '../../query/condition.js';
 import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 import type { FieldSql } from '../store-core.js';
+import { patternProgram } from '../../query/patterns.js';
+import { PATTERN_FUNCTION } from '../../query/pattern-match-source.js';
 
 /**
  * Compiles a condition to a SQLite boolean expression over `log_entries AS l`. Whatever the tenant's
@@ -58,7 +60,22 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
         : sql`coalesce(${valueOf(condition.field, context.keyOf)}, '') <> ''`;
     case 'range':
       return range(condition, context.keyOf);
+    case 'pattern':
+      return patternCheck(condition, context.keyOf);
+    case 'fields':
+      throw new Error('unreachable: the store expands field patterns (expandFieldPatterns) before compiling');
   }
+}
+
+/** The pattern's program run by the connection's `gerbang_match` on the value (pattern-match-source.ts). */
+function patternCheck({ field, pattern }: Extract<Condition, { kind: 'pattern' }>, keyOf: KeyOf): RawBuilder<unknown> {
+  const program = patternProgram(pattern, field.kind === 'message');
+  let value = valueOf(field, keyOf);
+  if (field.kind === 'attribute') {
+    const path = attributePath(keyOf(field.name));
+    value = sql`(CASE WHEN json_type(l.attributes, ${path}) IN ('text', 'integer') THEN CAST(l.attributes ->> ${path} AS TEXT) END)`;
+  }
+  return sql`${sql.raw(PATTERN_FUNCTION)}(${program}, ${value}) = 1`;
 }
 
 function ftsLookup(match: string, context: SqliteQueryContext): RawBuilder<unknown> {

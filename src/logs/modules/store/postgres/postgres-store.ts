@@ -30,8 +30,9 @@ import {
   storeEntries,
   type BlockSpan,
 } from './postgres-blocks.js';
+import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/condition.js';
 import { loadFacetDictionary, readFacetLookup, refreshFacetDictionary, storeFacetDictionary } from '../facet-dictionary.js';
-import { FacetDictionary } from '../facets.js';
+import { FacetDictionary, type FacetLookup } from '../facets.js';
 import {
   batchRollups,
   documentIdsOf,
@@ -365,11 +366,18 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
 
   protected async planWhere(tenantId: string, from: number, end: number, condition: Condition): Promise<PostgresPlan> {
     // The tenant's count of attribute numbers beside its facets (a cache with as many is right).
+    const patterned = hasFieldPatterns(condition);
     const [facets, { rows }] = await Promise.all([
-      readFacetLookup(this.reads, tenantId, condition),
+      patterned ? null : readFacetLookup(this.reads, tenantId, condition),
       sql<{ codes: string }>`SELECT count(*)::text AS codes FROM log_attribute_codes WHERE tenant_id = ${tenantId}`.execute(this.reads),
     ]);
     await this.#codes.sync(this.reads, tenantId, Number(rows[0]?.codes ?? 0));
+    // A field-name pattern names fields once the tenant's attribute names are known, then its facets are read.
+    if (patterned) condition = expandFieldPatterns(condition, knownFields(this.#codes.namesOf(tenantId)));
+    return this.#planOf(tenantId, from, end, condition, facets ?? (await readFacetLookup(this.reads, tenantId, condition)));
+  }
+
+  #planOf(tenantId: string, from: number, end: number, condition: Condition, facets: FacetLookup): PostgresPlan {
     const keyOf = (name: string) => this.#codes.keyOf(tenantId, name);
     return {
       where: sql`l.tenant_id = ${tenantId} AND l.ts >= ${from}::bigint AND l.ts < ${end}::bigint AND (${compilePostgres(condition, keyOf)})`,

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { AttributeCodes } from '../attribute-codes.js';
 import { readFacetLookup } from '../facet-dictionary.js';
+import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/condition.js';
 import { FacetDictionary } from '../facets.js';
 import type { FieldRef } from '../../query/fields.js';
 import type {
@@ -134,8 +135,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
       tenantId,
       [...new Set([...hours, ...displacedIds.map(hourOfId)])].sort((a, b) => a - b),
     );
-    const facets = await readFacetLookup(this.reads, tenantId, condition);
     await this.#caches.codes.sync(this.reads, tenantId, Number(rows[0]?.codes ?? 0));
+    if (hasFieldPatterns(condition)) condition = expandFieldPatterns(condition, knownFields(this.#caches.codes.namesOf(tenantId)));
+    const facets = await readFacetLookup(this.reads, tenantId, condition);
     const keyOf = (name: string) => this.#caches.codes.keyOf(tenantId, name);
     const ids = displaced
       ? sql`(l.id BETWEEN ${lo} AND ${hi} OR l.id IN (SELECT id FROM log_displaced WHERE tenant_id = ${tenantId} AND ts >= ${from} AND ts < ${end}))`

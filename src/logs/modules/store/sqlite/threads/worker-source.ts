@@ -1,4 +1,5 @@
 import { UNPACK_ROWS_SOURCE } from './packed-values.js';
+import { PATTERN_FUNCTION, PATTERN_MATCH_SOURCE } from '../../../query/pattern-match-source.js';
 
 /**
  * The code of every SQLite worker thread (protocol.ts), the writer's and the read pool's. Plain
@@ -12,6 +13,8 @@ const SQLite = require(workerData.driver);
 const { path, pragmas, readonly } = workerData;
 const database = readonly ? new SQLite(path, { readonly: true, fileMustExist: true }) : new SQLite(path);
 for (const pragma of pragmas) database.pragma(pragma);
+${PATTERN_MATCH_SOURCE}
+database.function('${PATTERN_FUNCTION}', { deterministic: true }, gerbangMatch);
 // Statements reused by their text (the stores issue a few dozen shapes over and over).
 const statements = new Map();
 function prepare(text) {

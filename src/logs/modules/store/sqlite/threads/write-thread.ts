@@ -1,3 +1,4 @@
+import { PATTERN_FUNCTION, patternMatch } from '../../../query/pattern-match-source.js';
 import {
   CompiledQuery,
   SqliteAdapter,
@@ -272,6 +273,7 @@ class SqliteThreadDriver implements Driver, WriterThread {
  * plain reads run on `reads`, the event loop's connection to the same file.
  */
 export function sqliteThreadDialect(reads: StatementSource, path: string, pragmas: readonly string[]): Dialect {
+  reads.function(PATTERN_FUNCTION, { deterministic: true }, patternMatch);
   const driver = new SqliteThreadDriver(reads, path, pragmas);
   return {
     createAdapter: () => new SqliteThreadAdapter(driver),
