@@ -21,7 +21,7 @@ export interface StatementSource {
 }
 
 /** Makes the Kysely dialect of a SQLite file whose writes run on a thread, given the event loop's connection for plain reads. */
-export type SqliteThreadDialect = (reads: StatementSource, path: string, pragmas: readonly string[]) => Dialect;
+export type SqliteThreadDialect = (reads: StatementSource & SqliteDatabase, path: string, pragmas: readonly string[]) => Dialect;
 
 export interface OpenOptions {
   /**
@@ -73,8 +73,7 @@ async function sqliteDialect(path: string, options: OpenOptions): Promise<Dialec
   const { default: SQLite } = await import('better-sqlite3');
   const database = new SQLite(path);
   for (const pragma of SQLITE_PRAGMAS) database.pragma(pragma);
-  // A memory database is one connection's: it cannot have a second one on a thread.
-  if (options.sqliteThread && path !== ':memory:') return options.sqliteThread(reusingStatements(database), path, SQLITE_PRAGMAS);
+  if (options.sqliteThread) return options.sqliteThread(reusingStatements(database), path, SQLITE_PRAGMAS);
   return new SqliteDialect({ database: reusingStatements(database) });
 }
 

@@ -2,6 +2,7 @@ import { PATTERN_FUNCTION, patternMatch } from '../../../query/pattern-match-sou
 import {
   CompiledQuery,
   SqliteAdapter,
+  SqliteDialect,
   SqliteIntrospector,
   SqliteQueryCompiler,
   type DatabaseConnection,
@@ -9,6 +10,7 @@ import {
   type Kysely,
   type Driver,
   type QueryResult,
+  type SqliteDatabase,
 } from 'kysely';
 import type { StatementSource } from '../../../../../shared/db/database.js';
 import { isPacked, packValues, type PackedValues } from './packed-values.js';
@@ -272,8 +274,10 @@ class SqliteThreadDriver implements Driver, WriterThread {
  * A Kysely dialect for a SQLite file whose writes run on a worker thread's connection and whose
  * plain reads run on `reads`, the event loop's connection to the same file.
  */
-export function sqliteThreadDialect(reads: StatementSource, path: string, pragmas: readonly string[]): Dialect {
+export function sqliteThreadDialect(reads: StatementSource & SqliteDatabase, path: string, pragmas: readonly string[]): Dialect {
   reads.function(PATTERN_FUNCTION, { deterministic: true }, patternMatch);
+  // A memory database is one connection's: it cannot have a second one on a thread.
+  if (path === ':memory:') return new SqliteDialect({ database: reads });
   const driver = new SqliteThreadDriver(reads, path, pragmas);
   return {
     createAdapter: () => new SqliteThreadAdapter(driver),
