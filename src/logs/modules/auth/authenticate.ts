@@ -55,6 +55,9 @@ export function clientOf(request: FastifyRequest): Client {
   return { ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id };
 }
 
+/** A session's last use is written at most this often. */
+const SESSION_TOUCH_EVERY_MS = 60_000;
+
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -105,6 +108,9 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
     const nowIso = new Date(now()).toISOString();
     if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub)
       throw new AppError('LOGS_INVALID_TOKEN');
+    // "Last used" from the row this check reads anyway: a write at most once a minute per session.
+    const touchBefore = new Date(now() - SESSION_TOUCH_EVERY_MS).toISOString();
+    if (session.last_used_at === null || session.last_used_at < touchBefore) await sessions.touch(session.id, nowIso, touchBefore);
     const context = await contextOf(await users.findById(claims.sub), claims.sid);
     if (!context) throw new AppError('LOGS_INVALID_TOKEN');
     return context;
