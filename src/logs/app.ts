@@ -45,6 +45,9 @@ import { MfaRepository } from './modules/mfa/mfa.repository.js';
 import { mfaRoutes } from './modules/mfa/mfa.routes.js';
 import { SecondFactor } from './modules/mfa/second-factor.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
+import { PasskeysRepository } from './modules/passkeys/passkeys.repository.js';
+import { passkeysRoutes } from './modules/passkeys/passkeys.routes.js';
+import { PasskeysService } from './modules/passkeys/passkeys.service.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
 import { DashboardsService } from './modules/dashboards/dashboards.service.js';
@@ -188,6 +191,16 @@ export async function buildLogsService({
   const secondFactor = new SecondFactor({ config, mfa, users: usersRepository, loginGuard, issuer, audit, now });
   const auth = new LogsAuthService({ db, users: usersRepository, sessions, issuer, secondFactor, loginGuard, audit, now });
   const sessionsService = new SessionsService({ sessions, users: usersRepository, audit, now });
+  const passkeys = new PasskeysService({
+    config,
+    passkeys: new PasskeysRepository(db),
+    mfa,
+    users: usersRepository,
+    loginGuard,
+    issuer,
+    audit,
+    now,
+  });
   const users = new LogsUsersService({ db, users: usersRepository, roles: rolesRepository, sessions, audit, now });
   const roles = new RolesService(rolesRepository, audit, now);
   const spans = new SpansRepository(db);
@@ -329,6 +342,7 @@ export async function buildLogsService({
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
   await app.register(mfaRoutes({ secondFactor, guards }), { prefix: '/api' });
   await app.register(sessionsRoutes({ sessions: sessionsService, guards }), { prefix: '/api' });
+  await app.register(passkeysRoutes({ passkeys, guards }), { prefix: '/api' });
   await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });

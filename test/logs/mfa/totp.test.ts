@@ -32,7 +32,11 @@ async function codeStep(logs: TestLogs, challenge: string, code: string) {
 }
 
 async function auditActions(logs: TestLogs, action: string) {
-  const response = await logs.request({ method: 'GET', url: `/api/v1/log-audit/search?action=${action}&limit=100`, headers: await logs.admin() });
+  const response = await logs.request({
+    method: 'GET',
+    url: `/api/v1/log-audit/search?action=${action}&limit=100`,
+    headers: await logs.admin(),
+  });
   assert.equal(response.statusCode, 200, response.body);
   return response.json().data as { action: string; outcome: string; actor: string; details: unknown; target_id: string | null }[];
 }

@@ -47,6 +47,8 @@ export function lockoutKeysOf(username: string): string[] {
 export class LoginGuard {
   private readonly lockouts: Record<PasswordChannel, LoginLockout<LogsUsersTable, Client, LogsSchema>>;
   private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
+  /** Login attempts per address (the password channel's counter). */
+  private readonly loginAttemptsPerAddress: SharedRateLimiter<LogsSchema>;
   /** Wrong login codes counted toward the account's lockout (the password channel's counter). */
   private readonly loginFailuresPerUsername: SharedRateLimiter<LogsSchema>;
   /** The same failures, forgotten only at a good second factor (a good password alone does not). */
@@ -92,6 +94,7 @@ export class LoginGuard {
       );
     this.lockouts = { login: lockoutOf(PREFIXES.login), basic: lockoutOf(PREFIXES.basic) };
     this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', loginPerAddress, deps.now);
+    this.loginAttemptsPerAddress = new SharedRateLimiter(deps.db, PREFIXES.login.address, loginPerAddress, deps.now);
     this.loginFailuresPerUsername = new SharedRateLimiter(deps.db, PREFIXES.login.username, loginFailuresPerUsername, deps.now);
     this.secondFactorFailuresPerUsername = new SharedRateLimiter(deps.db, 'mfa-username:', loginFailuresPerUsername, deps.now);
   }
@@ -116,6 +119,12 @@ export class LoginGuard {
     });
     const seconds = Math.max(...limited.map((state) => state.retryAfterSeconds));
     throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(seconds) } });
+  }
+
+  /** A sign-in attempt that names no account (a passkey ceremony): counted per address as every login is; 429 at the limit. */
+  async countAttempt(client: Client): Promise<void> {
+    const state = await this.loginAttemptsPerAddress.hit(client.ip);
+    if (state.limited) throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(state.retryAfterSeconds) } });
   }
 
   /** A wrong second-factor code: one failure toward the account's lockout. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { LogsMfaChallengesTable, LogsSchema } from '../../db/schema.js';
 
@@ -9,7 +9,34 @@ export const challengeHash = (token: string): string => createHash('sha256').upd
  * one conditional UPDATE or DELETE, so of two concurrent uses (on any instances) exactly one wins.
  */
 export class MfaRepository {
+  private prunedAt = 0;
+
   constructor(private readonly db: Kysely<LogsSchema>) {}
+
+  /** A new challenge of the purpose, living `ttlMs` from `nowMs`; returns the token (only its hash is stored). */
+  async newChallenge(
+    purpose: LogsMfaChallengesTable['purpose'],
+    userId: string | null,
+    ttlMs: number,
+    nowMs: number,
+    data: string | null = null,
+  ) {
+    const token = randomBytes(32).toString('base64url');
+    // Ended challenges go now and then, so the table holds only recent ones.
+    if (nowMs - this.prunedAt >= 60_000) {
+      this.prunedAt = nowMs;
+      await this.pruneChallenges(new Date(nowMs - 60 * 60_000).toISOString());
+    }
+    await this.addChallenge({
+      token_hash: challengeHash(token),
+      purpose,
+      user_id: userId,
+      data,
+      created_at: new Date(nowMs).toISOString(),
+      expires_at: new Date(nowMs + ttlMs).toISOString(),
+    });
+    return token;
+  }
 
   totpOf(userId: string) {
     return this.db.selectFrom('logs_mfa_totp').selectAll().where('user_id', '=', userId).executeTakeFirst();

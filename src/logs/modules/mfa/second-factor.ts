@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { looksLikeRecoveryCode, matchRecoveryCode, newRecoveryCodes, recoveryCodeDigest } from '../../../shared/mfa/recovery-codes.js';
 import { newTotpSecret, totpUri, verifyTotp } from '../../../shared/mfa/totp.js';
@@ -47,8 +46,6 @@ export interface MfaStatus {
  * the login's second step, removal, and enforcement for holders of LOGS_MFA_REQUIRED_PERMISSIONS.
  */
 export class SecondFactor {
-  private prunedAt = 0;
-
   constructor(private readonly deps: SecondFactorDeps) {}
 
   private nowIso(): string {
@@ -64,23 +61,8 @@ export class SecondFactor {
     return wanted.some((permission) => held.has(permission));
   }
 
-  private async newChallenge(purpose: LogsMfaChallengesTable['purpose'], userId: string | null, ttlMs: number, data: string | null = null) {
-    const token = randomBytes(32).toString('base64url');
-    const at = this.deps.now();
-    // Ended challenges go now and then, so the table holds only recent ones.
-    if (at - this.prunedAt >= 60_000) {
-      this.prunedAt = at;
-      await this.deps.mfa.pruneChallenges(new Date(at - 60 * 60_000).toISOString());
-    }
-    await this.deps.mfa.addChallenge({
-      token_hash: challengeHash(token),
-      purpose,
-      user_id: userId,
-      data,
-      created_at: new Date(at).toISOString(),
-      expires_at: new Date(at + ttlMs).toISOString(),
-    });
-    return token;
+  private newChallenge(purpose: LogsMfaChallengesTable['purpose'], userId: string, ttlMs: number) {
+    return this.deps.mfa.newChallenge(purpose, userId, ttlMs, this.deps.now());
   }
 
   /**
