@@ -266,7 +266,17 @@ export async function buildLogsService({
     now,
   });
   const apiKeys = new ApiKeysService({ db, keys: new ApiKeysRepository(db), users: usersRepository, audit, now });
-  const guards = logsGuards({ config, apiKeys, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
+  const guards = logsGuards({
+    config,
+    apiKeys,
+    tokens,
+    sessions,
+    users: usersRepository,
+    tenants: tenantsRepository,
+    loginGuard,
+    passwordAlone: (userId) => secondFactor.passwordAlone(userId),
+    now,
+  });
 
   // HTTP
   const inFlight = new InFlightRequests();

@@ -10,6 +10,8 @@ import type { Browser, Page } from 'puppeteer-core';
 import { totpCode } from '../../src/shared/mfa/totp.js';
 import { closedPort } from '../helpers/upstream.js';
 import {
+  ADMIN,
+  ADMIN_PASSWORD,
   assertAccessible,
   launchChromium,
   newPage,
@@ -181,6 +183,51 @@ describe('console account: second factor, passkeys, sessions in Chromium', { tim
     assert.equal(refused.status, 401, 'the other session is refused at once');
     const mine = await page.$$eval('#sessions tbody tr', (trs) => trs.length);
     assert.equal(mine, 1);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
+
+describe('console sign-in of an account that must enrol a second factor (LOGS_MFA_REQUIRED_PERMISSIONS)', { timeout: 600_000 }, () => {
+  let system: System;
+  let browser: Browser;
+  before(async () => {
+    browser = await launchChromium();
+    system = await startSystem({ LOGS_MFA_REQUIRED_PERMISSIONS: 'users:manage' });
+  });
+  after(async () => {
+    await browser?.close();
+    await system?.stop();
+  });
+
+  test('the administrator enrols at sign-in, before any page of the console, then signs in with a code', async () => {
+    const page = await newPage(browser);
+    await page.goto(`${system.logs}/`, { waitUntil: 'load' });
+    await page.waitForSelector('#username');
+    await page.type('#username', ADMIN);
+    await page.type('#password', ADMIN_PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#enrol-required');
+    await page.waitForSelector('#totp-qr');
+    assert.equal(await page.$('#whoami'), null, 'no console before enrolment');
+    await assertAccessible(page, 'enrolment at sign-in');
+    await screenshot(page, 'signin-enrol');
+    const secret = (await textOf(page, '#totp-secret')).replace(/\s+/g, '');
+    await page.keyboard.type(totpCode(secret, Date.now()));
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#recovery-codes');
+    await page.click('#recovery-done');
+    await page.waitForSelector('#whoami');
+    assert.equal(await textOf(page, '#whoami'), ADMIN);
+
+    await signOut(page);
+    await page.type('#username', ADMIN);
+    await page.type('#password', ADMIN_PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#mfa-code');
+    await page.keyboard.type(totpCode(secret, Date.now() + STEP_MS));
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#whoami');
     assert.deepEqual(page.problems, []);
     await page.close();
   });

@@ -176,6 +176,26 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('HTTP Basic: a password alone no longer stands for an account with a second factor (an API key does)', async () => {
+      const user = await logs.userWith(['logs:write']);
+      const bulk = (username: string, password: string) =>
+        logs.request({
+          method: 'POST',
+          url: '/api/v1/_elastic/_bulk',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
+            'content-type': 'application/x-ndjson',
+          },
+          payload: '{"index":{}}\n{"message":"hello"}\n',
+        });
+      assert.equal((await bulk(user.username, PASSWORD)).statusCode, 200, 'before enrolment');
+      await enrol(logs, user.headers);
+      logs.clock.advance(120_000); // past the verified-credential cache
+      const refused = await bulk(user.username, PASSWORD);
+      assert.equal(refused.statusCode, 401);
+      assert.equal(refused.json().error.type, 'security_exception');
+    });
+
     test('removal: by the user with a current code, or by an administrator; both audited', async () => {
       const user = await logs.userWith(['logs:read']);
       const { secret } = await enrol(logs, user.headers);

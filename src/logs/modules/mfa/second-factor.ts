@@ -61,6 +61,12 @@ export class SecondFactor {
     return wanted.some((permission) => held.has(permission));
   }
 
+  /** Whether a password alone may stand for the user (HTTP Basic): no second factor, and none required. */
+  async passwordAlone(userId: string): Promise<boolean> {
+    const totp = await this.deps.mfa.totpOf(userId);
+    return !totp?.confirmed_at && !(await this.required(userId));
+  }
+
   private newChallenge(purpose: LogsMfaChallengesTable['purpose'], userId: string, ttlMs: number) {
     return this.deps.mfa.newChallenge(purpose, userId, ttlMs, this.deps.now());
   }
