@@ -186,6 +186,32 @@ describe('console account: second factor, passkeys, sessions in Chromium', { tim
     assert.deepEqual(page.problems, []);
     await page.close();
   });
+
+  test("an administrator ends a user's sessions and removes their second factor from the account page", async () => {
+    const { users } = await system.api.asAdmin('GET', '/api/users');
+    const target = (users as { id: string; username: string }[]).find((user) => user.username === 'totpuser')!;
+    const held = await system.api.request('POST', '/api/login', { body: { username: 'totpuser', password: PASSWORD } });
+    assert.equal(held.status, 401, 'totpuser has a second factor (the first test)');
+    const page = await newPage(browser);
+    await signIn(page, base, ADMIN, ADMIN_PASSWORD);
+    await page.evaluate((id) => (location.hash = `#/account?user=${id}`), target.id);
+    await page.waitForSelector('#user-sessions');
+    await assertAccessible(page, "a user's sessions");
+    await screenshot(page, 'account-user-security');
+    const before = await page.$$eval('#user-sessions tbody tr', (trs) => trs.length);
+    assert.ok(before >= 1, 'the sessions totpuser signed in with');
+    await page.click('#user-end-all');
+    await page.waitForFunction((count) => document.querySelector('#user-security-notice')?.textContent?.endsWith(` ${count}`), {}, before);
+    assert.equal(await page.$$eval('#user-sessions tbody tr', (trs) => trs.length), 0);
+    await page.click('#user-remove-mfa');
+    await page.waitForSelector('dialog #confirm-yes');
+    await page.click('#confirm-yes');
+    await page.waitForFunction(() => document.querySelector('#user-security-notice')?.textContent === 'The authenticator app was removed.');
+    const plain = await system.api.request('POST', '/api/login', { body: { username: 'totpuser', password: PASSWORD } });
+    assert.equal(plain.status, 200, 'a password alone again');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
 });
 
 describe('console sign-in of an account that must enrol a second factor (LOGS_MFA_REQUIRED_PERMISSIONS)', { timeout: 600_000 }, () => {

@@ -7,20 +7,30 @@ import { words } from '../i18n.js';
 import type { PageContext, View } from '../page.js';
 import { enrolment } from './enrol.js';
 import { accountWords } from './texts.js';
+import { userSecurity } from './user-security.js';
 import type { MfaStatus, PasskeyOptions, PasskeysResponse, SessionsResponse } from './types.js';
 
 const messageOf = (error: unknown) => (error instanceof ApiError ? error.full : error instanceof Error ? error.message : String(error));
 
 /**
  * The signed-in person's own account: the second factor (an authenticator app, with its recovery
- * codes), passkeys, and the sessions they are signed in with (docs/console.md "Account").
+ * codes), passkeys, and the sessions they are signed in with (docs/console.md "Account"); for
+ * users:manage holders, a user's sessions and second factor too.
  */
-export function renderAccount(_ctx: PageContext): View {
+export function renderAccount(ctx: PageContext): View {
   const t = accountWords();
   const mfa = el('section', { id: 'account-mfa', ariaLabelledBy: 'account-mfa-title' });
   const passkeys = el('section', { id: 'account-passkeys', ariaLabelledBy: 'account-passkeys-title' });
   const sessions = el('section', { id: 'account-sessions', ariaLabelledBy: 'account-sessions-title' });
-  const node = el('div', { id: 'account-page' }, el('h2', { textContent: t.account }), mfa, passkeys, sessions);
+  const node = el(
+    'div',
+    { id: 'account-page' },
+    el('h2', { textContent: t.account }),
+    mfa,
+    passkeys,
+    sessions,
+    ctx.can('users:manage') ? userSecurity(ctx) : null,
+  );
   drawMfa(mfa);
   drawPasskeys(passkeys);
   drawSessions(sessions);

@@ -39,8 +39,9 @@ export function continueSignIn(error: unknown, root: HTMLElement, start: () => P
       enrolment(
         (path, body) => post(path, body, token),
         (login) => {
-          if (login) void start();
-          else back('');
+          if (!login) return back('');
+          signedIn(login);
+          void start();
         },
       ),
       button(t.backToSignIn, () => back(''), { className: 'link' }),

@@ -52,6 +52,10 @@ const en = {
   endOthers: 'End all other sessions',
   endedCount: 'Sessions ended:',
   actions: 'Actions',
+  userSecurity: "A user's sessions and second factor",
+  user: 'User',
+  endAll: 'End all their sessions',
+  removeSecondFactor: "Remove the user's second factor",
 };
 type AccountTexts = typeof en;
 
@@ -106,6 +110,10 @@ const id: AccountTexts = {
   endOthers: 'Akhiri semua sesi lain',
   endedCount: 'Sesi diakhiri:',
   actions: 'Tindakan',
+  userSecurity: 'Sesi dan faktor kedua pengguna',
+  user: 'Pengguna',
+  endAll: 'Akhiri semua sesinya',
+  removeSecondFactor: 'Hapus faktor kedua pengguna',
 };
 
 export function accountWords(): AccountTexts {
