@@ -37,9 +37,7 @@ export function enrolment(call: Caller, done: (login: LoginResponse | undefined)
         el('p', { textContent: t.enrolIntro }),
         qrSvg(started.otpauth_uri, t.qrLabel),
         el('p', {}, `${t.secretKey}: `, el('code', { id: 'totp-secret', textContent: started.secret.replace(/(.{4})/g, '$1 ').trim() })),
-        el('label', { htmlFor: 'enrol-code', textContent: t.firstCode }),
-        code,
-        submit,
+        el('div', { className: 'toolbar' }, el('label', { htmlFor: 'enrol-code', textContent: t.firstCode }), code, submit),
       );
       form.addEventListener('submit', (event) => {
         event.preventDefault();
