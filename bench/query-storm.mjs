@@ -98,6 +98,7 @@ async function main() {
       LOGS_PORT: String(PORTS.logs),
       GATEWAY_ADMIN_PASSWORD: PASSWORD,
       LOGS_ADMIN_PASSWORD: PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'warn',
       SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
       LOGS_INGEST_RATE_PER_TENANT: '1000000',

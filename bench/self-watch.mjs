@@ -44,6 +44,7 @@ const baseEnv = (dataDir) => ({
   LOGS_PORT: String(PORTS.logs),
   GATEWAY_ADMIN_PASSWORD: PASSWORD,
   LOGS_ADMIN_PASSWORD: PASSWORD,
+  LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
   LOG_LEVEL: 'info',
   SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
   // The benchmark's own traffic must not be refused by the console's per-tenant ingestion limit.

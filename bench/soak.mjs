@@ -117,6 +117,7 @@ async function main() {
       LOGS_PORT: String(PORTS.logs),
       GATEWAY_ADMIN_PASSWORD: PASSWORD,
       LOGS_ADMIN_PASSWORD: PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'info',
       SERVER_SERVICE_MASTER_DATA: upstreamUrl,
       LOGS_INGEST_RATE_PER_TENANT: '1000000',

@@ -40,6 +40,15 @@ import { logsGuards } from './modules/auth/authenticate.js';
 import { LoginGuard } from './modules/auth/login-guard.js';
 import { LogsSessionsRepository } from './modules/auth/sessions.repository.js';
 import { LogsTokens } from './modules/auth/tokens.js';
+import { SessionIssuer } from './modules/auth/session-issuer.js';
+import { MfaRepository } from './modules/mfa/mfa.repository.js';
+import { mfaRoutes } from './modules/mfa/mfa.routes.js';
+import { SecondFactor } from './modules/mfa/second-factor.js';
+import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
+import { PasskeysRepository } from './modules/passkeys/passkeys.repository.js';
+import { passkeysRoutes } from './modules/passkeys/passkeys.routes.js';
+import { PasskeysService } from './modules/passkeys/passkeys.service.js';
+import { SessionsService } from './modules/sessions/sessions.service.js';
 import { dashboardsRoutes } from './modules/dashboards/dashboards.routes.js';
 import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts, sourceCountsJob } from './modules/dashboards/source-counts.js';
@@ -177,7 +186,21 @@ export async function buildLogsService({
   const signingKeys = await SigningKeyRing.open(db, 'logs_signing_keys', { now });
   const tokens = new LogsTokens(signingKeys, config.token, now);
   const loginGuard = new LoginGuard({ db, config, users: usersRepository, audit, now });
-  const auth = new LogsAuthService({ db, config, users: usersRepository, sessions, tokens, loginGuard, audit, now });
+  const issuer = new SessionIssuer({ db, config, users: usersRepository, sessions, tokens, audit, now });
+  const mfa = new MfaRepository(db);
+  const secondFactor = new SecondFactor({ config, mfa, users: usersRepository, loginGuard, issuer, audit, now });
+  const auth = new LogsAuthService({ db, users: usersRepository, sessions, issuer, secondFactor, loginGuard, audit, now });
+  const sessionsService = new SessionsService({ sessions, users: usersRepository, audit, now });
+  const passkeys = new PasskeysService({
+    config,
+    passkeys: new PasskeysRepository(db),
+    mfa,
+    users: usersRepository,
+    loginGuard,
+    issuer,
+    audit,
+    now,
+  });
   const users = new LogsUsersService({ db, users: usersRepository, roles: rolesRepository, sessions, audit, now });
   const roles = new RolesService(rolesRepository, audit, now);
   const spans = new SpansRepository(db);
@@ -243,7 +266,17 @@ export async function buildLogsService({
     now,
   });
   const apiKeys = new ApiKeysService({ db, keys: new ApiKeysRepository(db), users: usersRepository, audit, now });
-  const guards = logsGuards({ config, apiKeys, tokens, sessions, users: usersRepository, tenants: tenantsRepository, loginGuard, now });
+  const guards = logsGuards({
+    config,
+    apiKeys,
+    tokens,
+    sessions,
+    users: usersRepository,
+    tenants: tenantsRepository,
+    loginGuard,
+    passwordAlone: (userId) => secondFactor.passwordAlone(userId),
+    now,
+  });
 
   // HTTP
   const inFlight = new InFlightRequests();
@@ -317,6 +350,9 @@ export async function buildLogsService({
   });
   readinessGauge(app, serviceMetrics.registry, 'logs');
   await app.register(logsAuthRoutes({ auth, guards }), { prefix: '/api' });
+  await app.register(mfaRoutes({ secondFactor, guards }), { prefix: '/api' });
+  await app.register(sessionsRoutes({ sessions: sessionsService, guards }), { prefix: '/api' });
+  await app.register(passkeysRoutes({ passkeys, guards }), { prefix: '/api' });
   await app.register(tenantsRoutes({ tenants, guards }), { prefix: '/api/tenants' });
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });

@@ -2,6 +2,7 @@ import { ConfigError, envReader, readAdminPassword, readServiceBasics, type Env,
 import { WebhookAllowList } from './modules/alerts/webhook-address.js';
 import { DEFAULT_WRITE_TIMEOUT_MS } from './modules/store/index.js';
 import { loadDashboardsConfig, type DashboardsConfig } from './modules/dashboards/dashboards.config.js';
+import { isPermission, type Permission } from './modules/rbac/permissions.js';
 
 export interface RateRule {
   readonly limit: number;
@@ -72,6 +73,14 @@ export interface LogsConfig extends ServiceBasics {
    * default), the lag past which one is left out and how often lag is measured (docs/scaling.md).
    */
   readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly checkIntervalMs: number };
+  /**
+   * Second factor (docs/logs-api.md "Second factor"): holders of any of these permissions must
+   * enrol before they get a session (LOGS_MFA_REQUIRED_PERMISSIONS; `none` = nobody); the issuer
+   * an authenticator app shows (LOGS_MFA_ISSUER).
+   */
+  readonly mfa: { readonly requiredPermissions: readonly Permission[]; readonly issuer: string };
+  /** Passkeys (docs/console.md "Passkeys"): the relying party's id and name, and the origins a ceremony may come from. */
+  readonly webauthn: { readonly rpId: string; readonly rpName: string; readonly origins: readonly string[] };
 }
 
 export function loadLogsConfig(env: Env): LogsConfig {
@@ -120,7 +129,47 @@ export function loadLogsConfig(env: Env): LogsConfig {
     migrationProgressIntervalMs: read.duration('LOGS_MIGRATION_PROGRESS_INTERVAL', '10s'),
     search: searchConfig(read),
     readReplicas: readReplicasConfig(read, basics.databaseUrl),
+    mfa: mfaConfig(read),
+    webauthn: webauthnConfig(read, basics.port),
   });
+}
+
+const DEFAULT_MFA_REQUIRED: readonly Permission[] = ['users:manage', 'roles:manage', 'tenants:manage'];
+
+function mfaConfig(read: ReturnType<typeof envReader>): LogsConfig['mfa'] {
+  const name = 'LOGS_MFA_REQUIRED_PERMISSIONS';
+  const listed = read.list(name);
+  let requiredPermissions: readonly Permission[] = DEFAULT_MFA_REQUIRED;
+  if (listed.length === 1 && listed[0]!.toLowerCase() === 'none') requiredPermissions = [];
+  else if (listed.length > 0) {
+    const unknown = listed.filter((permission) => !isPermission(permission));
+    if (unknown.length > 0) throw new ConfigError(name, `names no permission: ${unknown.join(', ')} (or write none)`);
+    requiredPermissions = listed as Permission[];
+  }
+  return { requiredPermissions, issuer: read.string('LOGS_MFA_ISSUER', 'Gerbang Logs') };
+}
+
+function webauthnConfig(read: ReturnType<typeof envReader>, port: number): LogsConfig['webauthn'] {
+  const rpId = read.string('LOGS_WEBAUTHN_RP_ID', 'localhost').toLowerCase();
+  if (!/^[a-z0-9.-]+$/.test(rpId) || /^[\d.]+$/.test(rpId)) {
+    throw new ConfigError('LOGS_WEBAUTHN_RP_ID', "must be a domain name (the console's host or a parent of it), not an address");
+  }
+  const listed = read.list('LOGS_WEBAUTHN_ORIGIN');
+  const origins = listed.length > 0 ? listed : [rpId === 'localhost' ? `http://localhost:${port}` : `https://${rpId}`];
+  for (const origin of origins) {
+    let host: string;
+    try {
+      const url = new URL(origin);
+      if (url.origin !== origin || !/^https?:$/.test(url.protocol)) throw new Error('not an origin');
+      host = url.hostname;
+    } catch {
+      throw new ConfigError('LOGS_WEBAUTHN_ORIGIN', `must be origins (scheme://host[:port]) separated by commas, got "${origin}"`);
+    }
+    if (host !== rpId && !host.endsWith(`.${rpId}`)) {
+      throw new ConfigError('LOGS_WEBAUTHN_ORIGIN', `${origin} is not on LOGS_WEBAUTHN_RP_ID (${rpId}) or a subdomain of it`);
+    }
+  }
+  return { rpId, rpName: read.string('LOGS_WEBAUTHN_RP_NAME', 'Gerbang Logs'), origins };
 }
 
 /** At most this many read replicas (a typo'd list is refused rather than opening hundreds of pools). */

@@ -220,7 +220,7 @@ describe('console administration and permissions in Chromium', { timeout: 900_00
       if (response.status() === 403) refused.push(response.url());
     });
     await signIn(other, system.logs, reader, PASSWORD);
-    assert.deepEqual(await other.$$eval('#pages a', (links) => links.map((link) => link.id)), ['nav-explore', 'nav-keys']);
+    assert.deepEqual(await other.$$eval('#pages a', (links) => links.map((link) => link.id)), ['nav-explore', 'nav-keys', 'nav-account']);
     assert.equal(await other.$('#tenant'), null, 'no tenant switcher without tenants:manage');
     for (const path of ['dashboards', 'alerts', 'apm', 'infra', 'audit', 'admin']) {
       await other.goto(`${system.logs}/console/#/${path}`);

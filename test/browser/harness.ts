@@ -66,6 +66,7 @@ export async function startSystem(env: Record<string, string> = {}): Promise<Sys
       LOG_LEVEL: 'info', // the supervisor's 'services listening' line is info
       GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
       LOGS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       // Many sign-ins from one address in a few minutes: the test, not an attack.
       LOGS_LOGIN_RATE_PER_ADDRESS: '10000',
       LOGS_API_RATE_PER_USER: '100000',

@@ -117,6 +117,7 @@ describe('two of everything on PostgreSQL behind nginx', () => {
             // The log store's reads go to the standby (docs/scaling.md, "Read replicas").
             LOGS_DATABASE_READ_URL: cluster.standbyUrl('gerbang_logs'),
             LOGS_ADMIN_PASSWORD,
+            LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
             LOGS_GATEWAY_SHIPPER_KEY: SHIPPER_KEY,
             LOGS_TRUST_PROXY: '1',
             LOGS_ALERTS_EVAL_INTERVAL: '250ms',

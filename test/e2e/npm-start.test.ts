@@ -30,6 +30,7 @@ async function startAll(dataDir: string, masterData: string) {
       LOG_LEVEL: 'info',
       GATEWAY_ADMIN_PASSWORD: PASSWORD,
       LOGS_ADMIN_PASSWORD: PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       GATEWAY_TELEMETRY_INTERVAL: '50ms',
       // Every trace, so that the one proxied call below is in the service map (the default records a tenth).
       GATEWAY_TELEMETRY_SAMPLE_RATIO: '1',

@@ -41,6 +41,10 @@ const LOGS_TABLES = [
   'logs_alerts',
   'apm_spans',
   'infra_metric_points',
+  // Not logs_mfa_challenges: a right password of an enrolled user is answered 401 with a new challenge.
+  'logs_mfa_totp',
+  'logs_mfa_recovery_codes',
+  'logs_passkeys',
 ] as const;
 
 /** Limits that would otherwise lock the fuzzing actors out of their own accounts mid-run. */
@@ -87,7 +91,9 @@ export function logsErrorShapeProblem(status: number, body: string): string | un
   if (typeof value.error !== 'string' || value.error === '') return 'no error message';
   if ('detail' in value && typeof value.detail !== 'string') return 'detail is not a string';
   if ('position' in value && !Number.isInteger(value.position)) return 'position is not an integer';
-  const extra = Object.keys(value).filter((key) => !['error', 'detail', 'position'].includes(key));
+  // A login that needs a second factor says what to send next (docs/logs-api.md "Second factor").
+  if ('mfa' in value && (status !== 401 || typeof value.mfa !== 'object' || value.mfa === null)) return 'mfa is not an object of a 401';
+  const extra = Object.keys(value).filter((key) => !['error', 'detail', 'position', 'mfa'].includes(key));
   return extra.length > 0 ? `unexpected fields ${extra.join(', ')}` : undefined;
 }
 

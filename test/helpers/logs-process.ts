@@ -19,6 +19,7 @@ export async function startLogsProcess(
       LOGS_PORT: String(port),
       LOGS_DATABASE_URL: databaseUrl,
       LOGS_ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'info',
       LOGS_RETENTION_INTERVAL: '0',
       LOGS_SELF_METRICS_INTERVAL: '0',

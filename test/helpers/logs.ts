@@ -48,6 +48,8 @@ export async function startTestLogs(dialect: DialectName, env: Record<string, st
     LOGS_RETENTION_INTERVAL: '0',
     LOGS_LOGIN_RATE_PER_ADDRESS: '100000',
     LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '1000',
+    // The administrator signs in with a password alone unless a test asks for enforcement.
+    LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
     ...env,
   });
   const service = await buildLogsService({ config, now: clock.now });

@@ -86,6 +86,7 @@ describe('a second process on the same SQLite files', () => {
           LOGS_PORT: String(await closedPort()),
           LOGS_DATABASE_URL: `sqlite:${database}`,
           LOGS_ADMIN_PASSWORD,
+          LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
           LOG_LEVEL: 'info',
         },
         60_000,
@@ -150,6 +151,7 @@ describe('restore onto running services, and a service restarted by `all`', () =
       LOGS_PORT: '0',
       GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
       LOGS_ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOGS_RETENTION_INTERVAL: '0',
       LOGS_SELF_METRICS_INTERVAL: '0',
     });

@@ -68,12 +68,27 @@ async function json(response: Response): Promise<Record<string, unknown>> {
   }
 }
 
+/** A right password without a second factor begins the session; otherwise the 401 says what next (`body.mfa`). */
 export async function login(username: string, password: string): Promise<void> {
-  const response = await raw('/api/login', { method: 'POST', body: JSON.stringify({ username, password } satisfies LoginBody) });
-  const body = await json(response);
-  if (!response.ok) throw new ApiError(response.status, body);
+  signedIn(await post<LoginResponse>('/api/login', { username, password } satisfies LoginBody));
+}
+
+/** A login answer (from the password, the code step, an enrolment or a passkey) begins the session. */
+export function signedIn(answer: LoginResponse): void {
   chooseTenant(null);
-  keep((body as LoginResponse).token);
+  keep(answer.token);
+}
+
+/** A POST outside the session (sign-in's steps), with a one-purpose bearer credential when given. */
+export async function post<T>(path: string, body?: unknown, bearer?: string): Promise<T> {
+  const response = await raw(path, {
+    method: 'POST',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    ...(bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {}),
+  });
+  const answer = await json(response);
+  if (!response.ok) throw new ApiError(response.status, answer);
+  return answer as T;
 }
 
 function forget(): void {

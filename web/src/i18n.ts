@@ -25,6 +25,7 @@ const en = {
   audit: 'Audit',
   admin: 'Administration',
   apiKeys: 'API keys',
+  account: 'Account',
   // explore
   search: 'Search',
   query: 'Query',
@@ -264,6 +265,7 @@ const id: Texts = {
   audit: 'Audit',
   admin: 'Administrasi',
   apiKeys: 'Kunci API',
+  account: 'Akun',
   search: 'Cari',
   query: 'Kueri',
   range: 'Rentang waktu',

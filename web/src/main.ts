@@ -1,3 +1,4 @@
+import { renderAccount } from './account/page.js';
 import { renderApiKeys } from './admin/api-keys.js';
 import { renderAdmin } from './admin/page.js';
 import { renderAlerts } from './alerts-page.js';
@@ -37,6 +38,7 @@ const PAGES: Page[] = [
   { path: 'audit', label: 'audit', needs: ['audit:read'], render: renderAudit },
   { path: 'admin', label: 'admin', needs: ['users:manage', 'roles:manage', 'tenants:manage'], render: renderAdmin },
   { path: 'keys', label: 'apiKeys', needs: [], render: (ctx) => renderApiKeys(ctx, me?.permissions ?? []) },
+  { path: 'account', label: 'account', needs: [], render: renderAccount },
 ];
 
 const root = document.getElementById('app')!;

@@ -1,3 +1,4 @@
+import { continueSignIn, passkeySignIn } from './account/second-step.js';
 import { ApiError, login } from './api.js';
 import { button, el } from './dom.js';
 import { language, toggleLanguage, words } from './i18n.js';
@@ -19,6 +20,7 @@ export function showSignIn(root: HTMLElement, start: () => Promise<void>, messag
     el('label', { htmlFor: 'password', textContent: t.pass }),
     pass,
     submit,
+    passkeySignIn(start, (text) => (error.textContent = text)),
     error,
     button(
       t.language,
@@ -36,6 +38,8 @@ export function showSignIn(root: HTMLElement, start: () => Promise<void>, messag
     login(user.value, pass.value)
       .then(start)
       .catch((e: unknown) => {
+        // A right password that needs a second factor (or its enrolment): the next step.
+        if (continueSignIn(e, root, start, (text) => showSignIn(root, start, text))) return;
         // The API's message as it says it ("invalid credentials", "rate limit exceeded").
         error.textContent = e instanceof ApiError ? e.full : e instanceof Error ? e.message : String(e);
         pass.select();

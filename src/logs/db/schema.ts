@@ -51,6 +51,12 @@ export interface LogsSessionsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** Written at most once a minute per session (docs/logs-api.md "Sessions"). */
+  last_used_at: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  /** How the person signed in: password, password+totp, password+recovery_code, passkey. */
+  method: string | null;
 }
 
 export interface LogsRefreshTokensTable {
@@ -91,6 +97,51 @@ export interface LogsApiKeysTable {
   last_used_at: string | null;
 }
 
+/** A user's TOTP secret; a second factor once confirmed. */
+export interface LogsMfaTotpTable {
+  user_id: string;
+  /** Base32. */
+  secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  /** The step of the last accepted code: that code and older ones are refused (replay). */
+  last_used_step: number | null;
+}
+
+export interface LogsMfaRecoveryCodesTable {
+  user_id: string;
+  /** SHA-256 hex of the normalised code. */
+  digest: string;
+  created_at: string;
+}
+
+/** A short-lived single-use challenge: a login awaiting its code, an enrolment, a passkey ceremony. */
+export interface LogsMfaChallengesTable {
+  /** SHA-256 hex of the token handed out. */
+  token_hash: string;
+  purpose: 'login' | 'enrolment' | 'passkey_register' | 'passkey_login';
+  user_id: string | null;
+  data: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  failures: number;
+}
+
+export interface LogsPasskeysTable {
+  /** Credential id, base64url. */
+  id: string;
+  user_id: string;
+  name: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** JSON array. */
+  transports: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
 export interface LogsSchema {
   logs_tenants: LogsTenantsTable;
   logs_roles: LogsRolesTable;
@@ -103,4 +154,8 @@ export interface LogsSchema {
   /** Keys `address:<ip>` (login attempts) and `username:<name>` (login failures). */
   login_failures: LoginFailuresTable;
   logs_api_keys: LogsApiKeysTable;
+  logs_mfa_totp: LogsMfaTotpTable;
+  logs_mfa_recovery_codes: LogsMfaRecoveryCodesTable;
+  logs_mfa_challenges: LogsMfaChallengesTable;
+  logs_passkeys: LogsPasskeysTable;
 }

@@ -13,6 +13,17 @@ export const LogsErrorBody = Type.Object({
   error: Type.String(),
   detail: Type.Optional(Type.String()),
   position: Type.Optional(Type.Integer()),
+  mfa: Type.Optional(
+    Type.Object(
+      {
+        challenge: Type.Optional(Type.String({ description: 'Send it with a code to POST /api/login/mfa' })),
+        methods: Type.Optional(Type.Array(Type.String())),
+        enrolment_token: Type.Optional(Type.String({ description: 'Bearer credential for /api/mfa/totp/start and /confirm only' })),
+        expires_in: Type.Integer({ description: 'Seconds' }),
+      },
+      { description: 'A login that needs a second factor (or its enrolment) says what to send next' },
+    ),
+  ),
 });
 
 /** What shared (gateway-named) codes from toAppError become in the logs service. */
@@ -36,13 +47,15 @@ export function renderLogsError(error: AppError, _request: FastifyRequest, reply
 }
 
 /** The spec 7.2 body of an error (a shared code without a LOGS_ counterpart is an internal error). */
-export function logsErrorBody(error: AppError): { error: string; detail?: string; position?: number } {
+export function logsErrorBody(error: AppError): { error: string; detail?: string; position?: number; mfa?: object } {
   const code: ErrorCode = error.code.startsWith('LOGS_') ? error.code : (FROM_SHARED[error.code] ?? 'LOGS_INTERNAL');
-  const body: { error: string; detail?: string; position?: number } = { error: ERRORS[code].en };
+  const body: { error: string; detail?: string; position?: number; mfa?: object } = { error: ERRORS[code].en };
   const detail = error.options.data?.detail ?? (error.code === 'VALIDATION_FAILED' ? error.options.params?.detail : undefined);
   if (typeof detail === 'string') body.detail = detail.slice(0, 500);
   const position = error.options.data?.position;
   if (typeof position === 'number') body.position = position;
+  const mfa = error.options.data?.mfa;
+  if (typeof mfa === 'object' && mfa !== null && code.startsWith('LOGS_MFA_')) body.mfa = mfa;
   return body;
 }
 

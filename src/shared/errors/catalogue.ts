@@ -218,6 +218,11 @@ export const ERRORS = {
   LOGS_K8S_CONTINUE_EXPIRED: { status: 410, id: 'continue token expired', en: 'continue token expired' },
   // Alerts (docs/alerts.md)
   LOGS_ALERT_INVALID_TRANSITION: { status: 409, id: 'invalid status transition', en: 'invalid status transition' },
+  // Second factor (docs/logs-api.md "Second factor"): the body's `mfa` says what to send next.
+  LOGS_MFA_REQUIRED: { status: 401, id: 'second factor required', en: 'second factor required' },
+  LOGS_MFA_ENROLMENT_REQUIRED: { status: 401, id: 'second factor enrolment required', en: 'second factor enrolment required' },
+  LOGS_MFA_ALREADY_ENROLLED: { status: 409, id: 'second factor already enrolled', en: 'second factor already enrolled' },
+  LOGS_MFA_NOT_ENROLLED: { status: 409, id: 'no second factor enrolled', en: 'no second factor enrolled' },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -326,6 +326,7 @@ for (const dialect of DIALECTS) {
       const config = loadLogsConfig({
         LOGS_DATABASE_URL: database.url,
         LOGS_ADMIN_PASSWORD,
+        LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
         ...ENV,
@@ -386,6 +387,7 @@ for (const dialect of DIALECTS) {
       const config = loadLogsConfig({
         LOGS_DATABASE_URL: logs.url,
         LOGS_ADMIN_PASSWORD,
+        LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
         ...ENV,
@@ -461,6 +463,7 @@ describeOnPostgres('alert webhooks with two services on one database', () => {
       const config = loadLogsConfig({
         LOGS_DATABASE_URL: database.url,
         LOGS_ADMIN_PASSWORD,
+        LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
         ...ENV,

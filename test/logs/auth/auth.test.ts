@@ -186,6 +186,7 @@ for (const dialect of DIALECTS) {
     const config = loadLogsConfig({
       LOGS_DATABASE_URL: database.url,
       LOGS_ADMIN_PASSWORD: LOGS_ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'silent',
       LOGS_RETENTION_INTERVAL: '0',
       LOGS_LOGIN_MAX_FAILURES_PER_USERNAME: '4',

@@ -436,6 +436,7 @@ for (const dialect of DIALECTS) {
       const config = loadLogsConfig({
         LOGS_DATABASE_URL: database.url,
         LOGS_ADMIN_PASSWORD,
+        LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
         LOG_LEVEL: 'silent',
         LOGS_RETENTION_INTERVAL: '0',
         LOGS_SITES: 'jkt-1:Jakarta DC 1, sby-1:Surabaya DR, mks-1:Makassar',

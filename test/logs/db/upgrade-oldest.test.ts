@@ -73,6 +73,7 @@ for (const dialect of DIALECTS) {
         config: loadLogsConfig({
           LOGS_DATABASE_URL: logsDb.url,
           LOGS_ADMIN_PASSWORD,
+          LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
           LOG_LEVEL: 'silent',
           LOGS_RETENTION_INTERVAL: '0',
           LOGS_SELF_METRICS_INTERVAL: '0',

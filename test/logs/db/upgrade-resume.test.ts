@@ -31,6 +31,7 @@ function startLogs(url: string, port: number) {
       LOGS_PORT: String(port),
       LOGS_DATABASE_URL: url,
       LOGS_ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'info',
       LOGS_RETENTION_INTERVAL: '0',
       LOGS_SELF_METRICS_INTERVAL: '0',

@@ -158,6 +158,7 @@ for (const dialect of DIALECTS) {
         const config = loadLogsConfig({
           LOGS_DATABASE_URL: logs.url,
           LOGS_ADMIN_PASSWORD,
+          LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
           LOG_LEVEL: 'silent',
           LOGS_RETENTION_INTERVAL: '0',
           LOGS_ALERTS_EVAL_INTERVAL: '0',

@@ -99,6 +99,7 @@ describe('log store reads on a hot standby', () => {
       LOGS_DATABASE_READ_URL: cluster.standbyUrl(database),
       LOGS_READ_REPLICA_CHECK_INTERVAL: '100ms',
       LOGS_ADMIN_PASSWORD: LOGS_ADMIN_PASSWORD,
+      LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
       LOG_LEVEL: 'silent',
       LOGS_RETENTION_INTERVAL: '0',
       LOGS_ALERTS_EVAL_INTERVAL: '0',

@@ -55,6 +55,9 @@ export function clientOf(request: FastifyRequest): Client {
   return { ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id };
 }
 
+/** A session's last use is written at most this often. */
+const SESSION_TOUCH_EVERY_MS = 60_000;
+
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -67,6 +70,8 @@ export interface GuardDeps {
   users: LogsUsersRepository;
   tenants: TenantsRepository;
   loginGuard: LoginGuard;
+  /** Whether a password alone may stand for the user (no second factor, none required): HTTP Basic's rule. */
+  passwordAlone: (userId: string) => Promise<boolean>;
   now: () => number;
 }
 
@@ -74,7 +79,7 @@ export interface GuardDeps {
  * The guards of the logs service: bearer tokens (spec 5.3) or API keys for the API, those or HTTP Basic for
  * ingestion; 401 without valid credentials, 403 without the permission, 429 over the rate limit.
  */
-export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, loginGuard, now }: GuardDeps) {
+export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, loginGuard, passwordAlone, now }: GuardDeps) {
   const apiLimiter = new RateLimiter(config.rateLimits.apiPerUser, now);
   const ingestLimiter = new RateLimiter(config.rateLimits.ingestPerTenant, now);
   /**
@@ -105,6 +110,9 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
     const nowIso = new Date(now()).toISOString();
     if (!session || session.revoked_at !== null || session.expires_at <= nowIso || session.user_id !== claims.sub)
       throw new AppError('LOGS_INVALID_TOKEN');
+    // "Last used" from the row this check reads anyway: a write at most once a minute per session.
+    const touchBefore = new Date(now() - SESSION_TOUCH_EVERY_MS).toISOString();
+    if (session.last_used_at === null || session.last_used_at < touchBefore) await sessions.touch(session.id, nowIso, touchBefore);
     const context = await contextOf(await users.findById(claims.sub), claims.sid);
     if (!context) throw new AppError('LOGS_INVALID_TOKEN');
     return context;
@@ -137,6 +145,9 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
     let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
     if (!user) {
       user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth', 'basic');
+      // A password is one factor: an account with (or required to have) a second one uses an API key.
+      if (!(await passwordAlone(user.id)))
+        throw new AppError('LOGS_INVALID_CREDENTIALS', { data: { detail: 'this account has a second factor: use an API key' } });
       if (basicCache.size >= 10_000) basicCache.clear();
       basicCache.set(key, { digest, userId: user.id, passwordHash: user.password_hash, expiresAt: now() + config.basicAuthCacheMs });
     }

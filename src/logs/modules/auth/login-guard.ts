@@ -33,7 +33,9 @@ const PREFIXES: Record<PasswordChannel, { address: string; username: string }> =
 
 /** The `login_failures` keys of a username's lockouts, on every channel: what an operator's password reset clears. */
 export function lockoutKeysOf(username: string): string[] {
-  return Object.values(PREFIXES).map((prefixes) => prefixes.username + username.toLowerCase());
+  return [...Object.values(PREFIXES).map((prefixes) => prefixes.username), 'mfa-username:'].map(
+    (prefix) => prefix + username.toLowerCase(),
+  );
 }
 
 /**
@@ -45,6 +47,12 @@ export function lockoutKeysOf(username: string): string[] {
 export class LoginGuard {
   private readonly lockouts: Record<PasswordChannel, LoginLockout<LogsUsersTable, Client, LogsSchema>>;
   private readonly keyFailuresPerAddress: SharedRateLimiter<LogsSchema>;
+  /** Login attempts per address (the password channel's counter). */
+  private readonly loginAttemptsPerAddress: SharedRateLimiter<LogsSchema>;
+  /** Wrong login codes counted toward the account's lockout (the password channel's counter). */
+  private readonly loginFailuresPerUsername: SharedRateLimiter<LogsSchema>;
+  /** The same failures, forgotten only at a good second factor (a good password alone does not). */
+  private readonly secondFactorFailuresPerUsername: SharedRateLimiter<LogsSchema>;
 
   constructor(private readonly deps: LoginGuardDeps) {
     const { loginPerAddress, loginFailuresPerUsername } = deps.config.rateLimits;
@@ -86,6 +94,51 @@ export class LoginGuard {
       );
     this.lockouts = { login: lockoutOf(PREFIXES.login), basic: lockoutOf(PREFIXES.basic) };
     this.keyFailuresPerAddress = new SharedRateLimiter(deps.db, 'apikey-address:', loginPerAddress, deps.now);
+    this.loginAttemptsPerAddress = new SharedRateLimiter(deps.db, PREFIXES.login.address, loginPerAddress, deps.now);
+    this.loginFailuresPerUsername = new SharedRateLimiter(deps.db, PREFIXES.login.username, loginFailuresPerUsername, deps.now);
+    this.secondFactorFailuresPerUsername = new SharedRateLimiter(deps.db, 'mfa-username:', loginFailuresPerUsername, deps.now);
+  }
+
+  /**
+   * 429 once wrong second-factor codes of the account reached the lockout limit: checked before the
+   * password (whoever the name belongs to, so it says nothing about the account) and before a code.
+   * Someone holding the password cannot go on guessing codes by signing in again between guesses.
+   */
+  async assertSecondFactorOpen(username: string, client: Client, action: string): Promise<void> {
+    const account = username.toLowerCase();
+    const states = [await this.secondFactorFailuresPerUsername.check(account), await this.loginFailuresPerUsername.check(account)];
+    const limited = states.filter((state) => state.limited);
+    if (limited.length === 0) return;
+    await this.deps.audit.record({
+      tenantId: DEFAULT_TENANT_ID,
+      action,
+      outcome: 'failure',
+      actor: username.slice(0, 128),
+      ...client,
+      details: { reason: 'rate_limited' },
+    });
+    const seconds = Math.max(...limited.map((state) => state.retryAfterSeconds));
+    throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(seconds) } });
+  }
+
+  /** A sign-in attempt that names no account (a passkey ceremony): counted per address as every login is; 429 at the limit. */
+  async countAttempt(client: Client): Promise<void> {
+    const state = await this.loginAttemptsPerAddress.hit(client.ip);
+    if (state.limited) throw new AppError('LOGS_RATE_LIMITED', { headers: { 'retry-after': String(state.retryAfterSeconds) } });
+  }
+
+  /** A wrong second-factor code: one failure toward the account's lockout. */
+  async secondFactorFailed(username: string): Promise<void> {
+    const account = username.toLowerCase();
+    await this.loginFailuresPerUsername.hit(account);
+    await this.secondFactorFailuresPerUsername.hit(account);
+  }
+
+  /** A good second factor: the account's failures are forgotten. */
+  async secondFactorPassed(username: string): Promise<void> {
+    const account = username.toLowerCase();
+    await this.loginFailuresPerUsername.reset(account);
+    await this.secondFactorFailuresPerUsername.reset(account);
   }
 
   /**

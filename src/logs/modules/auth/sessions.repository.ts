@@ -17,6 +17,48 @@ export class LogsSessionsRepository {
     return db.updateTable('logs_sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
   }
 
+  /** A user's live sessions (not ended, not expired), newest first. */
+  listLive(userId: string, nowIso: string) {
+    return this.db
+      .selectFrom('logs_sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', nowIso)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** Ends one live session of the user; false when it is not theirs or already ended. */
+  async revokeOfUser(userId: string, id: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('logs_sessions')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Ends every live session of the user but one (undefined: all); how many ended. */
+  async revokeOthers(userId: string, keep: string | undefined, at: string): Promise<number> {
+    let query = this.db.updateTable('logs_sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+    if (keep !== undefined) query = query.where('id', '!=', keep);
+    return Number((await query.executeTakeFirst()).numUpdatedRows);
+  }
+
+  /** Records a use unless one was recorded since `notBefore`: at most one write a minute per session, from any instance. */
+  async touch(id: string, at: string, notBefore: string): Promise<void> {
+    await this.db
+      .updateTable('logs_sessions')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', notBefore)]))
+      .execute();
+  }
+
   /** Ends every session of a user (password change, deletion). */
   revokeAllOfUser(userId: string, at: string, db: Kysely<LogsSchema> = this.db) {
     return db.updateTable('logs_sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
