@@ -1,5 +1,5 @@
 import type { AttributeValue } from '../store/log-store.js';
-import { type Dict } from '../../../shared/dict.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 const MAX_DEPTH = 8;
 const MAX_KEYS = 512;
@@ -42,5 +42,54 @@ export function flattenInto(target: Dict<AttributeValue>, value: unknown, prefix
     for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
       flattenInto(target, inner, prefix ? `${prefix}.${key}` : key, depth + 1);
     }
+  }
+}
+
+/**
+ * A whole source document flattened as flattenInto does, and refused (undefined) when it nests
+ * deeper than MAX_DOCUMENT_DEPTH, in one walk: the depth is only searched below where flattening
+ * stops (arrays, MAX_DEPTH, MAX_KEYS), as everything above it is walked anyway. Every `_bulk`
+ * document passes here: no array of keys per call, no stack of pairs.
+ */
+export function flattenDocument(doc: Record<string, unknown>): Dict<AttributeValue> | undefined {
+  const walk = new DocumentWalk();
+  return walk.object(doc, '', 0) ? walk.fields : undefined;
+}
+
+class DocumentWalk {
+  readonly fields = dict<AttributeValue>();
+  private count = 0;
+
+  /** A field; the empty name (a top-level `""` key) is not kept, as flattenInto does not keep it. */
+  private set(name: string, value: AttributeValue): void {
+    if (name === '') return;
+    if (this.fields[name] === undefined) this.count += 1;
+    this.fields[name] = value;
+  }
+
+  /** The members of a plain object at `depth` (below MAX_DEPTH); false when the document nests too deep. */
+  object(value: Record<string, unknown>, prefix: string, depth: number): boolean {
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i]!;
+      if (!this.value(value[key], prefix === '' ? key : `${prefix}.${key}`, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  private value(value: unknown, name: string, depth: number): boolean {
+    if (value === null || value === undefined) return true;
+    const full = this.count >= MAX_KEYS;
+    if (typeof value !== 'object') {
+      if (full) return true;
+      if (typeof value === 'string' || typeof value === 'boolean') this.set(name, value);
+      else if (typeof value === 'number' && Number.isFinite(value)) this.set(name, value);
+      return true;
+    }
+    if (!full && !Array.isArray(value) && depth < MAX_DEPTH) return this.object(value as Record<string, unknown>, name, depth);
+    // Where flattening stops, what is below is searched for the document's depth (and kept as JSON text).
+    if (nestedDeeperThan(value, MAX_DOCUMENT_DEPTH - depth)) return false;
+    if (!full) this.set(name, JSON.stringify(value));
+    return true;
   }
 }
