@@ -204,30 +204,50 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
 export function bulkResponse(items: readonly BulkItem[], duplicates: ReadonlySet<number>, tookMs: number) {
   let errors = false;
   const out = items.map((item, seq) => {
-    const head = { _index: item.index, _id: item.id };
     if (item.error) {
       errors = true;
-      return { [item.action]: { ...head, status: 400, error: item.error } };
+      return answerOf(item.action, { _index: item.index, _id: item.id, status: 400, error: item.error });
     }
     if (item.entry !== undefined && duplicates.has(item.entry)) {
       if (item.action === 'create') {
         errors = true;
         const reason = `[${item.id}]: version conflict, document already exists (current version [1])`;
-        return { [item.action]: { ...head, status: 409, error: { type: 'version_conflict_engine_exception', reason } } };
+        return answerOf(item.action, {
+          _index: item.index,
+          _id: item.id,
+          status: 409,
+          error: { type: 'version_conflict_engine_exception', reason },
+        });
       }
-      return { [item.action]: { ...head, _version: 1, result: 'noop', _shards: { total: 1, successful: 1, failed: 0 }, status: 200 } };
+      return answerOf(item.action, { _index: item.index, _id: item.id, _version: 1, result: 'noop', _shards: SHARDS, status: 200 });
     }
-    return {
-      [item.action]: {
-        ...head,
-        _version: 1,
-        result: 'created',
-        _shards: { total: 1, successful: 1, failed: 0 },
-        _seq_no: seq,
-        _primary_term: 1,
-        status: 201,
-      },
-    };
+    return answerOf(item.action, {
+      _index: item.index,
+      _id: item.id,
+      _version: 1,
+      result: 'created',
+      _shards: SHARDS,
+      _seq_no: seq,
+      _primary_term: 1,
+      status: 201,
+    });
   });
   return { took: tookMs, errors, items: out };
+}
+
+/** One shard, always all written: the same object in every item of an answer (it is only serialized). */
+const SHARDS = Object.freeze({ total: 1, successful: 1, failed: 0 });
+
+/** `{action: answer}` with the key written out, not computed (thousands of items an answer). */
+function answerOf(action: BulkItem['action'], answer: object): Partial<Record<BulkItem['action'], object>> {
+  switch (action) {
+    case 'create':
+      return { create: answer };
+    case 'index':
+      return { index: answer };
+    case 'update':
+      return { update: answer };
+    case 'delete':
+      return { delete: answer };
+  }
 }

@@ -72,7 +72,7 @@ class DocumentWalk {
     const keys = Object.keys(value);
     for (let i = 0; i < keys.length; i += 1) {
       const key = keys[i]!;
-      if (!this.value(value[key], prefix === '' ? key : `${prefix}.${key}`, depth + 1)) return false;
+      if (!this.value(value[key], prefix === '' ? key : dottedName(prefix, key), depth + 1)) return false;
     }
     return true;
   }
@@ -92,4 +92,29 @@ class DocumentWalk {
     if (!full) this.set(name, JSON.stringify(value));
     return true;
   }
+}
+
+/**
+ * Dotted names already made, by prefix then key: the documents of a batch repeat their names, and a
+ * name made once is not joined and hashed again for every document. Names are a client's: the
+ * memory is bounded (at most NAME_MEMORY names of at most 256 characters) and starts over when full.
+ */
+const NAME_MEMORY = 4_096;
+const namesByPrefix = new Map<string, Map<string, string>>();
+let namesKept = 0;
+
+function dottedName(prefix: string, key: string): string {
+  const names = namesByPrefix.get(prefix);
+  const known = names?.get(key);
+  if (known !== undefined) return known;
+  const name = `${prefix}.${key}`;
+  if (name.length > 256) return name;
+  if (namesKept >= NAME_MEMORY) {
+    namesByPrefix.clear();
+    namesKept = 0;
+  }
+  if (names) names.set(key, name);
+  else namesByPrefix.set(prefix, new Map([[key, name]]));
+  namesKept += 1;
+  return name;
 }
