@@ -10,7 +10,7 @@
  * the sender on the same two cores: the lesser of 2 cores over all the CPU an event and 1 core over
  * the busiest thread's.
  *   node --import tsx bench/logs-store/bulk-http.ts [--events 1000000] [--batch 5000] [--in-flight 4]
- *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412]
+ *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412] [--node-option=--flag …]
  * `--url`: the logs service on PostgreSQL; give it an empty database of its own (the service migrates it).
  * `--cpu-prof DIR`: the service runs with `--cpu-prof` and writes its profile into DIR when it stops
  * (bench/logs-store/profile-top.ts prints the functions that cost the most).
@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     url: { type: 'string' },
     'cpu-prof': { type: 'string' },
     port: { type: 'string', default: '9412' },
+    'node-option': { type: 'string', multiple: true, default: [] },
   },
 });
 const events = Number(args.events);
@@ -120,6 +121,7 @@ const bodyBytes = bodies.reduce((sum, body) => sum + body.length, 0);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gerbang-bulk-http-'));
 const nodeArgs = ['--max-semi-space-size=64', '--import', 'tsx'];
+nodeArgs.push(...args['node-option']);
 if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
 const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
   cwd: ROOT,

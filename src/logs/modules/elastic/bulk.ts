@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
-import { flattenDocument, MAX_DOCUMENT_DEPTH } from '../ingest/flatten.js';
+import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
 import { withCanonicalLevel } from '../ingest/pipeline.js';
-import type { Dict } from '../../../shared/dict.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -42,15 +41,22 @@ const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host', 'fromhost', 's
 const TRACE = ['trace_id', 'trace.id', 'traceId'];
 const SPAN = ['span_id', 'span.id', 'spanId'];
 
-function take(flat: Dict<AttributeValue>, names: readonly string[]): AttributeValue | undefined {
+/** Every name of the core fields, each with a slot of its own in a flattened document (flattenDocument). */
+const CORE_SLOTS = new Map([TIMESTAMP, MESSAGE, LEVEL, SERVICE, HOST, TRACE, SPAN].flat().map((name, slot) => [name, slot]));
+
+/**
+ * The value of the first of `names` the document has; the others it has stay attributes (as
+ * Elasticsearch keeps every field of the source).
+ */
+function take(flat: FlatDocument, names: readonly string[]): AttributeValue | undefined {
+  let taken: AttributeValue | undefined;
   for (const name of names) {
-    if (name in flat) {
-      const value = flat[name];
-      delete flat[name];
-      return value;
-    }
+    const value = flat.reserved[CORE_SLOTS.get(name)!];
+    if (value === undefined) continue;
+    if (taken === undefined) taken = value;
+    else flat.fields[name] = value;
   }
-  return undefined;
+  return taken;
 }
 
 /** ISO 8601 text, epoch milliseconds, or epoch seconds with a fraction (Fluent Bit's `time`). */
@@ -78,7 +84,7 @@ function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
-  const flat = flattenDocument(doc);
+  const flat = flattenDocument(doc, CORE_SLOTS);
   if (flat === undefined) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
   const timestamp = timestampOf(take(flat, TIMESTAMP), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
@@ -87,11 +93,11 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
     timestamp,
     message: message === undefined ? '' : String(message),
     level: asText(take(flat, LEVEL), 32),
-    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.syslogtag),
+    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.fields.syslogtag),
     host: asText(take(flat, HOST), 256),
     trace_id: asText(take(flat, TRACE), 64),
     span_id: asText(take(flat, SPAN), 32),
-    attributes: flat,
+    attributes: flat.fields,
   };
 }
 

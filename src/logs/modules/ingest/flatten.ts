@@ -45,24 +45,41 @@ export function flattenInto(target: Dict<AttributeValue>, value: unknown, prefix
   }
 }
 
+/** A flattened document: its fields, and the values of the reserved names (by their slot), kept apart. */
+export interface FlatDocument {
+  fields: Dict<AttributeValue>;
+  reserved: (AttributeValue | undefined)[];
+}
+
 /**
  * A whole source document flattened as flattenInto does, and refused (undefined) when it nests
  * deeper than MAX_DOCUMENT_DEPTH, in one walk: the depth is only searched below where flattening
  * stops (arrays, MAX_DEPTH, MAX_KEYS), as everything above it is walked anyway. Every `_bulk`
- * document passes here: no array of keys per call, no stack of pairs.
+ * document passes here: no array of keys per call, no stack of pairs. Fields named in `reserved`
+ * (name -> slot) go to `reserved[slot]` instead of `fields` (and count towards MAX_KEYS alike), so
+ * that the caller can take its core fields without deleting from `fields`.
  */
-export function flattenDocument(doc: Record<string, unknown>): Dict<AttributeValue> | undefined {
-  const walk = new DocumentWalk();
-  return walk.object(doc, '', 0) ? walk.fields : undefined;
+export function flattenDocument(doc: Record<string, unknown>, reserved?: ReadonlyMap<string, number>): FlatDocument | undefined {
+  const walk = new DocumentWalk(reserved);
+  return walk.object(doc, '', 0) ? { fields: walk.fields, reserved: walk.reserved } : undefined;
 }
 
 class DocumentWalk {
   readonly fields = dict<AttributeValue>();
+  readonly reserved: (AttributeValue | undefined)[] = [];
   private count = 0;
+
+  constructor(private readonly reservedNames: ReadonlyMap<string, number> | undefined) {}
 
   /** A field; the empty name (a top-level `""` key) is not kept, as flattenInto does not keep it. */
   private set(name: string, value: AttributeValue): void {
     if (name === '') return;
+    const slot = this.reservedNames?.get(name);
+    if (slot !== undefined) {
+      if (this.reserved[slot] === undefined) this.count += 1;
+      this.reserved[slot] = value;
+      return;
+    }
     if (this.fields[name] === undefined) this.count += 1;
     this.fields[name] = value;
   }
