@@ -170,7 +170,7 @@ for (let attempt = 0; ; attempt += 1) {
   await new Promise((done) => setTimeout(done, 100));
 }
 const json = { 'content-type': 'application/json' };
-const loginAnswer = await send("POST", "/api/login", json, JSON.stringify({ username: "admin", password: PASSWORD }));
+const loginAnswer = await send('POST', '/api/login', json, JSON.stringify({ username: 'admin', password: PASSWORD }));
 if (loginAnswer.status !== 200) throw new Error(`login: ${loginAnswer.status} ${loginAnswer.text}`);
 const login = JSON.parse(loginAnswer.text) as { token: { access_token: string } };
 const created = await send(

@@ -51,9 +51,15 @@ for (const file of positionals) {
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1)}%`.padStart(6);
   process.stdout.write(`\n${file}: ${(busy / 1000).toFixed(0)} ms busy (idle excluded), ${(all / 1000).toFixed(0)} ms sampled\n`);
   process.stdout.write('self:\n');
-  for (const [name, us] of [...self].filter(([name]) => name !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+  for (const [name, us] of [...self]
+    .filter(([name]) => name !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(values.top)))
     process.stdout.write(`  ${pct(us)}  ${name}\n`);
   process.stdout.write('total (self and callees):\n');
-  for (const [name, us] of [...total].filter(([name]) => name !== '(idle)' && name !== '(root)').sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+  for (const [name, us] of [...total]
+    .filter(([name]) => name !== '(idle)' && name !== '(root)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(values.top)))
     process.stdout.write(`  ${pct(us)}  ${name}\n`);
 }
