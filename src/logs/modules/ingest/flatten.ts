@@ -18,31 +18,50 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/** How many names a target of flattenInto holds, kept as it fills (not counted again at every value). */
+export interface FieldCount {
+  count: number;
+}
+
 /**
  * Flattens nested objects to dotted names ({"k8s": {"pod": "a"}} -> {"k8s.pod": "a"}). Arrays become
  * JSON text, nulls are dropped. Depth and key count are bounded so a hostile document cannot blow up.
+ * `fields`: the names `target` holds, when the caller fills one target over several calls.
  */
-export function flattenInto(target: Dict<AttributeValue>, value: unknown, prefix: string, depth = 0): void {
+export function flattenInto(
+  target: Dict<AttributeValue>,
+  value: unknown,
+  prefix: string,
+  depth = 0,
+  fields: FieldCount = { count: Object.keys(target).length },
+): void {
   if (value === null || value === undefined) return;
-  if (Object.keys(target).length >= MAX_KEYS) return;
+  if (fields.count >= MAX_KEYS) return;
   if (typeof value === 'string' || typeof value === 'boolean') {
-    if (prefix) target[prefix] = value;
+    if (prefix) put(target, prefix, value, fields);
     return;
   }
   if (typeof value === 'number') {
-    if (prefix && Number.isFinite(value)) target[prefix] = value;
+    if (prefix && Number.isFinite(value)) put(target, prefix, value, fields);
     return;
   }
   if (Array.isArray(value) || depth >= MAX_DEPTH) {
     // The rest becomes JSON text, unless it nests too deep to write out (callers refuse such documents first).
-    if (prefix && !nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) target[prefix] = JSON.stringify(value);
+    if (prefix && !nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) put(target, prefix, JSON.stringify(value), fields);
     return;
   }
   if (typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
-      flattenInto(target, inner, prefix ? `${prefix}.${key}` : key, depth + 1);
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i]!;
+      flattenInto(target, (value as Record<string, unknown>)[key], prefix ? dottedName(prefix, key) : key, depth + 1, fields);
     }
   }
+}
+
+function put(target: Dict<AttributeValue>, name: string, value: AttributeValue, fields: FieldCount): void {
+  if (target[name] === undefined) fields.count += 1;
+  target[name] = value;
 }
 
 /** A flattened document: its fields, and the values of the reserved names (by their slot), kept apart. */
