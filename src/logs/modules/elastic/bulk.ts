@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
-import { flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../ingest/flatten.js';
+import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
 import { withCanonicalLevel } from '../ingest/pipeline.js';
-import { dict, type Dict } from '../../../shared/dict.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -42,15 +41,22 @@ const HOST = ['host', 'host.name', 'hostname', 'kubernetes.host', 'fromhost', 's
 const TRACE = ['trace_id', 'trace.id', 'traceId'];
 const SPAN = ['span_id', 'span.id', 'spanId'];
 
-function take(flat: Dict<AttributeValue>, names: readonly string[]): AttributeValue | undefined {
+/** Every name of the core fields, each with a slot of its own in a flattened document (flattenDocument). */
+const CORE_SLOTS = new Map([TIMESTAMP, MESSAGE, LEVEL, SERVICE, HOST, TRACE, SPAN].flat().map((name, slot) => [name, slot]));
+
+/**
+ * The value of the first of `names` the document has; the others it has stay attributes (as
+ * Elasticsearch keeps every field of the source).
+ */
+function take(flat: FlatDocument, names: readonly string[]): AttributeValue | undefined {
+  let taken: AttributeValue | undefined;
   for (const name of names) {
-    if (name in flat) {
-      const value = flat[name];
-      delete flat[name];
-      return value;
-    }
+    const value = flat.reserved[CORE_SLOTS.get(name)!];
+    if (value === undefined) continue;
+    if (taken === undefined) taken = value;
+    else flat.fields[name] = value;
   }
-  return undefined;
+  return taken;
 }
 
 /** ISO 8601 text, epoch milliseconds, or epoch seconds with a fraction (Fluent Bit's `time`). */
@@ -78,9 +84,8 @@ function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
-  if (nestedDeeperThan(doc, MAX_DOCUMENT_DEPTH)) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
-  const flat = dict<AttributeValue>();
-  flattenInto(flat, doc, '');
+  const flat = flattenDocument(doc, CORE_SLOTS);
+  if (flat === undefined) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
   const timestamp = timestampOf(take(flat, TIMESTAMP), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
   const message = take(flat, MESSAGE);
@@ -88,13 +93,39 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
     timestamp,
     message: message === undefined ? '' : String(message),
     level: asText(take(flat, LEVEL), 32),
-    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.syslogtag),
+    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.fields.syslogtag),
     host: asText(take(flat, HOST), 256),
     trace_id: asText(take(flat, TRACE), 64),
     span_id: asText(take(flat, SPAN), 32),
-    attributes: flat,
+    attributes: flat.fields,
   };
 }
+
+/** The lines of an NDJSON body one at a time, trimmed, blank ones skipped: no array of every line. */
+class NdjsonLines {
+  private position = 0;
+  /** How many lines (not blank) were read: the number of the last one. */
+  count = 0;
+  constructor(private readonly body: string) {}
+
+  next(): string | undefined {
+    const { body } = this;
+    while (this.position < body.length) {
+      let end = body.indexOf('\n', this.position);
+      if (end === -1) end = body.length;
+      const line = body.slice(this.position, end).trim();
+      this.position = end + 1;
+      if (line !== '') {
+        this.count += 1;
+        return line;
+      }
+    }
+    return undefined;
+  }
+}
+
+/** Distinct action lines a body's parse remembers: shippers repeat one (`{"create":{}}`) for every document. */
+const ACTION_MEMORY = 64;
 
 /**
  * Parses an NDJSON bulk body: action lines (`index`, `create`) each followed by a source line.
@@ -102,20 +133,22 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
  * `delete` are refused per item (logs are append-only).
  */
 export function parseBulk(body: string, defaultIndex: string, now: number): BulkParse {
-  const lines = body
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
+  const lines = new NdjsonLines(body);
   const items: BulkItem[] = [];
   const entries: LogEntry[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    let action: PlainObject | undefined;
-    try {
-      const parsed = JSON.parse(lines[i]!) as unknown;
-      if (isPlainObject(parsed)) action = parsed;
-    } catch {
-      // reported below
+  // A parsed action is only read, so one parse serves every repeat of its line.
+  const actions = new Map<string, PlainObject | undefined>();
+  for (let line = lines.next(); line !== undefined; line = lines.next()) {
+    const lineNumber = lines.count;
+    let action = actions.get(line);
+    if (action === undefined && !actions.has(line)) {
+      try {
+        const parsed = JSON.parse(line) as unknown;
+        if (isPlainObject(parsed)) action = parsed;
+      } catch {
+        // reported below
+      }
+      if (actions.size < ACTION_MEMORY) actions.set(line, action);
     }
     const kind = action ? Object.keys(action)[0] : undefined;
     const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
@@ -127,20 +160,18 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
         action: 'index',
         index,
         id,
-        error: { type: 'action_request_validation_exception', reason: `line ${i + 1}: expected an action (index or create)` },
+        error: { type: 'action_request_validation_exception', reason: `line ${lineNumber}: expected an action (index or create)` },
       });
-      i += 2;
+      lines.next();
       continue;
     }
     /** Refuses this item with Elasticsearch's error type and a reason; the rest of the batch goes on. */
     const refuse = (type: string, reason: string) => items.push({ action: kind, index, id, error: { type, reason } });
     if (kind === 'delete') {
       refuse('illegal_argument_exception', 'logs are append-only: delete is not supported');
-      i += 1;
       continue;
     }
-    const source = lines[i + 1];
-    i += 2;
+    const source = lines.next();
     if (kind === 'update') {
       refuse('illegal_argument_exception', 'logs are append-only: update is not supported');
       continue;
@@ -163,13 +194,10 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
     }
     items.push({ action: kind, index, id, entry: entries.length });
     const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
-    entries.push(
-      withCanonicalLevel({
-        ...entry,
-        documentId: explicitId,
-        attributes: Object.assign(dict<AttributeValue>(), entry.attributes, { _index: index.slice(0, 255) }),
-      }),
-    );
+    // The entry and its attributes are this parse's own: completed in place, not copied.
+    entry.attributes!._index = index.slice(0, 255);
+    entry.documentId = explicitId;
+    entries.push(withCanonicalLevel(entry));
   }
   return { items, entries };
 }
@@ -182,30 +210,50 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
 export function bulkResponse(items: readonly BulkItem[], duplicates: ReadonlySet<number>, tookMs: number) {
   let errors = false;
   const out = items.map((item, seq) => {
-    const head = { _index: item.index, _id: item.id };
     if (item.error) {
       errors = true;
-      return { [item.action]: { ...head, status: 400, error: item.error } };
+      return answerOf(item.action, { _index: item.index, _id: item.id, status: 400, error: item.error });
     }
     if (item.entry !== undefined && duplicates.has(item.entry)) {
       if (item.action === 'create') {
         errors = true;
         const reason = `[${item.id}]: version conflict, document already exists (current version [1])`;
-        return { [item.action]: { ...head, status: 409, error: { type: 'version_conflict_engine_exception', reason } } };
+        return answerOf(item.action, {
+          _index: item.index,
+          _id: item.id,
+          status: 409,
+          error: { type: 'version_conflict_engine_exception', reason },
+        });
       }
-      return { [item.action]: { ...head, _version: 1, result: 'noop', _shards: { total: 1, successful: 1, failed: 0 }, status: 200 } };
+      return answerOf(item.action, { _index: item.index, _id: item.id, _version: 1, result: 'noop', _shards: SHARDS, status: 200 });
     }
-    return {
-      [item.action]: {
-        ...head,
-        _version: 1,
-        result: 'created',
-        _shards: { total: 1, successful: 1, failed: 0 },
-        _seq_no: seq,
-        _primary_term: 1,
-        status: 201,
-      },
-    };
+    return answerOf(item.action, {
+      _index: item.index,
+      _id: item.id,
+      _version: 1,
+      result: 'created',
+      _shards: SHARDS,
+      _seq_no: seq,
+      _primary_term: 1,
+      status: 201,
+    });
   });
   return { took: tookMs, errors, items: out };
+}
+
+/** One shard, always all written: the same object in every item of an answer (it is only serialized). */
+const SHARDS = Object.freeze({ total: 1, successful: 1, failed: 0 });
+
+/** `{action: answer}` with the key written out, not computed (thousands of items an answer). */
+function answerOf(action: BulkItem['action'], answer: object): Partial<Record<BulkItem['action'], object>> {
+  switch (action) {
+    case 'create':
+      return { create: answer };
+    case 'index':
+      return { index: answer };
+    case 'update':
+      return { update: answer };
+    case 'delete':
+      return { delete: answer };
+  }
 }

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '../store/log-store.js';
-import { type Dict } from '../../../shared/dict.js';
+import { dict, type Dict } from '../../../shared/dict.js';
 
 const MAX_DEPTH = 8;
 const MAX_KEYS = 512;
@@ -18,29 +18,139 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/** How many names a target of flattenInto holds, kept as it fills (not counted again at every value). */
+export interface FieldCount {
+  count: number;
+}
+
 /**
  * Flattens nested objects to dotted names ({"k8s": {"pod": "a"}} -> {"k8s.pod": "a"}). Arrays become
  * JSON text, nulls are dropped. Depth and key count are bounded so a hostile document cannot blow up.
+ * `fields`: the names `target` holds, when the caller fills one target over several calls.
  */
-export function flattenInto(target: Dict<AttributeValue>, value: unknown, prefix: string, depth = 0): void {
+export function flattenInto(
+  target: Dict<AttributeValue>,
+  value: unknown,
+  prefix: string,
+  depth = 0,
+  fields: FieldCount = { count: Object.keys(target).length },
+): void {
   if (value === null || value === undefined) return;
-  if (Object.keys(target).length >= MAX_KEYS) return;
+  if (fields.count >= MAX_KEYS) return;
   if (typeof value === 'string' || typeof value === 'boolean') {
-    if (prefix) target[prefix] = value;
+    if (prefix) put(target, prefix, value, fields);
     return;
   }
   if (typeof value === 'number') {
-    if (prefix && Number.isFinite(value)) target[prefix] = value;
+    if (prefix && Number.isFinite(value)) put(target, prefix, value, fields);
     return;
   }
   if (Array.isArray(value) || depth >= MAX_DEPTH) {
     // The rest becomes JSON text, unless it nests too deep to write out (callers refuse such documents first).
-    if (prefix && !nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) target[prefix] = JSON.stringify(value);
+    if (prefix && !nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) put(target, prefix, JSON.stringify(value), fields);
     return;
   }
   if (typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
-      flattenInto(target, inner, prefix ? `${prefix}.${key}` : key, depth + 1);
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i]!;
+      flattenInto(target, (value as Record<string, unknown>)[key], prefix ? dottedName(prefix, key) : key, depth + 1, fields);
     }
   }
+}
+
+function put(target: Dict<AttributeValue>, name: string, value: AttributeValue, fields: FieldCount): void {
+  if (target[name] === undefined) fields.count += 1;
+  target[name] = value;
+}
+
+/** A flattened document: its fields, and the values of the reserved names (by their slot), kept apart. */
+export interface FlatDocument {
+  fields: Dict<AttributeValue>;
+  reserved: (AttributeValue | undefined)[];
+}
+
+/**
+ * A whole source document flattened as flattenInto does, and refused (undefined) when it nests
+ * deeper than MAX_DOCUMENT_DEPTH, in one walk: the depth is only searched below where flattening
+ * stops (arrays, MAX_DEPTH, MAX_KEYS), as everything above it is walked anyway. Every `_bulk`
+ * document passes here: no array of keys per call, no stack of pairs. Fields named in `reserved`
+ * (name -> slot) go to `reserved[slot]` instead of `fields` (and count towards MAX_KEYS alike), so
+ * that the caller can take its core fields without deleting from `fields`.
+ */
+export function flattenDocument(doc: Record<string, unknown>, reserved?: ReadonlyMap<string, number>): FlatDocument | undefined {
+  const walk = new DocumentWalk(reserved);
+  return walk.object(doc, '', 0) ? { fields: walk.fields, reserved: walk.reserved } : undefined;
+}
+
+class DocumentWalk {
+  readonly fields = dict<AttributeValue>();
+  readonly reserved: (AttributeValue | undefined)[] = [];
+  private count = 0;
+
+  constructor(private readonly reservedNames: ReadonlyMap<string, number> | undefined) {}
+
+  /** A field; the empty name (a top-level `""` key) is not kept, as flattenInto does not keep it. */
+  private set(name: string, value: AttributeValue): void {
+    if (name === '') return;
+    const slot = this.reservedNames?.get(name);
+    if (slot !== undefined) {
+      if (this.reserved[slot] === undefined) this.count += 1;
+      this.reserved[slot] = value;
+      return;
+    }
+    if (this.fields[name] === undefined) this.count += 1;
+    this.fields[name] = value;
+  }
+
+  /** The members of a plain object at `depth` (below MAX_DEPTH); false when the document nests too deep. */
+  object(value: Record<string, unknown>, prefix: string, depth: number): boolean {
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i]!;
+      if (!this.value(value[key], prefix === '' ? key : dottedName(prefix, key), depth + 1)) return false;
+    }
+    return true;
+  }
+
+  private value(value: unknown, name: string, depth: number): boolean {
+    if (value === null || value === undefined) return true;
+    const full = this.count >= MAX_KEYS;
+    if (typeof value !== 'object') {
+      if (full) return true;
+      if (typeof value === 'string' || typeof value === 'boolean') this.set(name, value);
+      else if (typeof value === 'number' && Number.isFinite(value)) this.set(name, value);
+      return true;
+    }
+    if (!full && !Array.isArray(value) && depth < MAX_DEPTH) return this.object(value as Record<string, unknown>, name, depth);
+    // Where flattening stops, what is below is searched for the document's depth (and kept as JSON text).
+    if (nestedDeeperThan(value, MAX_DOCUMENT_DEPTH - depth)) return false;
+    if (!full) this.set(name, JSON.stringify(value));
+    return true;
+  }
+}
+
+/**
+ * Dotted names already made, by prefix then key: the documents of a batch repeat their names, and a
+ * name made once is not joined and hashed again for every document. Names are a client's: the
+ * memory is bounded (at most NAME_MEMORY names of at most 256 characters) and starts over when full.
+ */
+const NAME_MEMORY = 4_096;
+const namesByPrefix = new Map<string, Map<string, string>>();
+let namesKept = 0;
+
+function dottedName(prefix: string, key: string): string {
+  const names = namesByPrefix.get(prefix);
+  const known = names?.get(key);
+  if (known !== undefined) return known;
+  const name = `${prefix}.${key}`;
+  if (name.length > 256) return name;
+  if (namesKept >= NAME_MEMORY) {
+    namesByPrefix.clear();
+    namesKept = 0;
+  }
+  if (names) names.set(key, name);
+  else namesByPrefix.set(prefix, new Map([[key, name]]));
+  namesKept += 1;
+  return name;
 }

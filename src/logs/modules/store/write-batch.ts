@@ -93,23 +93,46 @@ export async function prepareEntriesInTurns(entries: readonly LogEntry[]): Promi
   return prepared;
 }
 
+/**
+ * An entry's attributes as stored: names and text storable, empty names and values that are not
+ * text, true/false or finite numbers left out. When `mayReuse` and the entry's own dictionary (no
+ * prototype) is already all of that, as the ingestion pipelines make it, it is used as it is: one
+ * copy less of every entry (the store only reads it).
+ */
+function storableAttributes(source: Record<string, AttributeValue> | undefined, mayReuse: boolean): Record<string, AttributeValue> {
+  if (source && mayReuse && Object.getPrototypeOf(source) === null && alreadyStorable(source)) return source;
+  const attributes = dict<AttributeValue>();
+  if (source) {
+    for (const key in source) {
+      const value = source[key];
+      if (key === '' || !Object.hasOwn(source, key)) continue;
+      if (typeof value === 'string') attributes[storableText(key)] = storableText(value);
+      else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[storableText(key)] = value;
+    }
+  }
+  return attributes;
+}
+
+/** Whether a dictionary's names and values are all as storableAttributes would store them. */
+function alreadyStorable(source: Record<string, AttributeValue>): boolean {
+  for (const key in source) {
+    const value = source[key];
+    if (key === '' || storableText(key) !== key) return false;
+    if (typeof value === 'string') {
+      if (storableText(value) !== value) return false;
+    } else if (typeof value !== 'boolean' && !(typeof value === 'number' && Number.isFinite(value))) return false;
+  }
+  return true;
+}
+
 /** `first`: the place of `entries[0]` in its batch, for the messages of refused entries. */
 export function prepareEntries(entries: readonly LogEntry[], first = 0): PreparedEntry[] {
   return entries.map((entry, place) => {
     const index = first + place;
     const ts = entryTime(entry, index);
     if (typeof entry.message !== 'string') throw new TypeError(`log entry ${index}: message must be a string`);
-    const attributes = dict<AttributeValue>();
-    const source = entry.attributes;
-    if (source) {
-      for (const key in source) {
-        const value = source[key];
-        if (key === '' || !Object.hasOwn(source, key)) continue;
-        if (typeof value === 'string') attributes[storableText(key)] = storableText(value);
-        else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) attributes[storableText(key)] = value;
-      }
-    }
     const documentId = documentIdOf(entry);
+    const attributes = storableAttributes(entry.attributes, documentId === undefined);
     if (documentId !== undefined) attributes._id = documentId;
     const level = optional(entry.level);
     return {

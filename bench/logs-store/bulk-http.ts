@@ -1,0 +1,280 @@
+/**
+ * Ingest over HTTP, as shippers send it: this process is the sender, the logs service a child process
+ * of its own (run from source, with the service's node options). Generated events (generate.ts) are
+ * made into request bodies first, `_bulk` NDJSON in Filebeat's shape (nested ECS documents, `create`
+ * actions, no `_id`) or OTLP/HTTP protobuf (`--otlp`), then sent with keep-alive, `--in-flight`
+ * requests at a time. Prints one JSON line: events/s (wall clock), and the CPU an event (µs) of the
+ * service (each busy thread too: the event loop, the SQLite writer), of the sender and, for
+ * PostgreSQL, of every `postgres` process of this machine, read from /proc: steady when the machine
+ * is shared. `quiet2CoreEventsPerSecond` turns those into what a quiet 2-core machine would reach with
+ * the sender on the same two cores: the lesser of 2 cores over all the CPU an event and 1 core over
+ * the busiest thread's.
+ *   node --import tsx bench/logs-store/bulk-http.ts [--events 1000000] [--batch 5000] [--in-flight 4]
+ *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412] [--node-option=--flag …]
+ * `--url`: the logs service on PostgreSQL; give it an empty database of its own (the service migrates it).
+ * `--cpu-prof DIR`: the service runs with `--cpu-prof` and writes its profile into DIR when it stops
+ * (bench/logs-store/profile-top.ts prints the functions that cost the most).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateEvents } from './generate.js';
+import { root as otlpRoot } from '../../src/logs/modules/ingest/otlp-proto.js';
+import type { LogEntry } from '../../src/logs/modules/store/log-store.js';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    batch: { type: 'string', default: '5000' },
+    'in-flight': { type: 'string', default: '4' },
+    otlp: { type: 'boolean', default: false },
+    url: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    port: { type: 'string', default: '9412' },
+    'node-option': { type: 'string', multiple: true, default: [] },
+  },
+});
+const events = Number(args.events);
+const batchSize = Number(args.batch);
+const inFlight = Number(args['in-flight']);
+const port = Number(args.port);
+const ROOT = resolve(import.meta.dirname, '../..');
+const PASSWORD = 'Bench#Passw0rd1';
+
+// ---- the bodies, made before anything is measured
+
+function ecsDocument(entry: LogEntry): unknown {
+  const a = entry.attributes!;
+  return {
+    '@timestamp': new Date(entry.timestamp).toISOString(),
+    message: entry.message,
+    log: { level: entry.level },
+    service: { name: entry.service },
+    host: { name: entry.host },
+    ...(entry.trace_id ? { trace: { id: entry.trace_id }, span: { id: entry.span_id } } : {}),
+    http: { request: { method: a['http.method'] }, route: a['http.route'], response: { status_code: a['http.status_code'] } },
+    kubernetes: { pod: { name: a['k8s.pod.name'] } },
+    event: { duration: a.duration_ms },
+  };
+}
+
+const Logs = otlpRoot.lookupType('otlp.ExportLogsServiceRequest');
+const SEVERITY: Record<string, number> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 };
+const str = (value: unknown) => ({ stringValue: String(value) });
+
+function otlpBody(batch: LogEntry[]): Buffer {
+  // One resource per service and host, as an SDK or the Collector groups records.
+  const byResource = new Map<string, LogEntry[]>();
+  for (const entry of batch) {
+    const key = `${entry.service}\u0000${entry.host}`;
+    byResource.set(key, [...(byResource.get(key) ?? []), entry]);
+  }
+  const resourceLogs = [...byResource.values()].map((entries) => ({
+    resource: {
+      attributes: [
+        { key: 'service.name', value: str(entries[0]!.service) },
+        { key: 'host.name', value: str(entries[0]!.host) },
+      ],
+    },
+    scopeLogs: [
+      {
+        scope: { name: 'bench' },
+        logRecords: entries.map((entry) => ({
+          timeUnixNano: String(BigInt(entry.timestamp) * 1_000_000n),
+          severityNumber: SEVERITY[entry.level!] ?? 9,
+          severityText: entry.level!.toUpperCase(),
+          body: str(entry.message),
+          attributes: Object.entries(entry.attributes!).map(([key, value]) => ({
+            key,
+            value: typeof value === 'number' ? { intValue: value } : str(value),
+          })),
+          ...(entry.trace_id ? { traceId: Buffer.from(entry.trace_id, 'hex'), spanId: Buffer.from(entry.span_id!, 'hex') } : {}),
+        })),
+      },
+    ],
+  }));
+  return Buffer.from(Logs.encode(Logs.fromObject({ resourceLogs })).finish());
+}
+
+const bodies: Buffer[] = [];
+let batch: LogEntry[] = [];
+const flush = () => {
+  if (batch.length === 0) return;
+  bodies.push(
+    args.otlp
+      ? otlpBody(batch)
+      : Buffer.from(batch.map((entry) => `{"create":{"_index":"logs"}}\n${JSON.stringify(ecsDocument(entry))}\n`).join('')),
+  );
+  batch = [];
+};
+for (const entry of generateEvents(events, 42, events / 10_000_000)) {
+  batch.push(entry);
+  if (batch.length === batchSize) flush();
+}
+flush();
+const bodyBytes = bodies.reduce((sum, body) => sum + body.length, 0);
+
+// ---- the service
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gerbang-bulk-http-'));
+const nodeArgs = ['--max-semi-space-size=64', '--import', 'tsx'];
+nodeArgs.push(...args['node-option']);
+if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
+const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
+  cwd: ROOT,
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env: {
+    ...process.env,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    LOGS_PORT: String(port),
+    DATA_DIR: dataDir,
+    ...(args.url ? { LOGS_DATABASE_URL: args.url } : {}),
+    LOGS_ADMIN_PASSWORD: PASSWORD,
+    LOG_LEVEL: 'warn',
+    LOGS_INGEST_RATE_PER_TENANT: '1000000000',
+    LOGS_API_RATE_PER_USER: '1000000',
+    LOGS_INGEST_BODY_LIMIT: String(Math.max(16_777_216, ...bodies.map((body) => body.length + 1))),
+  },
+});
+const stopService = () => {
+  if (service.exitCode === null) service.kill('SIGTERM');
+};
+process.on('exit', stopService);
+
+const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
+
+function send(method: string, path: string, headers: Record<string, string>, body?: Buffer | string) {
+  return new Promise<{ status: number; text: string }>((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+for (let attempt = 0; ; attempt += 1) {
+  try {
+    if ((await send('GET', '/readyz', {})).status === 200) break;
+  } catch {
+    // not listening yet
+  }
+  if (attempt > 600 || service.exitCode !== null) throw new Error('the logs service did not start');
+  await new Promise((done) => setTimeout(done, 100));
+}
+const json = { 'content-type': 'application/json' };
+const loginAnswer = await send('POST', '/api/login', json, JSON.stringify({ username: 'admin', password: PASSWORD }));
+if (loginAnswer.status !== 200) throw new Error(`login: ${loginAnswer.status} ${loginAnswer.text}`);
+const login = JSON.parse(loginAnswer.text) as { token: { access_token: string } };
+const created = await send(
+  'POST',
+  '/api/v1/api-keys',
+  { ...json, authorization: `Bearer ${login.token.access_token}` },
+  JSON.stringify({ name: 'bench shipper', permissions: ['logs:write'] }),
+);
+const key = (JSON.parse(created.text) as { encoded?: string }).encoded;
+if (!key) throw new Error(`no API key: ${created.status} ${created.text}`);
+const headers = args.otlp
+  ? { authorization: `ApiKey ${key}`, 'content-type': 'application/x-protobuf' }
+  : { authorization: `ApiKey ${key}`, 'content-type': 'application/x-ndjson' };
+const path = args.otlp ? '/v1/logs' : '/api/v1/_elastic/_bulk';
+
+// ---- CPU from /proc
+
+function ticksOf(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+function threadMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(tid === String(pid) ? 'event loop' : `${name} ${tid}`, ticksOf(`/proc/${pid}/task/${tid}/stat`) * 10);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+function postgresMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) ticks += ticksOf(`/proc/${pid}/stat`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
+// A warm-up of a few batches (JIT, statements prepared, first hour tables), not counted.
+for (const body of bodies.slice(0, Math.min(4, bodies.length))) {
+  const answer = await send('POST', path, headers, body);
+  if (answer.status !== 200) throw new Error(`warm-up: ${answer.status} ${answer.text.slice(0, 500)}`);
+}
+const measured = bodies.slice(Math.min(4, bodies.length));
+const measuredEvents = Math.max(0, events - Math.min(4, bodies.length) * batchSize);
+
+const serviceBefore = threadMs(service.pid!);
+const postgresBefore = args.url ? postgresMs() : 0;
+const senderBefore = process.cpuUsage();
+const started = performance.now();
+let next = 0;
+let failures = 0;
+const sender = async () => {
+  while (next < measured.length) {
+    const answer = await send('POST', path, headers, measured[next++]!);
+    if (answer.status !== 200 || (!args.otlp && answer.text.includes('"errors":true'))) {
+      failures += 1;
+      if (failures === 1) process.stderr.write(`a batch failed: ${answer.status} ${answer.text.slice(0, 500)}\n`);
+    }
+  }
+};
+await Promise.all(Array.from({ length: inFlight }, sender));
+const ms = performance.now() - started;
+const senderUsed = process.cpuUsage(senderBefore);
+const serviceAfter = threadMs(service.pid!);
+const postgresUsed = args.url ? postgresMs() - postgresBefore : 0;
+
+const threads = [...serviceAfter]
+  .map(([name, after]) => ({ name, ms: after - (serviceBefore.get(name) ?? 0) }))
+  .filter((thread) => thread.ms >= 50)
+  .sort((a, b) => b.ms - a.ms);
+const serviceMs = threads.reduce((sum, thread) => sum + thread.ms, 0);
+const senderMs = (senderUsed.user + senderUsed.system) / 1000;
+const us = (cpuMs: number) => Number(((cpuMs * 1000) / measuredEvents).toFixed(2));
+const totalUs = us(serviceMs + senderMs + postgresUsed);
+const busiestUs = Math.max(...threads.map((thread) => us(thread.ms)));
+process.stdout.write(
+  `${JSON.stringify({
+    path,
+    dialect: args.url ? 'postgres' : 'sqlite',
+    events: measuredEvents,
+    batch: batchSize,
+    inFlight,
+    bytesAnEvent: Math.round(bodyBytes / events),
+    failures,
+    eventsPerSecond: Math.round(measuredEvents / (ms / 1000)),
+    serviceUsPerEvent: us(serviceMs),
+    serviceThreadsUsPerEvent: Object.fromEntries(threads.map((thread) => [thread.name, us(thread.ms)])),
+    senderUsPerEvent: us(senderMs),
+    ...(args.url ? { postgresUsPerEvent: us(postgresUsed) } : {}),
+    quiet2CoreEventsPerSecond: Math.round(Math.min(2e6 / totalUs, 1e6 / busiestUs)),
+    loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+  })}\n`,
+);
+agent.destroy();
+const exited = new Promise((done) => service.once('exit', done));
+stopService();
+await exited;
+rmSync(dataDir, { recursive: true, force: true });
