@@ -140,7 +140,10 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
       const es = make();
       const own = `${name.at(-1)}-${marker}`;
       const ownText = `js${name.at(-1)}${marker}`;
-      assert.equal((await es.index({ index, id: own, document: { '@timestamp': 1, message: ownText, n: 1 }, refresh: true })).result, 'created');
+      assert.equal(
+        (await es.index({ index, id: own, document: { '@timestamp': 1, message: ownText, n: 1 }, refresh: true })).result,
+        'created',
+      );
       const generated = await es.index({ index, document: { '@timestamp': 2, message: ownText, n: 2 } });
       assert.equal((await es.get<{ n: number }>({ index, id: generated._id }))._source!.n, 2);
       const byIds = await es.search({ index, query: { ids: { values: [generated._id] } } });
@@ -206,7 +209,10 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
         .replaceAll('$TO', String(BASE + 3_600_000 - 1))
         .replace('host:h1', `\\"${marker}\\"`)
         .replace('"index":"app-*"', `"index":"${index}"`);
-      const [header, body] = volume.trim().split('\n').map((line) => JSON.parse(line));
+      const [header, body] = volume
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       const answer = (await es.msearch({ searches: [header, body] })).responses[0] as any;
       assert.deepEqual(
         answer.aggregations['3'].buckets.map((bucket: any) => [bucket.key, bucket.doc_count, bucket['2'].buckets.length]),
@@ -250,7 +256,12 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
       const page = (
         await os.search({
           index,
-          body: { query, size: 5000, sort: [{ '@timestamp': 'asc' }, { _doc: 'asc' }], ...(searchAfter ? { search_after: searchAfter } : {}) } as never,
+          body: {
+            query,
+            size: 5000,
+            sort: [{ '@timestamp': 'asc' }, { _doc: 'asc' }],
+            ...(searchAfter ? { search_after: searchAfter } : {}),
+          } as never,
         })
       ).body as any;
       if (page.hits.hits.length === 0) break;
@@ -265,8 +276,11 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
   test("Python's elasticsearch 7.17: documents, helpers.scan to the end, point in time with two sort keys, aggregations", async () => {
     const script = new URL('./elastic-python-client.py', import.meta.url).pathname;
     const stdout = await new Promise<string>((resolve, reject) => {
-      const run = execFile(PYTHON, [script, node, auth.username, auth.password, marker], { timeout: 300_000, maxBuffer: 16 << 20 }, (error, out, err) =>
-        error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out),
+      const run = execFile(
+        PYTHON,
+        [script, node, auth.username, auth.password, marker],
+        { timeout: 300_000, maxBuffer: 16 << 20 },
+        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
       );
       run.stdin!.end(JSON.stringify(AGGS));
     });

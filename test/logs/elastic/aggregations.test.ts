@@ -55,7 +55,7 @@ for (const dialect of DIALECTS) {
       bool: { filter: [{ range: { '@timestamp': { gte: BASE, lt: BASE + COUNT * 1000 } } }, { query_string: { query: `"${marker}"` } }] },
     };
     const search = async (aggs: Record<string, unknown>) =>
-      (await es.search({ index: `agg-${marker}`, query, size: 0, aggs })).aggregations as Record<string, any>;
+      (await es.search({ index: `agg-${marker}`, query, size: 0, aggs: aggs as never })).aggregations as Record<string, any>;
 
     before(async () => {
       logs = await startTestLogs(dialect);

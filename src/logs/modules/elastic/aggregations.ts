@@ -304,10 +304,17 @@ function parseRanges(kind: 'range' | 'date_range', spec: Record<string, unknown>
       condition,
       from: undefined,
       to: undefined,
-      shown: dict({ ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }),
+      shown: numericBounds(from, to),
     };
   });
   return { kind, buckets, keyed: spec.keyed === true };
+}
+
+function numericBounds(from: number | undefined, to: number | undefined): Dict<unknown> {
+  const shownBounds = dict<unknown>();
+  if (from !== undefined) shownBounds.from = from;
+  if (to !== undefined) shownBounds.to = to;
+  return shownBounds;
 }
 
 function parseHistogram(spec: Record<string, unknown>): Histogram {
@@ -597,7 +604,9 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
     const buckets: Dict<unknown>[] = [];
     for (const item of spec.buckets) {
       const answer = await subSearch(agg.children, narrowed(parent, item.condition, item.from, item.to));
-      buckets.push(dict({ ...(item.key === undefined || spec.kind === 'filters' ? {} : { key: item.key }), ...item.shown, ...answer }));
+      const bucket = dict<unknown>();
+      if (item.key !== undefined && spec.kind !== 'filters') bucket.key = item.key;
+      buckets.push(Object.assign(bucket, item.shown, answer));
     }
     if (!spec.keyed) return { buckets };
     return {

@@ -1,5 +1,6 @@
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { ElasticError, parsingError } from './elastic-errors.js';
+import { dict } from '../../../shared/dict.js';
 
 /**
  * Scroll ids and point-in-time ids are stateless cursors: the search and where it stands, encoded
@@ -14,7 +15,7 @@ export const MAX_KEEP_ALIVE_MS = 24 * 3_600_000;
 /** A scroll id or PIT id longer than this is not one of ours. */
 const MAX_ID_CHARS = 64 * 1024;
 
-const UNITS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+const UNITS = dict<number>({ d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1 });
 
 /** A `keep_alive` / `scroll` time value (`1m`, `30s`, `500ms`, `1d`), within MAX_KEEP_ALIVE_MS. */
 export function keepAliveMs(value: unknown, name: string): number {

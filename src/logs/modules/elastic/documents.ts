@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { isPlainObject } from '../../../shared/text/storable-text.js';
+import { dict } from '../../../shared/dict.js';
 import { ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore, StoredLogEntry } from '../store/log-store.js';
 import { dslSearch } from '../query/elastic-dsl.js';
@@ -22,7 +23,7 @@ const IDS_PER_SEARCH = 50;
 
 /** Elasticsearch's answer to an unknown URL parameter: a 400 naming it. */
 export function knownParams(request: FastifyRequest, known: readonly string[]): Record<string, string> {
-  const query = (request.query ?? {}) as Record<string, unknown>;
+  const query = (request.query ?? dict()) as Record<string, unknown>;
   for (const [name, value] of Object.entries(query)) {
     if (!known.includes(name) && !COMMON_PARAMS.includes(name)) {
       throw new ElasticError(
@@ -79,7 +80,7 @@ export async function indexDocument(
   request: FastifyRequest,
   target: { index: string; id: string | undefined; create: boolean },
   rawBody: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+): Promise<{ status: number; body: object }> {
   const params = knownParams(request, ['refresh', 'op_type', 'timeout', 'routing', 'wait_for_active_shards', 'require_alias', 'pipeline']);
   checkRefresh(params.refresh);
   checkIndexName(target.index);

@@ -290,7 +290,7 @@ export async function runSearch(
     total = { value: result.total, relation: result.totalRelation };
     if (params.rest_total_hits_as_int === 'true') total = result.total;
   }
-  const answer: Record<string, unknown> = {};
+  const answer = dict<unknown>();
   if (scrolling) {
     const lastHit = result.entries.at(-1);
     const { aggs: _aggs, aggregations: _aggregations, ...rest } = body;

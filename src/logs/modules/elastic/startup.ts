@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { dict } from '../../../shared/dict.js';
 import { Type } from 'typebox';
 import type { LogStore } from '../store/log-store.js';
 import { indexQuery } from '../query/elastic-dsl.js';
@@ -12,8 +13,8 @@ import { parsingError } from './elastic-errors.js';
  */
 
 export interface StartupDeps {
-  writer: onRequestHookHandler;
-  anyone: onRequestHookHandler;
+  writer: onRequestAsyncHookHandler;
+  anyone: onRequestAsyncHookHandler;
   tags: string[];
   security: Record<string, string[]>[];
   store: LogStore;
@@ -101,8 +102,8 @@ export function startupRoutes(app: FastifyInstance, deps: StartupDeps): void {
     () => ({
       build: { hash: 'gerbang', date: '2026-01-01T00:00:00.000Z' },
       license: { uid: 'gerbang', type: 'basic', mode: 'basic', status: 'active' },
-      features: Object.fromEntries(
-        ['ilm', 'security', 'monitoring', 'watcher', 'ml', 'graph', 'sql', 'rollup', 'slm', 'transform'].map((name) => [
+      features: dict(
+        ['ilm', 'security', 'monitoring', 'watcher', 'ml', 'graph', 'sql', 'rollup', 'slm', 'transform'].map((name): [string, unknown] => [
           name,
           { available: name === 'ilm' || name === 'security', enabled: name === 'ilm' || name === 'security' },
         ]),
