@@ -145,6 +145,44 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('logs volume by level: terms with min_doc_count 0 and missing, then a date histogram', async () => {
+      const [answer] = await msearch('logs-volume.ndjson');
+      const levels = answer.aggregations['3'].buckets as Bucket[];
+      // Host h1 (i % 5 == 1) has no errors: the level is listed with 0, as Grafana expects from min_doc_count 0.
+      assert.deepEqual(
+        levels.map((level) => [level.key, level.doc_count]),
+        [
+          ['info', 500],
+          ['error', 0],
+        ],
+      );
+      assert.deepEqual(
+        (levels[0]!['2'].buckets as Bucket[]).map((bucket) => bucket.doc_count),
+        [120, 120, 120, 120, 20],
+      );
+      assert.deepEqual(
+        (levels[1]!['2'].buckets as Bucket[]).map((bucket) => [bucket.key, bucket.doc_count]),
+        [0, 1, 2, 3, 4].map((i) => [FROM + i * 600_000, 0]),
+      );
+      // Documents without a level are the `missing` bucket.
+      const unlevelled = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...(await logs.userWith(['logs:write'])).headers, 'content-type': 'application/x-ndjson' },
+        payload: `{"index":{"_index":"app-2026.11.24"}}\n${JSON.stringify({ '@timestamp': FROM + 5, message: 'no level', host: 'h1' })}\n`,
+      });
+      assert.equal(unlevelled.statusCode, 200);
+      const [again] = await msearch('logs-volume.ndjson');
+      assert.deepEqual(
+        (again.aggregations['3'].buckets as Bucket[]).map((level) => [level.key, level.doc_count]),
+        [
+          ['info', 500],
+          ['unknown', 1],
+          ['error', 0],
+        ],
+      );
+    });
+
     test('template variables: values of a field, and terms with a cardinality metric', async () => {
       const [hosts, levels] = await msearch('variable-values.ndjson');
       assert.deepEqual(

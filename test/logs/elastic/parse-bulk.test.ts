@@ -45,7 +45,7 @@ describe('parseBulk', () => {
   });
 
   test("the first core field present wins; the others stay attributes; the index is the action's", () => {
-    const { entries } = parseBulk(
+    const { items, entries } = parseBulk(
       ndjson(
         { index: { _index: 'app' } },
         {
@@ -66,6 +66,10 @@ describe('parseBulk', () => {
     assert.equal(entry!.level, 'error');
     assert.equal(entry!.host, 'h1');
     assert.equal(entry!.timestamp, NOW);
-    assert.deepEqual({ ...entry!.attributes }, { msg: 'second', 'log.level': 'WARN', _index: 'app', 'nested.a': '[1,2]' });
+    // A document sent without an `_id` is stored under the one the answer gives.
+    assert.deepEqual(
+      { ...entry!.attributes },
+      { msg: 'second', 'log.level': 'WARN', _index: 'app', 'nested.a': '[1,2]', _id: items[0]!.id },
+    );
   });
 });

@@ -3,6 +3,12 @@ import type { AggregateGroup, AggregateMetric, AggregateRow, CalendarUnit, LogSt
 import { parsingError, unsupported } from './elastic-errors.js';
 import { dateValue, fieldName, shown } from '../query/elastic-dsl.js';
 import { dict, type Dict } from '../../../shared/dict.js';
+import { both, type Condition } from '../query/condition.js';
+import { dslSearch } from '../query/elastic-dsl.js';
+import { resolveField } from '../query/fields.js';
+import { hitOf, sortOf, sourceFilterOf } from './search.js';
+
+const NOTHING: Condition = { kind: 'not', child: { kind: 'all' } };
 
 /**
  * Elasticsearch aggregations over the log store: bucket aggregations `date_histogram` and `terms`
@@ -15,7 +21,13 @@ export const MAX_GROUPS = 10_000;
 /** Percentiles are exact (sorted values), so their input is bounded. */
 export const MAX_PERCENTILE_VALUES = 200_000;
 
-type MetricKind = AggregateMetric['kind'] | 'percentiles';
+type MetricKind = AggregateMetric['kind'] | 'percentiles' | 'stats' | 'extended_stats' | 'value_count';
+const METRIC_KINDS = ['avg', 'sum', 'min', 'max', 'cardinality', 'percentiles', 'stats', 'extended_stats', 'value_count'];
+/** Metrics the store computes in its grouped query; the others are computed here from the values. */
+const STORE_METRICS = new Set(['avg', 'sum', 'min', 'max', 'cardinality']);
+/** Queries one search's bucket-by-filter aggregations (filters, range, date_range, histogram with sub-aggregations) and top_hits may run. */
+export const MAX_BUCKET_QUERIES = 500;
+const MAX_TOP_HITS = 100;
 
 interface DateHistogram {
   kind: 'date_histogram';
@@ -33,6 +45,40 @@ interface Terms {
   size: number;
   minDocCount: number;
   order: { by: string; direction: 'asc' | 'desc' };
+  /** The key of the bucket of documents without the field (`missing`); none when undefined. */
+  missing: string | number | undefined;
+}
+
+/** One bucket of a bucket-by-filter aggregation: what narrows the search, and how it is shown. */
+interface FilterBucket {
+  key: string | number | undefined;
+  condition: Condition | undefined;
+  from: number | undefined;
+  /** Inclusive. */
+  to: number | undefined;
+  shown: Dict<unknown>;
+}
+
+/** filters, range, date_range: each bucket is the search narrowed by its filter. */
+interface FilterBuckets {
+  kind: 'filters' | 'range' | 'date_range';
+  buckets: FilterBucket[];
+  keyed: boolean;
+}
+
+interface Histogram {
+  kind: 'histogram';
+  field: string;
+  interval: number;
+  minDocCount: number;
+  bounds: { min: number; max: number } | undefined;
+}
+
+interface TopHits {
+  kind: 'top_hits';
+  size: number;
+  order: 'asc' | 'desc';
+  source: unknown;
 }
 
 interface Metric {
@@ -43,9 +89,12 @@ interface Metric {
 
 interface Agg {
   name: string;
-  spec: DateHistogram | Terms | Metric;
+  spec: DateHistogram | Terms | Metric | FilterBuckets | Histogram | TopHits;
   children: Agg[];
 }
+
+const isGroup = (agg: Agg): agg is Agg & { spec: DateHistogram | Terms } => agg.spec.kind === 'date_histogram' || agg.spec.kind === 'terms';
+const isMetric = (agg: Agg): agg is Agg & { spec: Metric } => METRIC_KINDS.includes(agg.spec.kind);
 
 const FIXED_UNITS = dict<number>({ ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 });
 /** Calendar intervals: minute, hour and day are fixed lengths in UTC; weeks (from Monday) to years are not. */
@@ -137,25 +186,36 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
       epochMillis: spec.format === 'epoch_millis',
     };
   }
-  only(spec, ['field', 'size', 'order', 'min_doc_count', 'shard_size'], kind);
+  only(spec, ['field', 'size', 'order', 'min_doc_count', 'shard_size', 'missing'], kind);
   if (typeof spec.field !== 'string') throw parsingError('[terms] needs a field');
   const size = spec.size === undefined ? 10 : Number(spec.size);
   if (!Number.isInteger(size) || size < 1 || size > MAX_GROUPS) throw parsingError(`[terms] size must be 1 to ${MAX_GROUPS}`);
   const minDocCount = spec.min_doc_count === undefined ? 1 : Number(spec.min_doc_count);
-  if (!Number.isInteger(minDocCount) || minDocCount < 1) throw unsupported('[terms] min_doc_count below 1');
+  if (!Number.isInteger(minDocCount) || minDocCount < 0) throw parsingError('[terms] min_doc_count must be a whole number of at least 0');
+  if (spec.missing !== undefined && typeof spec.missing !== 'string' && typeof spec.missing !== 'number') {
+    throw parsingError('[terms] missing must be a string or a number');
+  }
   const orders: unknown[] = spec.order === undefined ? [{ _count: 'desc' }] : Array.isArray(spec.order) ? spec.order : [spec.order];
   const first = orders[0];
   if (orders.length > 1 || !isPlainObject(first) || Object.keys(first).length !== 1)
     throw unsupported('a terms order on more than one key');
   const [by, direction] = Object.entries(first)[0]!;
   if (direction !== 'asc' && direction !== 'desc') throw parsingError('[terms] order must be asc or desc');
-  return { kind: 'terms', field: fieldName(spec.field), size, minDocCount, order: { by, direction } };
+  return {
+    kind: 'terms',
+    field: fieldName(spec.field),
+    size,
+    minDocCount,
+    order: { by, direction },
+    missing: spec.missing as string | number | undefined,
+  };
 }
 
 const DEFAULT_PERCENTS = [1, 5, 25, 50, 75, 95, 99];
 
 function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
-  only(spec, kind === 'percentiles' ? ['field', 'percents', 'keyed'] : ['field'], kind);
+  only(spec, kind === 'percentiles' ? ['field', 'percents', 'keyed'] : kind === 'extended_stats' ? ['field', 'sigma'] : ['field'], kind);
+  if (kind === 'extended_stats' && spec.sigma !== undefined && spec.sigma !== 2) throw unsupported('[extended_stats] sigma other than 2');
   if (typeof spec.field !== 'string') throw parsingError(`[${kind}] needs a field`);
   let percents = DEFAULT_PERCENTS;
   if (kind === 'percentiles' && spec.percents !== undefined) {
@@ -165,6 +225,128 @@ function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
   }
   if (spec.keyed === false) throw unsupported('unkeyed percentiles');
   return { kind, field: fieldName(spec.field), percents };
+}
+
+function parseFilters(spec: Record<string, unknown>, now: number): FilterBuckets {
+  only(spec, ['filters'], 'filters');
+  const named = isPlainObject(spec.filters);
+  if (!named && !Array.isArray(spec.filters)) throw parsingError('[filters] needs filters: an object of named queries or a list');
+  const entries: [string | undefined, unknown][] = named
+    ? Object.entries(spec.filters as Record<string, unknown>)
+    : (spec.filters as unknown[]).map((query) => [undefined, query]);
+  if (entries.length === 0 || entries.length > MAX_BUCKET_QUERIES) throw parsingError(`[filters] needs 1 to ${MAX_BUCKET_QUERIES} filters`);
+  // Elasticsearch lists named filters in key order.
+  if (named) entries.sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+  return {
+    kind: 'filters',
+    keyed: named,
+    buckets: entries.map(([key, query]) => {
+      const search = dslSearch({ query, index: undefined }, now);
+      return { key, condition: search.condition, from: search.from, to: search.to, shown: dict() };
+    }),
+  };
+}
+
+/** Elasticsearch's keys of numeric ranges: `*-100.0`, `100.0-200.0`, `200.0-*`. */
+const rangeText = (value: number) => (Number.isInteger(value) ? value.toFixed(1) : String(value));
+
+function parseRanges(kind: 'range' | 'date_range', spec: Record<string, unknown>, now: number): FilterBuckets {
+  only(spec, kind === 'range' ? ['field', 'ranges', 'keyed'] : ['field', 'ranges', 'keyed', 'format', 'time_zone'], kind);
+  if (typeof spec.field !== 'string') throw parsingError(`[${kind}] needs a field`);
+  if (!Array.isArray(spec.ranges) || spec.ranges.length === 0 || spec.ranges.length > MAX_BUCKET_QUERIES) {
+    throw parsingError(`[${kind}] needs 1 to ${MAX_BUCKET_QUERIES} ranges`);
+  }
+  const field = fieldName(spec.field);
+  const isTime = field === '@timestamp' || field === 'timestamp';
+  if (kind === 'date_range' && !isTime) throw unsupported(`a date_range on [${field.slice(0, 50)}] (only @timestamp)`);
+  if (kind === 'range' && isTime) throw unsupported('a range aggregation on @timestamp (use date_range)');
+  if (spec.time_zone !== undefined && !['UTC', 'Z', '+00:00', 'Etc/UTC'].includes(shown(spec.time_zone))) {
+    throw unsupported(`the time_zone [${shown(spec.time_zone).slice(0, 50)}] (ranges are UTC)`);
+  }
+  const buckets = spec.ranges.map((range): FilterBucket => {
+    if (!isPlainObject(range)) throw parsingError(`[${kind}] each range must be an object`);
+    only(range, ['from', 'to', 'key'], `${kind} range`);
+    if (range.key !== undefined && typeof range.key !== 'string') throw parsingError(`[${kind}] a range key must be a string`);
+    if (kind === 'date_range') {
+      const from = range.from === undefined || range.from === null ? undefined : dateValue(range.from, spec.format, now, false);
+      const to = range.to === undefined || range.to === null ? undefined : dateValue(range.to, spec.format, now, false);
+      const text = (ms: number | undefined) =>
+        ms === undefined ? '*' : spec.format === 'epoch_millis' ? String(ms) : new Date(ms).toISOString();
+      const shownRange = dict<unknown>();
+      if (from !== undefined) Object.assign(shownRange, { from, from_as_string: text(from) });
+      if (to !== undefined) Object.assign(shownRange, { to, to_as_string: text(to) });
+      return {
+        key: (range.key as string | undefined) ?? `${text(from)}-${text(to)}`,
+        condition: undefined,
+        from,
+        to: to === undefined ? undefined : to - 1,
+        shown: shownRange,
+      };
+    }
+    const bound = (value: unknown, name: string) => {
+      if (value === undefined || value === null) return undefined;
+      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      if (!Number.isFinite(number)) throw parsingError(`[range] ${name} must be a number`);
+      return number;
+    };
+    const [from, to] = [bound(range.from, 'from'), bound(range.to, 'to')];
+    const condition: Condition = {
+      kind: 'range',
+      field: resolveField(field) as Extract<Condition, { kind: 'range' }>['field'],
+      compare: 'number',
+      lower: from === undefined ? null : { value: from, inclusive: true },
+      upper: to === undefined ? null : { value: to, inclusive: false },
+    };
+    const key =
+      (range.key as string | undefined) ?? `${from === undefined ? '*' : rangeText(from)}-${to === undefined ? '*' : rangeText(to)}`;
+    return {
+      key,
+      condition,
+      from: undefined,
+      to: undefined,
+      shown: numericBounds(from, to),
+    };
+  });
+  return { kind, buckets, keyed: spec.keyed === true };
+}
+
+function numericBounds(from: number | undefined, to: number | undefined): Dict<unknown> {
+  const shownBounds = dict<unknown>();
+  if (from !== undefined) shownBounds.from = from;
+  if (to !== undefined) shownBounds.to = to;
+  return shownBounds;
+}
+
+function parseHistogram(spec: Record<string, unknown>): Histogram {
+  only(spec, ['field', 'interval', 'min_doc_count', 'extended_bounds'], 'histogram');
+  if (typeof spec.field !== 'string') throw parsingError('[histogram] needs a field');
+  const interval = Number(spec.interval);
+  if (typeof spec.interval !== 'number' || !(interval > 0)) throw parsingError('[histogram] interval must be a number above 0');
+  const minDocCount = spec.min_doc_count === undefined ? 0 : Number(spec.min_doc_count);
+  if (!Number.isInteger(minDocCount) || minDocCount < 0)
+    throw parsingError('[histogram] min_doc_count must be a whole number of at least 0');
+  let bounds: Histogram['bounds'];
+  if (spec.extended_bounds !== undefined) {
+    const { min, max } = (isPlainObject(spec.extended_bounds) ? spec.extended_bounds : {}) as { min?: unknown; max?: unknown };
+    if (typeof min !== 'number' || typeof max !== 'number' || min > max)
+      throw parsingError('[histogram] extended_bounds needs numbers min <= max');
+    bounds = { min, max };
+  }
+  return { kind: 'histogram', field: fieldName(spec.field), interval, minDocCount, bounds };
+}
+
+function parseTopHits(spec: Record<string, unknown>): TopHits {
+  only(spec, ['size', 'sort', '_source', 'from'], 'top_hits');
+  if (spec.from !== undefined && spec.from !== 0) throw unsupported('[top_hits] from');
+  const size = spec.size === undefined ? 3 : Number(spec.size);
+  if (!Number.isInteger(size) || size < 0 || size > MAX_TOP_HITS) throw parsingError(`[top_hits] size must be 0 to ${MAX_TOP_HITS}`);
+  let order: 'asc' | 'desc' = 'desc';
+  if (spec.sort !== undefined) {
+    const sort = sortOf(spec.sort);
+    if (!sort.byTime) throw unsupported('[top_hits] sorted by a field other than @timestamp');
+    order = sort.sort?.order ?? 'desc';
+  }
+  return { kind: 'top_hits', size, order, source: spec._source };
 }
 
 export type Aggregation = Agg;
@@ -183,10 +365,13 @@ export function parseAggregations(aggs: unknown, now: number, depth = 0): Agg[] 
     if (!isPlainObject(spec)) throw parsingError(`aggregation [${name}] is malformed`);
     const children = parseAggregations(sub ?? aggregations, now, depth + 1);
     if (kind === 'date_histogram' || kind === 'terms') return { name, spec: parseBucket(kind, spec, now), children };
-    if (['avg', 'sum', 'min', 'max', 'cardinality', 'percentiles'].includes(kind)) {
+    if (METRIC_KINDS.includes(kind) || kind === 'top_hits') {
       if (children.length > 0) throw parsingError(`metric aggregation [${name}] cannot have sub-aggregations`);
-      return { name, spec: parseMetric(kind as MetricKind, spec), children };
+      return { name, spec: kind === 'top_hits' ? parseTopHits(spec) : parseMetric(kind as MetricKind, spec), children };
     }
+    if (kind === 'filters') return { name, spec: parseFilters(spec, now), children };
+    if (kind === 'range' || kind === 'date_range') return { name, spec: parseRanges(kind, spec, now), children };
+    if (kind === 'histogram') return { name, spec: parseHistogram(spec), children };
     throw unsupported(`the aggregation [${kind.slice(0, 50)}]`);
   });
 }
@@ -222,21 +407,81 @@ function percentilesOf(values: number[], percents: number[]): Dict<number | null
   return result;
 }
 
+/** count, min, max, avg, sum (and the spread, for extended_stats) of some numbers, as Elasticsearch shows them. */
+function statsOf(values: readonly number[], extended: boolean): Dict<unknown> {
+  const count = values.length;
+  const sum = values.reduce((total, value) => total + value, 0);
+  const stats = dict<unknown>({
+    count,
+    min: count === 0 ? null : Math.min(...values),
+    max: count === 0 ? null : Math.max(...values),
+    avg: count === 0 ? null : sum / count,
+    sum,
+  });
+  if (!extended) return stats;
+  const avg = count === 0 ? 0 : sum / count;
+  const squares = values.reduce((total, value) => total + value * value, 0);
+  const variance = count === 0 ? null : Math.max(0, squares / count - avg * avg);
+  const sampling = count < 2 ? null : Math.max(0, (squares - count * avg * avg) / (count - 1));
+  const deviation = variance === null ? null : Math.sqrt(variance);
+  const sampled = sampling === null ? null : Math.sqrt(sampling);
+  const bound = (sd: number | null, sign: number) => (sd === null || count === 0 ? null : avg + sign * 2 * sd);
+  return Object.assign(stats, {
+    sum_of_squares: count === 0 ? null : squares,
+    variance,
+    variance_population: variance,
+    variance_sampling: sampling,
+    std_deviation: deviation,
+    std_deviation_population: deviation,
+    std_deviation_sampling: sampled,
+    std_deviation_bounds: {
+      upper: bound(deviation, 1),
+      lower: bound(deviation, -1),
+      upper_population: bound(deviation, 1),
+      lower_population: bound(deviation, -1),
+      upper_sampling: bound(sampled, 1),
+      lower_sampling: bound(sampled, -1),
+    },
+  });
+}
+
+/** The search narrowed to one bucket: ANDed condition, intersected time range. */
+function narrowed(filter: Filter, condition: Condition | undefined, from?: number, to?: number): Filter {
+  return {
+    ...filter,
+    condition: condition === undefined ? filter.condition : filter.condition === undefined ? condition : both(filter.condition, condition),
+    from: Math.max(filter.from, from ?? filter.from),
+    to: Math.min(filter.to, to ?? filter.to),
+  };
+}
+
+type Row = { keys: Key[]; count: number; metrics: Map<string, unknown> };
+
 /** Runs every aggregation and answers in Elasticsearch's shape. */
-export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg[]) {
+export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg[], budget = { queries: 0 }) {
   const levels = new Map<Agg, LevelResult>();
+  /** Values seen per terms aggregation with min_doc_count 0: its empty buckets. */
+  const universes = new Map<Agg, string[]>();
+  const spend = () => {
+    budget.queries += 1;
+    if (budget.queries > MAX_BUCKET_QUERIES) {
+      throw new RangeError(
+        `more than ${MAX_BUCKET_QUERIES} queries for filter, range, histogram and top_hits buckets: ask for fewer buckets`,
+      );
+    }
+  };
 
   const evaluate = async (agg: Agg | null, children: Agg[], groups: AggregateGroup[]): Promise<LevelResult> => {
-    const metrics = children.filter((child) => child.spec.kind !== 'date_histogram' && child.spec.kind !== 'terms');
-    const simple = metrics.filter((child) => child.spec.kind !== 'percentiles');
+    const metrics = children.filter(isMetric);
+    const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind));
     const rows: AggregateRow[] = await store.aggregate({
       ...filter,
       groups,
-      metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: (child.spec as Metric).field })),
+      metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: child.spec.field })),
       maxGroups: MAX_GROUPS,
     });
     const level: LevelResult = { rows: new Map() };
-    const byKeys = new Map<string, { keys: Key[]; count: number; metrics: Map<string, unknown> }>();
+    const byKeys = new Map<string, Row>();
     for (const row of rows) {
       const entry = { keys: row.keys, count: row.count, metrics: new Map<string, unknown>() };
       simple.forEach((child, index) => entry.metrics.set(child.name, { value: row.metrics[index] ?? null }));
@@ -244,17 +489,52 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       const parent = JSON.stringify(row.keys.slice(0, -1));
       level.rows.set(parent, [...(level.rows.get(parent) ?? []), entry]);
     }
-    for (const child of metrics.filter((metric) => metric.spec.kind === 'percentiles')) {
-      const spec = child.spec as Metric;
+    for (const child of metrics.filter((metric) => ['percentiles', 'stats', 'extended_stats'].includes(metric.spec.kind))) {
+      const spec = child.spec;
       const values = await store.numericValues({ ...filter, groups, field: spec.field, maxValues: MAX_PERCENTILE_VALUES });
       const grouped = new Map<string, number[]>();
-      for (const { keys, value } of values) grouped.set(JSON.stringify(keys), [...(grouped.get(JSON.stringify(keys)) ?? []), value]);
-      for (const [keys, entry] of byKeys) entry.metrics.set(child.name, { values: percentilesOf(grouped.get(keys) ?? [], spec.percents) });
+      for (const { keys, value } of values) {
+        const key = JSON.stringify(keys);
+        const list = grouped.get(key);
+        if (list) list.push(value);
+        else grouped.set(key, [value]);
+      }
+      for (const [keys, entry] of byKeys) {
+        const numbers = grouped.get(keys) ?? [];
+        entry.metrics.set(
+          child.name,
+          spec.kind === 'percentiles'
+            ? { values: percentilesOf(numbers, spec.percents) }
+            : statsOf(numbers, spec.kind === 'extended_stats'),
+        );
+      }
+    }
+    for (const child of metrics.filter((metric) => metric.spec.kind === 'value_count')) {
+      const field = resolveField(child.spec.field);
+      const counted =
+        field.kind === 'timestamp'
+          ? rows
+          : await store.aggregate({ ...narrowed(filter, { kind: 'exists', field }), groups, metrics: [], maxGroups: MAX_GROUPS });
+      const counts = new Map(counted.map((row) => [JSON.stringify(row.keys), row.count]));
+      for (const [keys, entry] of byKeys) entry.metrics.set(child.name, { value: counts.get(keys) ?? 0 });
     }
     if (agg) levels.set(agg, level);
     for (const child of children) {
-      if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms')
-        await evaluate(child, child.children, [...groups, groupOf(child.spec)]);
+      if (!isGroup(child)) continue;
+      if (child.spec.kind === 'terms' && child.spec.minDocCount === 0) {
+        const values = await store.distinct({
+          tenantId: filter.tenantId,
+          field: child.spec.field,
+          limit: child.spec.size,
+          from: filter.from,
+          to: filter.to,
+        });
+        universes.set(
+          child,
+          values.map(({ value }) => value),
+        );
+      }
+      await evaluate(child, child.children, [...groups, groupOf(child.spec)]);
     }
     return level;
   };
@@ -262,43 +542,156 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
   const top = await evaluate(null, aggs, []);
   const topRow = top.rows.get('[]')?.[0];
 
-  const emptyMetrics = (children: Agg[]): Dict<unknown> =>
-    dict(
-      children.map((child): [string, unknown] => {
-        if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms') return [child.name, { buckets: [] }];
-        if (child.spec.kind === 'percentiles') return [child.name, { values: percentilesOf([], child.spec.percents) }];
-        return [child.name, { value: child.spec.kind === 'cardinality' ? 0 : null }];
-      }),
-    );
+  const emptyMetric = (child: Agg): unknown => {
+    switch (child.spec.kind) {
+      case 'date_histogram':
+      case 'terms':
+      case 'histogram':
+        return { buckets: [] };
+      case 'percentiles':
+        return { values: percentilesOf([], child.spec.percents) };
+      case 'stats':
+      case 'extended_stats':
+        return statsOf([], child.spec.kind === 'extended_stats');
+      case 'cardinality':
+      case 'value_count':
+        return { value: 0 };
+      default:
+        return { value: null };
+    }
+  };
 
-  const render = (children: Agg[], keys: Key[], metrics: Map<string, unknown> | undefined, parentCount: number): Dict<unknown> => {
-    const out = emptyMetrics(children);
+  /** The aggregations below one bucket: `bucket` is the search narrowed to it (for filter buckets and top_hits). */
+  const render = async (
+    children: Agg[],
+    keys: Key[],
+    metrics: Map<string, unknown> | undefined,
+    parentCount: number,
+    bucket: Filter,
+  ): Promise<Dict<unknown>> => {
+    const out = dict<unknown>();
     for (const child of children) {
-      if (child.spec.kind === 'date_histogram' || child.spec.kind === 'terms') {
+      const spec = child.spec;
+      if (spec.kind === 'date_histogram' || spec.kind === 'terms') {
         const rows = levels.get(child)?.rows.get(JSON.stringify(keys)) ?? [];
         out[child.name] =
-          child.spec.kind === 'date_histogram'
-            ? histogram(child, child.spec, rows, keys)
-            : terms(child, child.spec, rows, keys, parentCount);
-      } else if (metrics?.has(child.name)) {
-        out[child.name] = metrics.get(child.name);
+          spec.kind === 'date_histogram'
+            ? await histogram(child, spec, rows, keys, bucket)
+            : await terms(child, spec, rows, keys, parentCount, bucket);
+      } else if (spec.kind === 'filters' || spec.kind === 'range' || spec.kind === 'date_range') {
+        out[child.name] = await filterBuckets(child, spec, bucket);
+      } else if (spec.kind === 'histogram') {
+        out[child.name] = await numericHistogram(child, spec, bucket);
+      } else if (spec.kind === 'top_hits') {
+        out[child.name] = await topHits(spec, bucket, parentCount);
+      } else {
+        out[child.name] = metrics?.get(child.name) ?? emptyMetric(child);
       }
     }
     return out;
   };
 
-  const histogram = (
-    agg: Agg,
-    spec: DateHistogram,
-    rows: { keys: Key[]; count: number; metrics: Map<string, unknown> }[],
-    parentKeys: Key[],
-  ) => {
+  /** A bucket whose documents are the search narrowed by a filter: counted, and its sub-aggregations run on it. */
+  const subSearch = async (children: Agg[], bucket: Filter) => {
+    if (bucket.from > bucket.to)
+      return { doc_count: 0, ...(await runAggregations(store, { ...bucket, condition: NOTHING }, children, budget)) };
+    spend();
+    const [row] = await store.aggregate({ ...bucket, groups: [], metrics: [], maxGroups: 1 });
+    return { doc_count: row?.count ?? 0, ...(children.length > 0 ? await runAggregations(store, bucket, children, budget) : {}) };
+  };
+
+  const filterBuckets = async (agg: Agg, spec: FilterBuckets, parent: Filter) => {
+    const buckets: Dict<unknown>[] = [];
+    for (const item of spec.buckets) {
+      const answer = await subSearch(agg.children, narrowed(parent, item.condition, item.from, item.to));
+      const bucket = dict<unknown>();
+      if (item.key !== undefined && spec.kind !== 'filters') bucket.key = item.key;
+      buckets.push(Object.assign(bucket, item.shown, answer));
+    }
+    if (!spec.keyed) return { buckets };
+    return {
+      buckets: dict(
+        spec.buckets.map((item, index): [string, unknown] => {
+          const { key: _key, ...rest } = buckets[index]!;
+          return [String(item.key ?? index), rest];
+        }),
+      ),
+    };
+  };
+
+  const numericHistogram = async (agg: Agg, spec: Histogram, parent: Filter) => {
+    spend();
+    const values = await store.numericValues({ ...parent, groups: [], field: spec.field, maxValues: MAX_PERCENTILE_VALUES });
+    const counts = new Map<number, number>();
+    for (const { value } of values) {
+      const key = Math.floor(value / spec.interval) * spec.interval;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    let keys = [...counts.keys()].sort((a, b) => a - b);
+    if (spec.minDocCount === 0 && (keys.length > 0 || spec.bounds)) {
+      const first = Math.min(keys[0] ?? Infinity, spec.bounds ? Math.floor(spec.bounds.min / spec.interval) * spec.interval : Infinity);
+      const last = Math.max(
+        keys.at(-1) ?? -Infinity,
+        spec.bounds ? Math.floor(spec.bounds.max / spec.interval) * spec.interval : -Infinity,
+      );
+      if ((last - first) / spec.interval >= MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} buckets: use a larger interval`);
+      keys = [];
+      for (let step = 0; first + step * spec.interval <= last; step += 1) keys.push(first + step * spec.interval);
+    }
+    const field = resolveField(spec.field) as Extract<Condition, { kind: 'range' }>['field'];
+    const buckets = [];
+    for (const key of keys) {
+      const count = counts.get(key) ?? 0;
+      if (count < spec.minDocCount) continue;
+      const bucket = narrowed(parent, {
+        kind: 'range',
+        field,
+        compare: 'number',
+        lower: { value: key, inclusive: true },
+        upper: { value: key + spec.interval, inclusive: false },
+      });
+      const below = agg.children.length > 0 ? await runAggregations(store, bucket, agg.children, budget) : {};
+      if (agg.children.length > 0) spend();
+      buckets.push({ key, doc_count: count, ...below });
+    }
+    return { buckets };
+  };
+
+  const topHits = async (spec: TopHits, bucket: Filter, count: number) => {
+    let hits: unknown[] = [];
+    if (spec.size > 0 && count > 0) {
+      spend();
+      const result = await store.search({
+        ...bucket,
+        page: 1,
+        limit: spec.size,
+        sort: { field: '@timestamp', order: spec.order },
+        trackTotal: 1,
+      });
+      const keep = sourceFilterOf(spec.source);
+      hits = result.entries.map((entry) => ({ ...hitOf(entry, keep), sort: [entry.timestamp] }));
+    }
+    return { hits: { total: { value: count, relation: 'eq' }, max_score: null, hits } };
+  };
+
+  /** The search narrowed to a terms bucket (its value, or the documents without the field) or a time bucket. */
+  const termBucket = (parent: Filter, field: string, key: Key): Filter => {
+    const ref = resolveField(field);
+    if (ref.kind === 'timestamp') return parent;
+    if (key === null) return narrowed(parent, { kind: 'not', child: { kind: 'exists', field: ref } });
+    return narrowed(
+      parent,
+      ref.kind === 'message' ? { kind: 'contains', value: String(key) } : { kind: 'equals', field: ref, value: String(key) },
+    );
+  };
+
+  const histogram = async (agg: Agg, spec: DateHistogram, rows: Row[], parentKeys: Key[], parent: Filter) => {
     const byStart = new Map(rows.map((row) => [Number(row.keys.at(-1)), row]));
     let starts = [...byStart.keys()].sort((a, b) => a - b);
+    const { calendar, intervalMs } = spec;
+    const next = (start: number) => (calendar ? calendarNext(start, calendar) : start + intervalMs);
     if (spec.minDocCount === 0) {
-      const { calendar, intervalMs } = spec;
       const floor = (ms: number) => (calendar ? calendarFloor(ms, calendar) : ms - (((ms % intervalMs) + intervalMs) % intervalMs));
-      const next = (start: number) => (calendar ? calendarNext(start, calendar) : start + intervalMs);
       let first = starts[0];
       let last = starts.at(-1);
       if (spec.bounds) {
@@ -313,53 +706,77 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
         }
       }
     }
-    return {
-      buckets: starts
-        .map((start) => ({ start, row: byStart.get(start) }))
-        .filter(({ row }) => (row?.count ?? 0) >= spec.minDocCount)
-        .map(({ start, row }) => ({
-          key_as_string: spec.epochMillis ? String(start) : new Date(start).toISOString(),
-          key: start,
-          doc_count: row?.count ?? 0,
-          ...render(agg.children, [...parentKeys, start], row?.metrics, row?.count ?? 0),
-        })),
-    };
+    const buckets = [];
+    for (const start of starts) {
+      const row = byStart.get(start);
+      if ((row?.count ?? 0) < spec.minDocCount) continue;
+      buckets.push({
+        key_as_string: spec.epochMillis ? String(start) : new Date(start).toISOString(),
+        key: start,
+        doc_count: row?.count ?? 0,
+        ...(await render(
+          agg.children,
+          [...parentKeys, start],
+          row?.metrics,
+          row?.count ?? 0,
+          narrowed(parent, undefined, start, next(start) - 1),
+        )),
+      });
+    }
+    return { buckets };
   };
 
-  const terms = (
-    agg: Agg,
-    spec: Terms,
-    rows: { keys: Key[]; count: number; metrics: Map<string, unknown> }[],
-    parentKeys: Key[],
-    parentCount: number,
-  ) => {
-    const present = rows.filter((row) => row.keys.at(-1) !== null && row.count >= spec.minDocCount);
+  const terms = async (agg: Agg, spec: Terms, rows: Row[], parentKeys: Key[], parentCount: number, parent: Filter) => {
+    // `missing` names the bucket of documents without the field (merged with a real value of that name, as Elasticsearch does).
+    const missingKey = spec.missing === undefined ? undefined : String(spec.missing);
+    type Shown = Row & { key: string | number; lookup: Key[] };
+    const byKey = new Map<string, Shown>();
+    for (const row of rows) {
+      const value = row.keys.at(-1) ?? null;
+      if (value === null && missingKey === undefined) continue;
+      const key = value === null ? missingKey! : String(value);
+      const known = byKey.get(key);
+      if (known) known.count += row.count;
+      else byKey.set(key, { ...row, key: value === null ? spec.missing! : value, lookup: row.keys });
+    }
+    for (const value of universes.get(agg) ?? []) {
+      if (!byKey.has(value))
+        byKey.set(value, { keys: [...parentKeys, value], count: 0, metrics: new Map(), key: value, lookup: [...parentKeys, value] });
+    }
+    const present = [...byKey.values()].filter((row) => row.count >= spec.minDocCount);
     const sign = spec.order.direction === 'asc' ? 1 : -1;
-    const sortValue = (row: (typeof rows)[number]): number | string => {
+    const sortValue = (row: Shown): number | string => {
       if (spec.order.by === '_count') return row.count;
-      if (spec.order.by === '_key') return String(row.keys.at(-1));
+      if (spec.order.by === '_key') return String(row.key);
       const metric = row.metrics.get(spec.order.by) as { value?: number | null } | undefined;
-      if (!metric) throw unsupported(`a terms order by [${spec.order.by.slice(0, 50)}] (only _count, _key or a metric sub-aggregation)`);
-      return metric.value ?? -Infinity;
+      if (!metric && !agg.children.some((child) => child.name === spec.order.by && isMetric(child))) {
+        throw unsupported(`a terms order by [${spec.order.by.slice(0, 50)}] (only _count, _key or a metric sub-aggregation)`);
+      }
+      return metric?.value ?? -Infinity;
     };
     present.sort((a, b) => {
       const [x, y] = [sortValue(a), sortValue(b)];
       const byValue = x < y ? -1 : x > y ? 1 : 0;
-      return byValue * sign || String(a.keys.at(-1)).localeCompare(String(b.keys.at(-1)));
+      return byValue * sign || String(a.key).localeCompare(String(b.key));
     });
-    const shown = present.slice(0, spec.size);
-    const shownCount = shown.reduce((sum, row) => sum + row.count, 0);
+    const shownRows = present.slice(0, spec.size);
+    const shownCount = shownRows.reduce((sum, row) => sum + row.count, 0);
     const withValue = present.reduce((sum, row) => sum + row.count, 0);
+    const buckets = [];
+    for (const row of shownRows) {
+      const lookupValue = row.lookup.at(-1) ?? null;
+      buckets.push({
+        key: row.key,
+        doc_count: row.count,
+        ...(await render(agg.children, row.lookup, row.metrics, row.count, termBucket(parent, spec.field, lookupValue))),
+      });
+    }
     return {
       doc_count_error_upper_bound: 0,
       sum_other_doc_count: Math.max(0, Math.min(parentCount, withValue) - shownCount),
-      buckets: shown.map((row) => ({
-        key: row.keys.at(-1),
-        doc_count: row.count,
-        ...render(agg.children, [...parentKeys, row.keys.at(-1)!], row.metrics, row.count),
-      })),
+      buckets,
     };
   };
 
-  return render(aggs, [], topRow?.metrics, topRow?.count ?? 0);
+  return render(aggs, [], topRow?.metrics, topRow?.count ?? 0, filter);
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
@@ -153,7 +153,8 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
     const kind = action ? Object.keys(action)[0] : undefined;
     const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
     const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
-    const id = typeof meta._id === 'string' && meta._id !== '' ? meta._id : randomUUID();
+    const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, MAX_ID_LENGTH) : undefined;
+    const id = explicitId ?? generatedId();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
       // The line is no action: assume the usual pairing and skip its document line too.
       items.push({
@@ -193,13 +194,43 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
       continue;
     }
     items.push({ action: kind, index, id, entry: entries.length });
-    const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, 512) : undefined;
-    // The entry and its attributes are this parse's own: completed in place, not copied.
-    entry.attributes!._index = index.slice(0, 255);
-    entry.documentId = explicitId;
-    entries.push(withCanonicalLevel(entry));
+    entries.push(storedDocument(entry, index, explicitId, id));
   }
   return { items, entries };
+}
+
+/** Elasticsearch's limit on an `_id`: 512 bytes (here characters; longer ones are cut). */
+export const MAX_ID_LENGTH = 512;
+
+const ID_PREFIX = randomBytes(9);
+let idCounter = 0;
+
+/**
+ * An `_id` for a document sent without one: 20 URL-safe characters, as Elasticsearch's own. A random
+ * prefix per process and a counter: unique across instances and restarts without a lookup, so it is
+ * stored as the `_id` attribute but not claimed in the id window (nobody can have sent it before).
+ */
+export function generatedId(): string {
+  idCounter = (idCounter + 1) % 2 ** 48;
+  const bytes = Buffer.alloc(15);
+  ID_PREFIX.copy(bytes, 0);
+  bytes.writeUIntBE(idCounter, 9, 6);
+  return bytes.toString('base64url');
+}
+
+/**
+ * A document as stored: its `_index`, and its `_id` as the attribute every read shows (search hits,
+ * `GET _doc`, `ids` queries). A sender's id is the entry's documentId (remembered in the id window,
+ * so a retry is stored once); a generated one is only the attribute.
+ */
+export function storedDocument(entry: LogEntry, index: string, explicitId: string | undefined, id: string): LogEntry {
+  // The entry and its attributes are the caller's fresh parse (documentToEntry): completed in place, not copied.
+  const attributes = entry.attributes!;
+  attributes._index = index.slice(0, 255);
+  if (explicitId === undefined) attributes._id = id;
+  else if (attributes._id !== undefined) delete attributes._id;
+  entry.documentId = explicitId;
+  return withCanonicalLevel(entry);
 }
 
 /**

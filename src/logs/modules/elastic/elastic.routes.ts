@@ -5,9 +5,22 @@ import type { LogsGuards } from '../auth/authenticate.js';
 import { bulkResponse, parseBulk } from './bulk.js';
 import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
-import { elasticAnswers, errorBody, parsingError, toElasticError } from './elastic-errors.js';
+import { elasticAnswers, errorBody, parsingError, toElasticError, unsupported } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
-import { runSearch, type SearchParams } from './search.js';
+import { nextScrollPage, runSearch, type SearchParams } from './search.js';
+import {
+  checkIndexName,
+  checkRefresh,
+  countDocuments,
+  getDocument,
+  indexDocument,
+  indexHolds,
+  knownParams,
+  multiGet,
+} from './documents.js';
+import { decodePit, decodeScroll, encodeCursor, keepAliveMs } from './cursors.js';
+import { startupRoutes } from './startup.js';
+import { ElasticError } from './elastic-errors.js';
 import { indexQuery } from '../query/elastic-dsl.js';
 
 export interface ElasticDeps extends Accounting {
@@ -114,18 +127,16 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
     probe('/_nodes', 'The one node (for shippers that sniff)', nodes);
     probe('/_nodes/http', 'The one node (for shippers that sniff)', nodes);
     probe('/_license', 'A basic licence (Logstash and Beats ask)', () => ({
-      license: { status: 'active', type: 'basic', uid: 'gerbang' },
+      license: {
+        status: 'active',
+        type: 'basic',
+        uid: 'gerbang',
+        issue_date_in_millis: 0,
+        max_nodes: 1000,
+        issued_to: 'gerbang',
+        issuer: 'gerbang',
+      },
     }));
-    // Index templates are accepted and ignored: fields are typed as they arrive (docs/elasticsearch.md).
-    for (const kind of ['_index_template', '_template']) {
-      app.put(`/${kind}/:name`, { schema: { tags, summary: 'Accepted and ignored', security: SECURED }, onRequest: writer }, async () => ({
-        acknowledged: true,
-      }));
-      app.get(`/${kind}/:name`, { schema: { tags, summary: 'Accepted and ignored', security: SECURED }, onRequest: anyone }, async () => ({
-        [kind === '_index_template' ? 'index_templates' : 'templates']: [],
-      }));
-    }
-
     // Writing.
     const bulk = async (request: FastifyRequest) => {
       const started = deps.now();
@@ -149,6 +160,166 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
     app.put('/_bulk', bulkOptions, bulk);
     app.post('/:index/_bulk', { ...bulkOptions, schema: { ...bulkOptions.schema, params: IndexParams } }, bulk);
     app.put('/:index/_bulk', { ...bulkOptions, schema: { ...bulkOptions.schema, params: IndexParams } }, bulk);
+
+    startupRoutes(app, { writer, anyone, tags, security: SECURED, store: deps.store, jsonBody });
+
+    // One document at a time (documents.ts).
+    const DocParams = Type.Object({
+      index: Type.String({ minLength: 1, maxLength: 1024 }),
+      id: Type.String({ minLength: 1, maxLength: 1024 }),
+    });
+    const writeOne = (create: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const { index, id } = request.params as { index: string; id?: string };
+      const answer = await indexDocument(deps, request, { index, id, create }, jsonBody(request));
+      return reply.status(answer.status).send(answer.body);
+    };
+    const writeDoc = (summary: string, params: typeof DocParams | typeof IndexParams) => ({
+      bodyLimit: deps.bodyLimit,
+      schema: { tags, summary, security: SECURED, params },
+      onRequest: writer,
+      onError: countFailedBatch(deps.stats, () => 'bulk'),
+    });
+    app.put(
+      '/:index/_doc/:id',
+      writeDoc('Index one document under an _id (a known _id keeps the first: noop)', DocParams),
+      writeOne(false),
+    );
+    app.post(
+      '/:index/_doc/:id',
+      writeDoc('Index one document under an _id (a known _id keeps the first: noop)', DocParams),
+      writeOne(false),
+    );
+    app.post('/:index/_doc', writeDoc('Index one document; its _id is generated', IndexParams), writeOne(false));
+    app.put('/:index/_create/:id', writeDoc('Create one document (409 on a known _id)', DocParams), writeOne(true));
+    app.post('/:index/_create/:id', writeDoc('Create one document (409 on a known _id)', DocParams), writeOne(true));
+    app.get(
+      '/:index/_doc/:id',
+      {
+        schema: { tags, summary: 'Get one document by _id (HEAD: whether it exists)', security: SECURED, params: DocParams },
+        onRequest: reader,
+      },
+      async (request, reply) => {
+        const { index, id } = request.params as { index: string; id: string };
+        const answer = await getDocument(scope(request), request, index, id);
+        return reply.status(answer.status).send(answer.body);
+      },
+    );
+    const appendOnly = (what: string) => () => {
+      throw new ElasticError(
+        405,
+        'illegal_argument_exception',
+        `logs are append-only: ${what} cannot be deleted or updated; retention removes whole days (docs/log-store.md, docs/elasticsearch.md)`,
+      );
+    };
+    for (const [path, what, params] of [
+      ['/:index/_doc/:id', 'a document', DocParams],
+      ['/:index/_update/:id', 'a document', DocParams],
+      ['/:index', 'an index', IndexParams],
+    ] as const) {
+      const options = { schema: { tags, summary: 'Refused: logs are append-only (405)', security: SECURED, params }, onRequest: writer };
+      if (path !== '/:index/_update/:id') app.delete(path, options, appendOnly(what));
+      else app.post(path, options, appendOnly(what));
+    }
+    app.post(
+      '/_delete_by_query',
+      { schema: { tags, summary: 'Refused: logs are append-only (405)', security: SECURED }, onRequest: writer },
+      appendOnly('documents'),
+    );
+    app.post(
+      '/:index/_delete_by_query',
+      { schema: { tags, summary: 'Refused: logs are append-only (405)', security: SECURED, params: IndexParams }, onRequest: writer },
+      appendOnly('documents'),
+    );
+    const mget = (request: FastifyRequest) =>
+      multiGet(scope(request), request, (request.params as { index?: string }).index, jsonBody(request));
+    const count = (request: FastifyRequest) =>
+      countDocuments(scope(request), request, (request.params as { index?: string }).index, jsonBody(request));
+    for (const method of ['get', 'post'] as const) {
+      app[method](
+        '/_mget',
+        { schema: { tags, summary: 'Get several documents by _index and _id', security: SECURED }, onRequest: reader },
+        mget,
+      );
+      app[method](
+        '/:index/_mget',
+        { schema: { tags, summary: 'Get several documents by _id', security: SECURED, params: IndexParams }, onRequest: reader },
+        mget,
+      );
+      app[method]('/_count', { schema: { tags, summary: 'Count matches (query DSL or q)', security: SECURED }, onRequest: reader }, count);
+      app[method](
+        '/:index/_count',
+        { schema: { tags, summary: 'Count matches (query DSL or q)', security: SECURED, params: IndexParams }, onRequest: reader },
+        count,
+      );
+    }
+    // An index exists once a document was written to it; creating one is acknowledged (its settings and mappings ignored).
+    app.get(
+      '/:index',
+      {
+        schema: { tags, summary: 'An index (HEAD: whether any document was written to it)', security: SECURED, params: IndexParams },
+        onRequest: reader,
+      },
+      async (request, reply) => {
+        const { index } = request.params as { index: string };
+        if (index.startsWith('_')) throw unsupported(`GET /${index.slice(0, 100)}`);
+        knownParams(request, [
+          'ignore_unavailable',
+          'allow_no_indices',
+          'expand_wildcards',
+          'flat_settings',
+          'include_defaults',
+          'local',
+          'master_timeout',
+          'features',
+        ]);
+        if (!(await indexHolds(scope(request), index))) {
+          return reply.status(404).send(errorBody(404, 'index_not_found_exception', `no such index [${index.slice(0, 100)}]`));
+        }
+        const mappings = mappingOf(await fields(request));
+        return {
+          [index]: { aliases: {}, mappings, settings: { index: { number_of_shards: '1', number_of_replicas: '0', provided_name: index } } },
+        };
+      },
+    );
+    app.put(
+      '/:index',
+      {
+        bodyLimit: deps.bodyLimit,
+        schema: { tags, summary: 'Create an index: acknowledged (settings and mappings ignored)', security: SECURED, params: IndexParams },
+        onRequest: writer,
+      },
+      async (request, reply) => {
+        const { index } = request.params as { index: string };
+        knownParams(request, ['wait_for_active_shards', 'timeout', 'master_timeout', 'include_type_name']);
+        checkIndexName(index);
+        const body = jsonBody(request);
+        if (body !== undefined && !(typeof body === 'object' && body !== null && !Array.isArray(body)))
+          throw parsingError('the index body must be a JSON object');
+        reply.header('warning', '299 Elasticsearch-8.11.0 "index settings and mappings are ignored: fields are typed as they arrive"');
+        return { acknowledged: true, shards_acknowledged: true, index };
+      },
+    );
+    const refresh = (request: FastifyRequest) => {
+      const { index } = request.params as { index?: string };
+      if (index !== undefined) indexQuery(index);
+      checkRefresh(undefined);
+      return { _shards: { total: 1, successful: 1, failed: 0 } };
+    };
+    for (const method of ['get', 'post'] as const) {
+      app[method](
+        '/_refresh',
+        { schema: { tags, summary: 'Accepted: every write is searchable once answered', security: SECURED }, onRequest: anyone },
+        refresh,
+      );
+      app[method](
+        '/:index/_refresh',
+        {
+          schema: { tags, summary: 'Accepted: every write is searchable once answered', security: SECURED, params: IndexParams },
+          onRequest: anyone,
+        },
+        refresh,
+      );
+    }
 
     // Reading.
     const search = (request: FastifyRequest) =>
@@ -183,6 +354,107 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       }
       return { took: deps.now() - started, responses };
     };
+    // Scrolls and points in time: stateless cursors (cursors.ts), so any instance answers any page.
+    const scroll = async (request: FastifyRequest) => {
+      const body = jsonBody(request);
+      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body)))
+        throw parsingError('the scroll body must be a JSON object');
+      const fromBody = (body ?? {}) as { scroll_id?: unknown; scroll?: unknown };
+      const query = knownParams(request, ['scroll', 'scroll_id', 'rest_total_hits_as_int']);
+      const id = (request.params as { scroll_id?: string }).scroll_id ?? fromBody.scroll_id ?? query.scroll_id;
+      if (id === undefined)
+        throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: scrollId is missing;');
+      return nextScrollPage(scope(request), id, fromBody.scroll ?? query.scroll);
+    };
+    const ScrollParams = Type.Object({ scroll_id: Type.String({ minLength: 1, maxLength: 65536 }) });
+    for (const method of ['get', 'post'] as const) {
+      app[method](
+        '/_search/scroll',
+        { ...searchOptions, schema: { ...searchOptions.schema, summary: 'The next page of a scroll' } },
+        scroll,
+      );
+      app[method](
+        '/_search/scroll/:scroll_id',
+        { ...searchOptions, schema: { ...searchOptions.schema, summary: 'The next page of a scroll', params: ScrollParams } },
+        scroll,
+      );
+    }
+    const clearScroll = async (request: FastifyRequest) => {
+      knownParams(request, ['scroll_id']);
+      const fromPath = (request.params as { scroll_id?: string }).scroll_id;
+      const body = jsonBody(request) as { scroll_id?: unknown } | undefined;
+      let ids: unknown[] = fromPath === undefined ? [] : fromPath.split(',');
+      if (body !== undefined) {
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw parsingError('the body must be a JSON object');
+        ids = ids.concat(Array.isArray(body.scroll_id) ? body.scroll_id : body.scroll_id === undefined ? [] : [body.scroll_id]);
+      }
+      if (ids.length === 0)
+        throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no scroll ids specified;');
+      if (fromPath === '_all') return { succeeded: true, num_freed: 0 };
+      // Nothing is held: each id is checked, and counted as freed when still alive.
+      let freed = 0;
+      for (const id of ids) {
+        try {
+          decodeScroll(id, deps.now());
+          freed += 1;
+        } catch (error) {
+          if (!(error instanceof ElasticError) || error.status !== 404) throw error;
+        }
+      }
+      return { succeeded: true, num_freed: freed };
+    };
+    app.delete(
+      '/_search/scroll',
+      { ...searchOptions, schema: { ...searchOptions.schema, summary: 'Clear scrolls (nothing is held: stateless)' } },
+      clearScroll,
+    );
+    app.delete(
+      '/_search/scroll/:scroll_id',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: 'Clear scrolls (nothing is held: stateless)', params: ScrollParams },
+      },
+      clearScroll,
+    );
+    app.post(
+      '/:index/_pit',
+      { ...indexed, schema: { ...indexed.schema, summary: 'Open a point in time (a stateless id)' } },
+      async (request) => {
+        const { index } = request.params as { index: string };
+        const query = knownParams(request, [
+          'keep_alive',
+          'ignore_unavailable',
+          'expand_wildcards',
+          'preference',
+          'routing',
+          'allow_partial_search_results',
+        ]);
+        if (query.keep_alive === undefined)
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: [keep_alive] is not specified;');
+        const expires = deps.now() + keepAliveMs(query.keep_alive, 'keep_alive');
+        indexQuery(index);
+        return { id: encodeCursor({ kind: 'pit', index, expires }) };
+      },
+    );
+    app.delete(
+      '/_pit',
+      { ...searchOptions, schema: { ...searchOptions.schema, summary: 'Close a point in time (nothing is held: stateless)' } },
+      async (request) => {
+        knownParams(request, []);
+        const body = jsonBody(request) as { id?: unknown } | undefined;
+        if (body === undefined || typeof body !== 'object' || body === null || body.id === undefined) {
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: point in time id is missing;');
+        }
+        try {
+          decodePit(body.id, deps.now());
+        } catch (error) {
+          if (error instanceof ElasticError && error.status === 404) return { succeeded: true, num_freed: 0 };
+          throw error;
+        }
+        return { succeeded: true, num_freed: 1 };
+      },
+    );
+
     app.get('/_msearch', searchOptions, msearch);
     app.post('/_msearch', searchOptions, msearch);
     app.get('/:index/_msearch', indexed, msearch);

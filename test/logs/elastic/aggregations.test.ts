@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@elastic/elasticsearch';
+import { DIALECTS } from '../../helpers/databases.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+
+/**
+ * The aggregations dashboards are built from (docs/elasticsearch.md): stats, extended_stats,
+ * value_count, filters, histogram, range, date_range, top_hits, and terms with `missing` and
+ * `min_doc_count: 0`; each compared with the answer computed here from the documents sent.
+ */
+
+const BASE = Date.UTC(2026, 10, 21, 6, 0, 0);
+const COUNT = 600;
+
+interface Doc {
+  '@timestamp': string;
+  message: string;
+  level?: string;
+  host: string;
+  latency?: number;
+}
+
+/** One a second; every third without a level; latency 0..59 (none on every seventh); hosts a, b, c. */
+function documents(marker: string): Doc[] {
+  return Array.from({ length: COUNT }, (_, i) => ({
+    '@timestamp': new Date(BASE + i * 1000).toISOString(),
+    message: `agg ${marker} ${i}`,
+    ...(i % 3 === 0 ? {} : { level: i % 2 === 0 ? 'error' : 'info' }),
+    host: ['a', 'b', 'c'][i % 3]!,
+    ...(i % 7 === 0 ? {} : { latency: i % 60 }),
+  }));
+}
+
+function stats(values: number[]) {
+  const sum = values.reduce((a, b) => a + b, 0);
+  const avg = sum / values.length;
+  const squares = values.reduce((a, b) => a + b * b, 0);
+  const variance = squares / values.length - avg * avg;
+  return { count: values.length, min: Math.min(...values), max: Math.max(...values), avg, sum, squares, variance };
+}
+
+const close = (actual: number, expected: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) < 1e-6, `${what}: ${actual} != ${expected}`);
+
+for (const dialect of DIALECTS) {
+  describe(`Elasticsearch aggregations [${dialect}]`, () => {
+    let logs: TestLogs;
+    let es: Client;
+    const marker = uniqueName('esagg').toLowerCase();
+    const docs = documents(marker);
+    const latencies = docs.flatMap((doc) => (doc.latency === undefined ? [] : [doc.latency]));
+    const query = {
+      bool: { filter: [{ range: { '@timestamp': { gte: BASE, lt: BASE + COUNT * 1000 } } }, { query_string: { query: `"${marker}"` } }] },
+    };
+    const search = async (aggs: Record<string, unknown>) =>
+      (await es.search({ index: `agg-${marker}`, query, size: 0, aggs: aggs as never })).aggregations as Record<string, any>;
+
+    before(async () => {
+      logs = await startTestLogs(dialect);
+      const node = `http://127.0.0.1:${await listenOnLoopback(logs.app)}/api/v1/_elastic`;
+      const user = await logs.userWith(['logs:read', 'logs:write']);
+      es = new Client({ node, auth: { username: user.username, password: PASSWORD }, maxRetries: 0 });
+      const result = await es.bulk({ operations: docs.flatMap((doc) => [{ index: { _index: `agg-${marker}` } }, doc]) });
+      assert.equal(result.errors, false);
+    });
+    after(async () => logs.close());
+
+    test('stats, extended_stats and value_count', async () => {
+      const aggs = await search({
+        s: { stats: { field: 'latency' } },
+        x: { extended_stats: { field: 'latency' } },
+        n: { value_count: { field: 'latency' } },
+        levels: { value_count: { field: 'level' } },
+      });
+      const expected = stats(latencies);
+      assert.deepEqual(aggs.s, { count: expected.count, min: expected.min, max: expected.max, avg: aggs.s.avg, sum: expected.sum });
+      close(aggs.s.avg, expected.avg, 'avg');
+      close(aggs.x.sum_of_squares, expected.squares, 'sum_of_squares');
+      close(aggs.x.variance, expected.variance, 'variance');
+      close(aggs.x.std_deviation, Math.sqrt(expected.variance), 'std_deviation');
+      close(aggs.x.std_deviation_bounds.upper, expected.avg + 2 * Math.sqrt(expected.variance), 'upper bound');
+      close(aggs.x.variance_sampling, (expected.squares - expected.count * expected.avg ** 2) / (expected.count - 1), 'variance_sampling');
+      assert.equal(aggs.n.value, latencies.length);
+      assert.equal(aggs.levels.value, docs.filter((doc) => doc.level !== undefined).length);
+    });
+
+    test('filters, range, date_range and histogram, with sub-aggregations', async () => {
+      const aggs = await search({
+        f: {
+          filters: { filters: { slow: { range: { latency: { gte: 50 } } }, errors: { term: { level: 'error' } } } },
+          aggs: { m: { max: { field: 'latency' } } },
+        },
+        anon: { filters: { filters: [{ term: { host: 'a' } }] } },
+        r: {
+          range: { field: 'latency', ranges: [{ to: 10 }, { from: 10, to: 30 }, { from: 30, key: 'high' }] },
+          aggs: { hosts: { terms: { field: 'host' } } },
+        },
+        d: {
+          date_range: {
+            field: '@timestamp',
+            format: 'epoch_millis',
+            ranges: [{ to: BASE + 60_000 }, { from: BASE + 60_000, to: BASE + 120_000 }],
+          },
+        },
+        h: {
+          histogram: { field: 'latency', interval: 20, extended_bounds: { min: 0, max: 80 } },
+          aggs: { s: { sum: { field: 'latency' } } },
+        },
+      });
+      const count = (predicate: (doc: Doc) => boolean) => docs.filter(predicate).length;
+      assert.deepEqual(Object.keys(aggs.f.buckets), ['errors', 'slow']);
+      assert.equal(
+        aggs.f.buckets.slow.doc_count,
+        count((doc) => (doc.latency ?? -1) >= 50),
+      );
+      assert.equal(aggs.f.buckets.slow.m.value, 59);
+      assert.equal(
+        aggs.f.buckets.errors.doc_count,
+        count((doc) => doc.level === 'error'),
+      );
+      assert.deepEqual(aggs.anon.buckets, [{ doc_count: count((doc) => doc.host === 'a') }]);
+      assert.deepEqual(
+        aggs.r.buckets.map((bucket: any) => [bucket.key, bucket.from, bucket.to, bucket.doc_count]),
+        [
+          ['*-10.0', undefined, 10, count((doc) => doc.latency !== undefined && doc.latency < 10)],
+          ['10.0-30.0', 10, 30, count((doc) => doc.latency !== undefined && doc.latency >= 10 && doc.latency < 30)],
+          ['high', 30, undefined, count((doc) => doc.latency !== undefined && doc.latency >= 30)],
+        ],
+      );
+      assert.equal(
+        aggs.r.buckets[0].hosts.buckets.reduce((sum: number, bucket: any) => sum + bucket.doc_count, 0),
+        aggs.r.buckets[0].doc_count,
+      );
+      assert.deepEqual(
+        aggs.d.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        [
+          [`*-${BASE + 60_000}`, 60],
+          [`${BASE + 60_000}-${BASE + 120_000}`, 60],
+        ],
+      );
+      const histogram = [0, 20, 40, 60, 80].map((key) => {
+        const inside = latencies.filter((value) => value >= key && value < key + 20);
+        return [key, inside.length, inside.reduce((a, b) => a + b, 0)];
+      });
+      assert.deepEqual(
+        aggs.h.buckets.map((bucket: any) => [bucket.key, bucket.doc_count, bucket.s.value ?? 0]),
+        histogram,
+      );
+    });
+
+    test('terms with missing and min_doc_count 0; top_hits per bucket', async () => {
+      const aggs = await search({
+        levels: {
+          terms: { field: 'level', size: 10, min_doc_count: 0, missing: 'unknown' },
+          aggs: { latest: { top_hits: { size: 2, sort: [{ '@timestamp': { order: 'desc' } }], _source: ['host'] } } },
+        },
+      });
+      const withoutLevel = docs.filter((doc) => doc.level === undefined).length;
+      assert.deepEqual(
+        aggs.levels.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        [
+          ['unknown', withoutLevel],
+          ['error', docs.filter((doc) => doc.level === 'error').length],
+          ['info', docs.filter((doc) => doc.level === 'info').length],
+        ].sort((a, b) => Number(b[1]) - Number(a[1]) || String(a[0]).localeCompare(String(b[0]))),
+      );
+      const unknown = aggs.levels.buckets.find((bucket: any) => bucket.key === 'unknown');
+      // The newest documents without a level: i = 597 and 594 (every third).
+      assert.deepEqual(
+        unknown.latest.hits.hits.map((hit: any) => [hit._source, hit.sort[0]]),
+        [
+          [{ host: 'a' }, BASE + 597_000],
+          [{ host: 'a' }, BASE + 594_000],
+        ],
+      );
+      // min_doc_count 0: a value that exists in the range but not among the matches is a bucket of 0.
+      const errorsOnly = (
+        await es.search({
+          index: `agg-${marker}`,
+          query: { bool: { filter: [query, { term: { level: 'error' } }] } },
+          size: 0,
+          aggs: { levels: { terms: { field: 'level', min_doc_count: 0 } } },
+        })
+      ).aggregations as Record<string, any>;
+      assert.deepEqual(
+        errorsOnly.levels.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        [
+          ['error', docs.filter((doc) => doc.level === 'error').length],
+          ['info', 0],
+        ],
+      );
+    });
+
+    test('bad aggregation input is a 400', async () => {
+      for (const aggs of [
+        { x: { stats: { field: 'latency', missing: 0 } } },
+        { x: { range: { field: 'latency', ranges: [{ from: 'a' }] } } },
+        { x: { range: { field: 'latency' } } },
+        { x: { histogram: { field: 'latency', interval: 0 } } },
+        { x: { histogram: { field: 'latency', interval: 0.0001 } } },
+        { x: { date_range: { field: 'host', ranges: [{ to: 'now' }] } } },
+        { x: { filters: { filters: 3 } } },
+        { x: { top_hits: { size: 1000 } } },
+        { x: { terms: { field: 'level', min_doc_count: -1 } } },
+        { x: { terms: { field: 'level', missing: {} } } },
+        { x: { extended_stats: { field: 'latency', sigma: 3 } } },
+      ]) {
+        await assert.rejects(
+          es.search({ index: `agg-${marker}`, size: 0, aggs: aggs as never }),
+          (error: any) => error.statusCode === 400 && typeof error.body?.error?.type === 'string',
+          JSON.stringify(aggs),
+        );
+      }
+    });
+  });
+}

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client, errors } from '@elastic/elasticsearch';
+import { DIALECTS } from '../../helpers/databases.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
+import { PASSWORD, startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+
+/**
+ * The document and paging APIs of the Elasticsearch-compatible API (docs/elasticsearch.md): one
+ * `_id` from write to read, `_doc`/`_create`/get/HEAD/`_mget`/`_count`, deletion refused, scroll,
+ * point in time and search_after with a tiebreaker, and bad input as 400s in Elasticsearch's shape.
+ */
+
+const BASE = Date.UTC(2026, 10, 20, 8, 0, 0);
+
+for (const dialect of DIALECTS) {
+  describe(`Elasticsearch document and paging APIs [${dialect}]`, () => {
+    let logs: TestLogs;
+    let node: string;
+    let writerAuth: string;
+    let readerAuth: string;
+    let es: Client;
+    const marker = uniqueName('esdoc').toLowerCase();
+    const index = `docs-${marker}`;
+
+    /** A raw request, for status codes and bodies the client would turn into exceptions. */
+    const raw = async (method: string, path: string, body?: unknown, auth = writerAuth) => {
+      const response = await fetch(`${node}${path}`, {
+        method,
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      const json =
+        text !== '' && response.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as any) : undefined;
+      return { status: response.status, headers: response.headers, text, json };
+    };
+
+    before(async () => {
+      logs = await startTestLogs(dialect);
+      node = `http://127.0.0.1:${await listenOnLoopback(logs.app)}/api/v1/_elastic`;
+      const writer = await logs.userWith(['logs:read', 'logs:write']);
+      const reader = await logs.userWith(['logs:read']);
+      writerAuth = `Basic ${Buffer.from(`${writer.username}:${PASSWORD}`).toString('base64')}`;
+      readerAuth = `Basic ${Buffer.from(`${reader.username}:${PASSWORD}`).toString('base64')}`;
+      es = new Client({ node, auth: { username: writer.username, password: PASSWORD }, maxRetries: 0 });
+    });
+    after(async () => logs.close());
+
+    test('the _id _bulk and _doc answer with is the _id search, get, mget and ids queries show', async () => {
+      const bulk = await es.bulk({
+        refresh: 'wait_for',
+        operations: [
+          { index: { _index: index } },
+          { '@timestamp': new Date(BASE).toISOString(), message: `generated ${marker}`, level: 'info' },
+          { index: { _index: index, _id: `${marker}-given` } },
+          { '@timestamp': new Date(BASE + 1).toISOString(), message: `given ${marker}`, level: 'warn' },
+        ],
+      });
+      assert.equal(bulk.errors, false);
+      const generated = bulk.items[0]!.index!._id!;
+      assert.match(generated, /^[A-Za-z0-9_-]{20}$/);
+      const single = await es.index({ index, document: { '@timestamp': new Date(BASE + 2).toISOString(), message: `single ${marker}` } });
+      assert.equal(single.result, 'created');
+      const search = await es.search({ index, q: `"${marker}"`, sort: '@timestamp:asc' });
+      assert.deepEqual(
+        search.hits.hits.map((hit) => hit._id),
+        [generated, `${marker}-given`, single._id],
+      );
+      const byIds = await es.search({ index: '*', query: { ids: { values: [generated, single._id] } } });
+      assert.deepEqual(new Set(byIds.hits.hits.map((hit) => hit._id)), new Set([generated, single._id]));
+      const got = await es.get({ index, id: generated });
+      assert.equal(got.found, true);
+      assert.equal((got._source as { message: string }).message, `generated ${marker}`);
+      assert.equal((got._source as { _id?: string })._id, undefined, '_id is metadata, not part of _source');
+      const many = await es.mget({ index, ids: [single._id, 'nope', `${marker}-given`] });
+      assert.deepEqual(
+        many.docs.map((doc) => [doc._id, 'found' in doc ? doc.found : 'error']),
+        [
+          [single._id, true],
+          ['nope', false],
+          [`${marker}-given`, true],
+        ],
+      );
+    });
+
+    test('_doc with an id, _create (409 on a known id), get, HEAD of documents and indices, _count', async () => {
+      const put = await raw('PUT', `/${index}/_doc/${marker}-one?refresh=true`, {
+        '@timestamp': BASE + 10,
+        message: `one ${marker}`,
+        latency: 7,
+      });
+      assert.equal(put.status, 201);
+      assert.deepEqual(
+        { _index: put.json._index, _id: put.json._id, result: put.json.result },
+        { _index: index, _id: `${marker}-one`, result: 'created' },
+      );
+      const again = await raw('PUT', `/${index}/_doc/${marker}-one`, { '@timestamp': BASE + 10, message: `changed ${marker}` });
+      assert.equal(again.status, 200);
+      assert.equal(again.json.result, 'noop', 'logs are immutable: the first document is kept');
+      const conflict = await raw('PUT', `/${index}/_create/${marker}-one`, { message: 'x' });
+      assert.equal(conflict.status, 409);
+      assert.equal(conflict.json.error.type, 'version_conflict_engine_exception');
+      const created = await es.create({ index, id: `${marker}-two`, document: { '@timestamp': BASE + 11, message: `two ${marker}` } });
+      assert.equal(created.result, 'created');
+      await assert.rejects(
+        es.create({ index, id: `${marker}-two`, document: { message: 'again' } }),
+        (error: unknown) => error instanceof errors.ResponseError && error.statusCode === 409,
+      );
+
+      const got = await raw('GET', `/${index}/_doc/${marker}-one`, undefined, readerAuth);
+      assert.equal(got.status, 200);
+      assert.deepEqual(got.json._source, { '@timestamp': new Date(BASE + 10).toISOString(), message: `one ${marker}`, latency: 7 });
+      const partial = await raw('GET', `/${index}/_doc/${marker}-one?_source=latency`, undefined, readerAuth);
+      assert.deepEqual(partial.json._source, { latency: 7 });
+      const missing = await raw('GET', `/${index}/_doc/${marker}-nope`, undefined, readerAuth);
+      assert.deepEqual([missing.status, missing.json], [404, { _index: index, _id: `${marker}-nope`, found: false }]);
+
+      for (const [path, status] of [
+        [`/${index}/_doc/${marker}-one`, 200],
+        [`/${index}/_doc/${marker}-nope`, 404],
+        [`/${index}`, 200],
+        [`/nothing-${marker}`, 404],
+      ] as const) {
+        const head = await raw('HEAD', path, undefined, readerAuth);
+        assert.deepEqual([path, head.status, head.text], [path, status, '']);
+      }
+      assert.equal(await es.exists({ index, id: `${marker}-two` }), true);
+      assert.equal(await es.exists({ index, id: `${marker}-three` }), false);
+      assert.equal(await es.indices.exists({ index }), true);
+      assert.equal(await es.indices.exists({ index: `nothing-${marker}` }), false);
+
+      assert.deepEqual(await es.count({ index, q: `"${marker}"` }).then((r) => r.count), 5);
+      assert.equal((await raw('POST', `/${index}/_count`, { query: { term: { latency: 7 } } }, readerAuth)).json.count, 1);
+      assert.equal((await raw('GET', `/_count?q=${encodeURIComponent(`"two ${marker}"`)}`, undefined, readerAuth)).json.count, 1);
+      assert.deepEqual((await es.indices.refresh({ index }))._shards, { total: 1, successful: 1, failed: 0 });
+    });
+
+    test('deletion is a 405 naming why; bad input is a 400 in Elasticsearch shape', async () => {
+      const deleted = await raw('DELETE', `/${index}/_doc/${marker}-one`);
+      assert.equal(deleted.status, 405);
+      assert.match(deleted.json.error.reason, /append-only/);
+      assert.equal((await raw('DELETE', `/${index}`)).status, 405);
+      assert.equal((await raw('GET', `/${index}/_doc/${marker}-one`, undefined, readerAuth)).status, 200, 'still there');
+      const cases: [string, string, unknown, string][] = [
+        ['PUT', `/${index}/_doc/x`, '{not json', 'parsing_exception'],
+        ['PUT', `/${index}/_doc/x`, '[1]', 'mapper_parsing_exception'],
+        ['PUT', `/Upper/_doc/x`, { message: 'x' }, 'invalid_index_name_exception'],
+        ['POST', `/_mget`, { docs: [{ _index: index, _id: 'x'.repeat(513) }] }, 'action_request_validation_exception'],
+        ['POST', `/${index}/_doc`, { '@timestamp': 'yesterday' }, 'mapper_parsing_exception'],
+        ['PUT', `/${index}/_doc/x?refresh=sometimes`, { message: 'x' }, 'parsing_exception'],
+        ['PUT', `/${index}/_doc/x?version=3`, { message: 'x' }, 'illegal_argument_exception'],
+        ['GET', `/${index}/_doc/x?_source_excludes=a`, undefined, 'illegal_argument_exception'],
+        ['POST', `/_mget`, { docs: [{ _id: 'x' }] }, 'action_request_validation_exception'],
+        ['POST', `/_mget`, { docs: 'x' }, 'parsing_exception'],
+        ['POST', `/${index}/_mget`, {}, 'action_request_validation_exception'],
+        ['POST', `/${index}/_count`, { size: 3 }, 'parsing_exception'],
+        ['POST', `/${index}/_search?scroll=forever`, {}, 'parsing_exception'],
+        ['POST', `/${index}/_search?scroll=2d`, {}, 'illegal_argument_exception'],
+        ['POST', `/${index}/_search?scroll=1m`, { from: 5 }, 'action_request_validation_exception'],
+        ['POST', `/_search/scroll`, { scroll_id: 'garbage' }, 'illegal_argument_exception'],
+        ['POST', `/_search/scroll`, {}, 'action_request_validation_exception'],
+        ['POST', `/${index}/_pit`, undefined, 'action_request_validation_exception'],
+        ['POST', `/_search`, { pit: { id: 'garbage' } }, 'illegal_argument_exception'],
+        ['POST', `/_search`, { sort: [{ latency: 'asc' }, { '@timestamp': 'asc' }] }, 'illegal_argument_exception'],
+        ['POST', `/_search`, { sort: [{ '@timestamp': 'asc' }, { _shard_doc: 'desc' }] }, 'illegal_argument_exception'],
+        ['POST', `/_search`, { sort: [{ latency: 'asc' }], search_after: [1] }, 'illegal_argument_exception'],
+        ['POST', `/_search`, { search_after: ['yesterday', 'x'] }, 'parsing_exception'],
+      ];
+      for (const [method, path, body, type] of cases) {
+        const answer = await raw(method, path, body);
+        assert.deepEqual([method, path, answer.status, answer.json?.error?.type], [method, path, 400, type], answer.text);
+      }
+    });
+
+    test('scroll, point in time and search_after with a tiebreaker read every match once, past 10,000', async () => {
+      const total = 10_250;
+      const scrollIndex = `scroll-${marker}`;
+      // Every 4 documents share a millisecond: the tiebreaker decides their order.
+      const lines: string[] = [];
+      for (let i = 0; i < total; i += 1) {
+        lines.push(JSON.stringify({ index: { _index: scrollIndex, _id: `s${i}` } }));
+        lines.push(JSON.stringify({ '@timestamp': BASE + Math.floor(i / 4), message: `scroll ${marker}`, n: i }));
+      }
+      const stored = await raw('POST', '/_bulk', lines.join('\n') + '\n');
+      assert.equal(stored.json.errors, false);
+
+      const seen = new Set<string>();
+      let page = await es.search({ index: scrollIndex, scroll: '1m', size: 3000, sort: ['_doc'], q: `"${marker}"` });
+      assert.deepEqual(page.hits.total, { value: 10_000, relation: 'gte' });
+      let pages = 0;
+      while (page.hits.hits.length > 0) {
+        pages += 1;
+        for (const hit of page.hits.hits) {
+          assert.equal(seen.has(hit._id!), false, `${hit._id} twice`);
+          seen.add(hit._id!);
+        }
+        page = await es.scroll({ scroll_id: page._scroll_id!, scroll: '1m' });
+      }
+      assert.equal(seen.size, total);
+      assert.equal(pages, 4);
+      assert.deepEqual(await es.clearScroll({ scroll_id: page._scroll_id! }), { succeeded: true, num_freed: 1 });
+
+      const pit = await es.openPointInTime({ index: scrollIndex, keep_alive: '1m' });
+      const ordered: number[] = [];
+      let after: unknown[] | undefined;
+      for (;;) {
+        const result = await es.search<{ n: number }>({
+          pit: { id: pit.id, keep_alive: '1m' },
+          size: 4000,
+          sort: [{ '@timestamp': 'asc' }, { _shard_doc: 'asc' }],
+          track_total_hits: false,
+          ...(after ? { search_after: after as never } : {}),
+        });
+        assert.ok(result.pit_id);
+        if (result.hits.hits.length === 0) break;
+        ordered.push(...result.hits.hits.map((hit) => hit._source!.n));
+        after = result.hits.hits.at(-1)!.sort;
+      }
+      assert.equal(ordered.length, total);
+      const times = ordered.map((n) => Math.floor(n / 4));
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+        'in time order',
+      );
+      assert.equal(new Set(ordered).size, total);
+      assert.deepEqual(await es.closePointInTime({ id: pit.id }), { succeeded: true, num_freed: 1 });
+      const pitWithIndex = await raw('POST', `/${scrollIndex}/_search`, { pit: { id: pit.id } });
+      assert.equal(pitWithIndex.status, 400);
+
+      // search_after with only the time: past every document of that millisecond.
+      const pastTime = await es.search({ index: scrollIndex, sort: [{ '@timestamp': 'asc' }], search_after: [BASE + 1], size: 3 });
+      assert.deepEqual(
+        pastTime.hits.hits.map((hit) => hit._id),
+        ['s8', 's9', 's10'],
+      );
+    });
+
+    test('an expired scroll or point in time is a 404 search_context_missing_exception', async () => {
+      const expired = await raw('POST', `/${index}/_search?scroll=1m`, { size: 1 }, readerAuth);
+      assert.equal(expired.status, 200);
+      const pit = await raw('POST', `/${index}/_pit?keep_alive=2m`, undefined, readerAuth);
+      logs.clock.advance(60_001);
+      const alive = await raw('POST', '/_search', { pit: { id: pit.json.id } }, readerAuth);
+      assert.equal(alive.status, 200);
+      const next = await raw('POST', '/_search/scroll', { scroll_id: expired.json._scroll_id }, readerAuth);
+      assert.deepEqual([next.status, next.json.error.type], [404, 'search_context_missing_exception']);
+      logs.clock.advance(60_000);
+      const search = await raw('POST', '/_search', { pit: { id: pit.json.id } }, readerAuth);
+      assert.deepEqual([search.status, search.json.error.type], [404, 'search_context_missing_exception']);
+    });
+
+    test('start-up calls: templates, lifecycle policies and pipelines accepted with a Warning; _xpack, _license, _cat', async () => {
+      for (const path of ['/_index_template/t1', '/_template/t1', '/_component_template/c1', '/_ilm/policy/p1', '/_ingest/pipeline/p1']) {
+        for (const method of ['PUT', 'POST']) {
+          const answer = await raw(method, path, { anything: true });
+          assert.deepEqual([path, method, answer.status, answer.json], [path, method, 200, { acknowledged: true }]);
+          assert.match(answer.headers.get('warning') ?? '', /^299 Elasticsearch-\S+ ".*accepted and ignored/);
+        }
+        assert.equal((await raw('GET', path)).status, 200);
+        assert.equal((await raw('PUT', path, '[]')).status, 400);
+      }
+      const xpack = await raw('GET', '/_xpack', undefined, readerAuth);
+      assert.equal(xpack.json.features.ilm.enabled, true);
+      assert.equal(xpack.json.license.status, 'active');
+      const indices = await es.cat.indices({ index: `docs-${marker}*`, format: 'json' });
+      assert.deepEqual(
+        indices.map((row) => [row.index, row['docs.count']]),
+        [[index, '5']],
+      );
+      const text = await raw('GET', `/_cat/indices/${index}`, undefined, readerAuth);
+      assert.equal(text.text, `green open ${index} ${index} 1 0 5 0\n`);
+      const created = await raw('PUT', `/new-${marker}`, { settings: { number_of_shards: 3 } });
+      assert.deepEqual(created.json, { acknowledged: true, shards_acknowledged: true, index: `new-${marker}` });
+    });
+  });
+}
