@@ -1,4 +1,4 @@
-// The build `npm start` runs: compiled into a fresh temporary directory, then renamed whole into a
+// The build `npm start` runs (and the tests', scripts/test-build.mjs): compiled into a fresh temporary directory, then renamed whole into a
 // place named by the hash of what it was built from. A build is never rewritten, so a process
 // loading one never reads a half-written file, and two starts at once of one checkout (two
 // instances, two units on one host) either share a finished build or each make their own.
@@ -43,8 +43,6 @@ export async function preparedBuild({ root, cacheDir, compile, hash = buildHash(
     const temporary = join(cacheDir, `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       await compile(temporary);
-      // The web console (docs/console.md), beside the compiled service as its routes expect.
-      if (existsSync(join(root, 'web', 'src'))) await (await import('./build-console.mjs')).buildConsole(join(temporary, 'console'));
       // The build lives outside the package's directory tree as Node sees it (under node_modules):
       // it says itself that its files are ES modules.
       writeFileSync(join(temporary, 'package.json'), '{ "type": "module" }\n');
