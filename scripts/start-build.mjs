@@ -34,9 +34,9 @@ export function buildHash(
  * The directory of the build of `root` as it is now: an existing one is reused; otherwise
  * `compile(outDir)` fills a fresh temporary directory, which is then renamed into place (rename(2)
  * is atomic; if another start got there first, its build is used and ours removed). Builds used
- * least recently beyond `keep` are removed.
+ * least recently beyond `keep`, and not used for `idleMs`, are removed.
  */
-export async function preparedBuild({ root, cacheDir, compile, hash = buildHash(root), keep = 3 }) {
+export async function preparedBuild({ root, cacheDir, compile, hash = buildHash(root), keep = 3, idleMs = 0 }) {
   const target = join(cacheDir, hash);
   mkdirSync(cacheDir, { recursive: true });
   if (!existsSync(target)) {
@@ -57,14 +57,15 @@ export async function preparedBuild({ root, cacheDir, compile, hash = buildHash(
   }
   const now = new Date();
   utimesSync(target, now, now);
-  prune(cacheDir, keep, hash);
+  prune(cacheDir, keep, idleMs, hash);
   return target;
 }
 
-function prune(cacheDir, keep, current) {
+function prune(cacheDir, keep, idleMs, current) {
   const builds = readdirSync(cacheDir)
     .filter((name) => !name.startsWith('.') && name !== current)
     .map((name) => ({ name, used: statSync(join(cacheDir, name)).mtimeMs }))
     .sort((a, b) => b.used - a.used);
-  for (const { name } of builds.slice(Math.max(0, keep - 1))) rmSync(join(cacheDir, name), { recursive: true, force: true });
+  for (const { name, used } of builds.slice(Math.max(0, keep - 1)))
+    if (used <= Date.now() - idleMs) rmSync(join(cacheDir, name), { recursive: true, force: true });
 }
