@@ -1,7 +1,8 @@
-// The build `npm start` runs (and the tests', scripts/test-build.mjs): compiled into a fresh temporary directory, then renamed whole into a
-// place named by the hash of what it was built from. A build is never rewritten, so a process
-// loading one never reads a half-written file, and two starts at once of one checkout (two
-// instances, two units on one host) either share a finished build or each make their own.
+// The build `npm start` runs (and the tests', scripts/test-build.mjs): compiled into a fresh
+// temporary directory, then renamed whole into a place named by the hash of what it was built from.
+// A build is never rewritten, so a process loading one never reads a half-written file, and two
+// starts at once of one checkout (two instances, two units on one host) either share a finished
+// build or each make their own.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
