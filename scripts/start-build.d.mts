@@ -5,4 +5,5 @@ export function preparedBuild(options: {
   compile: (outDir: string) => Promise<void>;
   hash?: string;
   keep?: number;
+  idleMs?: number;
 }): Promise<string>;

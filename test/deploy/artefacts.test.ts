@@ -12,6 +12,7 @@ import { startTestGateway } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/listen.js';
 import { startTestLogs } from '../helpers/logs.js';
 import { closedPort } from '../helpers/upstream.js';
+import { nodeArgs } from '../helpers/node-args.js';
 
 /**
  * The deployable artefacts (Dockerfile, compose.yaml, deploy/k8s) cannot be run here (no container
@@ -71,7 +72,7 @@ function variablesRead(service: Service, env: Record<string, string>): Set<strin
 }
 
 function cliKnows(command: string): boolean {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'help', command], { encoding: 'utf8' }).status === 0;
+  return spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'help', command], { encoding: 'utf8' }).status === 0;
 }
 
 /** compose.yaml's `${NAME:?...}` and `${NAME:-default}` with sample values. */

@@ -10,6 +10,7 @@ import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { watchLines, type LogWatch } from '../helpers/log-watch.js';
 import { closedPort, rawRequest, startUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { nodeArgs } from '../helpers/node-args.js';
 
 /**
  * Stopping like a production server, with real processes: SIGTERM flips /readyz to 503 `draining`
@@ -57,7 +58,7 @@ interface GatewayProcess {
 
 async function startGateway(database: TestDatabase, upstream: TestUpstream, env: Record<string, string>): Promise<GatewayProcess> {
   const port = await closedPort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

@@ -10,9 +10,10 @@ import { OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { killHard } from '../helpers/logs-process.js';
 import { footprint, jsonLines, settlesBack, type ProcessFootprint } from '../helpers/process-probe.js';
 import { closedPort, rawRequest, readAll, startUpstream, type RawResponse, type TestUpstream } from '../helpers/upstream.js';
+import { nodeArgs } from '../helpers/node-args.js';
 
 /**
- * One real gateway process (`node --import tsx src/cli.ts gateway`) for the fault suite, with
+ * One real gateway process (`src/cli.ts gateway`, helpers/node-args.ts) for the fault suite, with
  * telemetry ON (shipping to a real OTLP receiver), real upstreams on loopback and an OIDC issuer
  * whose key endpoint stalls. Services:
  * - master-data, file, tramtibum: the behaving upstream (30 s timeout);
@@ -138,7 +139,7 @@ export async function startGatewayUnderFault(dialect: DialectName, env: Record<s
   const issuer = await stallingIssuer();
   const receiver = new OtlpReceiver();
   const port = await closedPort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { watchLines, type LogWatch } from './log-watch.js';
+import { nodeArgs } from './node-args.js';
 
 /**
- * The real CLI (`node --import tsx src/cli.ts <args>`), run to its end, or killed after `timeoutMs`
+ * The real CLI (`src/cli.ts <args>`, as helpers/node-args.ts runs it), run to its end, or killed after `timeoutMs`
  * (status null): a service that should have refused to start must not hang the test.
  */
 export function runCli(
@@ -10,7 +11,7 @@ export function runCli(
   env: Record<string, string>,
   timeoutMs = 120_000,
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: timeoutMs,
@@ -29,7 +30,7 @@ export interface CliProcess extends LogWatch {
 
 /** A long-running CLI command (`all`, `gateway`, `logs`) whose stdout is read as JSON log lines. */
 export function startCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), ...args], {
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

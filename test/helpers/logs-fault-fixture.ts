@@ -11,7 +11,7 @@ import { footprint, jsonLines, settlesBack, type ProcessFootprint } from './proc
 import { closedPort, rawRequest, type RawResponse } from './upstream.js';
 
 /**
- * One real logs process (the CLI under tsx) on a fresh database of the dialect, for the fault suite:
+ * One real logs process (the CLI) on a fresh database of the dialect, for the fault suite:
  * calls that open and close their own connection (no pooled socket counts as a leak), the process's
  * log lines, and the check that follows every fault case.
  */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { LOGS_ADMIN_PASSWORD } from './logs.js';
+import { nodeArgs } from './node-args.js';
 
 /**
  * Starts `gerbang logs` (the real CLI) in a child process; resolves once it listens (its log line says
@@ -12,7 +13,7 @@ export async function startLogsProcess(
   port: number,
   env: Record<string, string> = {},
 ): Promise<ChildProcess & { startOutput: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'logs'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

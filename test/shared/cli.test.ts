@@ -13,10 +13,11 @@ import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { ftsTableName } from '../../src/logs/modules/store/sqlite/fts-hours.js';
 import { closedPort } from '../helpers/upstream.js';
 import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
+import { nodeArgs } from '../helpers/node-args.js';
 
 /** The real CLI (docs/operations.md): help, exit codes, logs-reset-password, backup and restore. */
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -24,7 +25,7 @@ const cli = (args: string[], env: Record<string, string> = {}) =>
 
 /** The same, without blocking this process (its requests go on meanwhile). */
 function cliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), ...args], { env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -6,6 +6,7 @@ import { loadLogsConfig } from '../../src/logs/config.js';
 import { ConfigError } from '../../src/shared/config/env.js';
 import { parseDuration } from '../../src/shared/config/duration.js';
 import { killAfterMs, stopDeadlineMs } from '../../src/shared/http/drain.js';
+import { nodeArgs } from '../helpers/node-args.js';
 
 test('durations', () => {
   assert.equal(parseDuration('90d'), 90 * 86_400_000);
@@ -64,7 +65,7 @@ test('a bad value names its variable', () => {
 });
 
 test('the CLI stops on a bad setting with one line naming it and a non-zero exit', () => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+  const result = spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
     env: { ...process.env, GATEWAY_PORT: 'eighty', DATA_DIR: '/nonexistent-dir-never-created' },
     encoding: 'utf8',
     timeout: 60_000,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
@@ -86,6 +86,34 @@ describe("npm start's build (scripts/start-build.mjs)", () => {
       assert.equal(readFileSync(join(first, 'cli.js'), 'utf8'), before.text, 'the first build untouched');
       assert.equal(statSync(join(first, 'cli.js')).ino, before.inode);
       assert.match(readFileSync(join(second, 'cli.js'), 'utf8'), /version = 2/);
+    } finally {
+      f.cleanUp();
+    }
+  });
+
+  test('keeps the three builds used last, and an older one used within `idleMs` (a test run holding its tree)', async () => {
+    const f = fixture();
+    const build = (version: number, idleMs?: number) => {
+      writeFileSync(join(f.root, 'src', 'cli.ts'), `export const version = ${version};\n`);
+      return preparedBuild({ root: f.root, cacheDir: f.cacheDir, compile: f.compile, ...(idleMs === undefined ? {} : { idleMs }) });
+    };
+    const usedAgo = (dir: string, ms: number) => utimesSync(dir, new Date(Date.now() - ms), new Date(Date.now() - ms));
+    try {
+      const idle = await build(1);
+      usedAgo(idle, 2 * 3_600_000);
+      const held = await build(2);
+      usedAgo(held, 60_000);
+      const [third, fourth] = [await build(3), await build(4)];
+      const fifth = await build(5, 10 * 60_000);
+      assert.equal(existsSync(idle), false, 'beyond the three, unused for two hours: removed');
+      assert.ok(existsSync(held), 'beyond the three, but used a minute ago: kept');
+      for (const kept of [third, fourth, fifth]) assert.ok(existsSync(kept));
+      const sixth = await build(6);
+      assert.deepEqual(
+        [held, third, fourth, fifth, sixth].map((dir) => existsSync(dir)),
+        [false, false, true, true, true],
+        'without idleMs (npm start), only the three used last',
+      );
     } finally {
       f.cleanUp();
     }

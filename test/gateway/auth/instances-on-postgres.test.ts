@@ -18,6 +18,7 @@ import { startLogsProcess } from '../../helpers/logs-process.js';
 import { startOwnPostgres, type OwnPostgres } from '../../helpers/own-postgres.js';
 import { startPostgresGate, type PostgresGate } from '../../helpers/postgres-gate.js';
 import { closedPort, rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 /**
  * Two gateway processes on one PostgreSQL (a private one: this test stops and starts it), each
@@ -40,7 +41,7 @@ interface GatewayProcess {
 
 async function startGateway(databaseUrl: string, upstream: TestUpstream): Promise<GatewayProcess> {
   const port = await closedPort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

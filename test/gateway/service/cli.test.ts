@@ -3,9 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { DIALECTS } from '../../helpers/databases.js';
 import { startTestGateway } from '../../helpers/gateway.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 const cli = (args: string[], env: Record<string, string>) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,

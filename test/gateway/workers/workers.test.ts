@@ -10,10 +10,11 @@ import { eventually } from '../../helpers/eventually.js';
 import { ADMIN_PASSWORD } from '../../helpers/gateway.js';
 import { watchLines, type LogLine } from '../../helpers/log-watch.js';
 import { rawRequest, startUpstream, type TestUpstream } from '../../helpers/upstream.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 /** `gerbang gateway` with GATEWAY_WORKERS=2, from source, on a free port; its stdout read line by line. */
 async function startWorkers(env: Record<string, string>) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -121,7 +122,7 @@ describe('GATEWAY_WORKERS settings', () => {
       ['GATEWAY_WORKERS', '0'],
       ['LOGS_PORT', 'eighty'],
     ] as const) {
-      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'all'], {
+      const result = spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'all'], {
         env: { ...process.env, [variable]: value, LOG_LEVEL: 'info' },
         encoding: 'utf8',
         timeout: 60_000,
@@ -133,7 +134,7 @@ describe('GATEWAY_WORKERS settings', () => {
   });
 
   test('a worker that cannot start (database unreachable) fails the start: the primary exits 1 and says so', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'gateway'], {
+    const result = spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), 'gateway'], {
       env: {
         ...process.env,
         HOST: '127.0.0.1',

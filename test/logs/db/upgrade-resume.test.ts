@@ -18,13 +18,14 @@ import { LOGS_ADMIN_PASSWORD } from '../../helpers/logs.js';
 import { killHard } from '../../helpers/logs-process.js';
 import { closedPort } from '../../helpers/upstream.js';
 import { countStoredEvents, insertOldEvents, migrateAsOlderVersion, OLDEST_LOGS_HISTORY } from '../../helpers/oldest-data.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 /** Large enough that each data migration takes 20 chunks or more. */
 const EVENTS = 100_000;
 
 /** `gerbang logs` in a child process, its JSON lines offered to `waitFor` as they come. */
 function startLogs(url: string, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'logs'], {
+  const child = spawn(process.execPath, [...nodeArgs('src/cli.ts'), 'logs'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { loadLogsConfig } from '../../../src/logs/config.js';
 import { LOGS_NODE_OPTIONS, youngGenerationSized } from '../../../src/logs/node-options.js';
 import { ConfigError } from '../../../src/shared/config/env.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 test('logs defaults follow the runtime contract', () => {
   const config = loadLogsConfig({});
@@ -41,7 +42,7 @@ test('a bad logs setting names its variable', () => {
 
 test('the CLI stops on a bad logs setting with one line naming it, for `logs` and for `all`', () => {
   for (const command of ['logs', 'all']) {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
+    const result = spawnSync(process.execPath, [...nodeArgs('src/cli.ts'), command], {
       env: { ...process.env, LOGS_PORT: 'eighty', DATA_DIR: '/nonexistent-dir-never-created' },
       encoding: 'utf8',
       timeout: 60_000,

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { DIALECTS, createTestDatabase } from '../../helpers/databases.js';
 import { DAY, T0, openTestStoreAt } from './helpers.js';
 import { searchCondition } from '../../../src/logs/modules/query/condition.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 // The writer is killed with SIGKILL right after append() resolved: no close(), no flush. On SQLite
 // this is the WAL + synchronous=FULL commit; on PostgreSQL, the committed transaction (the test
@@ -18,7 +19,7 @@ for (const dialect of DIALECTS) {
     test('a batch acknowledged just before the process is killed is there after restart', async () => {
       const testDb = await createTestDatabase(dialect);
       try {
-        const proc = spawn(process.execPath, ['--import', 'tsx', child, testDb.url, 'zqxdurable'], {
+        const proc = spawn(process.execPath, [...nodeArgs(child), testDb.url, 'zqxdurable'], {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         let output = '';

@@ -11,6 +11,7 @@ import { openDatabase, type Database } from '../../../src/shared/db/database.js'
 import { sqliteThreadDialect, writerThreadOf } from '../../../src/logs/modules/store/sqlite/threads/write-thread.js';
 import { SqliteReadPool } from '../../../src/logs/modules/store/sqlite/threads/read-pool.js';
 import { QueryTimeoutError } from '../../../src/logs/modules/store/read-budget.js';
+import { nodeArgs } from '../../helpers/node-args.js';
 
 describe('SQLite on its own thread', () => {
   let dir: string;
@@ -138,7 +139,7 @@ describe('SQLite on its own thread', () => {
   it('lets the process end when nothing waits, and not before a waiting statement is answered', async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'fixtures/sqlite-thread/unclosed.ts'), join(dir, 'unclosed.sqlite')],
+      [...nodeArgs(join(import.meta.dirname, 'fixtures/sqlite-thread/unclosed.ts')), join(dir, 'unclosed.sqlite')],
       { timeout: 30_000 },
     );
     assert.equal(stdout, '42\n');
@@ -150,7 +151,7 @@ describe('SQLite on its own thread', () => {
     const closeWhile = async (when: 'running' | 'starting') => {
       const { stdout } = await promisify(execFile)(
         process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, 'fixtures/sqlite-thread/close-while-awaited.ts'), join(dir, `${when}.sqlite`), when],
+        [...nodeArgs(join(import.meta.dirname, 'fixtures/sqlite-thread/close-while-awaited.ts')), join(dir, `${when}.sqlite`), when],
         { timeout: 30_000 },
       );
       return stdout;

@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
 import type { LogsAuditTable } from '../../db/schema.js';
 import type { AuditFilter, LogsAuditRepository } from './audit.repository.js';
 
@@ -63,11 +62,16 @@ export function auditCsv(audit: LogsAuditRepository, filter: AuditFilter): NodeJ
   return csv;
 }
 
-/** A real XLSX (exceljs streaming writer: rows are committed and flushed as they are written). */
+/**
+ * A real XLSX (exceljs streaming writer: rows are committed and flushed as they are written).
+ * exceljs is loaded by the first export: it and its zip libraries are a third of the service's
+ * start-up CPU, for a route an auditor calls now and then.
+ */
 export function auditXlsx(audit: LogsAuditRepository, filter: AuditFilter): NodeJS.ReadableStream {
   const out = new PassThrough();
   void (async () => {
     try {
+      const { default: ExcelJS } = await import('exceljs');
       const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: false, useSharedStrings: false });
       workbook.creator = 'Gerbang';
       const sheet = workbook.addWorksheet('Audit');
