@@ -35,13 +35,17 @@ export function clientOf(request: FastifyRequest) {
 }
 
 export function authGuards(tokens: GatewayTokens, users: UsersRepository, sources: TokenSource[] = [authorizationHeaderSource]) {
+  const tokenOf = (request: TokenRequest): string | undefined => {
+    for (const source of sources) {
+      const raw = source(request);
+      if (raw) return raw;
+    }
+    return undefined;
+  };
+
   /** The caller's session, or 401 unless the request carries a valid token of a live session. */
   const authenticate = async (request: TokenRequest): Promise<AuthContext> => {
-    let raw: string | undefined;
-    for (const source of sources) {
-      raw = source(request);
-      if (raw) break;
-    }
+    const raw = tokenOf(request);
     if (!raw) throw new AppError('TOKEN_MISSING');
     const jwt = unwrapToken(raw);
     const auth = jwt ? await tokens.authenticate(jwt) : undefined;
@@ -61,5 +65,16 @@ export function authGuards(tokens: GatewayTokens, users: UsersRepository, source
     if (user.is_admin !== 1) throw new AppError('FORBIDDEN');
   };
 
-  return { authenticate, requireAuth, requireAdmin };
+  /**
+   * The caller's session when the caches answer for it at once (GatewayTokens.authenticateCached);
+   * undefined otherwise, and then `authenticate` decides. The proxy's hot path: no promise and no
+   * wait for the common case of a client sending the same token again.
+   */
+  const authenticateCached = (request: TokenRequest): AuthContext | undefined => {
+    const raw = tokenOf(request);
+    const jwt = raw ? unwrapToken(raw) : undefined;
+    return jwt ? tokens.authenticateCached(jwt) : undefined;
+  };
+
+  return { authenticate, authenticateCached, requireAuth, requireAdmin };
 }
