@@ -21,7 +21,7 @@
 import { readdirSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERE, ROOT, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
+import { HERE, ROOT, cpuMs, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
 import { componentsOf, ALL_NAMES } from './profile-components.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -41,12 +41,6 @@ const DIST = process.env.BENCH_DIST ?? join(ROOT, 'dist');
 const PORTS = { upstream: 9301, gateway: 9303, sink: 9305 };
 const PASSWORD = 'Bench#Passw0rd1';
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-proxy-cpu-'));
-
-/** CPU time (user + system, all threads) a process has used, in milliseconds. */
-export function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-}
 
 const TARGET = process.env.BENCH_TARGET ?? 'gateway';
 

@@ -93,6 +93,21 @@ function requestBody(req: IncomingMessage, limit: number): Readable | undefined 
   return limited;
 }
 
+/**
+ * A request body that came whole with its headers (a small JSON body usually does), as one buffer;
+ * else the request itself, streamed as it arrives. Node's parser delivers the rest of the bytes it
+ * read with the headers only after the request's handler returns, so this waits one microtask to
+ * see them. Nothing waits for bytes still to come: a body that is not all here is streamed exactly
+ * as before. A buffer goes upstream with its headers in one write, without undici's stream
+ * machinery (listeners, pauses, a write per chunk).
+ */
+async function wholeIfArrived(req: IncomingMessage): Promise<Readable | Buffer> {
+  await Promise.resolve();
+  const length = req.readableLength;
+  if (!req.complete || length === 0 || length !== Number(req.headers['content-length'])) return req;
+  return (req.read(length) as Buffer | null) ?? req;
+}
+
 /** One proxied request from arrival to the access log line; it is also what the token check reads. */
 class Exchange extends ClientFacts {
   readonly start = performance.now();
@@ -239,7 +254,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
   };
 
   /** The upstream call failed before its answer was complete: tell the client, or close its connection. */
-  const failed = (exchange: Exchange, error: unknown, body: Readable | undefined) => {
+  const failed = (exchange: Exchange, error: unknown, body: Readable | Buffer | undefined) => {
     const { res, service } = exchange;
     if (exchange.cancel.aborted) {
       // The client left: nobody to tell, and not the upstream's fault.
@@ -268,7 +283,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     let auth: AuthContext;
     let upstream: Upstream | undefined;
     let rest: string | undefined;
-    let body: Readable | undefined;
+    let body: Readable | Buffer | undefined;
     const url = req.url!;
     const q = url.indexOf('?');
     try {
@@ -282,6 +297,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     } catch (error) {
       return sendError(exchange, gatewayErrorOf(error));
     }
+    if (body === req) body = await wholeIfArrived(req);
     const trace = dict<string>();
     const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;
     const xff = req.headers['x-forwarded-for'];
@@ -314,7 +330,10 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
           span?.end(status, undefined, now);
           beforeAnswer(res);
           // The request id and CORS fields, unless the upstream set its own.
-          const headers = clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]);
+          const headers = clientResponseHeaders(
+            upstreamHeaders,
+            corsOrigins.size === 0 ? ['x-request-id', exchange.requestId] : ['x-request-id', exchange.requestId, ...corsHeaders(req)],
+          );
           res.writeHead(status, status === 204 ? withoutBodyFraming(headers) : headers);
           return res;
         },

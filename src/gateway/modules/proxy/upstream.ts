@@ -45,7 +45,8 @@ export interface UpstreamRequest {
   /** Path below the upstream's prefix, with the raw query string. */
   path: string;
   headers: Record<string, string | string[]>;
-  body: Readable | undefined;
+  /** The body: streamed, or whole (a small body that arrived with the headers). */
+  body: Readable | Buffer | undefined;
   /** Emits 'abort' when the client went away. */
   signal: (EventEmitter & { aborted: boolean }) | undefined;
 }
