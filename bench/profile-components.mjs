@@ -5,7 +5,7 @@
 // count as the access line's); samples with no such frame go to Node's HTTP server (parsing,
 // sockets, timers), GC or the rest (V8 and native code without a JavaScript frame). Idle samples
 // are left out: shares are of the busy samples.
-//   node bench/profile-components.mjs file.cpuprofile   (prints the shares and the top frames)
+//   node bench/profile-components.mjs file.cpuprofile [last seconds]   (prints the shares and the top frames)
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -44,7 +44,16 @@ const GC = 'GC';
 const OTHER = 'V8/native, no JS frame';
 export const ALL_NAMES = [...COMPONENTS.map((c) => c.name), NODE, GC, OTHER];
 
-export function componentsOf(profile) {
+/**
+ * `lastSeconds`: only the samples of the profile's last seconds (the measured runs, without the
+ * process's start-up and warm-up).
+ */
+export function componentsOf(profile, { lastSeconds = Infinity } = {}) {
+  // Each sample's time: the profile's start plus the deltas so far (µs).
+  const times = [];
+  let t = profile.startTime;
+  for (const delta of profile.timeDeltas) times.push((t += delta));
+  const from = profile.endTime - lastSeconds * 1e6;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -73,7 +82,9 @@ export function componentsOf(profile) {
   const counts = new Map();
   const self = new Map();
   let busy = 0;
-  for (const id of profile.samples) {
+  for (let i = 0; i < profile.samples.length; i += 1) {
+    if (times[i] < from) continue;
+    const id = profile.samples[i];
     const name = claimOf(id);
     if (name === null) continue;
     busy += 1;
@@ -91,7 +102,8 @@ export function componentsOf(profile) {
 }
 
 if (process.argv[1] && import.meta.url.endsWith(basename(process.argv[1]))) {
-  const { shares, top, busy } = componentsOf(JSON.parse(readFileSync(process.argv[2], 'utf8')));
+  const lastSeconds = process.argv[3] === undefined ? Infinity : Number(process.argv[3]);
+  const { shares, top, busy } = componentsOf(JSON.parse(readFileSync(process.argv[2], 'utf8')), { lastSeconds });
   process.stdout.write(`${busy} busy samples\n`);
   for (const name of ALL_NAMES) process.stdout.write(`${((shares.get(name) ?? 0) * 100).toFixed(1).padStart(5)}%  ${name}\n`);
   process.stdout.write('\ntop self-time frames:\n');

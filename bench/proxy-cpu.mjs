@@ -113,9 +113,9 @@ async function main() {
     let components;
     if (PROFILE) {
       const file = readdirSync(gateway.profileDir).find((name) => name.endsWith('.cpuprofile'));
-      // The profile covers warm-up, GET and POST: its shares apply to the mean CPU a request.
       const profile = JSON.parse(readFileSync(join(gateway.profileDir, file), 'utf8'));
-      components = componentsOf(profile);
+      // The measured runs only (plus the second the gateway takes to stop): not start-up and warm-up.
+      components = componentsOf(profile, { lastSeconds: 2 * DURATION + 1 });
       writeFileSync(join(HERE, 'results/tmp', `proxy-cpu-round${round + 1}.cpuprofile`), JSON.stringify(profile));
     }
     rows.push({ round: round + 1, ...measured, components });
