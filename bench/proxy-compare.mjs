@@ -20,7 +20,22 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { HERE, ROOT, childrenOf, cpuMs, fmt, gatewayLogin, pin, run, start, stop, versionOf, waitForPort, wrk as wrkRun, writeSection } from './lib.mjs';
+import {
+  HERE,
+  ROOT,
+  childrenOf,
+  cpuMs,
+  fmt,
+  gatewayLogin,
+  pin,
+  run,
+  start,
+  stop,
+  versionOf,
+  waitForPort,
+  wrk as wrkRun,
+  writeSection,
+} from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -138,7 +153,14 @@ const TARGETS = [
   {
     name: 'express + http-proxy-middleware',
     async start() {
-      const child = start('express', 'taskset', ['-c', '0', process.execPath, join(HERE, 'express-proxy.mjs'), String(PORTS.express), upstreamUrl]);
+      const child = start('express', 'taskset', [
+        '-c',
+        '0',
+        process.execPath,
+        join(HERE, 'express-proxy.mjs'),
+        String(PORTS.express),
+        upstreamUrl,
+      ]);
       await waitForPort(PORTS.express);
       return { child, pids: [child.pid], port: PORTS.express };
     },
