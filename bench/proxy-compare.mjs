@@ -83,7 +83,6 @@ function caddyConfig() {
   return `{
   admin off
   auto_https off
-  persist_config off
 }
 http://127.0.0.1:${PORTS.caddy} {
   log {
