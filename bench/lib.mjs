@@ -114,6 +114,12 @@ export function childrenOf(pid) {
   return found;
 }
 
+/** CPU time (user + system, all threads) a process has used so far, in milliseconds (Linux /proc). */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 /** Pins a running process (all its threads) to the given CPU list. */
 export function pin(pid, cpus) {
   execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });

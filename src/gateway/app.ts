@@ -56,6 +56,7 @@ import { measureRoutes, readinessGauge } from '../shared/http/route-metrics.js';
 import { collectRuntimeMetrics } from '../shared/http/runtime-metrics.js';
 import { ProxyMetrics } from './modules/proxy/proxy.metrics.js';
 import { createProxyHandler } from './modules/proxy/proxy-handler.js';
+import { accessLine } from './modules/proxy/access-line.js';
 import { SERVICES } from './modules/proxy/services.js';
 import { Upstream } from './modules/proxy/upstream.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
@@ -167,10 +168,11 @@ export async function buildGateway({ config, now = Date.now, logStream }: Gatewa
     config: config.proxy,
     upstreams,
     authenticate: guards.authenticate,
+    authenticateCached: guards.authenticateCached,
     metrics: proxyMetrics,
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
-    accessLog: plainLogger(config.logLevel, logStream),
+    accessLog: accessLine(config.logLevel, logStream),
     log,
     telemetry,
     closing: () => closing,

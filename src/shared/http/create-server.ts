@@ -66,6 +66,11 @@ export function frontThenFastify(front: NonNullable<ServerOptions['front']>, fas
  */
 export function armBodyDeadline(req: IncomingMessage, timeoutMs: number): void {
   if (timeoutMs <= 0 || req.complete) return;
+  // No body to wait for (neither a length nor chunked framing, or a length of 0): Node's parser
+  // completes such a request with its headers, so there is nothing to bound, and most requests
+  // (GETs) need no timer.
+  const length = req.headers['content-length'];
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return;
   const socket = req.socket;
   const timer = setTimeout(() => {
     if (!req.complete) socket.destroy();

@@ -54,7 +54,27 @@ export class InFlightRequests {
   #draining = false;
   #idle: (() => void) | undefined;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(private readonly now: () => number = () => performance.now()) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the listener's own `this` is the response
+    const tracker = this;
+    this.#onClose = function (this: ServerResponse) {
+      tracker.#closed(this);
+    };
+  }
+
+  /**
+   * One 'close' listener for every response (a response emits 'close' once, with itself as `this`):
+   * no closure or once-wrapper made per request on the hot path.
+   */
+  readonly #onClose: (this: ServerResponse) => void;
+
+  #closed(res: ServerResponse): void {
+    this.#requests.delete(res);
+    if (!this.#draining) return;
+    // A keep-alive connection whose answer went out before the drain began is idle now.
+    setImmediate(() => this.#server?.closeIdleConnections());
+    if (this.#requests.size === 0) this.#idle?.();
+  }
 
   /** Called by the server factory (create-server.ts) for every request it receives. */
   watch(server: Server): void {
@@ -64,13 +84,7 @@ export class InFlightRequests {
       // Answered during the drain: the connection closes after it, so the client reconnects elsewhere.
       if (this.#draining) res.shouldKeepAlive = false;
       this.#requests.set(res, { req, started: this.now(), bytesBefore: bytesOut(res) });
-      res.once('close', () => {
-        this.#requests.delete(res);
-        if (!this.#draining) return;
-        // A keep-alive connection whose answer went out before the drain began is idle now.
-        setImmediate(() => this.#server?.closeIdleConnections());
-        if (this.#requests.size === 0) this.#idle?.();
-      });
+      res.on('close', this.#onClose);
     });
   }
 

@@ -105,6 +105,11 @@ function stdout(): { write(line: string): boolean } {
   return sharedStdout;
 }
 
+/** Where a service's lines go: `stream` (tests read it) or the shared, buffered stdout. */
+export function logDestination(stream?: NodeJS.WritableStream): { write(line: string): unknown } {
+  return stream ?? stdout();
+}
+
 /** `stream` lets tests read the log lines. */
 export function loggerOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;

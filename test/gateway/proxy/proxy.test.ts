@@ -144,6 +144,26 @@ for (const dialect of DIALECTS) {
 
     const auth = () => ({ authorization: token });
 
+    test(
+      'an upload with a Content-Length streams too: the upstream reads it before the client has sent it all',
+      { timeout: 20_000 },
+      async () => {
+        // A small body that came with its headers goes upstream whole; one still arriving must not be waited for.
+        const upstreamGotData = new Promise<void>((resolve) => (probe.upstreamGotData = resolve));
+        const upload = new PassThrough();
+        const sent = rawRequest(port, 'POST', '/api/v1/file/probe-up', {
+          headers: { ...auth(), 'content-type': 'application/octet-stream', 'content-length': '131072' },
+          body: upload,
+        });
+        upload.write(Buffer.alloc(65_536, 1));
+        await upstreamGotData;
+        upload.end(Buffer.alloc(65_536, 2));
+        const up = await sent;
+        assert.equal(up.status, 200);
+        assert.deepEqual(JSON.parse(up.body.toString()), { length: 131_072 });
+      },
+    );
+
     test('forwards method, the path below the base path, the raw query and JSON body; answers unchanged', async () => {
       const before = upstream.seen.length;
       const body = JSON.stringify({ nama: 'Jakarta', kode: 31 });

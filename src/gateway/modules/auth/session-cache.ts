@@ -83,11 +83,23 @@ export class CachingSessionsRepository extends SessionsRepository {
     if (ids.length > 0) for (const announce of this.announcers) await announce(db, ids);
   }
 
+  /** True while a cached entry may be answered without asking the database. */
+  private trusted(cached: { readAt: number; until: number }, now: number): boolean {
+    return cached.until > now && (!this.unannounced || cached.readAt + UNANNOUNCED_TRUST_MS > now);
+  }
+
+  /** The cached session `find` would answer now without a look-up (the token check's synchronous path). */
+  override peek(id: string): Session | undefined {
+    if (this.ttlMs <= 0) return undefined;
+    const cached = this.cache.get(id);
+    return cached !== undefined && this.trusted(cached, this.clock()) ? cached.session : undefined;
+  }
+
   override async find(id: string) {
     if (this.ttlMs <= 0) return super.find(id);
     const now = this.clock();
     const cached = this.cache.get(id);
-    if (cached && cached.until > now && (!this.unannounced || cached.readAt + UNANNOUNCED_TRUST_MS > now)) return cached.session;
+    if (cached && this.trusted(cached, now)) return cached.session;
     const generation = this.generation;
     const session = await super.find(id);
     if (generation !== this.generation) return session;

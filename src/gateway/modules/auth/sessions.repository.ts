@@ -8,6 +8,14 @@ export class SessionsRepository {
     return db.insertInto('sessions').values(session).execute();
   }
 
+  /**
+   * A session known without asking the database (a cache's, still trusted), or undefined: then
+   * `find` must ask. This store keeps nothing.
+   */
+  peek(_id: string): Awaited<ReturnType<SessionsRepository['find']>> {
+    return undefined;
+  }
+
   find(id: string) {
     return this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -1,4 +1,7 @@
-/** The outcome of one call let through, told to the breaker exactly once (later reports are ignored). */
+/**
+ * The outcome of one call let through. The relay reports at most one verdict (succeeded or failed)
+ * a call, then released; a half-open trial's reporter also ignores reports after its first.
+ */
 export interface BreakerCall {
   /** The upstream answered (whatever the status). */
   succeeded(): void;
@@ -36,30 +39,42 @@ export class CircuitBreaker {
     return this.now() < this.openUntil ? 'open' : 'half-open';
   }
 
+  /**
+   * The reporter of calls made while the circuit is closed, one for all of them: such a call is no
+   * trial, so reporting twice cannot free a slot twice, and the relay reports succeeded or failed
+   * at most once a call. Nothing is made per request.
+   */
+  private readonly closedCall: BreakerCall = {
+    succeeded: () => void (this.failures = 0),
+    failed: () => this.failedOnce(),
+    released: () => {},
+  };
+
+  private failedOnce(): void {
+    this.failures += 1;
+    if (this.threshold > 0 && this.failures >= this.threshold) this.openUntil = this.now() + this.cooldownMs;
+  }
+
   /** The call's outcome reporter, or undefined when the call must not be attempted now. */
   enter(): BreakerCall | undefined {
     const state = this.state;
-    if (state === 'closed') return this.call(false);
+    if (state === 'closed') return this.closedCall;
     if (state === 'open' || this.trialInFlight) return undefined;
     this.trialInFlight = true; // half-open: this one call decides
-    return this.call(true);
+    return this.trialCall();
   }
 
-  private call(trial: boolean): BreakerCall {
+  private trialCall(): BreakerCall {
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
-      if (trial) this.trialInFlight = false;
+      this.trialInFlight = false;
       outcome();
     };
     return {
       succeeded: () => settle(() => (this.failures = 0)),
-      failed: () =>
-        settle(() => {
-          this.failures += 1;
-          if (this.threshold > 0 && this.failures >= this.threshold) this.openUntil = this.now() + this.cooldownMs;
-        }),
+      failed: () => settle(() => this.failedOnce()),
       released: () => settle(() => {}),
     };
   }

@@ -51,9 +51,24 @@ function connectionNamed(value: string | string[] | undefined): Set<string> | un
   );
 }
 
-function isHopByHop(name: string, named: Set<string> | undefined): boolean {
-  return HOP_BY_HOP.has(name) || name.startsWith('proxy-') || (named !== undefined && named.has(name));
-}
+/** What happens to a request field on its way upstream, by lower-case name. */
+const Rule = {
+  Drop: 1,
+  /** Kept only when the proxy in front is trusted. */
+  Forwarding: 2,
+  Cookie: 3,
+} as const;
+type Rule = (typeof Rule)[keyof typeof Rule];
+
+/**
+ * The request rules above as one table, looked up once per field (fields not in it are copied,
+ * unless a `Proxy-*` prefix or the request's Connection header names them).
+ */
+const REQUEST_RULES = new Map<string, Rule>([
+  ...[...HOP_BY_HOP, ...GATEWAY_SET].map((name) => [name, Rule.Drop] as const),
+  ...[...FORWARDING].map((name) => [name, Rule.Forwarding] as const),
+  ['cookie', Rule.Cookie],
+]);
 
 export interface ForwardedFacts {
   authorization: string;
@@ -69,18 +84,24 @@ export interface ForwardedFacts {
 
 /** The headers that go upstream: the client's, less Host and hop-by-hop, plus the gateway's own. */
 export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, facts: ForwardedFacts): Record<string, string | string[]> {
-  const named = connectionNamed(incoming.connection);
+  const connection = incoming.connection;
+  // Nearly every client says `keep-alive`, a field dropped anyway: nothing else named.
+  const named = connection === undefined || connection === 'keep-alive' ? undefined : connectionNamed(connection);
   const out = dict<string | string[]>();
   for (const name in incoming) {
     const value = incoming[name];
-    if (value === undefined || GATEWAY_SET.has(name) || isHopByHop(name, named)) continue;
-    if (!facts.trustForwarding && FORWARDING.has(name)) continue;
-    if (name === 'cookie') {
+    if (value === undefined) continue;
+    const rule = REQUEST_RULES.get(name);
+    if (rule === undefined) {
+      if (name.startsWith('proxy-') || (named !== undefined && named.has(name))) continue;
+      out[name] = value;
+    } else if (rule === Rule.Forwarding) {
+      if (facts.trustForwarding && (named === undefined || !named.has(name))) out[name] = value;
+    } else if (rule === Rule.Cookie) {
+      if (named !== undefined && named.has(name)) continue;
       const cookie = withoutGatewayCookie(value);
       if (cookie !== undefined) out.cookie = cookie;
-      continue;
     }
-    out[name] = value;
   }
   out.authorization = facts.authorization;
   out['x-request-id'] = facts.requestId;

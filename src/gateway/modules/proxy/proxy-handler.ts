@@ -2,7 +2,6 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Logger } from 'pino';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { gatewayErrorOf } from '../../http/storage-errors.js';
 import { genReqId, SECURITY_HEADERS } from '../../../shared/http/request-context.js';
@@ -14,7 +13,8 @@ import type { GatewayTelemetry, RequestFacts, TelemetrySpan } from '../telemetry
 import { ClientFacts, trustRule, type TrustRule } from './client-facts.js';
 import { clientResponseHeaders, upstreamRequestHeaders, withoutBodyFraming } from './headers.js';
 import { pathBelowBase } from './path-guard.js';
-import type { ProxyMetrics } from './proxy.metrics.js';
+import type { AccessLine } from './access-line.js';
+import type { ProxyMetrics, ServiceMetrics } from './proxy.metrics.js';
 import type { ProxyConfig } from './proxy-config.js';
 import { serviceOf, type ServiceDefinition } from './services.js';
 import { classifyUpstreamError, UpstreamError, type Upstream } from './upstream.js';
@@ -25,13 +25,15 @@ export interface ProxyDeps {
   upstreams: ReadonlyMap<string, Upstream>;
   /** The gateway's token check (Authorization header, else the SSO cookie): 401/403 as AppError. */
   authenticate: (request: TokenRequest) => Promise<AuthContext>;
+  /** The same check when the caches answer at once (undefined: ask `authenticate`). */
+  authenticateCached?: ((request: TokenRequest) => AuthContext | undefined) | undefined;
   metrics: ProxyMetrics;
   /** GATEWAY_TRUST_PROXY: whose X-Forwarded-* count. */
   trustProxy: boolean | number | string;
   /** GATEWAY_CORS_ORIGINS: browsers on these origins may read the answers. */
   corsOrigins: readonly string[];
-  /** Where the access line of each proxied request goes (undefined: not logged). */
-  accessLog: Logger | undefined;
+  /** Writes the access line of each proxied request (undefined: not logged). */
+  accessLog: AccessLine | undefined;
   /** Where failures (5xx) are logged with their cause. */
   log: FastifyBaseLogger;
   /** Traces the request and the upstream call (`traceparent` goes upstream) and ships the access line. */
@@ -91,6 +93,21 @@ function requestBody(req: IncomingMessage, limit: number): Readable | undefined 
   return limited;
 }
 
+/**
+ * A request body that came whole with its headers (a small JSON body usually does), as one buffer;
+ * else the request itself, streamed as it arrives. Node's parser delivers the rest of the bytes it
+ * read with the headers only after the request's handler returns, so this waits one microtask to
+ * see them. Nothing waits for bytes still to come: a body that is not all here is streamed exactly
+ * as before. A buffer goes upstream with its headers in one write, without undici's stream
+ * machinery (listeners, pauses, a write per chunk).
+ */
+async function wholeIfArrived(req: IncomingMessage): Promise<Readable | Buffer> {
+  await Promise.resolve();
+  const length = req.readableLength;
+  if (!req.complete || length === 0 || length !== Number(req.headers['content-length'])) return req;
+  return (req.read(length) as Buffer | null) ?? req;
+}
+
 /** One proxied request from arrival to the access log line; it is also what the token check reads. */
 class Exchange extends ClientFacts {
   readonly start = performance.now();
@@ -145,6 +162,15 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
   const trust = trustRule(deps.trustProxy);
   const trustForwarding = deps.trustProxy !== false && deps.trustProxy !== 0;
   const corsOrigins = new Set(deps.corsOrigins);
+  const accessLine = deps.accessLog;
+  const authenticateCached = deps.authenticateCached ?? (() => undefined);
+  /** Each service's metrics, bound once. */
+  const serviceMetrics = new Map<ServiceDefinition, ServiceMetrics>();
+  const metricsOf = (service: ServiceDefinition): ServiceMetrics => {
+    let bound = serviceMetrics.get(service);
+    if (bound === undefined) serviceMetrics.set(service, (bound = deps.metrics.forService(service.key)));
+    return bound;
+  };
 
   /** CORS fields (lower-case names) for a browser on an allowed origin, as @fastify/cors sends them on Fastify's routes. */
   const corsHeaders = (req: IncomingMessage): string[] => {
@@ -170,29 +196,27 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     // A response that never completed was cut short: by the client (499), or after a broken upstream body.
     const status = res.writableFinished || res.headersSent ? res.statusCode : 499;
     const failure = res.writableFinished ? undefined : (exchange.failure ?? 'client went away');
-    deps.metrics.observe(
-      service.key,
+    metricsOf(service).observe(
       req.method!,
       status,
       totalMs / 1000,
       exchange.upstreamMs === undefined ? undefined : exchange.upstreamMs / 1000,
     );
-    const url = req.url!;
-    const q = url.indexOf('?');
-    deps.accessLog?.info(
-      {
+    if (accessLine !== undefined) {
+      const url = req.url!;
+      const q = url.indexOf('?');
+      accessLine({
         reqId: exchange.requestId,
         service: service.key,
-        method: req.method,
+        method: req.method!,
         path: q === -1 ? url : url.slice(0, q),
         query: q === -1 ? undefined : queryKeys(url.slice(q)),
         status,
         upstreamMs: exchange.upstreamMs === undefined ? undefined : Math.round(exchange.upstreamMs * 10) / 10,
         totalMs: Math.round(totalMs * 10) / 10,
         failure,
-      },
-      'proxied',
-    );
+      });
+    }
     if (deps.telemetry.enabled) {
       deps.telemetry.endRequest(exchange.span, exchange.facts, {
         status,
@@ -230,7 +254,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
   };
 
   /** The upstream call failed before its answer was complete: tell the client, or close its connection. */
-  const failed = (exchange: Exchange, error: unknown, body: Readable | undefined) => {
+  const failed = (exchange: Exchange, error: unknown, body: Readable | Buffer | undefined) => {
     const { res, service } = exchange;
     if (exchange.cancel.aborted) {
       // The client left: nobody to tell, and not the upstream's fault.
@@ -259,11 +283,12 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     let auth: AuthContext;
     let upstream: Upstream | undefined;
     let rest: string | undefined;
-    let body: Readable | undefined;
+    let body: Readable | Buffer | undefined;
     const url = req.url!;
     const q = url.indexOf('?');
     try {
-      auth = exchange.auth = await deps.authenticate(exchange);
+      // Answered from the caches when they can (no wait); else the full check.
+      auth = exchange.auth = authenticateCached(exchange) ?? (await deps.authenticate(exchange));
       upstream = deps.upstreams.get(service.key);
       if (!upstream) throw new AppError('SERVICE_NOT_CONFIGURED', { params: { service: service.name } });
       rest = pathBelowBase(q === -1 ? url : url.slice(0, q), service.basePath);
@@ -272,6 +297,7 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
     } catch (error) {
       return sendError(exchange, gatewayErrorOf(error));
     }
+    if (body === req) body = await wholeIfArrived(req);
     const trace = dict<string>();
     const span = deps.telemetry.enabled ? deps.telemetry.startUpstreamCall(exchange.span, req.method!, service.key, trace) : undefined;
     const xff = req.headers['x-forwarded-for'];
@@ -304,7 +330,10 @@ export function createProxyHandler(deps: ProxyDeps): ProxyHandler {
           span?.end(status, undefined, now);
           beforeAnswer(res);
           // The request id and CORS fields, unless the upstream set its own.
-          const headers = clientResponseHeaders(upstreamHeaders, ['x-request-id', exchange.requestId, ...corsHeaders(req)]);
+          const headers = clientResponseHeaders(
+            upstreamHeaders,
+            corsOrigins.size === 0 ? ['x-request-id', exchange.requestId] : ['x-request-id', exchange.requestId, ...corsHeaders(req)],
+          );
           res.writeHead(status, status === 204 ? withoutBodyFraming(headers) : headers);
           return res;
         },

@@ -26,9 +26,14 @@ class ServiceHistogram {
     readonly help: string,
   ) {}
 
-  observe(service: string, seconds: number): void {
+  /** The series of one service, made once and then observed into directly. */
+  seriesOf(service: string): Series {
     let series = this.series.get(service);
     if (!series) this.series.set(service, (series = { counts: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 }));
+    return series;
+  }
+
+  static observe(series: Series, seconds: number): void {
     let bucket = 0;
     while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket += 1;
     series.counts[bucket]! += 1;
@@ -52,6 +57,11 @@ class ServiceHistogram {
   }
 }
 
+/** The proxy's metrics of one service (ProxyMetrics.forService). */
+export interface ServiceMetrics {
+  observe(method: string, status: number, totalSeconds: number, upstreamSeconds: number | undefined): void;
+}
+
 /**
  * Prometheus metrics of the proxy, in the gateway's own registry (not prom-client's global one, so
  * several gateways in one process, as in tests, do not collide). What every proxied request updates
@@ -59,6 +69,7 @@ class ServiceHistogram {
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
+  private readonly bound = new Map<string, ServiceMetrics>();
   private readonly requestCounts = new Map<string, { labels: { service: string; method: string; status: string }; count: number }>();
   private readonly duration = new ServiceHistogram(
     'gateway_proxy_request_duration_seconds',
@@ -92,13 +103,38 @@ export class ProxyMetrics {
     this.registry.registerMetric(this.upstreamDuration as unknown as Metric);
   }
 
+  /**
+   * What one proxied request of `service` updates, bound once per service: the request counter by
+   * method and status and both histograms, with no key or label object made per request.
+   */
+  forService(service: string): ServiceMetrics {
+    let bound = this.bound.get(service);
+    if (bound) return bound;
+    const counts = this.requestCounts;
+    const byMethod = new Map<string, Map<number, { count: number }>>();
+    const duration = this.duration.seriesOf(service);
+    const upstream = this.upstreamDuration.seriesOf(service);
+    bound = {
+      observe(method, status, totalSeconds, upstreamSeconds) {
+        let byStatus = byMethod.get(method);
+        if (!byStatus) byMethod.set(method, (byStatus = new Map<number, { count: number }>()));
+        const entry = byStatus.get(status);
+        if (entry) entry.count += 1;
+        else {
+          const made = { labels: { service, method, status: String(status) }, count: 1 };
+          byStatus.set(status, made);
+          counts.set(`${service} ${method} ${status}`, made);
+        }
+        ServiceHistogram.observe(duration, totalSeconds);
+        if (upstreamSeconds !== undefined) ServiceHistogram.observe(upstream, upstreamSeconds);
+      },
+    };
+    this.bound.set(service, bound);
+    return bound;
+  }
+
   observe(service: string, method: string, status: number, totalSeconds: number, upstreamSeconds: number | undefined): void {
-    const key = `${service} ${method} ${status}`;
-    const entry = this.requestCounts.get(key);
-    if (entry) entry.count += 1;
-    else this.requestCounts.set(key, { labels: { service, method, status: String(status) }, count: 1 });
-    this.duration.observe(service, totalSeconds);
-    if (upstreamSeconds !== undefined) this.upstreamDuration.observe(service, upstreamSeconds);
+    this.forService(service).observe(method, status, totalSeconds, upstreamSeconds);
   }
 
   upstreamError(service: string, kind: UpstreamFailure | 'aborted_body'): void {

@@ -45,7 +45,8 @@ export interface UpstreamRequest {
   /** Path below the upstream's prefix, with the raw query string. */
   path: string;
   headers: Record<string, string | string[]>;
-  body: Readable | undefined;
+  /** The body: streamed, or whole (a small body that arrived with the headers). */
+  body: Readable | Buffer | undefined;
   /** Emits 'abort' when the client went away. */
   signal: (EventEmitter & { aborted: boolean }) | undefined;
 }
@@ -82,6 +83,70 @@ export interface UpstreamDeps {
   breaker: CircuitBreaker;
   /** Extra trusted authorities (PEM) for an HTTPS upstream, added to Node's roots. */
   caCertificates?: string | undefined;
+}
+
+/**
+ * One attempt of a relayed call, as undici's dispatch handler: the answer's headers go to
+ * `onHeaders`, its body to the writable that returns, with back-pressure. A class, so that the
+ * handler's methods are made once, not as closures per request (the proxy's hot path).
+ */
+class RelayAttempt implements Dispatcher.DispatchHandler {
+  private target: Writable | undefined = undefined;
+  private resume: (() => void) | undefined = undefined;
+  private abortUpstream: ((error?: Error) => void) | undefined = undefined;
+  private bodyless = false;
+  private readonly onClientAbort = (): void => this.abortUpstream?.(new Error('client went away'));
+
+  constructor(
+    private readonly request: UpstreamRequest,
+    private readonly onAnswer: (status: number, rawHeaders: Buffer[]) => Writable,
+    private readonly state: { answered: boolean },
+    private readonly resolve: () => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    request.signal?.on('abort', this.onClientAbort);
+  }
+
+  private settle(error?: Error): void {
+    this.request.signal?.removeListener('abort', this.onClientAbort);
+    if (error) this.reject(error);
+    else this.resolve();
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortUpstream = abort;
+    if (this.request.signal?.aborted) abort(new Error('client went away'));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 1xx: the final answer follows
+    this.state.answered = true;
+    const target = (this.target = this.onAnswer(status, rawHeaders));
+    if (BODYLESS_STATUSES.has(status)) {
+      this.bodyless = true;
+      target.end();
+      return true;
+    }
+    this.resume = resume;
+    target.on('drain', resume);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.bodyless || this.target!.write(chunk);
+  }
+
+  onComplete(): void {
+    if (this.resume) this.target?.removeListener('drain', this.resume);
+    if (!this.bodyless) this.target?.end();
+    this.settle();
+  }
+
+  onError(error: Error): void {
+    if (this.resume) this.target?.removeListener('drain', this.resume);
+    // A body after a 204/304 (undici: length mismatch): the client's answer is already complete.
+    this.settle(this.bodyless ? undefined : error);
+  }
 }
 
 export class Upstream {
@@ -146,49 +211,6 @@ export class Upstream {
     state: { answered: boolean },
   ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      let target: Writable | undefined;
-      let onDrain: (() => void) | undefined;
-      let abortUpstream: ((error?: Error) => void) | undefined;
-      let bodyless = false;
-      const onClientAbort = () => abortUpstream?.(new Error('client went away'));
-      request.signal?.once('abort', onClientAbort);
-      const settle = (error?: Error) => {
-        request.signal?.removeListener('abort', onClientAbort);
-        if (error) reject(error);
-        else resolve();
-      };
-      const handler: Dispatcher.DispatchHandler = {
-        onConnect(abort) {
-          abortUpstream = abort;
-          if (request.signal?.aborted) abort(new Error('client went away'));
-        },
-        onHeaders(status, rawHeaders, resume) {
-          if (status < 200) return true; // 1xx: the final answer follows
-          state.answered = true;
-          target = onHeaders(status, rawHeaders);
-          if (BODYLESS_STATUSES.has(status)) {
-            bodyless = true;
-            target.end();
-            return true;
-          }
-          onDrain = resume;
-          target.on('drain', onDrain);
-          return true;
-        },
-        onData(chunk) {
-          return bodyless || target!.write(chunk);
-        },
-        onComplete() {
-          if (onDrain) target?.removeListener('drain', onDrain);
-          if (!bodyless) target?.end();
-          settle();
-        },
-        onError(error) {
-          if (onDrain) target?.removeListener('drain', onDrain);
-          // A body after a 204/304 (undici: length mismatch): the client's answer is already complete.
-          settle(bodyless ? undefined : error);
-        },
-      };
       this.pool.dispatch(
         {
           method: request.method,
@@ -196,7 +218,7 @@ export class Upstream {
           headers: request.headers,
           body: request.body ?? null,
         },
-        handler,
+        new RelayAttempt(request, onHeaders, state, resolve, reject),
       );
     });
   }
