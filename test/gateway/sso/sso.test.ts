@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { decodeJwt, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { buildGateway } from '../../../src/gateway/app.js';
 import { loadGatewayConfig } from '../../../src/gateway/config.js';
@@ -59,6 +59,11 @@ for (const dialect of DIALECTS) {
         OIDC_CLAIM_ATTRIBUTES: 'department,position',
         GATEWAY_TRUST_PROXY: 'true',
       });
+    });
+    // The provider signs with the real clock: a suite slower than the gateway's 30 s tolerance (a
+    // loaded machine) would otherwise see its tokens as issued in the future.
+    beforeEach(() => {
+      gw.clock.ms = Date.now();
     });
     after(async () => gw.close());
 
