@@ -171,10 +171,11 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     const host = await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]');
     await host!.click();
     await page.waitForSelector('#fields .value-row button.value');
-    const values = await page.$$eval('#fields .value-row button.value', (buttons) => buttons.map((button) => button.textContent));
-    assert.ok(values.includes('h1 (80)') && values.includes('h2 (40)'), values.join(', '));
+    const values = () => page.$$eval('#fields .value-row button.value', (buttons) => buttons.map((button) => button.textContent));
+    assert.deepEqual(await values(), ['h1 (80, 66.7%)', 'h2 (40, 33.3%)']);
+    assert.equal(await textOf(page, '#fields li[data-field="host"] .field-summary'), 'string · in 120 / 120 (100.0%) · 2 distinct values');
     const h1 = await page.waitForSelector(
-      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80)"]]/button[contains(@class, "value")]',
+      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80, 66.7%)"]]/button[contains(@class, "value")]',
     );
     await h1!.click();
     await statusIs(page, '80 entries');
@@ -184,11 +185,20 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await statusIs(page, '120 entries');
     await (await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]'))!.click();
     const leaveOut = await page.waitForSelector(
-      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80)"]]/button[contains(@class, "exclude")]',
+      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80, 66.7%)"]]/button[contains(@class, "exclude")]',
     );
     await leaveOut!.click();
     await statusIs(page, '40 entries');
     assert.equal((await hashParams(page)).q, `"${MARK}" NOT host:"h1"`);
+
+    // The statistics follow the query: of the 30 errors, 20 are on h1 and 10 on h2.
+    await search(page, `"${MARK}" level:error`);
+    await statusIs(page, '30 entries');
+    await (await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]'))!.click();
+    await page.waitForFunction(() => document.querySelectorAll('#fields .value-row button.value').length === 2);
+    assert.deepEqual(await values(), ['h1 (20, 66.7%)', 'h2 (10, 33.3%)']);
+    await page.goBack();
+    await statusIs(page, '40 entries');
 
     await page.reload({ waitUntil: 'load' });
     await statusIs(page, '40 entries');
@@ -349,6 +359,7 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await page.waitForFunction(() => document.querySelector('#status')?.textContent === '120 entri');
     assert.deepEqual(await headers(), ['Waktu', 'Tingkat', 'Layanan', 'Host', 'Pesan']);
     assert.equal(await textOf(page, '#search'), 'Cari');
+    assert.equal(await textOf(page, '#fields-title'), 'Bidang', '"Fields" is Bidang, not Kolom (columns)');
     await assertAccessible(page, 'explore in Indonesian on a phone');
     await page.click('#language');
     await page.waitForFunction(() => document.documentElement.lang === 'en');

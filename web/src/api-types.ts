@@ -49,6 +49,8 @@ export type HistogramResponse = Static<typeof search.HistogramResponse>;
 export type HistogramBucket = HistogramResponse['buckets'][number];
 export type FieldsResponse = Static<typeof search.FieldsResponse>;
 export type DistinctResponse = Static<typeof search.DistinctResponse>;
+export type FieldStatsBody = Static<typeof search.FieldStatsBody>;
+export type FieldStatsResponse = Static<typeof search.FieldStatsResponse>;
 
 // Dashboards (/api/v1/dashboard).
 export type OverviewResponse = Static<typeof dashboards.OverviewResponse>;

@@ -126,7 +126,7 @@ export function renderExplore(ctx: PageContext): View {
     el(
       'div',
       { className: 'columns' },
-      fieldsSidebar({ range: () => range, onFilter: addFilter }),
+      fieldsSidebar({ search: () => ({ query: params.get('q') ?? '', timeRange: range }), onFilter: addFilter }),
       el(
         'section',
         { className: 'found', ariaLabel: t.results },

@@ -8,6 +8,8 @@ import {
   DistinctQuery,
   DistinctResponse,
   FieldsResponse,
+  FieldStatsBody,
+  FieldStatsResponse,
   HistogramBody,
   HistogramResponse,
   PageResponse,
@@ -134,6 +136,49 @@ export function searchRoutes({
         preHandler,
       },
       async (request) => ({ fields: await store.fields(request.tenantId) }),
+    );
+
+    app.post(
+      '/fields/:field/stats',
+      {
+        schema: {
+          tags,
+          summary: 'A field over the matches of a query: type, coverage, distinct values, most frequent values with counts and share',
+          security: SECURED,
+          params: DistinctParams,
+          body: FieldStatsBody,
+          response: { 200: FieldStatsResponse, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const body = request.body;
+        const field = request.params.field;
+        const { from, to } = storeRange(rangeOf(body.timeRange, now()));
+        const [stats, fields] = await withinLimits(() =>
+          Promise.all([
+            store.fieldStats({
+              tenantId: request.tenantId,
+              condition: searchCondition(body.query, body.filters),
+              from,
+              to,
+              field,
+              limit: body.size ?? 10,
+            }),
+            store.fields(request.tenantId),
+          ]),
+        );
+        const share = (n: number) => (stats.matched === 0 ? 0 : n / stats.matched);
+        return {
+          field,
+          type: fields.find((known) => known.name === field)?.type ?? null,
+          matched: stats.matched,
+          present: stats.present,
+          coverage: share(stats.present),
+          distinct: stats.distinct,
+          values: stats.values.map(({ value, count }) => ({ value, count, share: share(count) })),
+        };
+      },
     );
 
     app.get(

@@ -94,3 +94,26 @@ export const DistinctResponse = Type.Object({
   field: Type.String(),
   values: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() })),
 });
+
+export const FieldStatsBody = Type.Object({
+  ...SearchFields,
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many of the most frequent values (default 10)' })),
+});
+export const FieldStatsResponse = Type.Object({
+  field: Type.String(),
+  type: Type.Union([Type.Literal('string'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('date'), Type.Null()], {
+    description: "The field's type in the tenant's logs; null when no entry of the tenant has it",
+  }),
+  matched: Type.Integer({ description: 'Entries matching the query in the range' }),
+  present: Type.Integer({ description: 'Of those, entries that have the field' }),
+  coverage: Type.Number({ description: 'present / matched (0 when nothing matched)' }),
+  distinct: Type.Integer({ description: 'Distinct values of the field among the matches' }),
+  values: Type.Array(
+    Type.Object({
+      value: Type.String(),
+      count: Type.Integer(),
+      share: Type.Number({ description: 'count / matched' }),
+    }),
+    { description: 'Most frequent first' },
+  ),
+});

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { DIALECTS } from '../../helpers/databases.js';
+import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
+
+// The console's explorer routes: field statistics for a query.
+
+const MINUTE = 60_000;
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const HOUR_RANGE = { from: iso(T0), to: iso(T0 + 60 * MINUTE) };
+
+function ndjson(docs: object[]): string {
+  return `${docs.map((doc) => `{"index":{}}\n${JSON.stringify(doc)}`).join('\n')}\n`;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`logs explore API [${dialect}]`, () => {
+    let logs: TestLogs;
+    let headers: Record<string, string>;
+    let otherTenant: string;
+    before(async () => {
+      logs = await startTestLogs(dialect);
+      headers = await logs.admin();
+      // 30 entries over the hour: levels info, info, error; services alpha (even) and beta (odd); every
+      // fifth has a user.
+      const docs = Array.from({ length: 30 }, (_, i) => ({
+        '@timestamp': iso(T0 + i * 2 * MINUTE + 1000),
+        message: i % 3 === 2 ? `database timeout on order ${i}` : `request served order ${i}`,
+        level: i % 3 === 2 ? 'error' : 'info',
+        service: i % 2 === 0 ? 'alpha' : 'beta',
+        host: `web-${i % 3}`,
+        http: { status: i % 3 === 2 ? 500 : 200 },
+        ...(i % 5 === 0 ? { user: { name: i < 15 ? 'budi' : 'sari' } } : {}),
+      }));
+      const stored = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: ndjson(docs) });
+      assert.equal(stored.json().errors, false);
+      const tenant = await logs.request({ method: 'POST', url: '/api/tenants', headers, payload: { name: uniqueName('other') } });
+      otherTenant = tenant.json().id;
+      const secret = await logs.request({
+        method: 'POST',
+        url: '/api/v1/_elastic/_bulk',
+        headers: { ...headers, 'x-tenant-id': otherTenant },
+        payload: ndjson([{ '@timestamp': iso(T0 + 5 * MINUTE), message: 'secret', level: 'error', service: 'gamma' }]),
+      });
+      assert.equal(secret.json().errors, false);
+    });
+    after(async () => logs.close());
+
+    const stats = (field: string, payload: object, extra: Record<string, string> = {}) =>
+      logs.request({
+        method: 'POST',
+        url: `/api/v1/logs/fields/${encodeURIComponent(field)}/stats`,
+        headers: { ...headers, ...extra },
+        payload,
+      });
+
+    test('field statistics follow the query: with level:error the services counted are those of the errors', async () => {
+      const all = await stats('http.status', { timeRange: HOUR_RANGE });
+      assert.equal(all.statusCode, 200);
+      assert.deepEqual(all.json(), {
+        field: 'http.status',
+        type: 'number',
+        matched: 30,
+        present: 30,
+        coverage: 1,
+        distinct: 2,
+        values: [
+          { value: '200', count: 20, share: 20 / 30 },
+          { value: '500', count: 10, share: 10 / 30 },
+        ],
+      });
+      const errors = (await stats('http.status', { timeRange: HOUR_RANGE, query: 'level:error' })).json();
+      assert.equal(errors.matched, 10);
+      assert.deepEqual(errors.values, [{ value: '500', count: 10, share: 1 }]);
+      const alphaHosts = (await stats('host', { timeRange: HOUR_RANGE, query: 'service:alpha', size: 2 })).json();
+      // alpha: even i; hosts web-0 (i % 3 = 0: 0,6,12,18,24), web-1 (4,10,16,22,28), web-2 (2,8,...) – five each.
+      assert.equal(alphaHosts.matched, 15);
+      assert.equal(alphaHosts.distinct, 3);
+      assert.deepEqual(
+        alphaHosts.values.map((value: { value: string }) => value.value),
+        ['web-0', 'web-1'],
+        'size cuts the list; ties in code-unit order',
+      );
+      const filtered = (await stats('level', { timeRange: HOUR_RANGE, filters: [{ field: 'service', value: 'beta' }] })).json();
+      assert.deepEqual(
+        filtered.values.map((value: { value: string; count: number }) => [value.value, value.count]),
+        [
+          ['info', 10],
+          ['error', 5],
+        ],
+      );
+    });
+
+    test('coverage: the share of the matches that have the field; a field nobody has is type null, coverage 0', async () => {
+      const users = (await stats('user.name', { timeRange: HOUR_RANGE })).json();
+      assert.equal(users.type, 'string');
+      assert.equal(users.present, 6);
+      assert.equal(users.coverage, 6 / 30);
+      assert.deepEqual(users.values, [
+        { value: 'budi', count: 3, share: 3 / 30 },
+        { value: 'sari', count: 3, share: 3 / 30 },
+      ]);
+      const none = (await stats('no.such.field', { timeRange: HOUR_RANGE })).json();
+      assert.deepEqual(
+        { type: none.type, matched: none.matched, present: none.present, coverage: none.coverage, values: none.values },
+        { type: null, matched: 30, present: 0, coverage: 0, values: [] },
+      );
+      const nothing = (await stats('level', { timeRange: HOUR_RANGE, query: 'nosuchword' })).json();
+      assert.deepEqual([nothing.matched, nothing.coverage, nothing.values], [0, 0, []]);
+    });
+
+    test('field statistics: bad input is a 400, the tenant is the caller’s, logs:read is needed', async () => {
+      const timestamp = await stats('@timestamp', { timeRange: HOUR_RANGE });
+      assert.equal(timestamp.statusCode, 400);
+      const syntax = await stats('level', { timeRange: HOUR_RANGE, query: 'level:(' });
+      assert.equal(syntax.statusCode, 400);
+      assert.equal(typeof syntax.json().error, 'string');
+      assert.equal((await stats('level', { timeRange: HOUR_RANGE, size: 0 })).statusCode, 400);
+
+      const other = (await stats('service', { timeRange: HOUR_RANGE }, { 'x-tenant-id': otherTenant })).json();
+      assert.deepEqual(other.values, [{ value: 'gamma', count: 1, share: 1 }]);
+      const mine = (await stats('service', { timeRange: HOUR_RANGE })).json();
+      assert.ok(!mine.values.some((value: { value: string }) => value.value === 'gamma'));
+
+      const reader = await logs.userWith(['logs:read']);
+      const read = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/fields/level/stats',
+        headers: reader.headers,
+        payload: { timeRange: HOUR_RANGE },
+      });
+      assert.equal(read.statusCode, 200);
+      const stranger = await logs.userWith(['alerts:read']);
+      const denied = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/fields/level/stats',
+        headers: stranger.headers,
+        payload: { timeRange: HOUR_RANGE },
+      });
+      assert.equal(denied.statusCode, 403);
+    });
+  });
+}
