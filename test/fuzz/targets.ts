@@ -32,6 +32,7 @@ const LOGS_TABLES = [
   'logs_alerts',
   'apm_spans',
   'infra_metric_points',
+  'logs_saved_searches',
 ] as const;
 
 /** Limits that would otherwise lock the fuzzing actors out of their own accounts mid-run. */

@@ -21,6 +21,7 @@ import * as m0019 from './0019_compact_rows.js';
 import * as m0020 from './0020_phrase_pairs.js';
 import * as m0021 from './0021_postgres_attribute_numbers.js';
 import * as m0022 from './0022_postgres_blocks.js';
+import * as m0023 from './0023_saved_searches.js';
 
 /**
  * Every logs-service migration (docs/architecture.md, "Migrations"): one file each in this folder,
@@ -50,6 +51,7 @@ export const logsMigrations = migrationSequence(
     '0020_phrase_pairs': m0020,
     '0021_postgres_attribute_numbers': m0021,
     '0022_postgres_blocks': m0022,
+    '0023_saved_searches': m0023,
   },
   // The names versions before this one recorded (numbered by ranges, run in name order): the order
   // above is the order the migrations were added in, so every such history is its first migrations
