@@ -325,7 +325,7 @@ export async function buildLogsService({
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(apiKeysRoutes({ apiKeys, guards }), { prefix: '/api/v1/api-keys' });
-  await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
+  await app.register(searchRoutes({ store, guards, audit, now }), { prefix: '/api/v1/logs' });
   await app.register(savedSearchesRoutes({ savedSearches, guards }), { prefix: '/api/v1/logs/saved-searches' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });

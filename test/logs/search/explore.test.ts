@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { parse } from 'csv-parse/sync';
 import { DIALECTS } from '../../helpers/databases.js';
 import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 
@@ -108,6 +109,120 @@ for (const dialect of DIALECTS) {
       );
       const nothing = (await stats('level', { timeRange: HOUR_RANGE, query: 'nosuchword' })).json();
       assert.deepEqual([nothing.matched, nothing.coverage, nothing.values], [0, 0, []]);
+    });
+
+    test('sort oldest or newest first; searchAfter walks every entry of the range, page after page', async () => {
+      const paginate = (payload: object) => logs.request({ method: 'POST', url: '/api/v1/logs/list/paginate', headers, payload });
+      for (const order of ['asc', 'desc'] as const) {
+        const seen: string[] = [];
+        let after: { '@timestamp': string; id: string } | undefined;
+        for (let round = 0; round < 10; round += 1) {
+          const page = await paginate({
+            timeRange: HOUR_RANGE,
+            sort: { field: '@timestamp', order },
+            limit: 7,
+            ...(after ? { searchAfter: after } : {}),
+          });
+          assert.equal(page.statusCode, 200, page.body);
+          const data = page.json().data as { '@timestamp': string; id: string; message: string }[];
+          if (data.length === 0) break;
+          seen.push(...data.map((entry) => entry.message));
+          const last = data.at(-1)!;
+          after = { '@timestamp': last['@timestamp'], id: last.id };
+        }
+        const expected = Array.from({ length: 30 }, (_, i) =>
+          i % 3 === 2 ? `database timeout on order ${i}` : `request served order ${i}`,
+        );
+        assert.deepEqual(seen, order === 'asc' ? expected : expected.reverse(), `every entry once, ${order}`);
+      }
+      const badId = await paginate({ timeRange: HOUR_RANGE, searchAfter: { '@timestamp': iso(T0), id: 'abc' } });
+      assert.equal(badId.statusCode, 400);
+      const otherSort = await paginate({
+        timeRange: HOUR_RANGE,
+        sort: { field: 'service', order: 'asc' },
+        searchAfter: { '@timestamp': iso(T0), id: '1' },
+      });
+      assert.equal(otherSort.statusCode, 400);
+      assert.match(otherSort.json().detail, /search_after needs a sort on @timestamp/);
+    });
+
+    test('export: every entry of the search streamed as NDJSON or CSV, pages past the first, columns chosen, formulas escaped, audited', async () => {
+      // 2,500 entries (two and a half of the export's store pages) in a later hour.
+      const start = T0 + 2 * 60 * MINUTE;
+      const range = { from: iso(start), to: iso(start + 60 * MINUTE) };
+      const many = Array.from({ length: 2500 }, (_, i) => ({
+        '@timestamp': iso(start + i * 1000),
+        message: i === 7 ? '=HYPERLINK("http://evil.example")' : `bulk line ${i}`,
+        level: 'info',
+        n: i,
+      }));
+      for (let i = 0; i < many.length; i += 1000) {
+        const stored = await logs.request({
+          method: 'POST',
+          url: '/api/v1/_elastic/_bulk',
+          headers,
+          payload: ndjson(many.slice(i, i + 1000)),
+        });
+        assert.equal(stored.json().errors, false);
+      }
+      const exported = (payload: object) => logs.request({ method: 'POST', url: '/api/v1/logs/export', headers, payload });
+
+      const lines = await exported({ timeRange: range, format: 'ndjson', order: 'asc' });
+      assert.equal(lines.statusCode, 200, lines.body);
+      assert.match(String(lines.headers['content-type']), /^application\/x-ndjson/);
+      assert.match(String(lines.headers['content-disposition']), /^attachment; filename="logs-.*\.ndjson"$/);
+      const entries = lines.body
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { attributes: { n: number }; tenant_id: string });
+      assert.equal(entries.length, 2500);
+      assert.deepEqual(
+        entries.map((entry) => entry.attributes.n),
+        many.map((_, i) => i),
+        'every entry once, oldest first',
+      );
+      assert.equal(entries[0]!.tenant_id, 'default');
+
+      const csv = await exported({
+        timeRange: range,
+        format: 'csv',
+        query: 'level:info',
+        columns: ['@timestamp', 'n', 'message', 'missing'],
+      });
+      assert.equal(csv.statusCode, 200);
+      assert.match(String(csv.headers['content-type']), /^text\/csv/);
+      const rows = parse(csv.body, { bom: true }) as string[][];
+      assert.deepEqual(rows[0], ['@timestamp', 'n', 'message', 'missing']);
+      assert.equal(rows.length, 2501);
+      assert.deepEqual(rows[1], [iso(start + 2499 * 1000), '2499', 'bulk line 2499', ''], 'newest first by default');
+      assert.equal(rows[2500 - 7]![2], `'=HYPERLINK("http://evil.example")`, 'a formula is not run by a spreadsheet');
+
+      const some = await exported({ timeRange: range, format: 'ndjson', query: 'n:42', columns: ['message', 'n'] });
+      assert.deepEqual(JSON.parse(some.body), { message: 'bulk line 42', n: 42 });
+
+      const defaults = parse((await exported({ timeRange: HOUR_RANGE, format: 'csv', query: 'level:error' })).body, {
+        bom: true,
+      }) as string[][];
+      assert.deepEqual(defaults[0], ['@timestamp', 'level', 'service', 'host', 'message']);
+      assert.equal(defaults.length, 11);
+
+      assert.equal((await exported({ timeRange: range, format: 'xml' })).statusCode, 400);
+      assert.equal((await exported({ timeRange: range, format: 'csv', query: 'a:(' })).statusCode, 400);
+      const audit = (await logs.request({ method: 'GET', url: '/api/v1/log-audit/search?action=logs.export', headers })).json();
+      assert.deepEqual(audit.data.map((row: { details: { format: string } }) => row.details.format).sort(), [
+        'csv',
+        'csv',
+        'ndjson',
+        'ndjson',
+      ]);
+      const reader = await logs.userWith(['alerts:read']);
+      const denied = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/export',
+        headers: reader.headers,
+        payload: { format: 'csv' },
+      });
+      assert.equal(denied.statusCode, 403);
     });
 
     test('field statistics: bad input is a 400, the tenant is the caller’s, logs:read is needed', async () => {

@@ -107,7 +107,14 @@ export class SavedSearchesService {
     if (existing && existing.id !== except) throw invalidBody(`saved search "${name}" already exists`);
   }
 
-  private async record(tenantId: string, actor: LogsAuthContext, client: Client, action: string, id: string, details: object) {
+  private async record(
+    tenantId: string,
+    actor: LogsAuthContext,
+    client: Client,
+    action: string,
+    id: string,
+    details: Record<string, unknown>,
+  ) {
     await this.deps.audit.record({
       tenantId,
       action,

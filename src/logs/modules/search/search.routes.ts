@@ -1,12 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { DEFAULT_TRACK_TOTAL, type LogStore, type StoredLogEntry } from '../store/log-store.js';
+import { DEFAULT_TRACK_TOTAL, type LogStore } from '../store/log-store.js';
+import { entryView } from './entry-view.js';
+import { DEFAULT_EXPORT_COLUMNS, logsCsv, logsNdjson } from './log-export.js';
+import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
+import { clientOf } from '../auth/authenticate.js';
 import { searchCondition } from '../query/condition.js';
 import {
   DistinctParams,
   DistinctQuery,
   DistinctResponse,
+  ExportBody,
   FieldsResponse,
   FieldStatsBody,
   FieldStatsResponse,
@@ -22,12 +27,6 @@ const tags = ['logs'];
 // 503: LOGS_QUERY_TIMEOUT, a read past LOGS_SEARCH_TIMEOUT (QueryTimeoutError is that AppError already).
 const errors = errorResponses(400, 401, 403, 429, 503);
 
-/** The API form of an entry: `@timestamp` as ISO 8601. */
-export function entryView(entry: StoredLogEntry) {
-  const { timestamp, ...rest } = entry;
-  return { ...rest, '@timestamp': new Date(timestamp).toISOString() };
-}
-
 /** A read the store finds beyond its limits (RangeError: a histogram too fine, a bad search_after) is the client's: 400. */
 async function withinLimits<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -42,10 +41,12 @@ async function withinLimits<T>(work: () => Promise<T>): Promise<T> {
 export function searchRoutes({
   store,
   guards,
+  audit,
   now,
 }: {
   store: LogStore;
   guards: LogsGuards;
+  audit: LogsAuditRepository;
   now: () => number;
 }): FastifyPluginAsyncTypebox {
   const preHandler = guards.requirePermission('logs:read');
@@ -74,8 +75,9 @@ export function searchRoutes({
             from,
             to,
             sort: body.sort ? { field: body.sort.field, order: body.sort.order ?? 'desc' } : undefined,
-            page,
+            page: body.searchAfter ? 1 : page,
             limit,
+            after: body.searchAfter ? { timestamp: Date.parse(body.searchAfter['@timestamp']), id: body.searchAfter.id } : undefined,
             trackTotal: body.trackTotal === true ? undefined : (body.trackTotal ?? DEFAULT_TRACK_TOTAL),
           }),
         );
@@ -87,6 +89,55 @@ export function searchRoutes({
           totalRelation: result.totalRelation,
           pages: Math.ceil(result.total / limit),
         };
+      },
+    );
+
+    app.post(
+      '/export',
+      {
+        schema: {
+          tags,
+          summary: 'Every entry of a search as CSV or NDJSON, streamed (no result window)',
+          security: SECURED,
+          body: ExportBody,
+          response: errors,
+        },
+        preHandler,
+      },
+      async (request, reply) => {
+        const body = request.body;
+        const range = rangeOf(body.timeRange, now());
+        const { from, to } = storeRange(range);
+        const search = {
+          tenantId: request.tenantId,
+          condition: searchCondition(body.query, body.filters),
+          from,
+          to,
+          order: body.order ?? 'desc',
+        };
+        // Who took a copy of which entries (as the audit trail's own exports), before the first byte.
+        await audit.record({
+          tenantId: request.tenantId,
+          action: 'logs.export',
+          outcome: 'success',
+          ...auditActor(request.logsAuth!),
+          ...clientOf(request),
+          details: {
+            format: body.format,
+            query: body.query ?? '',
+            from: new Date(range.from).toISOString(),
+            to: new Date(range.to).toISOString(),
+            columns: body.columns ?? null,
+          },
+        });
+        const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
+        reply.header('content-disposition', `attachment; filename="logs-${stamp}.${body.format}"`);
+        if (body.format === 'csv') {
+          reply.header('content-type', 'text/csv; charset=utf-8');
+          return reply.send(logsCsv(store, search, body.columns ?? DEFAULT_EXPORT_COLUMNS) as never);
+        }
+        reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+        return reply.send(logsNdjson(store, search, body.columns) as never);
       },
     );
 

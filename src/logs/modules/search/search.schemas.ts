@@ -29,6 +29,15 @@ export const SearchBody = Type.Object({
   sort: Type.Optional(Type.Object({ field: FieldName, order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  searchAfter: Type.Optional(
+    Type.Object(
+      { '@timestamp': Iso, id: Type.String({ minLength: 1, maxLength: 64 }) },
+      {
+        description:
+          'Keyset paging (sort on @timestamp only): the entries after this one, the last of the previous page, in the sort order; `page` is then ignored. Reaches every entry of a range, however many',
+      },
+    ),
+  ),
   trackTotal: Type.Optional(
     Type.Union([Type.Literal(true), Type.Integer({ minimum: 1, maximum: 100_000_000 })], {
       description:
@@ -115,5 +124,21 @@ export const FieldStatsResponse = Type.Object({
       share: Type.Number({ description: 'count / matched' }),
     }),
     { description: 'Most frequent first' },
+  ),
+});
+
+export const ExportBody = Type.Object({
+  ...SearchFields,
+  format: Type.Union([Type.Literal('csv'), Type.Literal('ndjson')]),
+  order: Type.Optional(
+    Type.Union([Type.Literal('desc'), Type.Literal('asc')], { description: 'By @timestamp: newest first (default) or oldest first' }),
+  ),
+  columns: Type.Optional(
+    Type.Array(FieldName, {
+      minItems: 1,
+      maxItems: 50,
+      description:
+        "Fields to export, in order (a top-level field or an attribute's dotted name). CSV default: @timestamp, level, service, host, message; NDJSON default: the whole entry",
+    }),
   ),
 });
