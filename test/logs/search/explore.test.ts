@@ -225,6 +225,53 @@ for (const dialect of DIALECTS) {
       assert.equal(denied.statusCode, 403);
     });
 
+    test('context: the entries around one, of the same host or service or of all, oldest first', async () => {
+      const found = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/list/paginate',
+        headers,
+        payload: { timeRange: HOUR_RANGE, query: '"served order 15"' },
+      });
+      const anchor = found.json().data[0] as { id: string; '@timestamp': string; host: string };
+      assert.equal(anchor.host, 'web-0');
+      const context = (payload: object, extra: Record<string, string> = {}) =>
+        logs.request({
+          method: 'POST',
+          url: '/api/v1/logs/context',
+          headers: { ...headers, ...extra },
+          payload: { '@timestamp': anchor['@timestamp'], id: anchor.id, ...payload },
+        });
+      const order = (entries: { message: string }[]) => entries.map((entry) => Number(/order (\d+)/.exec(entry.message)![1]));
+      const byHost = await context({ before: 2, after: 2 });
+      assert.equal(byHost.statusCode, 200, byHost.body);
+      const host = byHost.json();
+      assert.deepEqual([host.by, host.value, host.entry.id], ['host', 'web-0', anchor.id]);
+      assert.deepEqual(
+        [order(host.before), order(host.after)],
+        [
+          [9, 12],
+          [18, 21],
+        ],
+      );
+      const service = (await context({ by: 'service', before: 2, after: 2 })).json();
+      assert.deepEqual([service.value, order(service.before), order(service.after)], ['beta', [11, 13], [17, 19]]);
+      const all = (await context({ by: 'none', before: 3, after: 0 })).json();
+      assert.deepEqual([all.value, order(all.before), all.after], [null, [12, 13, 14], []]);
+      const defaults = (await context({})).json();
+      assert.deepEqual(
+        [order(defaults.before), order(defaults.after)],
+        [
+          [0, 3, 6, 9, 12],
+          [18, 21, 24, 27],
+        ],
+      );
+
+      assert.equal((await context({ id: '12345' })).statusCode, 404);
+      assert.equal((await context({}, { 'x-tenant-id': otherTenant })).statusCode, 404, 'another tenant’s entry is not found');
+      assert.equal((await context({ before: 201 })).statusCode, 400);
+      assert.equal((await context({ by: 'pod' })).statusCode, 400);
+    });
+
     test('field statistics: bad input is a 400, the tenant is the caller’s, logs:read is needed', async () => {
       const timestamp = await stats('@timestamp', { timeRange: HOUR_RANGE });
       assert.equal(timestamp.statusCode, 400);

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { DEFAULT_TRACK_TOTAL, type LogStore } from '../store/log-store.js';
@@ -11,6 +12,8 @@ import {
   DistinctParams,
   DistinctQuery,
   DistinctResponse,
+  ContextBody,
+  ContextResponse,
   ExportBody,
   FieldsResponse,
   FieldStatsBody,
@@ -23,6 +26,8 @@ import {
 import { intervalOf, rangeOf, storeRange } from '../query/time-range.js';
 
 const SECURED = [{ bearer: [] }];
+/** How far from the entry its surrounding entries are looked for, either side. */
+const CONTEXT_WINDOW_MS = 86_400_000;
 const tags = ['logs'];
 // 503: LOGS_QUERY_TIMEOUT, a read past LOGS_SEARCH_TIMEOUT (QueryTimeoutError is that AppError already).
 const errors = errorResponses(400, 401, 403, 429, 503);
@@ -138,6 +143,58 @@ export function searchRoutes({
         }
         reply.header('content-type', 'application/x-ndjson; charset=utf-8');
         return reply.send(logsNdjson(store, search, body.columns) as never);
+      },
+    );
+
+    app.post(
+      '/context',
+      {
+        schema: {
+          tags,
+          summary: 'Surrounding entries of one entry: the same host or service, N before and N after it',
+          security: SECURED,
+          body: ContextBody,
+          response: { 200: ContextResponse, ...errors, ...errorResponses(404) },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const body = request.body;
+        const at = Date.parse(body['@timestamp']);
+        const tenantId = request.tenantId;
+        // The entry itself: among those of its millisecond.
+        const { entries: same } = await withinLimits(() =>
+          store.search({ tenantId, from: at, to: at, page: 1, limit: 1000, trackTotal: 1, sort: { field: '@timestamp', order: 'asc' } }),
+        );
+        const entry = same.find((candidate) => candidate.id === body.id);
+        if (!entry) throw new AppError('LOGS_NOT_FOUND');
+        const by = body.by ?? 'host';
+        const value = by === 'none' ? null : (entry[by] ?? null);
+        const condition = value === null ? undefined : searchCondition(undefined, [{ field: by, value }]);
+        const around = (order: 'asc' | 'desc', limit: number) =>
+          limit === 0
+            ? Promise.resolve([])
+            : withinLimits(() =>
+                store.search({
+                  tenantId,
+                  condition,
+                  from: at - CONTEXT_WINDOW_MS,
+                  to: at + CONTEXT_WINDOW_MS,
+                  sort: { field: '@timestamp', order },
+                  page: 1,
+                  limit,
+                  after: { timestamp: entry.timestamp, id: entry.id },
+                  trackTotal: 1,
+                }),
+              ).then((result) => result.entries);
+        const [before, after] = await Promise.all([around('desc', body.before ?? 10), around('asc', body.after ?? 10)]);
+        return {
+          entry: entryView(entry),
+          by,
+          value,
+          before: before.reverse().map(entryView),
+          after: after.map(entryView),
+        };
       },
     );
 

@@ -142,3 +142,23 @@ export const ExportBody = Type.Object({
     }),
   ),
 });
+
+export const ContextBody = Type.Object({
+  '@timestamp': Type.String({ format: 'date-time', description: "The entry's @timestamp" }),
+  id: Type.String({ minLength: 1, maxLength: 64, description: "The entry's id" }),
+  by: Type.Optional(
+    Type.Union([Type.Literal('host'), Type.Literal('service'), Type.Literal('none')], {
+      description: 'Surrounding entries of the same host (default) or service, or of the whole tenant',
+    }),
+  ),
+  before: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, description: 'Entries before it (default 10)' })),
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, description: 'Entries after it (default 10)' })),
+});
+
+export const ContextResponse = Type.Object({
+  entry: LogEntryView,
+  by: Type.String(),
+  value: Type.Union([Type.String(), Type.Null()], { description: "The entry's host or service (null: it has none, or by is none)" }),
+  before: Type.Array(LogEntryView, { description: 'Oldest first, up to the entry' }),
+  after: Type.Array(LogEntryView, { description: 'Oldest first, from the entry on' }),
+});
