@@ -144,8 +144,8 @@ export function send<T = Record<string, unknown>>(method: string, path: string, 
 }
 
 /** Saves what a protected URL answers as a file (a plain link cannot carry the access token). */
-export async function download(path: string, fallbackName: string): Promise<void> {
-  const response = await authorized(path, {});
+export async function download(path: string, fallbackName: string, init: RequestInit = {}): Promise<void> {
+  const response = await authorized(path, init);
   if (!response.ok) throw new ApiError(response.status, await json(response));
   // The service names the file (audit-<time>.csv); keep its name.
   const disposition = response.headers.get('content-disposition') ?? '';

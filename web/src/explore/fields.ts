@@ -20,6 +20,9 @@ function shareBar(share: number): HTMLElement {
 
 export function fieldsSidebar(options: {
   search: () => Pick<SearchBody, 'query' | 'timeRange'>;
+  /** The columns shown: a field not among them can be added. */
+  columns: readonly string[];
+  onColumn: (field: string) => void;
   onFilter: (field: string, value: string, exclude: boolean) => void;
 }): HTMLElement {
   const t = words();
@@ -68,7 +71,10 @@ export function fieldsSidebar(options: {
       className: 'field',
       ariaExpanded: 'false',
     });
-    const item = el('li', {}, toggle, summary, values);
+    const addColumn = options.columns.includes(name)
+      ? null
+      : button('▥', () => options.onColumn(name), { className: 'add-column', ariaLabel: `${t.addColumn}: ${name}`, title: t.addColumn });
+    const item = el('li', {}, el('span', { className: 'field-head' }, toggle, addColumn), summary, values);
     item.dataset.field = name;
     return item;
   };

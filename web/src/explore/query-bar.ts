@@ -1,6 +1,6 @@
 import { el } from '../dom.js';
 import { words } from '../i18n.js';
-import { RANGES } from './search.js';
+import { RANGES, relativeMs } from './search.js';
 
 export interface QueryBar {
   node: HTMLElement;
@@ -24,6 +24,10 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     el('option', { value: 'custom', textContent: t.custom }),
   );
   const absolute = Boolean(params.get('from') && params.get('to'));
+  // A relative range other than the presets (a saved search's `now-45m`): offered as it is.
+  const relative = params.get('range');
+  if (relative && !Object.hasOwn(RANGES, relative) && relativeMs(relative) !== undefined)
+    rangeSelect.insertBefore(el('option', { value: relative, textContent: relative }), rangeSelect.lastElementChild);
   rangeSelect.value = absolute ? 'custom' : (params.get('range') ?? '1h');
   // datetime-local has no zone: the console shows and reads it as UTC, and says so.
   const local = (iso: string | null) => (iso ? iso.slice(0, 19) : '');
