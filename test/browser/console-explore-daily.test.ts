@@ -81,7 +81,10 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
 
     await page.click('#results-table th[data-column="latency"] button[aria-label="Move left: latency"]');
     await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('cols') === 'level,service,host,latency,message');
-    await page.click('#results-table th[data-column="service"] button[aria-label="Remove column: service"]');
+    await page.waitForFunction(
+      () => document.querySelector('#results-table th[data-column="latency"] + th')?.getAttribute('data-column') === 'message',
+    );
+    await page.click('#results-table th[data-column="service"] button[aria-label="Remove column: Service"]');
     await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('cols') === 'level,host,latency,message');
     await page.reload({ waitUntil: 'load' });
     await statusIs(page, '36 entries');
@@ -169,6 +172,7 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
 
     // Another tenant has none of them.
     const tenant = await system.api.asAdmin('POST', '/api/tenants', { name: `${MARK}-t` }, 201);
+    await page.reload({ waitUntil: 'load' });
     await page.waitForSelector(`#tenant option[value="${tenant.id}"]`);
     await page.select('#tenant', tenant.id);
     await page.waitForFunction(() => document.querySelector('#saved-list')?.textContent === 'No saved searches yet.');
