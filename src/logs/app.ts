@@ -54,6 +54,7 @@ import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { compressJson } from './http/compression.js';
 import { SavedSearchesRepository } from './modules/saved-searches/saved-searches.repository.js';
 import { savedSearchesRoutes } from './modules/saved-searches/saved-searches.routes.js';
 import { SavedSearchesService } from './modules/saved-searches/saved-searches.service.js';
@@ -273,6 +274,8 @@ export async function buildLogsService({
   app.addHook('onRoute', documentPermissions);
   // A client that leaves stops its reads of the store (client-gone.ts).
   app.addHook('onRoute', stopReadsWhenClientLeaves);
+  // JSON answers brotli- or gzip-compressed when the client asks (http/compression.ts).
+  app.addHook('onSend', compressJson);
   await app.register(swagger, {
     openapi: {
       info: {

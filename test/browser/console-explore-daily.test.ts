@@ -2,7 +2,8 @@
 // sidebar and from an entry, moved and removed, kept in the URL; oldest first; scrolling past the
 // 10,000th entry; saved searches saved, opened by a logs:read user (who may not change them),
 // renamed and deleted, per tenant; the export of the search on screen with its columns; an entry in
-// the side panel (Escape, copy, surrounding entries, a JSON message's keys as filters).
+// the side panel (Escape, copy, surrounding entries, a JSON message's keys as filters); the service
+// out of reach (said plainly, retried), dark mode, the favicon and compressed assets.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -264,6 +265,70 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await statusIs(page, '1 entry');
     assert.equal((await hashParams(page)).q, `"${MARK}" payment "user u35"`);
     assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('everyday quality: compressed assets and no 404 on a cold load, the service out of reach said plainly and retried, dashboards never "Updated" beside an error', async () => {
+    const page = await newPage(browser);
+    const missing: string[] = [];
+    const encodings = new Map<string, string>();
+    page.on('response', (response) => {
+      if (response.status() === 404) missing.push(response.url());
+      if (response.url().includes('/console/assets/')) encodings.set(response.url(), response.headers()['content-encoding'] ?? '');
+    });
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    assert.deepEqual(missing, [], 'nothing missing on a cold load (the favicon included)');
+    const scripts = [...encodings].filter(([url]) => /\.(js|css)$/.test(url));
+    assert.ok(scripts.length >= 2 && scripts.every(([, encoding]) => encoding === 'br'), JSON.stringify(scripts));
+
+    await page.goto(explore(system, `"${MARK}" step`));
+    await statusIs(page, '36 entries');
+    await page.setOfflineMode(true);
+    await page.$eval('#query', (node, value) => ((node as HTMLInputElement).value = value), `"${MARK}" step 3`);
+    await page.click('#search');
+    await page.waitForSelector('#status .unreachable');
+    assert.match(await textOf(page, '#status'), /^The logs service is not reachable; retrying… Retry now$/);
+    await assertAccessible(page, 'the service out of reach');
+    await page.setOfflineMode(false);
+    await page.click('#status button.retry');
+    await statusIs(page, '1 entry');
+
+    await page.goto(`${system.logs}/console/#/dashboards?refresh=5s`);
+    await page.waitForFunction(() => document.querySelector('#updated')?.textContent?.startsWith('Updated'));
+    await page.setOfflineMode(true);
+    await page.waitForFunction(() => (document.querySelector('#updated') as HTMLElement | null)?.dataset.failed === 'true', {
+      timeout: 30_000,
+    });
+    assert.match(await textOf(page, '#updated'), /^Update failed at /);
+    assert.match(await textOf(page, '#dashboard-content'), /not reachable/);
+    await page.setOfflineMode(false);
+    await page.waitForFunction(() => (document.querySelector('#updated') as HTMLElement | null)?.dataset.failed === 'false', {
+      timeout: 30_000,
+    });
+    await page.close();
+  });
+
+  test('dark mode follows the system, a switch overrides it and is remembered; no serious axe violation in it', async () => {
+    const page = await newPage(browser);
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    await page.goto(explore(system, `"${MARK}" step`));
+    await statusIs(page, '36 entries');
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(await background(), 'rgb(21, 24, 28)', 'dark, as the system prefers');
+    assert.equal(await textOf(page, '#theme'), 'Light mode');
+    await page.click('#results tr.entry button.expand');
+    await page.waitForSelector('#entry-detail');
+    await assertAccessible(page, 'explore in dark mode');
+    await screenshot(page, 'explore-dark');
+    await page.keyboard.press('Escape');
+    await page.click('#theme');
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'light');
+    assert.equal(await background(), 'rgb(246, 247, 249)');
+    await page.reload({ waitUntil: 'load' });
+    await statusIs(page, '36 entries');
+    assert.equal(await background(), 'rgb(246, 247, 249)', 'the choice is kept');
+    assert.equal(await page.$eval('#theme', (node) => node.getAttribute('aria-pressed')), 'false');
     await page.close();
   });
 });

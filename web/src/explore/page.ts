@@ -156,7 +156,7 @@ export function renderExplore(ctx: PageContext): View {
       if (error instanceof ApiError && error.status === 400 && params.get('q')) {
         status.textContent = '';
         bar.markError(error.full, typeof error.body.position === 'number' ? error.body.position : undefined);
-      } else status.replaceChildren(problem(error));
+      } else status.replaceChildren(problem(error, () => void load()));
     } finally {
       loading = false;
     }
