@@ -1,4 +1,4 @@
-// The explorer's everyday tools in Chromium against a fresh `npm start`: columns added from the
+// The explorer's everyday tools in Chromium against a fresh `npm start`: the query's terms marked; columns added from the
 // sidebar and from an entry, moved and removed, kept in the URL; oldest first; scrolling past the
 // 10,000th entry; saved searches saved, opened by a logs:read user (who may not change them),
 // renamed and deleted, per tenant; the export of the search on screen with its columns; an entry in
@@ -74,6 +74,11 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.goto(explore(system, `"${MARK}" step`));
     await statusIs(page, '36 entries');
     assert.deepEqual(await headers(page), ['Time', 'Level', 'Service', 'Host', 'Message']);
+    // The query's terms are marked in the messages.
+    assert.deepEqual(
+      await page.$$eval('#results tr.entry[aria-rowindex="2"] .c-message mark', (marks) => marks.map((mark) => mark.textContent)),
+      [MARK, 'step'],
+    );
     await (await page.waitForSelector('#fields li[data-field="latency"] button.add-column'))!.click();
     await page.waitForFunction(() => document.querySelectorAll('#results-table th .label').length === 6);
     assert.deepEqual(await headers(page), ['Time', 'Level', 'Service', 'Host', 'Message', 'latency']);

@@ -74,13 +74,18 @@ describe('web console serving', () => {
     // The first load as a browser fetches it: under the 150 KB budget, compressed.
     let firstLoad = br.rawPayload.length;
     const css = /\/console\/assets\/(style-[\w-]+\.css)/.exec(index.body)![1]!;
-    firstLoad += (await logs.request({ method: 'GET', url: `/console/assets/${css}`, headers: { 'accept-encoding': 'br' } })).rawPayload.length;
+    firstLoad += (await logs.request({ method: 'GET', url: `/console/assets/${css}`, headers: { 'accept-encoding': 'br' } })).rawPayload
+      .length;
     assert.ok(firstLoad < 150 * 1024, `${firstLoad} bytes`);
   });
 
   test('JSON answers are compressed when the client asks and large enough to gain from it', async () => {
     const headers = await logs.admin();
-    const docs = Array.from({ length: 200 }, (_, i) => `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date().toISOString(), message: `compressible entry ${i}`, level: 'info' })}`);
+    const docs = Array.from(
+      { length: 200 },
+      (_, i) =>
+        `{"index":{}}\n${JSON.stringify({ '@timestamp': new Date().toISOString(), message: `compressible entry ${i}`, level: 'info' })}`,
+    );
     await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: `${docs.join('\n')}\n` });
     const search = (acceptEncoding?: string) =>
       logs.request({

@@ -11,7 +11,7 @@ import { histogram, histogramFigure } from './histogram.js';
 import { queryBar } from './query-bar.js';
 import { resultsTable } from './results.js';
 import { savedSearches } from './saved.js';
-import { colsParam, columnsOf, sortOf, timeRange, withFilter, withPhrase } from './search.js';
+import { colsParam, columnsOf, queryTerms, sortOf, timeRange, withFilter, withPhrase } from './search.js';
 
 /**
  * The explore page: query bar, saved searches, histogram (drag to zoom), the entries newest or oldest
@@ -92,6 +92,7 @@ export function renderExplore(ctx: PageContext): View {
     columns,
     header,
     order,
+    terms: queryTerms(params.get('q') ?? ''),
     label: t.results,
     onOpen: (entry, row) => {
       const panel = entryDetail(entry, {
@@ -155,7 +156,10 @@ export function renderExplore(ctx: PageContext): View {
       results.show(entries);
       if (error instanceof ApiError && error.status === 400 && params.get('q')) {
         status.textContent = '';
-        bar.markError(error.full, typeof error.body.position === 'number' ? error.body.position : undefined);
+        // In plain words: the parser's sentence, without the API's envelope ("invalid json body: query: …").
+        const detail = typeof error.body.detail === 'string' ? error.body.detail : error.full;
+        const plain = `${t.queryProblem} ${detail.replace(/^query: /, '').replace(/ at position \d+$/, '')}`;
+        bar.markError(plain, typeof error.body.position === 'number' ? error.body.position : undefined);
       } else status.replaceChildren(problem(error, () => void load()));
     } finally {
       loading = false;

@@ -2,7 +2,7 @@ import type { LogEntry } from '../api-types.js';
 import { button, el } from '../dom.js';
 import { time } from '../format.js';
 import { words } from '../i18n.js';
-import { columnValue } from './search.js';
+import { columnValue, highlighted } from './search.js';
 
 /** Rows drawn beyond the visible ones, above and below, so a fast scroll shows no blank. */
 const OVERSCAN = 20;
@@ -32,6 +32,8 @@ export function resultsTable(options: {
   /** The header of a column (translated for the fixed fields). */
   header: (column: string) => string;
   order: 'asc' | 'desc';
+  /** Terms of the query marked in messages. */
+  terms: readonly { text: string; prefix: boolean }[];
   label: string;
   onOpen: (entry: LogEntry, row: number) => void;
   onMore: () => void;
@@ -105,7 +107,8 @@ export function resultsTable(options: {
   const cell = (entry: LogEntry, column: string) => {
     const text = columnValue(entry, column);
     const className = column === 'level' ? `c-level level-${entry.level ?? ''}` : classOf(column);
-    return el('td', { className, textContent: text, ...(column === 'message' ? { title: text } : {}) });
+    if (column === 'message') return el('td', { className, title: text }, ...highlighted(text, options.terms));
+    return el('td', { className, textContent: text });
   };
   const row = (entry: LogEntry, index: number) => {
     const open = el('button', { type: 'button', className: 'expand', textContent: time(entry['@timestamp']) });

@@ -104,3 +104,44 @@ export function withFilter(query: string, field: string, value: string, exclude 
 export function withPhrase(query: string, phrase: string, exclude = false): string {
   return [query.trim(), `${exclude ? 'NOT ' : ''}"${phrase.replace(/[\\"]/g, (char) => `\\${char}`)}"`].filter(Boolean).join(' ');
 }
+
+/**
+ * The words and phrases a query looks for in messages (for highlighting): free terms and
+ * `message:` ones, not other fields' values nor what NOT or - leaves out; a prefix (`time*`) as
+ * `{prefix: true}`.
+ */
+export function queryTerms(query: string): { text: string; prefix: boolean }[] {
+  const terms = new Map<string, boolean>();
+  const pattern = /(-|\bNOT\s+)?(?:([^\s():"]+):)?("(?:[^"\\]|\\.)*"|[^\s()"]+)/g;
+  for (const match of query.matchAll(pattern)) {
+    const [, negated, field, raw] = match;
+    if (negated || (field !== undefined && field !== 'message') || !raw) continue;
+    if (!raw.startsWith('"') && /^(AND|OR|NOT)$/.test(raw)) continue;
+    const quoted = raw.startsWith('"');
+    const text = (quoted ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw).toLowerCase();
+    const prefix = !quoted && text.endsWith('*');
+    const word = prefix ? text.slice(0, -1) : text;
+    if (word.trim() !== '') terms.set(word, prefix || (terms.get(word) ?? false));
+  }
+  return [...terms].map(([text, prefix]) => ({ text, prefix }));
+}
+
+/** The text with the terms marked (<mark>), as whole words (a prefix: at a word's start), ignoring case. */
+export function highlighted(text: string, terms: readonly { text: string; prefix: boolean }[]): (string | HTMLElement)[] {
+  if (terms.length === 0) return [text];
+  const escape = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const alternatives = terms.map((term) => `${escape(term.text)}${term.prefix ? '[\\p{L}\\p{N}]*' : ''}`).join('|');
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives})(?![\\p{L}\\p{N}])`, 'giu');
+  const parts: (string | HTMLElement)[] = [];
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    if (match[0] === '') continue;
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    const mark = document.createElement('mark');
+    mark.textContent = match[0];
+    parts.push(mark);
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
