@@ -272,6 +272,46 @@ for (const dialect of DIALECTS) {
       assert.equal((await context({ by: 'pod' })).statusCode, 400);
     });
 
+    test('patterns: messages grouped with their variable parts masked, counts and shares, a query for each; sampled when many', async () => {
+      const patterns = (payload: object) => logs.request({ method: 'POST', url: '/api/v1/logs/patterns', headers, payload });
+      const all = await patterns({ timeRange: HOUR_RANGE });
+      assert.equal(all.statusCode, 200, all.body);
+      const body = all.json();
+      assert.deepEqual([body.matched, body.matchedRelation, body.sampled], [30, 'eq', 30]);
+      assert.deepEqual(
+        body.patterns.map((p: { pattern: string; count: number; share: number; query: string }) => [p.pattern, p.count, p.share, p.query]),
+        [
+          ['request served order <*>', 20, 20 / 30, '"request served order"'],
+          ['database timeout on order <*>', 10, 10 / 30, '"database timeout on order"'],
+        ],
+      );
+      // The pattern's query finds its entries.
+      const found = await logs.request({
+        method: 'POST',
+        url: '/api/v1/logs/list/paginate',
+        headers,
+        payload: { timeRange: HOUR_RANGE, query: body.patterns[1].query },
+      });
+      assert.equal(found.json().total, 10);
+      const errors = (await patterns({ timeRange: HOUR_RANGE, query: 'level:error', limit: 1 })).json();
+      assert.deepEqual(
+        errors.patterns.map((p: { pattern: string }) => p.pattern),
+        ['database timeout on order <*>'],
+      );
+
+      // 2,500 entries in the later hour (the export test's), sampled: 100 of them, spread over the hour.
+      const start = T0 + 2 * 60 * MINUTE;
+      const sampled = (await patterns({ timeRange: { from: iso(start), to: iso(start + 2500 * 1000) }, sample: 100 })).json();
+      assert.deepEqual(
+        [sampled.matched, sampled.sampled],
+        [2500, 100],
+        'a count of every match (or at least the sample), 100 of them grouped',
+      );
+      assert.equal(sampled.patterns[0].pattern, 'bulk line <*>');
+      assert.ok(sampled.patterns[0].count >= 99);
+      assert.equal((await patterns({ timeRange: HOUR_RANGE, sample: 10 })).statusCode, 400);
+    });
+
     test('field statistics: bad input is a 400, the tenant is the caller’s, logs:read is needed', async () => {
       const timestamp = await stats('@timestamp', { timeRange: HOUR_RANGE });
       assert.equal(timestamp.statusCode, 400);

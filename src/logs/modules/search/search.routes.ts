@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../../shared/errors/app-error.js';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { DEFAULT_TRACK_TOTAL, type LogStore } from '../store/log-store.js';
+import { DEFAULT_TRACK_TOTAL, type LogStore, type StoredLogEntry } from '../store/log-store.js';
 import { entryView } from './entry-view.js';
 import { DEFAULT_EXPORT_COLUMNS, logsCsv, logsNdjson } from './log-export.js';
+import { messagePatterns, patternQuery } from './patterns.js';
 import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
 import { clientOf } from '../auth/authenticate.js';
 import { searchCondition } from '../query/condition.js';
@@ -12,6 +13,8 @@ import {
   DistinctParams,
   DistinctQuery,
   DistinctResponse,
+  PatternsBody,
+  PatternsResponse,
   ContextBody,
   ContextResponse,
   ExportBody,
@@ -28,6 +31,8 @@ import { intervalOf, rangeOf, storeRange } from '../query/time-range.js';
 const SECURED = [{ bearer: [] }];
 /** How far from the entry its surrounding entries are looked for, either side. */
 const CONTEXT_WINDOW_MS = 86_400_000;
+/** Slices of the range a patterns sample is spread over. */
+const PATTERN_SLICES = 10;
 const tags = ['logs'];
 // 503: LOGS_QUERY_TIMEOUT, a read past LOGS_SEARCH_TIMEOUT (QueryTimeoutError is that AppError already).
 const errors = errorResponses(400, 401, 403, 429, 503);
@@ -194,6 +199,66 @@ export function searchRoutes({
           value,
           before: before.reverse().map(entryView),
           after: after.map(entryView),
+        };
+      },
+    );
+
+    app.post(
+      '/patterns',
+      {
+        schema: {
+          tags,
+          summary: 'The messages of a search grouped into patterns (Drain-style), over a sample spread across the range',
+          security: SECURED,
+          body: PatternsBody,
+          response: { 200: PatternsResponse, ...errors },
+        },
+        preHandler,
+      },
+      async (request) => {
+        const body = request.body;
+        const { from, to } = storeRange(rangeOf(body.timeRange, now()));
+        const condition = searchCondition(body.query, body.filters);
+        const sample = body.sample ?? 10_000;
+        const tenantId = request.tenantId;
+        // Every match when they fit in the sample; else the newest of each of PATTERN_SLICES slices
+        // of the range, so the sample spans it instead of being its last minutes.
+        const counted = await withinLimits(() => store.search({ tenantId, condition, from, to, page: 1, limit: 0, trackTotal: sample }));
+        let entries: StoredLogEntry[] = [];
+        if (counted.totalRelation === 'eq' && counted.total <= sample)
+          entries = (await withinLimits(() => store.search({ tenantId, condition, from, to, page: 1, limit: sample, trackTotal: 1 })))
+            .entries;
+        else {
+          const width = (to - from + 1) / PATTERN_SLICES;
+          const slices = await Promise.all(
+            Array.from({ length: PATTERN_SLICES }, (_, i) =>
+              withinLimits(() =>
+                store.search({
+                  tenantId,
+                  condition,
+                  from: Math.floor(from + i * width),
+                  to: i === PATTERN_SLICES - 1 ? to : Math.floor(from + (i + 1) * width) - 1,
+                  page: 1,
+                  limit: Math.ceil(sample / PATTERN_SLICES),
+                  trackTotal: 1,
+                }),
+              ),
+            ),
+          );
+          entries = slices.flatMap((slice) => slice.entries);
+        }
+        const patterns = messagePatterns(entries.map((entry) => entry.message));
+        return {
+          matched: counted.total,
+          matchedRelation: counted.totalRelation,
+          sampled: entries.length,
+          patterns: patterns.slice(0, body.limit ?? 50).map((pattern) => ({
+            pattern: pattern.tokens.join(' '),
+            count: pattern.count,
+            share: entries.length === 0 ? 0 : pattern.count / entries.length,
+            query: patternQuery(pattern.tokens),
+            example: pattern.example,
+          })),
         };
       },
     );

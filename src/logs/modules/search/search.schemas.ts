@@ -162,3 +162,26 @@ export const ContextResponse = Type.Object({
   before: Type.Array(LogEntryView, { description: 'Oldest first, up to the entry' }),
   after: Type.Array(LogEntryView, { description: 'Oldest first, from the entry on' }),
 });
+
+export const PatternsBody = Type.Object({
+  ...SearchFields,
+  sample: Type.Optional(
+    Type.Integer({ minimum: 100, maximum: 50_000, description: 'Entries read at most, spread over the range (default 10,000)' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Patterns returned, most frequent first (default 50)' })),
+});
+
+export const PatternsResponse = Type.Object({
+  matched: Type.Integer({ description: 'Entries matching the search (at least, when matchedRelation is gte)' }),
+  matchedRelation: Type.Union([Type.Literal('eq'), Type.Literal('gte')]),
+  sampled: Type.Integer({ description: 'Entries grouped: every match, or a sample of them spread over the range' }),
+  patterns: Type.Array(
+    Type.Object({
+      pattern: Type.String({ description: 'The message with its variable parts as <*>' }),
+      count: Type.Integer({ description: 'Sampled entries of the pattern' }),
+      share: Type.Number({ description: 'count / sampled' }),
+      query: Type.String({ description: "A query finding the pattern's entries: its fixed parts as phrases" }),
+      example: Type.String(),
+    }),
+  ),
+});
