@@ -273,6 +273,29 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.close();
   });
 
+  test('patterns: the messages of the search grouped, with counts and shares; a click narrows the search to one', async () => {
+    const page = await newPage(browser);
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    await page.goto(explore(system, `"${MARK}"`));
+    await statusIs(page, '40 entries');
+    await page.click('#patterns summary');
+    await page.waitForSelector('#patterns-table');
+    const rows = await page.$$eval('#patterns-table tbody tr', (trs) =>
+      trs.map((tr) => [...tr.cells].slice(0, 3).map((td) => td.textContent)),
+    );
+    // The mark holds digits: a variable, like the step number.
+    assert.deepEqual(rows, [
+      ['36', '90.0%', '<*> step <*>'],
+      ['4', '10.0%', '<*>'],
+    ]);
+    assert.equal(await textOf(page, '#patterns-note'), '40 entries');
+    await assertAccessible(page, 'patterns');
+    await page.click('#patterns-table button[aria-label="Only: <*> step <*>"]');
+    await statusIs(page, '36 entries');
+    assert.equal((await hashParams(page)).q, `"${MARK}" "step"`);
+    await page.close();
+  });
+
   test('everyday quality: compressed assets and no 404 on a cold load, the service out of reach said plainly and retried, dashboards never "Updated" beside an error', async () => {
     const page = await newPage(browser);
     const missing: string[] = [];

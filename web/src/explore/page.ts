@@ -10,6 +10,7 @@ import { fieldsSidebar } from './fields.js';
 import { histogram, histogramFigure } from './histogram.js';
 import { queryBar } from './query-bar.js';
 import { resultsTable } from './results.js';
+import { patternsPanel } from './patterns.js';
 import { savedSearches } from './saved.js';
 import { colsParam, columnsOf, queryTerms, sortOf, timeRange, withFilter, withPhrase } from './search.js';
 
@@ -186,6 +187,10 @@ export function renderExplore(ctx: PageContext): View {
         { className: 'found', ariaLabel: t.results },
         el('div', { className: 'counts' }, status, loaded, exports),
         chart.node,
+        patternsPanel(
+          () => ({ query: params.get('q') ?? '', timeRange: range }),
+          (query) => go({ q: [params.get('q') ?? '', query].filter(Boolean).join(' ') }),
+        ),
         results.node,
         detailSlot,
       ),
