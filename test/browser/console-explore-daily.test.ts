@@ -81,15 +81,18 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     );
     await (await page.waitForSelector('#fields li[data-field="latency"] button.add-column'))!.click();
     await page.waitForFunction(() => document.querySelectorAll('#results-table th .label').length === 6);
+    await statusIs(page, '36 entries');
     assert.deepEqual(await headers(page), ['Time', 'Level', 'Service', 'Host', 'Message', 'latency']);
     assert.equal((await hashParams(page)).cols, 'level,service,host,message,latency');
     assert.equal(await textOf(page, '#results tr.entry[aria-rowindex="2"] .c-field'), '39', 'the newest first, its latency');
 
     await page.click('#results-table th[data-column="latency"] button[aria-label="Move left: latency"]');
     await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('cols') === 'level,service,host,latency,message');
+    // The page drawn again, its rows loaded (the header's layout settles with them): then the next click.
     await page.waitForFunction(
       () => document.querySelector('#results-table th[data-column="latency"] + th')?.getAttribute('data-column') === 'message',
     );
+    await statusIs(page, '36 entries');
     await page.click('#results-table th[data-column="service"] button[aria-label="Remove column: Service"]');
     await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('cols') === 'level,host,latency,message');
     await page.reload({ waitUntil: 'load' });
