@@ -357,6 +357,11 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await statusIs(page, '120 entries');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `the page is ${overflow}px wider than the phone`);
+    const [results, fields] = await Promise.all([
+      page.$eval('#results', (node) => node.getBoundingClientRect().top),
+      page.$eval('#fields-title', (node) => node.getBoundingClientRect().top),
+    ]);
+    assert.ok(fields > results, 'on a phone the field list comes after the results');
     await screenshot(page, 'explore-phone');
     const headers = () => page.$$eval('#results-table th .label', (labels) => labels.map((label) => label.textContent));
     assert.deepEqual(await headers(), ['Time', 'Level', 'Service', 'Host', 'Message']);
