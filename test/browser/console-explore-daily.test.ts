@@ -299,6 +299,29 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.close();
   });
 
+  test('histogram: stacked by level with a legend and a time axis; a click on a bar zooms to it', async () => {
+    const page = await newPage(browser);
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    await page.goto(explore(system, `"${MARK}" step`));
+    await statusIs(page, '36 entries');
+    await page.waitForSelector('#histogram-legend');
+    const legend = await page.$$eval('#histogram-legend li', (items) => items.map((item) => item.textContent));
+    assert.deepEqual(legend.slice(1), ['error 4', 'info 32']);
+    assert.match(legend[0]!, /^Highest bar: \d+$/);
+    assert.equal(await page.$$eval('#histogram rect.segment.stack-error', (rects) => rects.length), 4);
+    assert.equal(await page.$$eval('#histogram-axis span', (spans) => spans.length), 3);
+    const bar = await page.$$eval('#histogram rect.bar', (bars) => {
+      const index = bars.findIndex((node) => Number(node.getAttribute('data-count')) > 0);
+      return { index, ts: bars[index]!.getAttribute('data-ts'), count: Number(bars[index]!.getAttribute('data-count')) };
+    });
+    const bars = await page.$$('#histogram rect.bar');
+    await bars[bar.index]!.click();
+    await page.waitForFunction(() => location.hash.includes('from='));
+    assert.equal((await hashParams(page)).from, bar.ts);
+    await statusIs(page, bar.count === 1 ? '1 entry' : `${bar.count} entries`);
+    await page.close();
+  });
+
   test('everyday quality: compressed assets and no 404 on a cold load, the service out of reach said plainly and retried, dashboards never "Updated" beside an error', async () => {
     const page = await newPage(browser);
     const missing: string[] = [];

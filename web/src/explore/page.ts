@@ -7,7 +7,7 @@ import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { entryDetail } from './detail.js';
 import { fieldsSidebar } from './fields.js';
-import { histogram, histogramFigure } from './histogram.js';
+import { histogram, histogramAxis, histogramFigure } from './histogram.js';
 import { queryBar } from './query-bar.js';
 import { resultsTable } from './results.js';
 import { patternsPanel } from './patterns.js';
@@ -142,7 +142,7 @@ export function renderExplore(ctx: PageContext): View {
           method: 'POST',
           body: JSON.stringify({ ...body, sort: { field: '@timestamp', order }, page: 1, limit: PAGE_SIZE } satisfies SearchBody),
         }),
-        api<HistogramResponse>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify(body) }),
+        api<HistogramResponse>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify({ ...body, groupBy: 'level' }) }),
       ]);
       bar.markError(null);
       exhausted = answer.data.length < PAGE_SIZE;
@@ -150,7 +150,10 @@ export function renderExplore(ctx: PageContext): View {
       total = answer.total;
       relation = answer.totalRelation;
       showCounts(relation);
-      chart.show(histogram(t.histogram, buckets.buckets, buckets.interval_ms, (from, to) => go({ from, to, range: null, live: null })));
+      chart.show(
+        histogram(t.histogram, buckets.buckets, buckets.interval_ms, (from, to) => go({ from, to, range: null, live: null })),
+        ...histogramAxis(buckets.buckets, buckets.interval_ms, { max: t.histogramMax }),
+      );
       results.show(entries);
     } catch (error) {
       entries = [];
