@@ -322,6 +322,35 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.close();
   });
 
+  test('query help: field names and values suggested while typing, queries run before remembered in this browser', async () => {
+    const page = await newPage(browser);
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    await page.goto(explore(system, `"${MARK}"`));
+    await statusIs(page, '40 entries');
+    const options = () => page.$$eval('#query-suggestions option', (nodes) => nodes.map((node) => (node as HTMLOptionElement).value));
+    const typed = async (text: string, expected: string) => {
+      await page.$eval('#query', (node) => ((node as HTMLInputElement).value = ''));
+      await page.focus('#query');
+      await page.keyboard.type(text);
+      await page.waitForFunction(
+        (value) => [...document.querySelectorAll('#query-suggestions option')].some((node) => (node as HTMLOptionElement).value === value),
+        {},
+        expected,
+      );
+    };
+    await typed(`"${MARK}" lat`, `"${MARK}" latency:`);
+    await typed(`"${MARK}" level:er`, `"${MARK}" level:"error"`);
+    assert.ok(!(await options()).includes(`"${MARK}" level:"info"`), 'only values containing what is typed');
+    // The suggestion taken (as the browser's list does), and run.
+    await page.$eval('#query', (node, value) => ((node as HTMLInputElement).value = value), `"${MARK}" level:"error"`);
+    await page.keyboard.press('Enter');
+    await statusIs(page, '8 entries');
+    // Another visit: the query run is offered again.
+    await page.goto(explore(system, 'something else'));
+    await typed(MARK, `"${MARK}" level:"error"`);
+    await page.close();
+  });
+
   test('everyday quality: compressed assets and no 404 on a cold load, the service out of reach said plainly and retried, dashboards never "Updated" beside an error', async () => {
     const page = await newPage(browser);
     const missing: string[] = [];

@@ -1,6 +1,7 @@
 import { el } from '../dom.js';
 import { words } from '../i18n.js';
-import { RANGES, relativeMs } from './search.js';
+import { RANGES, relativeMs, timeRange } from './search.js';
+import { attachSuggestions, remember } from './suggest.js';
 
 export interface QueryBar {
   node: HTMLElement;
@@ -44,7 +45,9 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   const live = el('input', { id: 'live', type: 'checkbox', checked: params.get('live') === '1', disabled: absolute });
   const error = el('div', { id: 'query-error', className: 'query-error', role: 'alert' });
 
+  const suggestions = attachSuggestions(query, () => timeRange(params));
   const submit = () => {
+    remember(query.value);
     if (rangeSelect.value === 'custom') {
       const iso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : null);
       const from = iso(fromInput.value);
@@ -61,6 +64,7 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     { className: 'query', role: 'search' },
     el('label', { htmlFor: 'query', textContent: t.query }),
     query,
+    suggestions,
     el('label', { htmlFor: 'range', textContent: t.range }),
     rangeSelect,
     custom,
