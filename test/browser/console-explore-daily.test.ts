@@ -345,6 +345,19 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.$eval('#query', (node, value) => ((node as HTMLInputElement).value = value), `"${MARK}" level:"error"`);
     await page.keyboard.press('Enter');
     await statusIs(page, '8 entries');
+    // A relative range typed (now-2h); something else is refused at the box.
+    await page.select('#range', 'relative');
+    await page.waitForFunction(() => document.activeElement?.id === 'relative');
+    await page.keyboard.type('yesterday');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.$eval('#relative', (node) => (node as HTMLInputElement).validity.valid), false);
+    assert.equal((await hashParams(page)).range, '1h');
+    await page.$eval('#relative', (node) => ((node as HTMLInputElement).value = ''));
+    await page.type('#relative', 'now-2h');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => location.hash.includes('range=now-2h'));
+    await statusIs(page, '8 entries');
+    assert.equal(await page.$eval('#range', (node) => (node as HTMLSelectElement).value), 'now-2h');
     // Another visit: the query run is offered again.
     await page.goto(explore(system, 'something else'));
     await typed(MARK, `"${MARK}" level:"error"`);

@@ -22,7 +22,24 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     'select',
     { id: 'range' },
     ...Object.keys(RANGES).map((key) => el('option', { value: key, textContent: `${t.last} ${key}` })),
+    el('option', { value: 'relative', textContent: t.relativeRange }),
     el('option', { value: 'custom', textContent: t.custom }),
+  );
+  // A relative range typed as Grafana and Kibana write it: now-15m, now-2h, now-3d (s m h d w).
+  const relativeInput = el('input', {
+    id: 'relative',
+    value: '',
+    placeholder: 'now-15m',
+    autocomplete: 'off',
+    spellcheck: false,
+    pattern: '(now-)?[1-9][0-9]{0,5}[smhdw]',
+    title: t.relativeHint,
+  });
+  const relativeBox = el(
+    'span',
+    { className: 'custom', hidden: true },
+    el('label', { htmlFor: 'relative', textContent: t.relativeRange }),
+    relativeInput,
   );
   const absolute = Boolean(params.get('from') && params.get('to'));
   // A relative range other than the presets (a saved search's `now-45m`): offered as it is.
@@ -48,7 +65,17 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   const suggestions = attachSuggestions(query, () => timeRange(params));
   const submit = () => {
     remember(query.value);
-    if (rangeSelect.value === 'custom') {
+    if (rangeSelect.value === 'relative') {
+      const text = relativeInput.value.trim();
+      if (relativeMs(text) === undefined) {
+        relativeInput.setCustomValidity(t.relativeHint);
+        relativeInput.reportValidity();
+        relativeInput.focus();
+        return;
+      }
+      relativeInput.setCustomValidity('');
+      change({ q: query.value, range: text.startsWith('now-') ? text : `now-${text}`, from: null, to: null });
+    } else if (rangeSelect.value === 'custom') {
       const iso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : null);
       const from = iso(fromInput.value);
       const to = iso(toInput.value);
@@ -67,6 +94,7 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     suggestions,
     el('label', { htmlFor: 'range', textContent: t.range }),
     rangeSelect,
+    relativeBox,
     custom,
     el('button', { type: 'submit', id: 'search', textContent: t.search }),
     el('label', { className: 'live' }, live, ` ${t.live}`),
@@ -77,7 +105,12 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   });
   rangeSelect.addEventListener('change', () => {
     custom.hidden = rangeSelect.value !== 'custom';
-    if (rangeSelect.value !== 'custom') submit();
+    relativeBox.hidden = rangeSelect.value !== 'relative';
+    if (rangeSelect.value === 'relative') {
+      relativeInput.value ||= 'now-15m';
+      relativeInput.focus();
+      relativeInput.select();
+    } else if (rangeSelect.value !== 'custom') submit();
     else {
       // Start from the range on screen.
       const now = Date.now();
