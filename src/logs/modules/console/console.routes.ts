@@ -49,7 +49,8 @@ export function consoleRoutes(directory = consoleDirectory()) {
         return reply.code(404).send({ error: 'not found' });
       reply.header('cache-control', 'public, max-age=31536000, immutable').header('vary', 'accept-encoding').type(TYPES[extension]);
       const body = readFileSync(path);
-      const encoding = extension === '.png' || body.length < MIN_COMPRESSED_BYTES ? null : chosenEncoding(request.headers['accept-encoding']);
+      const encoding =
+        extension === '.png' || body.length < MIN_COMPRESSED_BYTES ? null : chosenEncoding(request.headers['accept-encoding']);
       if (encoding === null) return reply.send(body);
       return reply.header('content-encoding', encoding).send(encoded(path, body, encoding));
     });
