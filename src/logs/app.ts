@@ -63,6 +63,10 @@ import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { compressJson } from './http/compression.js';
+import { SavedSearchesRepository } from './modules/saved-searches/saved-searches.repository.js';
+import { savedSearchesRoutes } from './modules/saved-searches/saved-searches.routes.js';
+import { SavedSearchesService } from './modules/saved-searches/saved-searches.service.js';
 import { createLogStore, openStoreReads, sqliteThreadDialect, writerThreadOf, type StoreReads } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
@@ -265,6 +269,7 @@ export async function buildLogsService({
     tenantId: DEFAULT_TENANT_ID,
     now,
   });
+  const savedSearches = new SavedSearchesService({ repository: new SavedSearchesRepository(db), audit, now });
   const apiKeys = new ApiKeysService({ db, keys: new ApiKeysRepository(db), users: usersRepository, audit, now });
   const guards = logsGuards({
     config,
@@ -302,6 +307,8 @@ export async function buildLogsService({
   app.addHook('onRoute', documentPermissions);
   // A client that leaves stops its reads of the store (client-gone.ts).
   app.addHook('onRoute', stopReadsWhenClientLeaves);
+  // JSON answers brotli- or gzip-compressed when the client asks (http/compression.ts).
+  app.addHook('onSend', compressJson);
   await app.register(swagger, {
     openapi: {
       info: {
@@ -357,7 +364,8 @@ export async function buildLogsService({
   await app.register(logsUsersRoutes({ users, guards }), { prefix: '/api/users' });
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(apiKeysRoutes({ apiKeys, guards }), { prefix: '/api/v1/api-keys' });
-  await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
+  await app.register(searchRoutes({ store, guards, audit, now }), { prefix: '/api/v1/logs' });
+  await app.register(savedSearchesRoutes({ savedSearches, guards }), { prefix: '/api/v1/logs/saved-searches' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
   const dashboards = new DashboardsService({

@@ -171,10 +171,11 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     const host = await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]');
     await host!.click();
     await page.waitForSelector('#fields .value-row button.value');
-    const values = await page.$$eval('#fields .value-row button.value', (buttons) => buttons.map((button) => button.textContent));
-    assert.ok(values.includes('h1 (80)') && values.includes('h2 (40)'), values.join(', '));
+    const values = () => page.$$eval('#fields .value-row button.value', (buttons) => buttons.map((button) => button.textContent));
+    assert.deepEqual(await values(), ['h1 (80, 66.7%)', 'h2 (40, 33.3%)']);
+    assert.equal(await textOf(page, '#fields li[data-field="host"] .field-summary'), 'string · in 120 / 120 (100.0%) · 2 distinct values');
     const h1 = await page.waitForSelector(
-      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80)"]]/button[contains(@class, "value")]',
+      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80, 66.7%)"]]/button[contains(@class, "value")]',
     );
     await h1!.click();
     await statusIs(page, '80 entries');
@@ -184,11 +185,20 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await statusIs(page, '120 entries');
     await (await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]'))!.click();
     const leaveOut = await page.waitForSelector(
-      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80)"]]/button[contains(@class, "exclude")]',
+      'xpath/.//li[contains(@class, "value-row")][button[text()="h1 (80, 66.7%)"]]/button[contains(@class, "exclude")]',
     );
     await leaveOut!.click();
     await statusIs(page, '40 entries');
     assert.equal((await hashParams(page)).q, `"${MARK}" NOT host:"h1"`);
+
+    // The statistics follow the query: of the 30 errors, 20 are on h1 and 10 on h2.
+    await search(page, `"${MARK}" level:error`);
+    await statusIs(page, '30 entries');
+    await (await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]'))!.click();
+    await page.waitForFunction(() => document.querySelectorAll('#fields .value-row button.value').length === 2);
+    assert.deepEqual(await values(), ['h1 (20, 66.7%)', 'h2 (10, 33.3%)']);
+    await page.goBack();
+    await statusIs(page, '40 entries');
 
     await page.reload({ waitUntil: 'load' });
     await statusIs(page, '40 entries');
@@ -207,7 +217,13 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await page.waitForSelector('#query-error[data-position] mark');
     assert.equal(await page.$eval('#query-error', (node) => Number((node as HTMLElement).dataset.position)), body.position);
     assert.equal(await page.$eval('#query', (node) => node.getAttribute('aria-invalid')), 'true');
-    assert.match(await textOf(page, '#query-error'), new RegExp(body.detail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    // In plain words: the parser's sentence and the character, not the API's envelope.
+    const sentence = body.detail.replace(/^query: /, '').replace(/ at position \d+$/, '');
+    assert.ok(
+      (await textOf(page, '#query-error')).startsWith(`The query could not be read: ${sentence} (at character ${body.position + 1})`),
+      await textOf(page, '#query-error'),
+    );
+    assert.doesNotMatch(await textOf(page, '#query-error'), /invalid json body/);
     await assertAccessible(page, 'explore with a syntax error');
     await screenshot(page, 'explore-syntax-error');
     await page.close();
@@ -341,14 +357,20 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await statusIs(page, '120 entries');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `the page is ${overflow}px wider than the phone`);
+    const [results, fields] = await Promise.all([
+      page.$eval('#results', (node) => node.getBoundingClientRect().top),
+      page.$eval('#fields-title', (node) => node.getBoundingClientRect().top),
+    ]);
+    assert.ok(fields > results, 'on a phone the field list comes after the results');
     await screenshot(page, 'explore-phone');
-    const headers = () => page.$$eval('#results-table th', (ths) => ths.map((th) => th.textContent));
+    const headers = () => page.$$eval('#results-table th .label', (labels) => labels.map((label) => label.textContent));
     assert.deepEqual(await headers(), ['Time', 'Level', 'Service', 'Host', 'Message']);
     await page.click('#language');
     await page.waitForFunction(() => document.documentElement.lang === 'id');
     await page.waitForFunction(() => document.querySelector('#status')?.textContent === '120 entri');
     assert.deepEqual(await headers(), ['Waktu', 'Tingkat', 'Layanan', 'Host', 'Pesan']);
     assert.equal(await textOf(page, '#search'), 'Cari');
+    assert.equal(await textOf(page, '#fields-title'), 'Bidang', '"Fields" is Bidang, not Kolom (columns)');
     await assertAccessible(page, 'explore in Indonesian on a phone');
     await page.click('#language');
     await page.waitForFunction(() => document.documentElement.lang === 'en');

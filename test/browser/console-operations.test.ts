@@ -118,10 +118,16 @@ describe('console operations pages in Chromium', { timeout: 900_000 }, () => {
     );
     await screenshot(page, 'alerts-refused');
 
-    // Silence alpha for an hour: it leaves the active list; in "all" it is silenced until then.
+    // Silence alpha for an hour: it stays on the active list, marked silenced, with un-silence and
+    // resolve offered; in "all" it is silenced until then.
     await page.select(`${row(alpha!.id)} select.silence-for`, '3600000');
     await page.click(`${row(alpha!.id)} button.to-silenced`);
-    await page.waitForFunction((selector) => document.querySelector(selector) === null, {}, row(alpha!.id));
+    await page.waitForFunction((selector) => document.querySelector(`${selector} .state-silenced`) !== null, {}, row(alpha!.id));
+    assert.deepEqual(
+      await page.$$eval(`${row(alpha!.id)} .alert-actions button`, (buttons) => buttons.map((b) => b.className)),
+      ['to-firing', 'to-silenced', 'to-resolved'],
+      'on the Active tab: un-silence, silence longer, resolve',
+    );
     await page.click('#tab-all');
     await page.waitForSelector(row(alpha!.id));
     assert.equal(await stateOf(alpha!.id), 'silenced');

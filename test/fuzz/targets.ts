@@ -45,6 +45,7 @@ const LOGS_TABLES = [
   'logs_mfa_totp',
   'logs_mfa_recovery_codes',
   'logs_passkeys',
+  'logs_saved_searches',
 ] as const;
 
 /** Limits that would otherwise lock the fuzzing actors out of their own accounts mid-run. */

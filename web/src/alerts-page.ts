@@ -8,7 +8,7 @@ import { changed, type PageContext, type View } from './page.js';
 import { pager } from './pager.js';
 
 /**
- * Alerts: the active ones (firing, acknowledged), all of them page by page, and the rules. With
+ * Alerts: the active ones (firing, acknowledged, and silenced ones marked so), all of them page by page, and the rules. With
  * alerts:write each alert offers the changes the state machine allows from its state
  * (docs/alerts.md); the API still decides, and a refused change (409, e.g. the evaluator resolved the
  * alert meanwhile) shows the API's message on the alert's row.
@@ -96,10 +96,15 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
   const t = words();
   const pageNumber = Math.max(1, Number(ctx.params.get('page') ?? '1') || 1);
   const state = ctx.params.get('state') ?? '';
-  // The active list is not paged: its answer has no total, which counts as one page.
+  // The active list is not paged: its answer has no total, which counts as one page. A silenced
+  // alert is still a problem: it stays on the Active tab, marked silenced, with un-silence and
+  // resolve (the API's /active is firing and acknowledged only).
   const answer: ActiveAlertsResponse & Partial<AlertsPage> =
     view === 'active'
-      ? await api<ActiveAlertsResponse>('/api/v1/alerts/active')
+      ? await Promise.all([
+          api<ActiveAlertsResponse>('/api/v1/alerts/active'),
+          api<AlertsPage>('/api/v1/alerts/list?state=silenced&limit=1000'),
+        ]).then(([active, silenced]) => ({ data: [...active.data, ...silenced.data] }))
       : await api<AlertsPage>(
           `/api/v1/alerts/list?${new URLSearchParams({ page: String(pageNumber), limit: '50', ...(state ? { state } : {}) }).toString()}`,
         );

@@ -16,6 +16,7 @@ import type * as dashboards from '../../src/logs/modules/dashboards/dashboards.s
 import type * as infra from '../../src/logs/modules/infra/infra.schemas.js';
 import type * as k8s from '../../src/logs/modules/k8s/k8s.schemas.js';
 import type * as roles from '../../src/logs/modules/roles/roles.schemas.js';
+import type * as savedSearches from '../../src/logs/modules/saved-searches/saved-searches.schemas.js';
 import type * as search from '../../src/logs/modules/search/search.schemas.js';
 import type * as tenants from '../../src/logs/modules/tenants/tenants.schemas.js';
 import type * as users from '../../src/logs/modules/users/users.schemas.js';
@@ -49,6 +50,17 @@ export type HistogramResponse = Static<typeof search.HistogramResponse>;
 export type HistogramBucket = HistogramResponse['buckets'][number];
 export type FieldsResponse = Static<typeof search.FieldsResponse>;
 export type DistinctResponse = Static<typeof search.DistinctResponse>;
+export type FieldStatsBody = Static<typeof search.FieldStatsBody>;
+export type FieldStatsResponse = Static<typeof search.FieldStatsResponse>;
+export type ContextBody = Static<typeof search.ContextBody>;
+export type ContextResponse = Static<typeof search.ContextResponse>;
+export type ExportBody = Static<typeof search.ExportBody>;
+export type PatternsBody = Static<typeof search.PatternsBody>;
+export type PatternsResponse = Static<typeof search.PatternsResponse>;
+export type SavedSearch = Static<typeof savedSearches.SavedSearch>;
+export type SavedSearchCreateBody = Static<typeof savedSearches.SavedSearchCreateBody>;
+export type SavedSearchUpdateBody = Static<typeof savedSearches.SavedSearchUpdateBody>;
+export type SavedSearchesResponse = Static<typeof savedSearches.SavedSearchesResponse>;
 
 // Dashboards (/api/v1/dashboard).
 export type OverviewResponse = Static<typeof dashboards.OverviewResponse>;

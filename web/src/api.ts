@@ -27,6 +27,13 @@ export class ApiError extends Error {
   }
 }
 
+/** The service did not answer at all (down, restarting, network gone): fetch itself failed. */
+export class UnreachableError extends Error {
+  constructor() {
+    super('The logs service is not reachable');
+  }
+}
+
 let access: { token: string; refreshAt: number } | undefined;
 let refreshing: Promise<boolean> | undefined;
 
@@ -56,7 +63,13 @@ async function raw(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   headers.set('accept-language', localStorage.getItem('gerbang.lang') ?? navigator.language);
-  return fetch(path, { ...init, headers, credentials: 'omit' });
+  try {
+    return await fetch(path, { ...init, headers, credentials: 'omit' });
+  } catch (error) {
+    // An aborted call is the caller's doing; anything else means no answer came.
+    if (error instanceof DOMException && error.name === 'AbortError') throw error;
+    throw new UnreachableError();
+  }
 }
 
 async function json(response: Response): Promise<Record<string, unknown>> {
@@ -108,11 +121,16 @@ function refresh(): Promise<boolean> {
     const token = sessionStorage.getItem(REFRESH_KEY);
     if (!token) return false;
     const response = await raw('/api/refresh', { method: 'POST', body: JSON.stringify({ refresh_token: token } satisfies RefreshBody) });
+    // The service down or restarting is not the end of the session: the call fails, the session stays.
+    if (response.status >= 500) throw new ApiError(response.status, await json(response));
     if (!response.ok) return false;
     keep(((await json(response)) as RefreshResponse).token);
     return true;
   })()
-    .catch(() => false)
+    .catch((error: unknown) => {
+      if (error instanceof UnreachableError || error instanceof ApiError) throw error;
+      return false;
+    })
     .finally(() => (refreshing = undefined));
   return refreshing;
 }
@@ -159,8 +177,8 @@ export function send<T = Record<string, unknown>>(method: string, path: string, 
 }
 
 /** Saves what a protected URL answers as a file (a plain link cannot carry the access token). */
-export async function download(path: string, fallbackName: string): Promise<void> {
-  const response = await authorized(path, {});
+export async function download(path: string, fallbackName: string, init: RequestInit = {}): Promise<void> {
+  const response = await authorized(path, init);
   if (!response.ok) throw new ApiError(response.status, await json(response));
   // The service names the file (audit-<time>.csv); keep its name.
   const disposition = response.headers.get('content-disposition') ?? '';

@@ -39,16 +39,20 @@ export function renderDashboards(ctx: PageContext): View {
   };
   let ticks = 0;
   const tick = async () => {
+    let failed = false;
     try {
       const next = await (draw[view] ?? draw.overview!)();
       content.replaceChildren(next);
     } catch (error) {
+      failed = true;
       content.replaceChildren(problem(error));
     }
     ticks += 1;
-    // The tick count lets a test (and a curious reader) see that the view refreshes.
+    // The tick count lets a test (and a curious reader) see that the view refreshes; a failed
+    // refresh says so, never "Updated" beside an error.
     updated.dataset.ticks = String(ticks);
-    updated.textContent = `${t.updatedAt} ${time(new Date().toISOString())} UTC`;
+    updated.dataset.failed = String(failed);
+    updated.textContent = `${failed ? t.updateFailed : t.updatedAt} ${time(new Date().toISOString())} UTC`;
   };
   const stop = REFRESH[refreshKey] ? every(REFRESH[refreshKey]!, tick) : (void tick(), () => undefined);
 

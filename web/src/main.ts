@@ -10,9 +10,13 @@ import { renderDashboards } from './dashboards-page.js';
 import { button, el } from './dom.js';
 import { renderExplore } from './explore/page.js';
 import { language, toggleLanguage, words, type Texts } from './i18n.js';
+import { applyTheme, themeSwitch } from './theme.js';
 import { renderInfra } from './infra-page.js';
 import type { PageContext, View } from './page.js';
 import { showSignIn } from './signin.js';
+
+// The chosen theme (or the system's) from the first paint, the sign-in page included.
+applyTheme();
 
 /**
  * The console's shell: sign-in, a header whose navigation offers only the pages the user's
@@ -141,6 +145,7 @@ function render(force = false): void {
         tenantSwitcher(current),
         el('span', { id: 'whoami', textContent: current.username }),
         languageButton,
+        themeSwitch(),
         signOut,
       ),
       nav,

@@ -142,6 +142,24 @@ export interface LogsPasskeysTable {
   last_used_at: string | null;
 }
 
+export interface LogsSavedSearchesTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  query: string;
+  /** JSON: {"relative": "now-1h"} or {"from", "to"} (ISO 8601). */
+  time_range: string;
+  /** JSON array of field names. */
+  columns: string;
+  /** 'asc' | 'desc', on @timestamp. */
+  sort_order: string;
+  owner_id: string;
+  /** The owner's username when saved (shown beside the name; users may be deleted later). */
+  owner_name: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface LogsSchema {
   logs_tenants: LogsTenantsTable;
   logs_roles: LogsRolesTable;
@@ -158,4 +176,5 @@ export interface LogsSchema {
   logs_mfa_recovery_codes: LogsMfaRecoveryCodesTable;
   logs_mfa_challenges: LogsMfaChallengesTable;
   logs_passkeys: LogsPasskeysTable;
+  logs_saved_searches: LogsSavedSearchesTable;
 }

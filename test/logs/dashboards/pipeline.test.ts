@@ -35,6 +35,7 @@ function controllableStore(clock: TestClock) {
     histogram: (request) => store.histogram(request),
     fields: (tenantId) => store.fields(tenantId),
     distinct: (request) => store.distinct(request),
+    fieldStats: (request) => store.fieldStats(request),
     topMessages: (request) => store.topMessages(request),
     groupCounts: (request) => store.groupCounts(request),
     aggregate: (request) => store.aggregate(request),

@@ -1,17 +1,28 @@
 import { api } from '../api.js';
-import type { DistinctResponse, FieldsResponse } from '../api-types.js';
+import type { FieldsResponse, FieldStatsBody, FieldStatsResponse, SearchBody } from '../api-types.js';
 import { button, el } from '../dom.js';
 import { problem } from '../feedback.js';
-import { count } from '../format.js';
+import { count, percent } from '../format.js';
 import { words } from '../i18n.js';
 
 /**
  * The fields sidebar: every field of the tenant's logs (a box narrows the list); a field opens to its
- * ten most frequent values in the range with their counts, each with a button to keep only that value
- * (`field:"value"`) and one to leave it out (`NOT field:"value"`).
+ * type, its coverage and its ten most frequent values among the matches of the current query and
+ * range, with counts and share, each with a button to keep only that value (`field:"value"`) and
+ * one to leave it out (`NOT field:"value"`).
  */
+/** The share of the matches as a bar (CSSOM width: the CSP allows no style attributes). */
+function shareBar(share: number): HTMLElement {
+  const fill = el('span');
+  fill.style.width = `${Math.round(share * 100)}%`;
+  return el('span', { className: 'share', ariaHidden: 'true' }, fill);
+}
+
 export function fieldsSidebar(options: {
-  range: () => { from: string; to: string };
+  search: () => Pick<SearchBody, 'query' | 'timeRange'>;
+  /** The columns shown: a field not among them can be added. */
+  columns: readonly string[];
+  onColumn: (field: string) => void;
   onFilter: (field: string, value: string, exclude: boolean) => void;
 }): HTMLElement {
   const t = words();
@@ -21,14 +32,16 @@ export function fieldsSidebar(options: {
 
   const fieldItem = (name: string) => {
     const values = el('ul', { className: 'values' });
-    const valueRow = ({ value, count: n }: { value: string; count: number }) =>
+    const summary = el('p', { className: 'field-summary muted' });
+    const valueRow = ({ value, count: n, share }: FieldStatsResponse['values'][number]) =>
       el(
         'li',
         { className: 'value-row' },
-        button(`${value} (${count(n)})`, () => options.onFilter(name, value, false), {
+        button(`${value} (${count(n)}, ${percent(share)})`, () => options.onFilter(name, value, false), {
           className: 'value',
           title: `${t.filterFor} ${name}: ${value}`,
         }),
+        shareBar(share),
         button('−', () => options.onFilter(name, value, true), {
           className: 'exclude',
           ariaLabel: `${t.filterOut} ${name}: ${value}`,
@@ -39,18 +52,31 @@ export function fieldsSidebar(options: {
       if (toggle.ariaExpanded === 'true') {
         toggle.ariaExpanded = 'false';
         values.replaceChildren();
+        summary.textContent = '';
         return;
       }
       toggle.ariaExpanded = 'true';
-      const query = new URLSearchParams({ limit: '10', ...options.range() });
-      const { values: top } = await api<DistinctResponse>(`/api/v1/logs/fields/${encodeURIComponent(name)}/distinct?${query.toString()}`);
-      values.replaceChildren(...(top.length ? top.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]));
+      const body: FieldStatsBody = { ...options.search(), size: 10 };
+      const stats = await api<FieldStatsResponse>(`/api/v1/logs/fields/${encodeURIComponent(name)}/stats`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+      });
+      // Type, and in how many of the matches the field is present (Kibana's "exists in").
+      summary.textContent = `${stats.type ?? '–'} · ${t.presentIn} ${count(stats.present)} / ${count(stats.matched)} (${percent(stats.coverage)}) · ${count(stats.distinct)} ${t.distinctValues}`;
+      values.replaceChildren(
+        ...(stats.values.length ? stats.values.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]),
+      );
     };
     const toggle = button(name, () => void open().catch((error: unknown) => values.replaceChildren(el('li', {}, problem(error)))), {
       className: 'field',
       ariaExpanded: 'false',
     });
-    return el('li', {}, toggle, values);
+    const addColumn = options.columns.includes(name)
+      ? null
+      : button('▥', () => options.onColumn(name), { className: 'add-column', ariaLabel: `${t.addColumn}: ${name}`, title: t.addColumn });
+    const item = el('li', {}, el('span', { className: 'field-head' }, toggle, addColumn), summary, values);
+    item.dataset.field = name;
+    return item;
   };
 
   const draw = () => {

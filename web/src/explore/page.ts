@@ -1,26 +1,27 @@
-import { api, ApiError } from '../api.js';
-import type { HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
-import { el } from '../dom.js';
+import { api, ApiError, download } from '../api.js';
+import type { ExportBody, HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
+import { button, el } from '../dom.js';
 import { problem } from '../feedback.js';
 import { count } from '../format.js';
 import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { entryDetail } from './detail.js';
 import { fieldsSidebar } from './fields.js';
-import { histogram, histogramFigure } from './histogram.js';
+import { histogram, histogramAxis, histogramFigure } from './histogram.js';
 import { queryBar } from './query-bar.js';
 import { resultsTable } from './results.js';
-import { timeRange, withFilter } from './search.js';
+import { patternsPanel } from './patterns.js';
+import { savedSearches } from './saved.js';
+import { colsParam, columnsOf, queryTerms, sortOf, timeRange, withFilter, withPhrase } from './search.js';
 
 /**
- * The explore page: query bar, histogram (drag to zoom), the entries newest first (scrolling loads
- * more, up to 10,000), one entry whole, the fields sidebar, live tail. The URL holds the whole search
- * (`#/explore?q=…&range=1h`, or `from`/`to`, and `live=1`): a link shares it, back returns to the
- * previous one.
+ * The explore page: query bar, saved searches, histogram (drag to zoom), the entries newest or oldest
+ * first in the chosen columns (scrolling loads more by searchAfter, as far as the range goes), one
+ * entry whole in a side panel, the fields sidebar, export, live tail. The URL holds the whole search
+ * (search.ts): a link shares it, back returns to the previous one.
  */
 
 const PAGE_SIZE = 500;
-const MAX_ROWS = 10_000;
 const LIVE_EVERY_MS = 2000;
 
 export function renderExplore(ctx: PageContext): View {
@@ -29,6 +30,15 @@ export function renderExplore(ctx: PageContext): View {
   const go = (changes: Record<string, string | null>) => ctx.navigate(changed(params, changes));
   const bar = queryBar(params, go);
   const addFilter = (field: string, value: string, exclude: boolean) => go({ q: withFilter(params.get('q') ?? '', field, value, exclude) });
+  const addPhrase = (phrase: string, exclude: boolean) => go({ q: withPhrase(params.get('q') ?? '', phrase, exclude) });
+  const columns = columnsOf(params);
+  const order = sortOf(params);
+  const setColumns = (next: string[]) => go({ cols: colsParam(next) });
+  const addColumn = (field: string) => {
+    if (!columns.includes(field)) setColumns([...columns, field]);
+  };
+  const header = (column: string) =>
+    ({ '@timestamp': t.colTime, level: t.colLevel, service: t.colService, host: t.colHost, message: t.colMessage })[column] ?? column;
 
   const status = el('p', { id: 'status', role: 'status' });
   const loaded = el('p', { id: 'loaded', className: 'muted' });
@@ -36,7 +46,6 @@ export function renderExplore(ctx: PageContext): View {
   const detailSlot = el('div', { id: 'detail-slot' });
   let entries: LogEntry[] = [];
   let total = 0;
-  let page = 1;
   let range = timeRange(params);
   let loading = false;
   let relation: string | undefined;
@@ -44,22 +53,31 @@ export function renderExplore(ctx: PageContext): View {
   const showCounts = (relation: string | undefined) => {
     // `gte`: the service stopped counting (trackTotal); there are at least this many.
     status.textContent = total ? `${count(total)}${relation === 'gte' ? '+' : ''} ${total === 1 ? t.totalOne : t.total}` : t.none;
-    const capped = entries.length >= MAX_ROWS && (relation === 'gte' || total > MAX_ROWS);
-    loaded.textContent = entries.length > 0 ? `${t.showing} ${count(entries.length)}${capped ? ` (${t.narrowToSeeMore})` : ''}` : '';
+    loaded.textContent = entries.length > 0 ? `${t.showing} ${count(entries.length)}` : '';
     loaded.dataset.count = String(entries.length);
   };
 
+  // The last page said there is no more (fewer rows than asked for).
+  let exhausted = false;
   const more = () => {
-    if (loading || entries.length >= Math.min(total, MAX_ROWS)) return;
+    const last = entries.at(-1);
+    if (loading || exhausted || !last || (relation === 'eq' && entries.length >= total)) return;
     loading = true;
-    const body: SearchBody = { query: params.get('q') ?? '', timeRange: range, page: page + 1, limit: PAGE_SIZE };
+    // Keyset paging: the entries after the last one shown, in the page's order, however deep.
+    const body: SearchBody = {
+      query: params.get('q') ?? '',
+      timeRange: range,
+      sort: { field: '@timestamp', order },
+      searchAfter: { '@timestamp': last['@timestamp'], id: last.id },
+      limit: PAGE_SIZE,
+      trackTotal: 1,
+    };
     api<PageResponse>('/api/v1/logs/list/paginate', { method: 'POST', body: JSON.stringify(body) })
       .then((answer) => {
-        page += 1;
-        // A page past the end (new entries pushed old ones down) simply adds nothing.
         const known = new Set(entries.map((entry) => entry.id));
-        entries = entries.concat(answer.data.filter((entry) => !known.has(entry.id))).slice(0, MAX_ROWS);
+        entries = entries.concat(answer.data.filter((entry) => !known.has(entry.id)));
         if (answer.data.length < PAGE_SIZE) {
+          exhausted = true;
           // The last page: now the count is exact.
           total = entries.length;
           relation = 'eq';
@@ -72,19 +90,47 @@ export function renderExplore(ctx: PageContext): View {
   };
 
   const results = resultsTable({
-    headers: [t.colTime, t.colLevel, t.colService, t.colHost, t.colMessage],
+    columns,
+    header,
+    order,
+    terms: queryTerms(params.get('q') ?? ''),
     label: t.results,
-    onOpen: (entry) => {
+    onOpen: (entry, row) => {
       const panel = entryDetail(entry, {
         canSeeTraces: ctx.can('dashboard:read'),
         onFilter: addFilter,
-        onClose: () => detailSlot.replaceChildren(),
+        onPhrase: addPhrase,
+        onColumn: addColumn,
+        onClose: () => {
+          detailSlot.replaceChildren();
+          // Back to the row the panel came from.
+          results.node.querySelector<HTMLButtonElement>(`tr[data-index="${row}"] button.expand`)?.focus();
+        },
       });
       detailSlot.replaceChildren(panel);
       panel.focus();
     },
     onMore: more,
+    onSort: (next) => go({ sort: next === 'asc' ? 'asc' : null }),
+    onColumns: setColumns,
   });
+
+  const exportMessage = el('span', { id: 'export-message', role: 'status' });
+  const exportAs = (format: ExportBody['format']) => {
+    const body: ExportBody = { query: params.get('q') ?? '', timeRange: range, format, order, columns: ['@timestamp', ...columns] };
+    exportMessage.textContent = t.exporting;
+    download('/api/v1/logs/export', `logs.${format}`, { method: 'POST', body: JSON.stringify(body) }).then(
+      () => (exportMessage.textContent = ''),
+      (error: unknown) => exportMessage.replaceChildren(problem(error)),
+    );
+  };
+  const exports = el(
+    'span',
+    { className: 'exports' },
+    button(t.exportCsv, () => exportAs('csv'), { id: 'export-csv' }),
+    button(t.exportNdjson, () => exportAs('ndjson'), { id: 'export-ndjson' }),
+    exportMessage,
+  );
 
   const load = async () => {
     range = timeRange(params);
@@ -94,25 +140,31 @@ export function renderExplore(ctx: PageContext): View {
       const [answer, buckets] = await Promise.all([
         api<PageResponse>('/api/v1/logs/list/paginate', {
           method: 'POST',
-          body: JSON.stringify({ ...body, page: 1, limit: PAGE_SIZE } satisfies SearchBody),
+          body: JSON.stringify({ ...body, sort: { field: '@timestamp', order }, page: 1, limit: PAGE_SIZE } satisfies SearchBody),
         }),
-        api<HistogramResponse>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify(body) }),
+        api<HistogramResponse>('/api/v1/logs/histogram', { method: 'POST', body: JSON.stringify({ ...body, groupBy: 'level' }) }),
       ]);
       bar.markError(null);
-      page = 1;
+      exhausted = answer.data.length < PAGE_SIZE;
       entries = answer.data;
       total = answer.total;
       relation = answer.totalRelation;
       showCounts(relation);
-      chart.show(histogram(t.histogram, buckets.buckets, buckets.interval_ms, (from, to) => go({ from, to, range: null, live: null })));
+      chart.show(
+        histogram(t.histogram, buckets.buckets, buckets.interval_ms, (from, to) => go({ from, to, range: null, live: null })),
+        ...histogramAxis(buckets.buckets, buckets.interval_ms, { max: t.histogramMax }),
+      );
       results.show(entries);
     } catch (error) {
       entries = [];
       results.show(entries);
       if (error instanceof ApiError && error.status === 400 && params.get('q')) {
         status.textContent = '';
-        bar.markError(error.full, typeof error.body.position === 'number' ? error.body.position : undefined);
-      } else status.replaceChildren(problem(error));
+        // In plain words: the parser's sentence, without the API's envelope ("invalid json body: query: …").
+        const detail = typeof error.body.detail === 'string' ? error.body.detail : error.full;
+        const plain = `${t.queryProblem} ${detail.replace(/^query: /, '').replace(/ at position \d+$/, '')}`;
+        bar.markError(plain, typeof error.body.position === 'number' ? error.body.position : undefined);
+      } else status.replaceChildren(problem(error, () => void load()));
     } finally {
       loading = false;
     }
@@ -123,15 +175,25 @@ export function renderExplore(ctx: PageContext): View {
     { className: 'explore' },
     el('h2', { className: 'visually-hidden', textContent: t.explore }),
     bar.node,
+    savedSearches(params, ctx.navigate),
     el(
       'div',
       { className: 'columns' },
-      fieldsSidebar({ range: () => range, onFilter: addFilter }),
+      fieldsSidebar({
+        search: () => ({ query: params.get('q') ?? '', timeRange: range }),
+        onFilter: addFilter,
+        onColumn: addColumn,
+        columns,
+      }),
       el(
         'section',
         { className: 'found', ariaLabel: t.results },
-        el('div', { className: 'counts' }, status, loaded),
+        el('div', { className: 'counts' }, status, loaded, exports),
         chart.node,
+        patternsPanel(
+          () => ({ query: params.get('q') ?? '', timeRange: range }),
+          (query) => go({ q: [params.get('q') ?? '', query].filter(Boolean).join(' ') }),
+        ),
         results.node,
         detailSlot,
       ),

@@ -1,6 +1,7 @@
 import { el } from '../dom.js';
 import { words } from '../i18n.js';
-import { RANGES } from './search.js';
+import { RANGES, relativeMs, timeRange } from './search.js';
+import { attachSuggestions, remember } from './suggest.js';
 
 export interface QueryBar {
   node: HTMLElement;
@@ -21,9 +22,30 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     'select',
     { id: 'range' },
     ...Object.keys(RANGES).map((key) => el('option', { value: key, textContent: `${t.last} ${key}` })),
+    el('option', { value: 'relative', textContent: t.relativeRange }),
     el('option', { value: 'custom', textContent: t.custom }),
   );
+  // A relative range typed as Grafana and Kibana write it: now-15m, now-2h, now-3d (s m h d w).
+  const relativeInput = el('input', {
+    id: 'relative',
+    value: '',
+    placeholder: 'now-15m',
+    autocomplete: 'off',
+    spellcheck: false,
+    pattern: '(now-)?[1-9][0-9]{0,5}[smhdw]',
+    title: t.relativeHint,
+  });
+  const relativeBox = el(
+    'span',
+    { className: 'custom', hidden: true },
+    el('label', { htmlFor: 'relative', textContent: t.relativeRange }),
+    relativeInput,
+  );
   const absolute = Boolean(params.get('from') && params.get('to'));
+  // A relative range other than the presets (a saved search's `now-45m`): offered as it is.
+  const relative = params.get('range');
+  if (relative && !Object.hasOwn(RANGES, relative) && relativeMs(relative) !== undefined)
+    rangeSelect.insertBefore(el('option', { value: relative, textContent: relative }), rangeSelect.lastElementChild);
   rangeSelect.value = absolute ? 'custom' : (params.get('range') ?? '1h');
   // datetime-local has no zone: the console shows and reads it as UTC, and says so.
   const local = (iso: string | null) => (iso ? iso.slice(0, 19) : '');
@@ -40,8 +62,20 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   const live = el('input', { id: 'live', type: 'checkbox', checked: params.get('live') === '1', disabled: absolute });
   const error = el('div', { id: 'query-error', className: 'query-error', role: 'alert' });
 
+  const suggestions = attachSuggestions(query, () => timeRange(params));
   const submit = () => {
-    if (rangeSelect.value === 'custom') {
+    remember(query.value);
+    if (rangeSelect.value === 'relative') {
+      const text = relativeInput.value.trim();
+      if (relativeMs(text) === undefined) {
+        relativeInput.setCustomValidity(t.relativeHint);
+        relativeInput.reportValidity();
+        relativeInput.focus();
+        return;
+      }
+      relativeInput.setCustomValidity('');
+      change({ q: query.value, range: text.startsWith('now-') ? text : `now-${text}`, from: null, to: null });
+    } else if (rangeSelect.value === 'custom') {
       const iso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : null);
       const from = iso(fromInput.value);
       const to = iso(toInput.value);
@@ -57,8 +91,10 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     { className: 'query', role: 'search' },
     el('label', { htmlFor: 'query', textContent: t.query }),
     query,
+    suggestions,
     el('label', { htmlFor: 'range', textContent: t.range }),
     rangeSelect,
+    relativeBox,
     custom,
     el('button', { type: 'submit', id: 'search', textContent: t.search }),
     el('label', { className: 'live' }, live, ` ${t.live}`),
@@ -69,7 +105,12 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   });
   rangeSelect.addEventListener('change', () => {
     custom.hidden = rangeSelect.value !== 'custom';
-    if (rangeSelect.value !== 'custom') submit();
+    relativeBox.hidden = rangeSelect.value !== 'relative';
+    if (rangeSelect.value === 'relative') {
+      relativeInput.value ||= 'now-15m';
+      relativeInput.focus();
+      relativeInput.select();
+    } else if (rangeSelect.value !== 'custom') submit();
     else {
       // Start from the range on screen.
       const now = Date.now();

@@ -1,15 +1,19 @@
 import type { LogEntry } from '../api-types.js';
-import { el } from '../dom.js';
+import { button, el } from '../dom.js';
 import { time } from '../format.js';
+import { words } from '../i18n.js';
+import { columnValue, highlighted } from './search.js';
 
 /** Rows drawn beyond the visible ones, above and below, so a fast scroll shows no blank. */
 const OVERSCAN = 20;
 /** Ask for the next page when the view comes this close (in rows) to the last loaded one. */
 const PREFETCH = 100;
+/** Columns with their own width and style; any other field is a plain column. */
+const KNOWN = new Set(['level', 'service', 'host', 'message']);
 
 export interface ResultsTable {
   node: HTMLElement;
-  /** The rows loaded so far (newest first); replaces what was shown. */
+  /** The rows loaded so far (in the search's order); replaces what was shown. */
   show(entries: readonly LogEntry[]): void;
   /** At the top (live tail refreshes only then, so it never yanks the rows from under the reader). */
   atTop(): boolean;
@@ -17,31 +21,81 @@ export interface ResultsTable {
 }
 
 /**
- * The result rows, windowed: however many are loaded (up to 10,000), only those in view and a few
- * around them are in the DOM, between two spacer rows as tall as the rest; rows have one fixed
- * height (one line, the message cut with an ellipsis: the whole entry opens in the detail panel).
- * Scrolling near the end asks for more (`onMore`), which is how the table pages.
+ * The result rows, windowed: however many are loaded, only those in view and a few around them are
+ * in the DOM, between two spacer rows as tall as the rest; rows have one fixed height (one line, the
+ * message cut with an ellipsis: the whole entry opens in the detail panel). Scrolling near the end
+ * asks for more (`onMore`), which is how the table pages. The time column comes first and sorts
+ * (newest or oldest first); the others are the chosen columns, each movable and removable.
  */
 export function resultsTable(options: {
-  headers: [time: string, level: string, service: string, host: string, message: string];
+  columns: readonly string[];
+  /** The header of a column (translated for the fixed fields). */
+  header: (column: string) => string;
+  order: 'asc' | 'desc';
+  /** Terms of the query marked in messages. */
+  terms: readonly { text: string; prefix: boolean }[];
   label: string;
   onOpen: (entry: LogEntry, row: number) => void;
   onMore: () => void;
+  onSort: (order: 'asc' | 'desc') => void;
+  onColumns: (columns: string[]) => void;
 }): ResultsTable {
-  const topSpacer = el('tr', { className: 'spacer', ariaHidden: 'true' }, el('td', { colSpan: 5 }));
-  const bottomSpacer = el('tr', { className: 'spacer', ariaHidden: 'true' }, el('td', { colSpan: 5 }));
+  const t = words();
+  const { columns } = options;
+  const span = columns.length + 1;
+  const topSpacer = el('tr', { className: 'spacer', ariaHidden: 'true' }, el('td', { colSpan: span }));
+  const bottomSpacer = el('tr', { className: 'spacer', ariaHidden: 'true' }, el('td', { colSpan: span }));
   const body = el('tbody');
-  const classes = ['c-time', 'c-level', 'c-service', 'c-host', 'c-message'];
-  const table = el(
-    'table',
-    { id: 'results-table' },
-    el(
-      'thead',
-      {},
-      el('tr', {}, ...options.headers.map((name, i) => el('th', { scope: 'col', className: classes[i], textContent: name }))),
-    ),
-    body,
+  const classOf = (column: string) => (KNOWN.has(column) ? `c-${column}` : 'c-field');
+  const moved = (from: number, to: number) => {
+    const next = [...columns];
+    const [column] = next.splice(from, 1);
+    next.splice(to, 0, column!);
+    options.onColumns(next);
+  };
+  const timeHeader = el(
+    'th',
+    { scope: 'col', className: 'c-time', ariaSort: options.order === 'asc' ? 'ascending' : 'descending' },
+    el('span', { className: 'label', textContent: options.header('@timestamp') }),
+    button(options.order === 'asc' ? '↑' : '↓', () => options.onSort(options.order === 'asc' ? 'desc' : 'asc'), {
+      id: 'sort-order',
+      className: 'column-action',
+      title: options.order === 'asc' ? t.oldestFirst : t.newestFirst,
+      ariaLabel: `${options.order === 'asc' ? t.oldestFirst : t.newestFirst}: ${t.changeSort}`,
+    }),
   );
+  const columnHeader = (column: string, index: number) => {
+    const name = options.header(column);
+    const th = el(
+      'th',
+      { scope: 'col', className: classOf(column) },
+      el('span', { className: 'label', textContent: name }),
+      el(
+        'span',
+        { className: 'column-actions' },
+        index > 0 &&
+          button('‹', () => moved(index, index - 1), {
+            className: 'column-action',
+            ariaLabel: `${t.moveLeft}: ${name}`,
+            title: t.moveLeft,
+          }),
+        index < columns.length - 1 &&
+          button('›', () => moved(index, index + 1), {
+            className: 'column-action',
+            ariaLabel: `${t.moveRight}: ${name}`,
+            title: t.moveRight,
+          }),
+        button('×', () => options.onColumns(columns.filter((other) => other !== column)), {
+          className: 'column-action',
+          ariaLabel: `${t.removeColumn}: ${name}`,
+          title: t.removeColumn,
+        }),
+      ),
+    );
+    th.dataset.column = column;
+    return th;
+  };
+  const table = el('table', { id: 'results-table' }, el('thead', {}, el('tr', {}, timeHeader, ...columns.map(columnHeader))), body);
   // Focusable so that the keyboard scrolls it (axe: scrollable regions must be reachable).
   const scroller = el('div', { id: 'results', className: 'results', tabIndex: 0, role: 'region', ariaLabel: options.label }, table);
 
@@ -50,16 +104,19 @@ export function resultsTable(options: {
   let drawn = '';
   let selected = -1;
 
+  const cell = (entry: LogEntry, column: string) => {
+    const text = columnValue(entry, column);
+    const className = column === 'level' ? `c-level level-${entry.level ?? ''}` : classOf(column);
+    if (column === 'message') return el('td', { className, title: text }, ...highlighted(text, options.terms));
+    return el('td', { className, textContent: text });
+  };
   const row = (entry: LogEntry, index: number) => {
     const open = el('button', { type: 'button', className: 'expand', textContent: time(entry['@timestamp']) });
     const tr = el(
       'tr',
       { className: `entry${index === selected ? ' selected' : ''}` },
       el('td', { className: 'c-time' }, open),
-      el('td', { className: `c-level level-${entry.level ?? ''}`, textContent: entry.level ?? '' }),
-      el('td', { className: 'c-service', textContent: entry.service ?? '' }),
-      el('td', { className: 'c-host', textContent: entry.host ?? '' }),
-      el('td', { className: 'c-message', textContent: entry.message, title: entry.message }),
+      ...columns.map((column) => cell(entry, column)),
     );
     tr.setAttribute('aria-rowindex', String(index + 2));
     tr.dataset.index = String(index);

@@ -21,6 +21,7 @@ import * as m0019 from './0019_compact_rows.js';
 import * as m0020 from './0020_phrase_pairs.js';
 import * as m0021 from './0021_postgres_attribute_numbers.js';
 import * as m0022 from './0022_postgres_blocks.js';
+import * as m0023 from './0023_saved_searches.js';
 import * as m0026 from './0026_mfa_totp.js';
 import * as m0027 from './0027_session_details.js';
 import * as m0028 from './0028_passkeys.js';
@@ -53,6 +54,7 @@ export const logsMigrations = migrationSequence(
     '0020_phrase_pairs': m0020,
     '0021_postgres_attribute_numbers': m0021,
     '0022_postgres_blocks': m0022,
+    '0023_saved_searches': m0023,
     '0026_mfa_totp': m0026,
     '0027_session_details': m0027,
     '0028_passkeys': m0028,

@@ -29,7 +29,7 @@ function cells(row: LogsAuditTable): string[] {
  * False once the stream is destroyed (the client left: Fastify destroys the payload): stop producing,
  * rather than reading and encoding the rest of the trail for nobody.
  */
-async function roomFor(stream: Writable): Promise<boolean> {
+export async function roomFor(stream: Writable): Promise<boolean> {
   if (stream.destroyed) return false;
   if (!stream.writableNeedDrain) return true;
   const waiting = new AbortController();

@@ -6,6 +6,7 @@ import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { dict } from '../../../shared/dict.js';
+import { chosenEncoding, compressAsset, MIN_COMPRESSED_BYTES, type Encoding } from '../../http/compression.js';
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
@@ -15,6 +16,7 @@ const TYPES = dict<string>({
   '.css': 'text/css; charset=utf-8',
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
+  '.ico': 'image/x-icon',
 });
 
 export function consoleDirectory(): string {
@@ -30,6 +32,14 @@ export function consoleRoutes(directory = consoleDirectory()) {
       if (!existsSync(index())) return reply.code(503).type('text/plain; charset=utf-8').send('console not built (npm run build)');
       return reply.type('text/html; charset=utf-8').send(readFileSync(index()));
     });
+    // Hashed assets compressed once per encoding, on first request (their content never changes).
+    const compressed = new Map<string, Buffer>();
+    const encoded = (path: string, body: Buffer, encoding: Encoding): Buffer => {
+      const key = `${encoding}:${path}`;
+      let out = compressed.get(key);
+      if (!out) compressed.set(key, (out = compressAsset(body, encoding)));
+      return out;
+    };
     app.get<{ Params: { file: string } }>('/console/assets/:file', { schema: { hide: true } }, async (request, reply) => {
       const name = normalize(request.params.file);
       const extension = name.slice(name.lastIndexOf('.'));
@@ -37,7 +47,18 @@ export function consoleRoutes(directory = consoleDirectory()) {
       reply.header('content-security-policy', CSP);
       if (name.includes('/') || name.startsWith('.') || !TYPES[extension] || !existsSync(path))
         return reply.code(404).send({ error: 'not found' });
-      return reply.header('cache-control', 'public, max-age=31536000, immutable').type(TYPES[extension]).send(readFileSync(path));
+      reply.header('cache-control', 'public, max-age=31536000, immutable').header('vary', 'accept-encoding').type(TYPES[extension]);
+      const body = readFileSync(path);
+      const encoding =
+        extension === '.png' || body.length < MIN_COMPRESSED_BYTES ? null : chosenEncoding(request.headers['accept-encoding']);
+      if (encoding === null) return reply.send(body);
+      return reply.header('content-encoding', encoding).send(encoded(path, body, encoding));
+    });
+    // The browser asks for /favicon.ico by itself: the console's icon, not a 404 in its log.
+    app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => {
+      const path = join(directory, 'assets', 'favicon.svg');
+      if (!existsSync(path)) return reply.code(404).send({ error: 'not found' });
+      return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(readFileSync(path));
     });
   };
 }

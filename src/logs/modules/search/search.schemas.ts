@@ -29,6 +29,15 @@ export const SearchBody = Type.Object({
   sort: Type.Optional(Type.Object({ field: FieldName, order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  searchAfter: Type.Optional(
+    Type.Object(
+      { '@timestamp': Iso, id: Type.String({ minLength: 1, maxLength: 64 }) },
+      {
+        description:
+          'Keyset paging (sort on @timestamp only): the entries after this one, the last of the previous page, in the sort order; `page` is then ignored. Reaches every entry of a range, however many',
+      },
+    ),
+  ),
   trackTotal: Type.Optional(
     Type.Union([Type.Literal(true), Type.Integer({ minimum: 1, maximum: 100_000_000 })], {
       description:
@@ -93,4 +102,86 @@ export const DistinctQuery = Type.Object({
 export const DistinctResponse = Type.Object({
   field: Type.String(),
   values: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() })),
+});
+
+export const FieldStatsBody = Type.Object({
+  ...SearchFields,
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many of the most frequent values (default 10)' })),
+});
+export const FieldStatsResponse = Type.Object({
+  field: Type.String(),
+  type: Type.Union([Type.Literal('string'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('date'), Type.Null()], {
+    description: "The field's type in the tenant's logs; null when no entry of the tenant has it",
+  }),
+  matched: Type.Integer({ description: 'Entries matching the query in the range' }),
+  present: Type.Integer({ description: 'Of those, entries that have the field' }),
+  coverage: Type.Number({ description: 'present / matched (0 when nothing matched)' }),
+  distinct: Type.Integer({ description: 'Distinct values of the field among the matches' }),
+  values: Type.Array(
+    Type.Object({
+      value: Type.String(),
+      count: Type.Integer(),
+      share: Type.Number({ description: 'count / matched' }),
+    }),
+    { description: 'Most frequent first' },
+  ),
+});
+
+export const ExportBody = Type.Object({
+  ...SearchFields,
+  format: Type.Union([Type.Literal('csv'), Type.Literal('ndjson')]),
+  order: Type.Optional(
+    Type.Union([Type.Literal('desc'), Type.Literal('asc')], { description: 'By @timestamp: newest first (default) or oldest first' }),
+  ),
+  columns: Type.Optional(
+    Type.Array(FieldName, {
+      minItems: 1,
+      maxItems: 50,
+      description:
+        "Fields to export, in order (a top-level field or an attribute's dotted name). CSV default: @timestamp, level, service, host, message; NDJSON default: the whole entry",
+    }),
+  ),
+});
+
+export const ContextBody = Type.Object({
+  '@timestamp': Type.String({ format: 'date-time', description: "The entry's @timestamp" }),
+  id: Type.String({ minLength: 1, maxLength: 64, description: "The entry's id" }),
+  by: Type.Optional(
+    Type.Union([Type.Literal('host'), Type.Literal('service'), Type.Literal('none')], {
+      description: 'Surrounding entries of the same host (default) or service, or of the whole tenant',
+    }),
+  ),
+  before: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, description: 'Entries before it (default 10)' })),
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, description: 'Entries after it (default 10)' })),
+});
+
+export const ContextResponse = Type.Object({
+  entry: LogEntryView,
+  by: Type.String(),
+  value: Type.Union([Type.String(), Type.Null()], { description: "The entry's host or service (null: it has none, or by is none)" }),
+  before: Type.Array(LogEntryView, { description: 'Oldest first, up to the entry' }),
+  after: Type.Array(LogEntryView, { description: 'Oldest first, from the entry on' }),
+});
+
+export const PatternsBody = Type.Object({
+  ...SearchFields,
+  sample: Type.Optional(
+    Type.Integer({ minimum: 100, maximum: 50_000, description: 'Entries read at most, spread over the range (default 10,000)' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Patterns returned, most frequent first (default 50)' })),
+});
+
+export const PatternsResponse = Type.Object({
+  matched: Type.Integer({ description: 'Entries matching the search (at least, when matchedRelation is gte)' }),
+  matchedRelation: Type.Union([Type.Literal('eq'), Type.Literal('gte')]),
+  sampled: Type.Integer({ description: 'Entries grouped: every match, or a sample of them spread over the range' }),
+  patterns: Type.Array(
+    Type.Object({
+      pattern: Type.String({ description: 'The message with its variable parts as <*>' }),
+      count: Type.Integer({ description: 'Sampled entries of the pattern' }),
+      share: Type.Number({ description: 'count / sampled' }),
+      query: Type.String({ description: "A query finding the pattern's entries: its fixed parts as phrases" }),
+      example: Type.String(),
+    }),
+  ),
 });

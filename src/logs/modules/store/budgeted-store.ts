@@ -5,6 +5,8 @@ import type {
   NumericValuesRequest,
   DistinctRequest,
   FieldInfo,
+  FieldStats,
+  FieldStatsRequest,
   GroupCount,
   GroupCountsRequest,
   HistogramBucket,
@@ -47,6 +49,10 @@ export class BudgetedLogStore implements LogStore {
 
   distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
     return withBudget(this.timeoutMs, () => this.inner.distinct(request));
+  }
+
+  fieldStats(request: FieldStatsRequest): Promise<FieldStats> {
+    return withBudget(this.timeoutMs, () => this.inner.fieldStats(request));
   }
 
   topMessages(request: TopMessagesRequest): Promise<TopMessage[]> {

@@ -104,6 +104,24 @@ export interface DistinctRequest {
   to?: number | undefined;
 }
 
+/** A field over the entries of a query: how many have it, and its most frequent values. */
+export interface FieldStatsRequest extends Omit<SearchRequest, 'page' | 'limit' | 'sort' | 'offset' | 'after' | 'trackTotal'> {
+  field: string;
+  /** Most frequent values returned. */
+  limit: number;
+}
+
+export interface FieldStats {
+  /** Entries matching the query in the range. */
+  matched: number;
+  /** Of those, the entries that have the field. */
+  present: number;
+  /** Distinct values of the field among them. */
+  distinct: number;
+  /** Most frequent first (ties in code-unit order), at most `limit`. */
+  values: { value: string; count: number }[];
+}
+
 /** The most frequent messages of some levels in [from, to) (the dashboards' top errors). */
 export interface TopMessagesRequest {
   tenantId: string;
@@ -185,6 +203,8 @@ export interface LogStore {
   fields(tenantId: string): Promise<FieldInfo[]>;
   /** Most frequent first. */
   distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]>;
+  /** A field over the matches of a query: coverage, distinct values, the most frequent values. */
+  fieldStats(request: FieldStatsRequest): Promise<FieldStats>;
   topMessages(request: TopMessagesRequest): Promise<TopMessage[]>;
   groupCounts(request: GroupCountsRequest): Promise<GroupCount[]>;
   /** Counts and metrics per group of the matching entries, in no particular order. */

@@ -12,6 +12,8 @@ import {
   type AttributeValue,
   type DistinctRequest,
   type FieldInfo,
+  type FieldStats,
+  type FieldStatsRequest,
   type GroupCount,
   type GroupCountsRequest,
   type HistogramBucket,
@@ -393,6 +395,32 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
     for (const row of rows) add(row.value, Number(row.n));
     return sortDistinct(values, request.q, request.limit);
+  }
+
+  async fieldStats(input: FieldStatsRequest): Promise<FieldStats> {
+    const request = normalizeRange(input);
+    const field = resolveField(request.field);
+    if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
+    const from = await this.#visibleFrom(request.tenantId, request.from);
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, request.condition ?? EVERYTHING);
+    if (plan === null) return { matched: 0, present: 0, distinct: 0, values: [] };
+    const value = plan.fields.value(field);
+    const source = await this.rowsOf(plan, value);
+    // Matches, those with the field, and its distinct values: one pass; then its most frequent values.
+    const { rows: totals } = await sql<{ matched: number | string; present: number | string; distinct: number | string }>`
+      SELECT count(*) AS matched, count(${value}) AS present, count(DISTINCT ${value}) AS ${sql.ref('distinct')}
+      FROM ${source} l WHERE ${plan.where}`.execute(this.reads);
+    const { rows } = await sql<{ value: string | number; n: number | string }>`SELECT ${value} AS value, count(*) AS n
+      FROM ${await this.rowsOf(plan, value)} l WHERE ${plan.where} AND ${value} IS NOT NULL
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
+    const values = new Map<string, number>();
+    for (const row of rows) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
+    return {
+      matched: Number(totals[0]?.matched ?? 0),
+      present: Number(totals[0]?.present ?? 0),
+      distinct: Number(totals[0]?.distinct ?? 0),
+      values: sortDistinct(values, undefined, request.limit),
+    };
   }
 
   async topMessages({ tenantId, from, to, levels, limit }: TopMessagesRequest): Promise<TopMessage[]> {

@@ -8,6 +8,7 @@ import type {
   AggregateRequest,
   AppendResult,
   DistinctRequest,
+  FieldStatsRequest,
   GroupCountsRequest,
   HistogramRequest,
   LogEntry,
@@ -81,6 +82,9 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
   }
   override distinct(request: DistinctRequest) {
     return readAgainIfIndexDropped(() => super.distinct(request));
+  }
+  override fieldStats(request: FieldStatsRequest) {
+    return readAgainIfIndexDropped(() => super.fieldStats(request));
   }
   override topMessages(request: TopMessagesRequest) {
     return readAgainIfIndexDropped(() => super.topMessages(request));
