@@ -424,12 +424,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find(`';`), at(6), 'a term without letters is a substring match');
       assert.deepEqual(await find('NEAR(a b)'), at(7));
       assert.deepEqual(await find('"NEAR(a b)"'), at(7));
-      assert.deepEqual(await find('^col:'), at(7));
       assert.deepEqual(await find('log_entries'), at(6));
       assert.deepEqual(await find('"*"'), at(7));
       assert.deepEqual(await find('sda1* OR NEAR'), at(7, 1));
       assert.deepEqual(await find('\\"; OR 1=1'), [], 'escaped quote and operators stay literal');
-      for (const bad of ['status:[1 TO', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--']) {
+      // A `^` without a boost after a term is Lucene's syntax error too.
+      for (const bad of ['status:[1 TO', '"unterminated', 'a OR', '(a', 'a)', 'NOT', 'level:', '--', '^col:']) {
         assert.throws(() => searchCondition(bad), QuerySyntaxError, bad);
       }
       assert.equal((await store.search(base())).total, 8, 'still all there');

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('logs_saved_searches')
+    .ifNotExists()
     .addColumn('id', 'text', (col) => col.primaryKey())
     .addColumn('tenant_id', 'text', (col) => col.notNull())
     .addColumn('name', 'text', (col) => col.notNull())
@@ -18,7 +19,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (col) => col.notNull())
     .addColumn('updated_at', 'text', (col) => col.notNull())
     .execute();
-  await db.schema.createIndex('logs_saved_searches_name_idx').on('logs_saved_searches').columns(['tenant_id', 'name']).unique().execute();
+  await db.schema
+    .createIndex('logs_saved_searches_name_idx')
+    .ifNotExists()
+    .on('logs_saved_searches')
+    .columns(['tenant_id', 'name'])
+    .unique()
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
