@@ -1,3 +1,4 @@
+import { alertFromSearchLink } from '../alerts/from-search.js';
 import { api, ApiError } from '../api.js';
 import type { HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
 import { el } from '../dom.js';
@@ -123,6 +124,7 @@ export function renderExplore(ctx: PageContext): View {
     { className: 'explore' },
     el('h2', { className: 'visually-hidden', textContent: t.explore }),
     bar.node,
+    ctx.can('alerts:write') && alertFromSearchLink(params),
     el(
       'div',
       { className: 'columns' },
