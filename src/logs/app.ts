@@ -54,6 +54,7 @@ import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { RolesService } from './modules/roles/roles.service.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { patternsRoutes } from './modules/patterns/patterns.routes.js';
 import { createLogStore, openStoreReads, sqliteThreadDialect, writerThreadOf, type StoreReads } from './modules/store/index.js';
 import type { LogStore } from './modules/store/log-store.js';
 import type { K8sCluster } from './modules/k8s/k8s.cluster.js';
@@ -322,6 +323,7 @@ export async function buildLogsService({
   await app.register(rolesRoutes({ roles, guards }), { prefix: '/api/roles' });
   await app.register(apiKeysRoutes({ apiKeys, guards }), { prefix: '/api/v1/api-keys' });
   await app.register(searchRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
+  await app.register(patternsRoutes({ store, guards, now }), { prefix: '/api/v1/logs' });
   await app.register(auditRoutes({ audit, guards, now }), { prefix: '/api/v1/log-audit' });
   await app.register(alertsRoutes({ alerts, guards }), { prefix: '/api/v1/alerts' });
   const dashboards = new DashboardsService({
