@@ -9,6 +9,7 @@ import { changed, type PageContext, type View } from '../page.js';
 import { entryDetail } from './detail.js';
 import { fieldsSidebar } from './fields.js';
 import { histogram, histogramFigure } from './histogram.js';
+import { patternsPanel } from './patterns.js';
 import { queryBar } from './query-bar.js';
 import { resultsTable } from './results.js';
 import { timeRange, withFilter } from './search.js';
@@ -134,6 +135,7 @@ export function renderExplore(ctx: PageContext): View {
         { className: 'found', ariaLabel: t.results },
         el('div', { className: 'counts' }, status, loaded),
         chart.node,
+        patternsPanel({ query: () => params.get('q') ?? '', range: () => range, onFilter: (q) => go({ q }) }),
         results.node,
         detailSlot,
       ),
