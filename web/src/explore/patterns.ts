@@ -18,7 +18,6 @@ const WORDS = {
     share: 'Share',
     example: 'Example',
     filter: 'Filter',
-    filterBy: 'Show only this pattern',
     none: 'No entries to group.',
     sampled: (size: string, total: string) => `Grouped a sample of ${size} of ${total} entries; counts are estimates.`,
     whole: (total: string) => `Grouped all ${total} entries.`,
@@ -30,7 +29,6 @@ const WORDS = {
     share: 'Porsi',
     example: 'Contoh',
     filter: 'Saring',
-    filterBy: 'Tampilkan hanya pola ini',
     none: 'Tidak ada entri untuk dikelompokkan.',
     sampled: (size: string, total: string) => `Mengelompokkan sampel ${size} dari ${total} entri; jumlah adalah perkiraan.`,
     whole: (total: string) => `Mengelompokkan semua ${total} entri.`,
@@ -71,7 +69,7 @@ export function patternsPanel(options: {
           [
             w.filter,
             (p) =>
-              button(w.filter, () => options.onFilter(p.query), { className: 'filter-pattern', ariaLabel: `${w.filterBy}: ${p.pattern}` }),
+              button(w.filter, () => options.onFilter(p.query), { className: 'filter-pattern', ariaLabel: `${w.filter}: ${p.pattern}` }),
           ],
         ],
         answer.patterns,
