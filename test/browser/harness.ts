@@ -135,6 +135,8 @@ export class LogsClient {
       method,
       headers,
       body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+      // Bounded: a request that never gets an answer fails (and `eventually` tries again) instead of hanging the test.
+      signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
     let body: unknown = text;

@@ -1,6 +1,8 @@
 import { api, send } from './api.js';
 import type { ActiveAlertsResponse, Alert, AlertsPage, AlertState, AlertStatusBody, Rule, RulesResponse } from './api-types.js';
-import { button, el, tabs, table, type Column } from './dom.js';
+import { ruleForm } from './alerts/rule-form.js';
+import { alertWords } from './alerts/words.js';
+import { button, confirmDialog, el, tabs, table, type Column } from './dom.js';
 import { into, problem } from './feedback.js';
 import { count, time } from './format.js';
 import { words } from './i18n.js';
@@ -8,10 +10,13 @@ import { changed, type PageContext, type View } from './page.js';
 import { pager } from './pager.js';
 
 /**
- * Alerts: the active ones (firing, acknowledged, and silenced ones marked so), all of them page by page, and the rules. With
- * alerts:write each alert offers the changes the state machine allows from its state
- * (docs/alerts.md); the API still decides, and a refused change (409, e.g. the evaluator resolved the
- * alert meanwhile) shows the API's message on the alert's row.
+ * Alerts: the active ones (firing, acknowledged, and silenced ones marked as such), all of them page
+ * by page, and the rules. With alerts:write each alert offers the changes the state machine allows
+ * from its state (docs/alerts.md); the API still decides, and a refused change (409, e.g. the
+ * evaluator resolved the alert meanwhile) shows the API's message on the alert's row. Rules are
+ * created, edited (`view=rules&edit=<id>`), enabled, disabled and deleted here; `view=rules&new=1`
+ * opens the editor, prefilled from `query` and `window` (the Explore page's "Create an alert from
+ * this search").
  */
 
 type Target = AlertStatusBody['status'];
@@ -98,13 +103,10 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
   const state = ctx.params.get('state') ?? '';
   // The active list is not paged: its answer has no total, which counts as one page. A silenced
   // alert is still a problem: it stays on the Active tab, marked silenced, with un-silence and
-  // resolve (the API's /active is firing and acknowledged only).
+  // resolve (`include_silenced`).
   const answer: ActiveAlertsResponse & Partial<AlertsPage> =
     view === 'active'
-      ? await Promise.all([
-          api<ActiveAlertsResponse>('/api/v1/alerts/active'),
-          api<AlertsPage>('/api/v1/alerts/list?state=silenced&limit=1000'),
-        ]).then(([active, silenced]) => ({ data: [...active.data, ...silenced.data] }))
+      ? await api<ActiveAlertsResponse>('/api/v1/alerts/active?include_silenced=true')
       : await api<AlertsPage>(
           `/api/v1/alerts/list?${new URLSearchParams({ page: String(pageNumber), limit: '50', ...(state ? { state } : {}) }).toString()}`,
         );
@@ -182,8 +184,24 @@ async function alertsView(ctx: PageContext, view: string, reload: () => void): P
 
 async function rulesView(ctx: PageContext, reload: () => void): Promise<HTMLElement> {
   const t = words();
+  const w = alertWords();
   const { data } = await api<RulesResponse>('/api/v1/alerts/rules');
+  const writable = ctx.can('alerts:write');
   const message = el('div', { className: 'row-message', id: 'rules-message' });
+  const toRules = () => ctx.navigate(new URLSearchParams({ view: 'rules' }));
+  const editId = ctx.params.get('edit');
+  const editing = editId ? (data.find((rule) => rule.id === editId) ?? null) : null;
+  let editor: HTMLElement | null = null;
+  if (writable && (editing || ctx.params.get('new') === '1')) {
+    const form = ruleForm({
+      editing,
+      draft: { query: ctx.params.get('query') ?? undefined, window: ctx.params.get('window') ?? undefined },
+      onSaved: toRules,
+      onCancel: toRules,
+    });
+    editor = form.node;
+    queueMicrotask(() => form.node.querySelector<HTMLInputElement>('input')?.focus());
+  }
   const columns: Column<Rule>[] = [
     [t.colName, (r) => r.name],
     [t.query, (r) => el('code', { textContent: r.query || '*' })],
@@ -194,22 +212,45 @@ async function rulesView(ctx: PageContext, reload: () => void): Promise<HTMLElem
     [t.colLastEvaluated, (r) => `${time(r.last_evaluated_at)}${r.last_count === null ? '' : ` (${count(r.last_count)})`}`],
     [t.colLastError, (r) => r.last_error ?? ''],
   ];
-  if (ctx.can('alerts:write'))
+  const failed = (error: unknown) => message.replaceChildren(problem(error));
+  if (writable)
     columns.push([
       t.colActions,
       (r) =>
-        button(
-          r.enabled ? t.disable : t.enable,
-          () =>
-            void send('POST', `/api/v1/alerts/rules/${encodeURIComponent(r.id)}/${r.enabled ? 'disable' : 'enable'}`).then(
-              reload,
-              (error: unknown) => message.replaceChildren(problem(error)),
-            ),
-          { className: 'toggle-rule' },
+        el(
+          'div',
+          { className: 'rule-actions' },
+          el('a', {
+            href: `#/alerts?${new URLSearchParams({ view: 'rules', edit: r.id }).toString()}`,
+            className: 'edit-rule',
+            textContent: w.edit,
+            ariaLabel: `${w.edit} ${r.name}`,
+          }),
+          button(
+            r.enabled ? t.disable : t.enable,
+            () =>
+              void send('POST', `/api/v1/alerts/rules/${encodeURIComponent(r.id)}/${r.enabled ? 'disable' : 'enable'}`).then(
+                reload,
+                failed,
+              ),
+            { className: 'toggle-rule' },
+          ),
+          button(
+            w.delete,
+            () =>
+              void confirmDialog(`${w.deleteQuestion} (${r.name})`, w.deleteRule, w.cancel).then((yes) => {
+                if (yes) send('DELETE', `/api/v1/alerts/rules/${encodeURIComponent(r.id)}`).then(reload, failed);
+              }),
+            { className: 'delete-rule', ariaLabel: `${w.delete} ${r.name}` },
+          ),
         ),
     ]);
-  if (!data.length) return el('div', {}, message, el('p', { textContent: t.noRules }));
+  const create =
+    writable && !editor
+      ? el('a', { href: '#/alerts?view=rules&new=1', id: 'new-rule', className: 'button', textContent: w.newRule })
+      : null;
+  if (!data.length) return el('div', {}, create, editor, message, el('p', { textContent: t.noRules }));
   const rows = table(t.rules, columns, data, { id: 'rules-table' });
   data.forEach((rule, i) => rows.tBodies[0]!.rows[i]!.setAttribute('data-rule-id', rule.id));
-  return el('div', {}, message, rows);
+  return el('div', {}, create, editor, message, rows);
 }

@@ -383,6 +383,20 @@ for (const dialect of DIALECTS) {
         [made.e, made.b, made.a],
         'firing and acknowledged, newest first',
       );
+      // The console's Active tab: silenced alerts stay in view (open, quiet until their `until`).
+      assert.deepEqual(
+        (await api('GET', '/active?include_silenced=true', undefined, t))
+          .json()
+          .data.map((a: { id: string; state: string }) => [a.id, a.state]),
+        [
+          [made.e, 'firing'],
+          [made.c, 'silenced'],
+          [made.b, 'acknowledged'],
+          [made.a, 'firing'],
+        ],
+        'with include_silenced: every open alert, newest first; resolved ones still left out',
+      );
+      assert.equal((await api('GET', '/active?include_silenced=maybe', undefined, t)).statusCode, 400);
       assert.deepEqual(await logs.alerts.activeCountsBySeverity(tenant), { critical: 2, high: 0, medium: 1, low: 0, info: 0 });
       // The dashboards overview takes its counts from the alerts module.
       const overview = await logs.request({ method: 'GET', url: '/api/v1/dashboard/overview', headers: { ...(await logs.admin()), ...t } });

@@ -1,3 +1,4 @@
+import { alertFromSearchLink } from '../alerts/from-search.js';
 import { api, ApiError, download } from '../api.js';
 import type { ExportBody, HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
 import { button, el } from '../dom.js';
@@ -176,6 +177,7 @@ export function renderExplore(ctx: PageContext): View {
     el('h2', { className: 'visually-hidden', textContent: t.explore }),
     bar.node,
     savedSearches(params, ctx.navigate),
+    ctx.can('alerts:write') && alertFromSearchLink(params),
     el(
       'div',
       { className: 'columns' },

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { errorResponses } from '../../http/errors.js';
 import { clientOf, type LogsGuards } from '../auth/authenticate.js';
 import {
+  ActiveQuery,
   ActiveResponse,
   Alert,
   IdParams,
@@ -121,13 +122,14 @@ export function alertsRoutes({ alerts, guards }: { alerts: AlertsService; guards
       {
         schema: {
           tags,
-          summary: 'Firing and acknowledged alerts, newest first',
+          summary: 'Firing and acknowledged alerts (and silenced ones with include_silenced=true), newest first',
           security: SECURED,
+          querystring: ActiveQuery,
           response: { 200: ActiveResponse, ...readErrors },
         },
         preHandler: read,
       },
-      async (request) => ({ data: await alerts.active(request.tenantId) }),
+      async (request) => ({ data: await alerts.active(request.tenantId, request.query.include_silenced) }),
     );
 
     app.get(

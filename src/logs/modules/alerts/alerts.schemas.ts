@@ -160,6 +160,13 @@ export const ListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
 });
 
+export const ActiveQuery = Type.Object({
+  include_silenced: Type.Boolean({
+    default: false,
+    description: "Also list silenced alerts (open, but quiet until their `until`), e.g. for the console's Active tab",
+  }),
+});
+
 export const RulesResponse = Type.Object({ data: Type.Array(Rule) });
 export const ActiveResponse = Type.Object({ data: Type.Array(Alert) });
 export const ListResponse = Type.Object({

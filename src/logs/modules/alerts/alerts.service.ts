@@ -8,7 +8,7 @@ import { parseQuery } from '../query/parser.js';
 import { appendHistory, type AlertEvaluator, type EvaluationResult } from './alerts.evaluator.js';
 import { webhookUrlProblem } from './alerts.notifier.js';
 import { isUniqueViolation, type AlertRow, type AlertRuleRow, type AlertsRepository, type HistoryEntry } from './alerts.repository.js';
-import { ACTIVE_STATES, userMayChange, type AlertState, type ConditionType, type Severity } from './alerts.states.js';
+import { ACTIVE_STATES, OPEN_STATES, userMayChange, type AlertState, type ConditionType, type Severity } from './alerts.states.js';
 import { alertView, formatDuration, ruleView, type AlertView, type RuleView } from './alerts.views.js';
 import { dict } from '../../../shared/dict.js';
 
@@ -325,9 +325,10 @@ export class AlertsService {
     return alertView(updated);
   }
 
-  /** Firing and acknowledged alerts, newest first. */
-  async active(tenantId: string): Promise<AlertView[]> {
-    return (await this.deps.repository.listAlerts({ tenantId, states: ACTIVE_STATES }, 1, 1000)).rows.map(alertView);
+  /** Firing and acknowledged alerts, newest first; with `includeSilenced`, every open one. */
+  async active(tenantId: string, includeSilenced = false): Promise<AlertView[]> {
+    const states = includeSilenced ? OPEN_STATES : ACTIVE_STATES;
+    return (await this.deps.repository.listAlerts({ tenantId, states }, 1, 1000)).rows.map(alertView);
   }
 
   async list(tenantId: string, filter: AlertListFilter, page: number, limit: number): Promise<{ data: AlertView[]; total: number }> {
