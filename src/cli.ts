@@ -205,20 +205,27 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'reset-password': {
-    usage: 'reset-password <no_pegawai>',
-    summary: "set a new generated password for a gateway user, end the user's sessions (printed once, audited)",
-    async run({ positional: [noPegawai] }) {
+    usage: 'reset-password <no_pegawai> [--remove-second-factor]',
+    summary:
+      "set a new generated password for a gateway user, end the user's sessions (printed once, audited); --remove-second-factor: also remove the user's authenticator and recovery codes (a lost phone)",
+    async run({ positional: [noPegawai], flags }) {
       await withDatabase<GatewaySchema>('gateway', loadGatewayConfig(process.env).databaseUrl, async (database) => {
-        process.stdout.write(`new password for ${noPegawai}: ${await resetPasswordOffline(database, noPegawai!)}\n`);
+        const removeSecondFactor = flags.has('--remove-second-factor');
+        const reset = await resetPasswordOffline(database, noPegawai!, Date.now, { removeSecondFactor });
+        process.stdout.write(`new password for ${noPegawai}: ${reset.password}\n`);
+        if (removeSecondFactor) process.stdout.write(secondFactorLine(reset.secondFactorRemoved));
       });
     },
   },
   'logs-reset-password': {
-    usage: 'logs-reset-password <username>',
-    summary: 'the same for a logs-service user (for example the logs administrator)',
-    async run({ positional: [username] }) {
+    usage: 'logs-reset-password <username> [--remove-second-factor]',
+    summary: 'the same for a logs-service user (for example the logs administrator); passkeys are kept',
+    async run({ positional: [username], flags }) {
       await withDatabase<LogsSchema>('logs', loadLogsConfig(process.env).databaseUrl, async (database) => {
-        process.stdout.write(`new password for ${username}: ${await resetLogsPasswordOffline(database, username!)}\n`);
+        const removeSecondFactor = flags.has('--remove-second-factor');
+        const reset = await resetLogsPasswordOffline(database, username!, Date.now, { removeSecondFactor });
+        process.stdout.write(`new password for ${username}: ${reset.password}\n`);
+        if (removeSecondFactor) process.stdout.write(secondFactorLine(reset.secondFactorRemoved));
       });
     },
   },
@@ -292,6 +299,11 @@ class UsageError extends Error {
   ) {
     super(command === undefined ? 'unknown command' : `usage: gerbang ${COMMANDS[command]!.usage}`);
   }
+}
+
+/** What `--remove-second-factor` did, for the operator. */
+function secondFactorLine(removed: boolean): string {
+  return removed ? 'second factor removed: the user signs in with the password and enrols again\n' : 'no second factor was enrolled\n';
 }
 
 /** The arguments the command's usage line allows: `<required>`, `[optional]` and `[--flag]` words; `--` ends the options. */

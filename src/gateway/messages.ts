@@ -24,6 +24,10 @@ export const MESSAGES = {
     id: 'Autentikasi dua faktor aktif. Simpan kode pemulihan ini: tidak akan ditampilkan lagi',
     en: 'Second factor enrolled. Keep these recovery codes: they are not shown again',
   },
+  MFA_RECOVERY_CODES: {
+    id: 'Kode pemulihan baru dibuat; kode lama tidak berlaku. Simpan kode ini: tidak akan ditampilkan lagi',
+    en: 'New recovery codes made; the old ones no longer work. Keep these: they are not shown again',
+  },
   MFA_REMOVED: { id: 'Autentikasi dua faktor berhasil dihapus', en: 'Second factor removed' },
   SESSIONS_LISTED: { id: 'Data sesi berhasil diambil', en: 'Sessions retrieved' },
   SESSION_ENDED: { id: 'Sesi berhasil diakhiri', en: 'Session ended' },

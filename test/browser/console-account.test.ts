@@ -135,6 +135,60 @@ describe('console account: second factor, passkeys, sessions in Chromium', { tim
     await page.close();
   });
 
+  test('new recovery codes from the account page with a current code: shown once with a download; the old ones stop working', async () => {
+    const user = await system.api.userWith(['logs:read'], 'regenuser');
+    const page = await newPage(browser);
+    await signIn(page, base, user, PASSWORD);
+    await openAccount(page);
+    await page.waitForSelector('#totp-setup');
+    await page.click('#totp-setup');
+    await page.waitForSelector('#totp-secret');
+    const secret = (await textOf(page, '#totp-secret')).replace(/\s+/g, '');
+    await page.keyboard.type(totpCode(secret, Date.now()));
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#recovery-codes');
+    const old = await page.$$eval('#recovery-codes li', (items) => items.map((item) => item.textContent ?? ''));
+    await page.click('#recovery-done');
+    await page.waitForSelector('#recovery-new-code');
+
+    await page.type('#recovery-new-code', '000000');
+    await page.click('#recovery-new button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#recovery-new-error')?.textContent === 'invalid credentials');
+    await page.$eval('#recovery-new-code', (input) => ((input as HTMLInputElement).value = ''));
+    // The confirming code's step is spent: the next step's code (inside the one step of drift).
+    await page.type('#recovery-new-code', totpCode(secret, Date.now() + STEP_MS));
+    const made = page.waitForResponse((response) => response.url().endsWith('/api/mfa/recovery-codes'));
+    await page.click('#recovery-new button[type=submit]');
+    assert.equal((await made).status(), 200);
+    await page.waitForSelector('#recovery-codes');
+    const fresh = await page.$$eval('#recovery-codes li', (items) => items.map((item) => item.textContent ?? ''));
+    assert.equal(fresh.length, 10);
+    assert.ok(!fresh.some((code) => old.includes(code)), 'all new');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'recovery-download');
+    await assertAccessible(page, 'new recovery codes');
+    const downloads = await saveDownloads(page);
+    const saved = downloads.next();
+    await page.keyboard.press('Enter');
+    const file = readFileSync(await saved, 'utf8');
+    for (const code of fresh) assert.ok(file.includes(code), `${code} is in the downloaded file`);
+    await page.click('#recovery-done');
+    await page.waitForFunction(() => document.querySelector('#recovery-left')?.textContent?.endsWith(': 10'));
+    assert.equal(await page.$('#recovery-codes'), null, 'the codes are not shown again');
+
+    const challenge = async () =>
+      (
+        (await system.api.request('POST', '/api/login', { body: { username: user, password: PASSWORD } })).body as {
+          mfa: { challenge: string };
+        }
+      ).mfa.challenge;
+    const withOld = await system.api.request('POST', '/api/login/mfa', { body: { challenge: await challenge(), code: old[0] } });
+    assert.equal(withOld.status, 401, 'an old code no longer signs in');
+    const withNew = await system.api.request('POST', '/api/login/mfa', { body: { challenge: await challenge(), code: fresh[0] } });
+    assert.equal(withNew.status, 200, 'a new one does');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
   test("a passkey registered and used with Chromium's virtual authenticator; sessions listed and the others ended", async () => {
     const user = await system.api.userWith(['logs:read'], 'passkeyuser');
     const other = await system.api.login(user, PASSWORD);
@@ -187,7 +241,7 @@ describe('console account: second factor, passkeys, sessions in Chromium', { tim
     await page.close();
   });
 
-  test("an administrator ends a user's sessions and removes their second factor from the account page", async () => {
+  test("an administrator ends a user's sessions, removes their second factor and a passkey from the account page", async () => {
     const { users } = await system.api.asAdmin('GET', '/api/users');
     const target = (users as { id: string; username: string }[]).find((user) => user.username === 'totpuser')!;
     const held = await system.api.request('POST', '/api/login', { body: { username: 'totpuser', password: PASSWORD } });
@@ -209,6 +263,21 @@ describe('console account: second factor, passkeys, sessions in Chromium', { tim
     await page.waitForFunction(() => document.querySelector('#user-security-notice')?.textContent === 'The authenticator app was removed.');
     const plain = await system.api.request('POST', '/api/login', { body: { username: 'totpuser', password: PASSWORD } });
     assert.equal(plain.status, 200, 'a password alone again');
+
+    // The passkey passkeyuser registered (the second test), removed by the administrator.
+    const holder = (users as { id: string; username: string }[]).find((user) => user.username === 'passkeyuser')!;
+    await page.evaluate((id) => (location.hash = `#/account?user=${id}`), holder.id);
+    await page.waitForFunction(() => document.querySelector('#user-passkeys tbody td')?.textContent === 'Laptop');
+    await assertAccessible(page, "a user's passkeys");
+    await page.click('#user-passkeys .remove-user-passkey');
+    await page.waitForSelector('dialog #confirm-yes');
+    const removed = page.waitForResponse((response) => /\/api\/users\/[^/]+\/passkeys\//.test(response.url()));
+    await page.click('#confirm-yes');
+    assert.equal((await removed).status(), 200);
+    await page.waitForFunction(() => document.querySelector('#user-security-notice')?.textContent === 'The passkey was removed.');
+    assert.equal(await page.$$eval('#user-passkeys tbody tr', (trs) => trs.length), 0);
+    const left = await system.api.asAdmin('GET', `/api/users/${holder.id}/passkeys`);
+    assert.deepEqual(left.passkeys, []);
     assert.deepEqual(page.problems, []);
     await page.close();
   });

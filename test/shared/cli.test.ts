@@ -12,6 +12,7 @@ import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, uniqueName } 
 import { killHard, startLogsProcess } from '../helpers/logs-process.js';
 import { ftsTableName } from '../../src/logs/modules/store/sqlite/fts-hours.js';
 import { closedPort } from '../helpers/upstream.js';
+import { totpCode } from '../../src/shared/mfa/totp.js';
 import { LOGS_NODE_OPTIONS } from '../../src/logs/node-options.js';
 import { nodeArgs } from '../helpers/node-args.js';
 
@@ -63,7 +64,7 @@ describe('gerbang CLI: help and usage', () => {
     }
     const missing = cli(['logs-reset-password']);
     assert.equal(missing.status, 2);
-    assert.equal(missing.stderr, 'usage: gerbang logs-reset-password <username>\n');
+    assert.equal(missing.stderr, 'usage: gerbang logs-reset-password <username> [--remove-second-factor]\n');
   });
 });
 
@@ -93,6 +94,53 @@ for (const dialect of DIALECTS) {
         const unknown = cli(['logs-reset-password', 'nobody-here'], { LOGS_DATABASE_URL: logs.url });
         assert.equal(unknown.status, 1);
         assert.match(unknown.stderr, /no logs user "nobody-here"/);
+      } finally {
+        await logs.close();
+      }
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`gerbang CLI: logs-reset-password --remove-second-factor [${dialect}]`, () => {
+    test('only with the flag are the authenticator and recovery codes removed (audited): the user then signs in with the new password alone', async () => {
+      const logs = await startTestLogs(dialect);
+      try {
+        const user = await logs.userWith(['logs:read']);
+        const headers = { authorization: `Bearer ${(await logs.login(user.username, PASSWORD)).access_token}` };
+        const start = await logs.request({ method: 'POST', url: '/api/mfa/totp/start', headers });
+        const secret: string = start.json().secret;
+        const code = totpCode(secret, logs.clock.ms);
+        const confirm = await logs.request({ method: 'POST', url: '/api/mfa/totp/confirm', headers, payload: { code } });
+        assert.equal(confirm.statusCode, 200, confirm.body);
+        const login = (password: string) =>
+          logs.request({ method: 'POST', url: '/api/login', payload: { username: user.username, password } });
+
+        const plain = cli(['logs-reset-password', user.username], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(plain.status, 0, plain.stderr);
+        assert.doesNotMatch(plain.stdout, /second factor/);
+        const asked = await login(/new password for \S+: (\S+)/.exec(plain.stdout)![1]!);
+        assert.equal(asked.statusCode, 401, 'without the flag the code is still asked for');
+        assert.ok(asked.json().mfa.challenge);
+
+        const removed = cli(['logs-reset-password', user.username, '--remove-second-factor'], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(removed.status, 0, removed.stderr);
+        assert.match(removed.stdout, /^second factor removed/m);
+        assert.equal((await login(/new password for \S+: (\S+)/.exec(removed.stdout)![1]!)).statusCode, 200, 'the password alone');
+        const audit = await logs.request({
+          method: 'GET',
+          url: '/api/v1/log-audit/search?action=auth.mfa_remove',
+          headers: await logs.admin(),
+        });
+        const row = (audit.json().data as { actor: string; target_id: string; details: unknown }[]).find(
+          (entry) => entry.target_id === user.id,
+        );
+        assert.equal(row?.actor, 'cli');
+        assert.match(JSON.stringify(row?.details), /"by":"cli"/);
+
+        const again = cli(['logs-reset-password', user.username, '--remove-second-factor'], { LOGS_DATABASE_URL: logs.url });
+        assert.equal(again.status, 0, again.stderr);
+        assert.match(again.stdout, /^no second factor was enrolled$/m);
       } finally {
         await logs.close();
       }
@@ -197,7 +245,8 @@ describe('gerbang CLI: usage and operational errors', () => {
       [['logs', '--verbose'], 'unknown option "--verbose"', 'logs'],
       [['migrate', 'now'], 'unexpected argument "now"', 'migrate'],
       [['rotate-signing-keys', '--prune', '--all'], 'unknown option "--all"', 'rotate-signing-keys [--prune]'],
-      [['reset-password', 'a', 'b'], 'unexpected argument "b"', 'reset-password <no_pegawai>'],
+      [['reset-password', 'a', 'b'], 'unexpected argument "b"', 'reset-password <no_pegawai> [--remove-second-factor]'],
+      [['reset-password', 'a', '--remove-2fa'], 'unknown option "--remove-2fa"', 'reset-password <no_pegawai> [--remove-second-factor]'],
       [['help', 'backup', 'restore'], 'unexpected argument "restore"', 'help [command]'],
     ] as const) {
       const result = cli([...args], { DATA_DIR: '/nonexistent/gerbang' });

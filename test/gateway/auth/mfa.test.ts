@@ -315,6 +315,42 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('recovery codes regenerated with a current TOTP code: ten new ones sign in, the old ones no longer do; a wrong code or a recovery code refused; audited', async () => {
+      const own = await signedInUser();
+      const { secret, recoveryCodes: old } = await api.enrol(own.token);
+      const notEnrolled = await signedInUser();
+      assert.equal((await api.call('POST', `${MFA}/recovery-codes`, notEnrolled.token, { code: '123456' })).statusCode, 404);
+      const wrong = await api.call('POST', `${MFA}/recovery-codes`, own.token, { code: '000000' });
+      assert.equal(wrong.statusCode, 400);
+      assert.equal(
+        (await api.call('POST', `${MFA}/recovery-codes`, own.token, { code: old[0]! })).statusCode,
+        400,
+        'a TOTP code, not a recovery code',
+      );
+      const code = api.nextCode(secret);
+      const renewed = await api.call('POST', `${MFA}/recovery-codes`, own.token, { code });
+      assert.equal(renewed.statusCode, 200, renewed.body);
+      assert.equal(renewed.headers['cache-control'], 'no-store');
+      const fresh: string[] = renewed.json().data.recovery_codes;
+      assert.equal(fresh.length, 10);
+      assert.ok(!fresh.some((c) => old.includes(c)));
+      assert.equal(
+        (await api.call('POST', `${MFA}/recovery-codes`, own.token, { code })).statusCode,
+        400,
+        'the same code is not taken twice',
+      );
+      assert.equal((await api.call('GET', MFA, own.token)).json().data.recovery_codes_left, 10);
+
+      const withOld = await api.login(own.fields.no_pegawai, own.fields.kata_sandi);
+      assert.equal((await api.verify(withOld.json().data.challenge, old[1]!)).statusCode, 401, 'an old code no longer signs in');
+      const withNew = await api.login(own.fields.no_pegawai, own.fields.kata_sandi);
+      assert.equal((await api.verify(withNew.json().data.challenge, fresh[0]!)).statusCode, 200, 'a new one does');
+
+      const audit = (await auditActions(gw)).filter((row) => row.action === 'auth.mfa_recovery_codes' && row.target_id === own.id);
+      assert.ok(audit.some((row) => row.outcome === 'success' && row.actor_id === own.id));
+      assert.ok(audit.some((row) => row.outcome === 'failure' && row.details.reason === 'code_invalid'));
+    });
+
     test('before the password is verified nothing differs: the same argon2 work and the same 401 whether the account exists or has a second factor', async () => {
       const enrolled = await signedInUser();
       await api.enrol(enrolled.token);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { totpCode } from '../../../src/shared/mfa/totp.js';
 import { DIALECTS } from '../../helpers/databases.js';
 import { startTestGateway } from '../../helpers/gateway.js';
 import { nodeArgs } from '../../helpers/node-args.js';
@@ -41,6 +42,38 @@ for (const dialect of DIALECTS) {
         const again = cli(['reset-password', fields.no_pegawai], { GATEWAY_DATABASE_URL: gw.databaseUrl });
         assert.equal(again.status, 0, again.stderr);
         await gw.login(fields.no_pegawai, /new password for \S+: (\S+)/.exec(again.stdout)![1]!);
+
+        // A lost phone: only with --remove-second-factor does the authenticator go (audited apart).
+        const enrolled = await gw.createUser();
+        const enrolledToken = await gw.login(enrolled.fields.no_pegawai, enrolled.fields.kata_sandi);
+        const started = await gw.request({ method: 'POST', url: '/api/v1/auth/mfa/totp', headers: { authorization: enrolledToken } });
+        gw.clock.advance(30_000);
+        const confirmed = await gw.request({
+          method: 'POST',
+          url: '/api/v1/auth/mfa/totp/confirm',
+          headers: { authorization: enrolledToken },
+          payload: { code: totpCode(started.json().data.secret, gw.clock.now()) },
+        });
+        assert.equal(confirmed.statusCode, 200, confirmed.body);
+        const passwordStep = (kata_sandi: string) =>
+          gw.request({ method: 'POST', url: '/api/v1/auth/login', payload: { no_pegawai: enrolled.fields.no_pegawai, kata_sandi } });
+        const plain = cli(['reset-password', enrolled.fields.no_pegawai], { GATEWAY_DATABASE_URL: gw.databaseUrl });
+        assert.equal(plain.status, 0, plain.stderr);
+        assert.doesNotMatch(plain.stdout, /second factor/);
+        const asked = await passwordStep(/new password for \S+: (\S+)/.exec(plain.stdout)![1]!);
+        assert.equal(asked.json().data?.requireMfa, true, 'without the flag the code is still asked for');
+        const removed = cli(['reset-password', enrolled.fields.no_pegawai, '--remove-second-factor'], {
+          GATEWAY_DATABASE_URL: gw.databaseUrl,
+        });
+        assert.equal(removed.status, 0, removed.stderr);
+        assert.match(removed.stdout, /^second factor removed/m);
+        assert.equal((await passwordStep(/new password for \S+: (\S+)/.exec(removed.stdout)![1]!)).statusCode, 200, 'the password alone');
+        const removal = (await gw.audit.list(100)).find((row) => row.action === 'auth.mfa_remove' && row.target_id === enrolled.id);
+        assert.equal(removal?.actor, 'cli');
+        const nothing = cli(['reset-password', enrolled.fields.no_pegawai, '--remove-second-factor'], {
+          GATEWAY_DATABASE_URL: gw.databaseUrl,
+        });
+        assert.match(nothing.stdout, /^no second factor was enrolled$/m);
 
         const unknown = cli(['reset-password', 'nobody'], { GATEWAY_DATABASE_URL: gw.databaseUrl });
         assert.equal(unknown.status, 1);

@@ -146,6 +146,32 @@ for (const dialect of DIALECTS) {
       assert.ok(audit.some((row) => row.actor === user.username));
     });
 
+    test('recovery codes regenerated with a current code: ten new ones sign in, the old ones no longer do; a wrong code or a recovery code refused; audited', async () => {
+      const user = await logs.userWith(['logs:read']);
+      const plain = await logs.userWith(['logs:read']);
+      const regenerate = (headers: Record<string, string>, code: string) =>
+        logs.request({ method: 'POST', url: '/api/mfa/recovery-codes', headers, payload: { code } });
+      assert.equal((await regenerate(plain.headers, '123456')).statusCode, 409, 'nothing enrolled');
+      const { secret, recoveryCodes: old } = await enrol(logs, user.headers);
+      assert.equal((await regenerate(user.headers, '000000')).statusCode, 401);
+      assert.equal((await regenerate(user.headers, old[0]!)).statusCode, 401, 'a code from the app, not a recovery code');
+      const code = totpCode(secret, logs.clock.ms);
+      const renewed = await regenerate(user.headers, code);
+      assert.equal(renewed.statusCode, 200, renewed.body);
+      assert.equal(renewed.headers['cache-control'], 'no-store');
+      const fresh: string[] = renewed.json().recovery_codes;
+      assert.equal(fresh.length, 10);
+      assert.ok(!fresh.some((c) => old.includes(c)));
+      assert.equal((await regenerate(user.headers, code)).statusCode, 401, 'the same code is not taken twice');
+      const withOld = await codeStep(logs, (await passwordStep(logs, user.username)).json().mfa.challenge, old[1]!);
+      assert.equal(withOld.statusCode, 401, 'an old code no longer signs in');
+      const withNew = await codeStep(logs, (await passwordStep(logs, user.username)).json().mfa.challenge, fresh[0]!);
+      assert.equal(withNew.statusCode, 200, withNew.body);
+      const audit = (await auditActions(logs, 'auth.mfa_recovery_codes')).filter((row) => row.target_id === user.id);
+      assert.ok(audit.some((row) => row.outcome === 'success' && row.actor === user.username));
+      assert.ok(audit.some((row) => row.outcome === 'failure'));
+    });
+
     test('wrong codes count toward the lockout, and a right password again does not reset them', async () => {
       const user = await logs.userWith(['logs:read']);
       const { secret } = await enrol(logs, user.headers);

@@ -61,6 +61,52 @@ for (const dialect of DIALECTS) {
       assert.equal(after.response.statusCode, 401, 'a removed passkey signs in no more');
     });
 
+    test("an administrator (users:manage) lists and removes a user's passkey: it signs in no more; audited; others are refused", async () => {
+      const user = await logs.userWith(['logs:read']);
+      const other = await logs.userWith(['logs:read']);
+      const authenticator = new SoftAuthenticator(ORIGIN);
+      const made = await register(logs, user.headers, authenticator, 'Phone');
+      assert.equal(made.statusCode, 201, made.body);
+      const passkeyId: string = made.json().id;
+      const admin = await logs.admin();
+
+      const listed = await logs.request({ method: 'GET', url: `/api/users/${user.id}/passkeys`, headers: admin });
+      assert.equal(listed.statusCode, 200, listed.body);
+      assert.deepEqual(
+        listed.json().passkeys.map((row: { id: string; name: string }) => [row.id, row.name]),
+        [[passkeyId, 'Phone']],
+      );
+      const viewer = await logs.userWith(['logs:read']);
+      assert.equal((await logs.request({ method: 'GET', url: `/api/users/${user.id}/passkeys`, headers: viewer.headers })).statusCode, 403);
+      const denied = await logs.request({ method: 'DELETE', url: `/api/users/${user.id}/passkeys/${passkeyId}`, headers: viewer.headers });
+      assert.equal(denied.statusCode, 403, 'users:manage is needed');
+      const manager = await logs.userWith(['users:manage']);
+      const upward = await logs.request({ method: 'GET', url: `/api/users/${user.id}/passkeys`, headers: manager.headers });
+      assert.equal(upward.statusCode, 403, 'not on a user holding a permission the manager lacks (logs:read)');
+      assert.equal((await logs.request({ method: 'GET', url: '/api/users/nobody/passkeys', headers: admin })).statusCode, 404);
+      const wrongOwner = await logs.request({ method: 'DELETE', url: `/api/users/${other.id}/passkeys/${passkeyId}`, headers: admin });
+      assert.equal(wrongOwner.statusCode, 404, "another user's id does not reach this passkey");
+
+      const removed = await logs.request({ method: 'DELETE', url: `/api/users/${user.id}/passkeys/${passkeyId}`, headers: admin });
+      assert.equal(removed.statusCode, 200, removed.body);
+      assert.deepEqual((await logs.request({ method: 'GET', url: '/api/passkeys', headers: user.headers })).json().passkeys, []);
+      assert.equal((await passkeyLogin(logs, (options) => authenticator.get(options))).response.statusCode, 401, 'it signs in no more');
+      const again = await logs.request({ method: 'DELETE', url: `/api/users/${user.id}/passkeys/${passkeyId}`, headers: admin });
+      assert.equal(again.statusCode, 404);
+
+      const audit = await logs.request({
+        method: 'GET',
+        url: '/api/v1/log-audit/search?action=auth.passkey_remove&limit=100',
+        headers: admin,
+      });
+      const row = (audit.json().data as { actor: string; target_id: string | null; details: unknown }[]).find(
+        (entry) => entry.target_id === user.id,
+      );
+      assert.ok(row, audit.body);
+      assert.match(JSON.stringify(row.details), /"by":"administrator"/);
+      assert.match(JSON.stringify(row.details), new RegExp(passkeyId.slice(0, 16)));
+    });
+
     test('a challenge is single use; another origin or a wrong signature is refused', async () => {
       const user = await logs.userWith(['logs:read']);
       const authenticator = new SoftAuthenticator(ORIGIN);

@@ -5,10 +5,10 @@ import { into } from '../feedback.js';
 import { time } from '../format.js';
 import { words } from '../i18n.js';
 import type { PageContext, View } from '../page.js';
-import { enrolment } from './enrol.js';
+import { enrolment, recoveryCodes } from './enrol.js';
 import { accountWords } from './texts.js';
 import { userSecurity } from './user-security.js';
-import type { MfaStatus, PasskeyOptions, PasskeysResponse, SessionsResponse } from './types.js';
+import type { MfaRecoveryCodes, MfaStatus, PasskeyOptions, PasskeysResponse, SessionsResponse } from './types.js';
 
 const messageOf = (error: unknown) => (error instanceof ApiError ? error.full : error instanceof Error ? error.message : String(error));
 
@@ -89,9 +89,35 @@ function drawMfa(section: HTMLElement, notice = ''): void {
         (e: unknown) => (error.textContent = messageOf(e)),
       );
     });
-    box.append(form);
+    box.append(form, regenerateForm(section));
     return box;
   });
+}
+
+/** Ten new recovery codes with a current code: shown this once with a download, as at enrolment. */
+function regenerateForm(section: HTMLElement): HTMLElement {
+  const t = accountWords();
+  const code = el('input', { id: 'recovery-new-code', autocomplete: 'one-time-code', inputMode: 'numeric', required: true, maxLength: 32 });
+  const error = el('p', { className: 'error', role: 'alert', id: 'recovery-new-error' });
+  const form = el(
+    'form',
+    { id: 'recovery-new', className: 'toolbar' },
+    el('label', { htmlFor: 'recovery-new-code', textContent: t.newRecoveryCode }),
+    code,
+    el('button', { type: 'submit', textContent: t.newRecoveryCodes }),
+    error,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    send<MfaRecoveryCodes>('POST', '/api/mfa/recovery-codes', { code: code.value }).then(
+      (answer) => {
+        section.replaceChildren(recoveryCodes(answer.recovery_codes, () => drawMfa(section)));
+        section.querySelector<HTMLElement>('#recovery-download')?.focus();
+      },
+      (e: unknown) => (error.textContent = messageOf(e)),
+    );
+  });
+  return form;
 }
 
 function drawPasskeys(section: HTMLElement): void {

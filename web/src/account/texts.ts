@@ -56,6 +56,10 @@ const en = {
   user: 'User',
   endAll: 'End all their sessions',
   removeSecondFactor: "Remove the user's second factor",
+  newRecoveryCodes: 'Make new recovery codes',
+  newRecoveryCode: 'Current code (for new recovery codes)',
+  userPasskeys: 'Their passkeys',
+  passkeyRemoved: 'The passkey was removed.',
 };
 type AccountTexts = typeof en;
 
@@ -114,6 +118,10 @@ const id: AccountTexts = {
   user: 'Pengguna',
   endAll: 'Akhiri semua sesinya',
   removeSecondFactor: 'Hapus faktor kedua pengguna',
+  newRecoveryCodes: 'Buat kode pemulihan baru',
+  newRecoveryCode: 'Kode saat ini (untuk kode pemulihan baru)',
+  userPasskeys: 'Passkey miliknya',
+  passkeyRemoved: 'Passkey telah dihapus.',
 };
 
 export function accountWords(): AccountTexts {

@@ -7,6 +7,7 @@ import type * as sessions from '../../../src/logs/modules/sessions/sessions.sche
 export type MfaStatus = Static<typeof mfa.MfaStatusResponse>;
 export type MfaStart = Static<typeof mfa.MfaStartResponse>;
 export type MfaConfirm = Static<typeof mfa.MfaConfirmResponse>;
+export type MfaRecoveryCodes = Static<typeof mfa.MfaRecoveryCodesResponse>;
 export type PasskeyOptions = Static<typeof passkeys.PasskeyOptionsResponse>;
 export type Passkey = Static<typeof passkeys.Passkey>;
 export type PasskeysResponse = Static<typeof passkeys.PasskeysResponse>;

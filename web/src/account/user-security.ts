@@ -6,13 +6,13 @@ import { time } from '../format.js';
 import { words } from '../i18n.js';
 import { changed, type PageContext } from '../page.js';
 import { accountWords } from './texts.js';
-import type { SessionsResponse } from './types.js';
+import type { PasskeysResponse, SessionsResponse } from './types.js';
 
 const messageOf = (error: unknown) => (error instanceof ApiError ? error.full : error instanceof Error ? error.message : String(error));
 
 /**
- * For users:manage holders: a user of the tenant's sessions, each ended or all at once, and their
- * second factor removed (a lost phone); the API refuses a user more powerful than the caller.
+ * For users:manage holders: a user of the tenant's sessions, each ended or all at once, their
+ * second factor removed (a lost phone) and their passkeys listed and removed; the API refuses a user more powerful than the caller.
  * The chosen user is in the URL (`#/account?user=<id>`).
  */
 export function userSecurity(ctx: PageContext): HTMLElement {
@@ -47,7 +47,10 @@ function draw(target: HTMLElement, userId: string, username: string, notice = ''
   const t = accountWords();
   const base = `/api/users/${encodeURIComponent(userId)}`;
   void into(target, async () => {
-    const { sessions } = await api<SessionsResponse>(`${base}/sessions`);
+    const [{ sessions }, { passkeys }] = await Promise.all([
+      api<SessionsResponse>(`${base}/sessions`),
+      api<PasskeysResponse>(`${base}/passkeys`),
+    ]);
     const error = el('p', { className: 'error', role: 'alert', id: 'user-security-error' });
     const act = (run: () => Promise<unknown>, done: (answer: unknown) => string) =>
       run().then(
@@ -84,6 +87,33 @@ function draw(target: HTMLElement, userId: string, username: string, notice = ''
         ],
         sessions,
         { id: 'user-sessions' },
+      ),
+      table(
+        `${t.userPasskeys}: ${username}`,
+        [
+          [t.name, (row) => row.name],
+          [t.created, (row) => time(row.created_at)],
+          [t.lastUsed, (row) => time(row.last_used_at)],
+          [
+            t.actions,
+            (row) =>
+              button(
+                t.remove,
+                () => {
+                  void confirmDialog(`${t.remove}: ${row.name} (${username})?`, t.remove, words().cancel).then((yes) => {
+                    if (yes)
+                      void act(
+                        () => send('DELETE', `${base}/passkeys/${encodeURIComponent(row.id)}`),
+                        () => t.passkeyRemoved,
+                      );
+                  });
+                },
+                { ariaLabel: `${t.remove} ${row.name}`, className: 'remove-user-passkey' },
+              ),
+          ],
+        ],
+        passkeys,
+        { id: 'user-passkeys' },
       ),
       el(
         'div',

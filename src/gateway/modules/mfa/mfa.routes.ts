@@ -121,6 +121,27 @@ export function mfaRoutes({ mfa, auth, users, guards }: MfaRoutesDeps): FastifyP
     );
 
     app.post(
+      '/recovery-codes',
+      {
+        schema: {
+          tags,
+          summary: 'Ten new recovery codes, with a current TOTP code; the old ones stop working (audited)',
+          security: SECURED,
+          body: CodeBody,
+          response: { 200: Envelope(RecoveryCodes), ...errors },
+        },
+        preHandler: guards.requireAuth,
+      },
+      async (request, reply) => {
+        const user = await users.findById(request.auth!.userId);
+        if (!user) throw new AppError('TOKEN_INVALID');
+        const codes = await mfa.regenerateRecoveryCodes(user, request.body.code, clientOf(request));
+        reply.header('cache-control', 'no-store');
+        return success(request, reply, 200, MESSAGES.MFA_RECOVERY_CODES, { recovery_codes: codes });
+      },
+    );
+
+    app.post(
       '/verify',
       {
         schema: {

@@ -149,6 +149,45 @@ export class MfaService {
     await this.removeAndAudit(user.id, auditActor(user), client, { by: 'self', with: outcome.used.kind });
   }
 
+  /**
+   * Ten new recovery codes for an enrolled user who proves a current TOTP code (not a recovery code:
+   * the codes are what is being replaced); the old ones stop working in the same transaction. Wrong
+   * codes count toward the account's lockout, as at removal.
+   */
+  async regenerateRecoveryCodes(user: UsersTable, code: string, client: Client): Promise<string[]> {
+    const totp = await this.deps.mfa.findTotp(user.id);
+    if (!totp?.confirmed_at) throw new AppError('MFA_NOT_ENROLLED');
+    await this.deps.lockout.assertNotLimited({ name: user.no_pegawai, client, action: 'auth.mfa_recovery_codes' });
+    const step = looksLikeRecoveryCode(code) ? undefined : verifyTotp(totp.secret, code, this.deps.now(), totp.last_used_step);
+    const codes = newRecoveryCodes();
+    const replaced =
+      step !== undefined &&
+      (await this.deps.db.transaction().execute(async (trx) => {
+        if (!(await this.deps.mfa.useStep(user.id, step, trx))) return false;
+        await this.deps.mfa.replaceRecoveryCodes(user.id, codes.map(recoveryCodeDigest), this.nowIso(), trx);
+        await this.deps.audit.record(
+          { action: 'auth.mfa_recovery_codes', outcome: 'success', ...auditActor(user), targetType: 'user', targetId: user.id, ...client },
+          trx,
+        );
+        return true;
+      }));
+    if (!replaced) {
+      await this.deps.lockout.failedSecondFactor(user.no_pegawai, client);
+      await this.deps.audit.record({
+        action: 'auth.mfa_recovery_codes',
+        outcome: 'failure',
+        ...auditActor(user),
+        targetType: 'user',
+        targetId: user.id,
+        ...client,
+        details: { reason: 'code_invalid' },
+      });
+      throw new AppError('MFA_CODE_WRONG');
+    }
+    await this.deps.lockout.succeeded(user.no_pegawai);
+    return codes;
+  }
+
   /** An administrator removes a user's second factor (a lost phone and no recovery codes). */
   async removeByAdministrator(target: UsersTable, actor: AuthContext, client: Client): Promise<void> {
     if ((await this.deps.mfa.findTotp(target.id)) === undefined) throw new AppError('MFA_NOT_ENROLLED');

@@ -99,6 +99,29 @@ export class MfaRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  /**
+   * Spends a TOTP step (as useStep) and, in the same transaction, replaces the recovery codes: the
+   * old codes stop working only when the new ones are stored. false when the step was used already.
+   */
+  async replaceRecoveryCodes(userId: string, step: number, digests: readonly string[], at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('logs_mfa_totp')
+        .set({ last_used_step: step })
+        .where('user_id', '=', userId)
+        .where('confirmed_at', 'is not', null)
+        .where((eb) => eb.or([eb('last_used_step', 'is', null), eb('last_used_step', '<', step)]))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await trx.deleteFrom('logs_mfa_recovery_codes').where('user_id', '=', userId).execute();
+      await trx
+        .insertInto('logs_mfa_recovery_codes')
+        .values(digests.map((digest) => ({ user_id: userId, digest, created_at: at })))
+        .execute();
+      return true;
+    });
+  }
+
   /** Removes the second factor (secret and recovery codes); false when there was none. */
   async removeTotp(userId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {

@@ -8,6 +8,7 @@ import {
   MfaCodeBody,
   MfaConfirmResponse,
   MfaLoginBody,
+  MfaRecoveryCodesResponse,
   MfaStartResponse,
   MfaStatusResponse,
   MfaUserParams,
@@ -107,6 +108,24 @@ export function mfaRoutes({ secondFactor, guards }: { secondFactor: SecondFactor
         preHandler: enrollingPreHandler,
       },
       async (request) => secondFactor.confirm(enrollingActor(request), request.body.code, clientOf(request), enrolmentOf.get(request)),
+    );
+
+    app.post(
+      '/mfa/recovery-codes',
+      {
+        schema: {
+          tags,
+          summary: 'Ten new recovery codes, with a current code from the app; the old ones stop working (audited)',
+          security: SECURED,
+          body: MfaCodeBody,
+          response: { 200: MfaRecoveryCodesResponse, ...errorResponses(400, 401, 403, 409, 429) },
+        },
+        preHandler: guards.requireAuth,
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return secondFactor.regenerateRecoveryCodes(personOf(request), request.body.code, clientOf(request));
+      },
     );
 
     app.delete(

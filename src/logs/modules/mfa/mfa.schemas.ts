@@ -23,5 +23,8 @@ export const MfaConfirmResponse = Type.Object({
   recovery_codes: Type.Array(Type.String(), { description: 'Ten single-use codes, in this answer only' }),
   login: Type.Optional(LoginResponse),
 });
+export const MfaRecoveryCodesResponse = Type.Object({
+  recovery_codes: Type.Array(Type.String(), { description: 'Ten new single-use codes, in this answer only; the old ones no longer work' }),
+});
 export const MfaUserParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const OkResponse = Type.Object({ status: Type.Literal('ok') });

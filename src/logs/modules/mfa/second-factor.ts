@@ -245,6 +245,33 @@ export class SecondFactor {
     });
   }
 
+  /**
+   * Ten new recovery codes for an enrolled person who proves a current TOTP code (a recovery code is
+   * refused: they are what is replaced); the old ones stop working. Wrong codes count as at removal.
+   */
+  async regenerateRecoveryCodes(actor: MfaActor, code: string, client: Client): Promise<{ recovery_codes: string[] }> {
+    const user = await this.deps.users.findById(actor.userId);
+    const totp = await this.deps.mfa.totpOf(actor.userId);
+    if (!user || !totp?.confirmed_at) throw new AppError('LOGS_MFA_NOT_ENROLLED');
+    await this.deps.loginGuard.assertSecondFactorOpen(user.username, client, 'auth.mfa_recovery_codes');
+    const step = looksLikeRecoveryCode(code) ? undefined : verifyTotp(totp.secret, code, this.deps.now(), totp.last_used_step);
+    const codes = newRecoveryCodes();
+    const audited = { tenantId: actor.homeTenantId, action: 'auth.mfa_recovery_codes', ...auditActor(actor), ...client } as const;
+    if (step === undefined || !(await this.deps.mfa.replaceRecoveryCodes(user.id, step, codes.map(recoveryCodeDigest), this.nowIso()))) {
+      await this.deps.loginGuard.secondFactorFailed(user.username);
+      await this.deps.audit.record({
+        ...audited,
+        outcome: 'failure',
+        targetType: 'user',
+        targetId: user.id,
+        details: { reason: 'invalid_code' },
+      });
+      throw new AppError('LOGS_INVALID_CREDENTIALS');
+    }
+    await this.deps.audit.record({ ...audited, outcome: 'success', targetType: 'user', targetId: user.id });
+    return { recovery_codes: codes };
+  }
+
   /** An administrator (users:manage, same tenant, no more powerful target) removes a user's second factor. */
   async removeFor(
     tenantId: string,

@@ -13,6 +13,8 @@ import {
   PasskeyRegisterBody,
   PasskeyRemovedResponse,
   PasskeysResponse,
+  UserPasskeyParams,
+  UserPasskeysParams,
 } from './passkeys.schemas.js';
 import type { PasskeyActor, PasskeysService } from './passkeys.service.js';
 
@@ -93,6 +95,40 @@ export function passkeysRoutes({ passkeys, guards }: { passkeys: PasskeysService
       },
       async (request) => {
         await passkeys.remove(personOf(request), request.params.id, clientOf(request));
+        return { status: 'ok' as const };
+      },
+    );
+
+    app.get(
+      '/users/:id/passkeys',
+      {
+        schema: {
+          tags,
+          summary: "A user's passkeys (users:manage, a user of the tenant no more powerful than you)",
+          security: SECURED,
+          params: UserPasskeysParams,
+          response: { 200: PasskeysResponse, ...errors },
+        },
+        preHandler: guards.requirePermission('users:manage'),
+      },
+      async (request) => ({ passkeys: await passkeys.listFor(request.tenantId, request.params.id, request.logsAuth!) }),
+    );
+
+    app.delete(
+      '/users/:id/passkeys/:passkeyId',
+      {
+        schema: {
+          tags,
+          summary: "Remove a user's passkey (users:manage, a user of the tenant no more powerful than you; audited)",
+          security: SECURED,
+          params: UserPasskeyParams,
+          response: { 200: PasskeyRemovedResponse, ...errors },
+        },
+        preHandler: guards.requirePermission('users:manage'),
+      },
+      async (request) => {
+        const { id, passkeyId } = request.params;
+        await passkeys.removeFor(request.tenantId, id, passkeyId, request.logsAuth!, clientOf(request));
         return { status: 'ok' as const };
       },
     );

@@ -55,3 +55,8 @@ export const PasskeysResponse = Type.Object({ passkeys: Type.Array(Passkey) });
 export const PasskeyIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1024 }) });
 export const PasskeyLoginResponse = LoginResponse;
 export const PasskeyRemovedResponse = Type.Object({ status: Type.Literal('ok') });
+export const UserPasskeysParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The user' }) });
+export const UserPasskeyParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The user' }),
+  passkeyId: Type.String({ minLength: 1, maxLength: 1024, description: 'The passkey' }),
+});

@@ -15,6 +15,8 @@ import type { Client } from '../auth/client.js';
 import type { LoginGuard } from '../auth/login-guard.js';
 import type { LoginAnswer, SessionIssuer } from '../auth/session-issuer.js';
 import { challengeHash, type MfaRepository } from '../mfa/mfa.repository.js';
+import type { Permission } from '../rbac/permissions.js';
+import { assertCanActOnUser } from '../rbac/privilege.js';
 import type { LogsUsersRepository } from '../users/users.repository.js';
 import type { PasskeysRepository } from './passkeys.repository.js';
 
@@ -154,6 +156,42 @@ export class PasskeysService {
   async remove(actor: PasskeyActor, id: string, client: Client): Promise<void> {
     if (!(await this.deps.passkeys.remove(actor.userId, id))) throw new AppError('LOGS_NOT_FOUND');
     await this.audited(actor, 'auth.passkey_remove', 'success', client, { passkey: id });
+  }
+
+  /** The user of the tenant an administrator acts on: users:manage, no more powerful than they are (as DELETE /api/users/:id/mfa). */
+  private async target(tenantId: string, userId: string, actor: PasskeyActor & { permissions: ReadonlySet<Permission> }) {
+    const user = await this.deps.users.findInTenant(tenantId, userId);
+    if (!user) throw new AppError('LOGS_NOT_FOUND');
+    if (user.id !== actor.userId) await assertCanActOnUser(actor, this.deps.users, user.id);
+    return user;
+  }
+
+  /** A user's passkeys, for an administrator. */
+  async listFor(tenantId: string, userId: string, actor: PasskeyActor & { permissions: ReadonlySet<Permission> }): Promise<PasskeyView[]> {
+    const user = await this.target(tenantId, userId, actor);
+    return (await this.deps.passkeys.listOf(user.id)).map(view);
+  }
+
+  /** An administrator removes a user's passkey (a lost or stolen authenticator); audited in the user's tenant. */
+  async removeFor(
+    tenantId: string,
+    userId: string,
+    id: string,
+    actor: PasskeyActor & { permissions: ReadonlySet<Permission> },
+    client: Client,
+  ): Promise<void> {
+    const user = await this.target(tenantId, userId, actor);
+    if (!(await this.deps.passkeys.remove(user.id, id))) throw new AppError('LOGS_NOT_FOUND');
+    await this.deps.audit.record({
+      tenantId,
+      action: 'auth.passkey_remove',
+      outcome: 'success',
+      ...auditActor(actor),
+      ...client,
+      targetType: 'user',
+      targetId: user.id,
+      details: { passkey: id, by: 'administrator', username: user.username },
+    });
   }
 
   /** A sign-in ceremony for any passkey of this site (discoverable credentials: no name asked first). */
