@@ -167,7 +167,7 @@ export async function fuzzOperation(target: FuzzTarget, op: Operation, options: 
     await fc.assert(
       fc.asyncProperty(requestsOf(target, op), async ({ actor, request }) => checkOne(target, op, actor, request, state)),
       // Shrinking would replay requests against a database the first run already changed.
-      { seed, numRuns: options.numRuns, endOnFailure: true },
+      { seed, numRuns: options.numRuns, endOnFailure: true, includeErrorInReport: true },
     );
   } catch (error) {
     (error as Error).message =

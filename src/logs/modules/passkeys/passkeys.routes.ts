@@ -30,7 +30,9 @@ function personOf(request: FastifyRequest): PasskeyActor {
 
 /** `/api/passkeys` and `/api/login/passkey` (docs/logs-api.md "Passkeys", docs/console.md). */
 export function passkeysRoutes({ passkeys, guards }: { passkeys: PasskeysService; guards: LogsGuards }): FastifyPluginAsyncTypebox {
-  const errors = errorResponses(400, 401, 403, 404, 429);
+  // Your own passkeys need only a session; a user's are `users:manage`'s (and may be refused 403).
+  const errors = errorResponses(400, 401, 404, 429);
+  const adminErrors = errorResponses(400, 401, 403, 404, 429);
   return async (app) => {
     app.get(
       '/passkeys',
@@ -107,7 +109,7 @@ export function passkeysRoutes({ passkeys, guards }: { passkeys: PasskeysService
           summary: "A user's passkeys (users:manage, a user of the tenant no more powerful than you)",
           security: SECURED,
           params: UserPasskeysParams,
-          response: { 200: PasskeysResponse, ...errors },
+          response: { 200: PasskeysResponse, ...adminErrors },
         },
         preHandler: guards.requirePermission('users:manage'),
       },
@@ -122,7 +124,7 @@ export function passkeysRoutes({ passkeys, guards }: { passkeys: PasskeysService
           summary: "Remove a user's passkey (users:manage, a user of the tenant no more powerful than you; audited)",
           security: SECURED,
           params: UserPasskeyParams,
-          response: { 200: PasskeyRemovedResponse, ...errors },
+          response: { 200: PasskeyRemovedResponse, ...adminErrors },
         },
         preHandler: guards.requirePermission('users:manage'),
       },
