@@ -14,3 +14,6 @@ export function nodeArgs(module: string): string[] {
   const path = isAbsolute(module) ? module : join(root, module);
   return compiled ? ['--enable-source-maps', path.replace(/\.ts$/, '.js')] : ['--import', 'tsx', path];
 }
+
+/** The CLI's file name as its process reports itself (the data lock's owner line names it). */
+export const CLI_FILE = compiled ? 'cli.js' : 'cli.ts';
