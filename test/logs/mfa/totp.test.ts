@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { passwordWork } from '../../../src/shared/auth/passwords.js';
 import { totpCode } from '../../../src/shared/mfa/totp.js';
 import { DIALECTS } from '../../helpers/databases.js';
 import { bearer, LOGS_ADMIN, LOGS_ADMIN_PASSWORD, PASSWORD, startTestLogs, type TestLogs } from '../../helpers/logs.js';
@@ -188,18 +189,31 @@ for (const dialect of DIALECTS) {
       assert.equal((await codeStep(logs, challenge, totpCode(secret, logs.clock.ms))).statusCode, 200, 'open again after the window');
     });
 
-    test('a wrong password says the same for an enrolled, a plain and an unknown user (nothing about the second factor)', async () => {
+    test('a wrong password says the same for an enrolled, a plain and an unknown user (nothing about the second factor); every login verifies one password', async () => {
       const enrolled = await logs.userWith(['logs:read']);
       await enrol(logs, enrolled.headers);
       const plain = await logs.userWith(['logs:read']);
-      const answers = await Promise.all(
-        [enrolled.username, plain.username, 'nobody-here'].map((username) => passwordStep(logs, username, 'Wrong#Passw0rd1')),
-      );
-      for (const answer of answers) {
+      // The work before an answer: one password verification (a dummy hash for an unknown user), so
+      // that neither the time nor the answer says whether an account exists or has a second factor.
+      const withWork = async (username: string, password: string) => {
+        const before = passwordWork.verifications;
+        const answer = await passwordStep(logs, username, password);
+        return { answer, verifications: passwordWork.verifications - before };
+      };
+      const answers = [];
+      for (const username of [enrolled.username, plain.username, 'nobody-here']) answers.push(await withWork(username, 'Wrong#Passw0rd1'));
+      for (const { answer, verifications } of answers) {
         assert.equal(answer.statusCode, 401);
         assert.deepEqual(answer.json(), { error: 'invalid credentials' });
-        assert.equal(answer.headers['content-length'], answers[0]!.headers['content-length']);
+        assert.equal(answer.headers['content-length'], answers[0]!.answer.headers['content-length']);
+        assert.equal(verifications, 1);
       }
+      const challenged = await withWork(enrolled.username, PASSWORD);
+      assert.equal(challenged.answer.statusCode, 401);
+      assert.equal(challenged.verifications, 1);
+      const signedIn = await withWork(plain.username, PASSWORD);
+      assert.equal(signedIn.answer.statusCode, 200);
+      assert.equal(signedIn.verifications, 1);
     });
 
     test('HTTP Basic: a password alone no longer stands for an account with a second factor (an API key does)', async () => {
