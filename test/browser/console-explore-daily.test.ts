@@ -3,7 +3,8 @@
 // 10,000th entry; saved searches saved, opened by a logs:read user (who may not change them),
 // renamed and deleted, per tenant; the export of the search on screen with its columns; an entry in
 // the side panel (Escape, copy, surrounding entries, a JSON message's keys as filters); the service
-// out of reach (said plainly, retried), dark mode, the favicon and compressed assets.
+// out of reach (said plainly, retried), dark mode, the favicon and compressed assets; times in the
+// browser's zone or UTC.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -319,6 +320,52 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.waitForFunction(() => location.hash.includes('from='));
     assert.equal((await hashParams(page)).from, bar.ts);
     await statusIs(page, bar.count === 1 ? '1 entry' : `${bar.count} entries`);
+    await page.close();
+  });
+
+  test("times: in the browser's zone by default, to the millisecond and named; UTC by the switch, remembered; the range inputs in the same zone", async () => {
+    const page = await newPage(browser);
+    await page.emulateTimezone('Asia/Jakarta');
+    await signIn(page, system.logs, ADMIN, ADMIN_PASSWORD);
+    const at = now - 40 * MINUTE + 3 * MINUTE; // the entry "step 3"
+    const wall = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+    const shown = () => page.$eval('#results tr.entry button.expand', (button) => button.textContent);
+    await page.goto(explore(system, `"${MARK} step 3"`));
+    await statusIs(page, '1 entry');
+    assert.equal(await shown(), `${wall(at + 7 * 60 * MINUTE)} GMT+7`, 'Jakarta: UTC+7, with milliseconds and the zone');
+    await screenshot(page, 'explore-time-zone');
+
+    await page.click('#time-zone');
+    await page.waitForFunction(() => document.querySelector('#time-zone')?.getAttribute('aria-pressed') === 'true');
+    await page.waitForFunction(
+      (expected) => document.querySelector('#results tr.entry button.expand')?.textContent === expected,
+      {},
+      `${wall(at)} UTC`,
+    );
+    await page.reload();
+    await page.waitForFunction(
+      (expected) => document.querySelector('#results tr.entry button.expand')?.textContent === expected,
+      {},
+      `${wall(at)} UTC`,
+    );
+
+    // Back to the browser's zone: an absolute range typed in it is read in it.
+    await page.click('#time-zone');
+    await page.waitForFunction(() => document.querySelector('#time-zone')?.getAttribute('aria-pressed') === 'false');
+    await page.select('#range', 'custom');
+    assert.equal(await textOf(page, 'label[for="from"]'), 'From (GMT+7)');
+    const local = (ms: number) => new Date(ms + 7 * 60 * MINUTE).toISOString().slice(0, 19);
+    const from = Math.floor((at - MINUTE) / 1000) * 1000;
+    const to = Math.floor((at + MINUTE) / 1000) * 1000;
+    await page.$eval('#from', (input, value) => ((input as HTMLInputElement).value = value), local(from));
+    await page.$eval('#to', (input, value) => ((input as HTMLInputElement).value = value), local(to));
+    await page.click('#search');
+    await page.waitForFunction(() => location.hash.includes('from='));
+    const params = await hashParams(page);
+    assert.equal(params.from, new Date(from).toISOString());
+    assert.equal(params.to, new Date(to).toISOString());
+    await statusIs(page, '1 entry');
+    await assertAccessible(page, 'explore with the time-zone switch');
     await page.close();
   });
 

@@ -6,6 +6,7 @@ import { count, time } from './format.js';
 import { words } from './i18n.js';
 import { changed, type PageContext, type View } from './page.js';
 import { pager } from './pager.js';
+import { inputTime, inputValue, zoneName } from './time-zone.js';
 
 /**
  * The audit trail: search (text, actor, action, time range; in the URL), newest first page by page,
@@ -22,15 +23,15 @@ export function renderAudit(ctx: PageContext): View {
     q: t.query,
     actor: t.colActor,
     action: t.colAction,
-    from: `${t.from} (UTC)`,
-    to: `${t.to} (UTC)`,
+    from: `${t.from} (${zoneName()})`,
+    to: `${t.to} (${zoneName()})`,
   };
   const inputs = FILTERS.map((key) => {
     const input = el('input', {
       id: `audit-${key}`,
       name: key,
       type: key === 'from' || key === 'to' ? 'datetime-local' : key === 'q' ? 'search' : 'text',
-      value: key === 'from' || key === 'to' ? (params.get(key) ?? '').slice(0, 19) : (params.get(key) ?? ''),
+      value: key === 'from' || key === 'to' ? (params.get(key) ? inputValue(Date.parse(params.get(key)!)) : '') : (params.get(key) ?? ''),
       autocomplete: 'off',
       step: 1,
     });
@@ -47,8 +48,7 @@ export function renderAudit(ctx: PageContext): View {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const changes: Record<string, string | null> = { page: null };
-    for (const [key, input] of inputs)
-      changes[key] = (key === 'from' || key === 'to') && input.value ? new Date(`${input.value}Z`).toISOString() : input.value;
+    for (const [key, input] of inputs) changes[key] = key === 'from' || key === 'to' ? (inputTime(input.value) ?? '') : input.value;
     ctx.navigate(changed(params, changes));
   });
 

@@ -52,7 +52,7 @@ export function renderDashboards(ctx: PageContext): View {
     // refresh says so, never "Updated" beside an error.
     updated.dataset.ticks = String(ticks);
     updated.dataset.failed = String(failed);
-    updated.textContent = `${failed ? t.updateFailed : t.updatedAt} ${time(new Date().toISOString())} UTC`;
+    updated.textContent = `${failed ? t.updateFailed : t.updatedAt} ${time(new Date().toISOString())}`;
   };
   const stop = REFRESH[refreshKey] ? every(REFRESH[refreshKey]!, tick) : (void tick(), () => undefined);
 

@@ -1,4 +1,5 @@
 /** How numbers, sizes, durations and times read in the console. */
+import { formatTime } from './time-zone.js';
 
 export function count(value: number | null | undefined): string {
   return value === null || value === undefined ? '–' : value.toLocaleString('en-US');
@@ -26,7 +27,7 @@ export function millis(value: number | null | undefined): string {
   return `${value < 10 ? value.toFixed(2) : Math.round(value)} ms`;
 }
 
-/** ISO time as shown in tables: UTC, to the second (the console works in UTC throughout). */
+/** An ISO time as shown: in the chosen zone, to the millisecond, the zone named (time-zone.ts). */
 export function time(iso: string | null | undefined): string {
-  return iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '–';
+  return iso ? formatTime(iso) : '–';
 }

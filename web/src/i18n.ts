@@ -252,6 +252,8 @@ const en = {
   share: 'Share',
   queryProblem: 'The query could not be read:',
   darkMode: 'Dark mode',
+  localTime: 'Local time',
+  timesIn: 'Times shown in',
   lightMode: 'Light mode',
   updateFailed: 'Update failed at',
   // explore: columns, sort, saved searches, export, context
@@ -522,6 +524,8 @@ const id: Texts = {
   share: 'Porsi',
   queryProblem: 'Kueri tidak dapat dibaca:',
   darkMode: 'Mode gelap',
+  localTime: 'Waktu lokal',
+  timesIn: 'Waktu ditampilkan dalam',
   lightMode: 'Mode terang',
   updateFailed: 'Gagal memperbarui pada',
   oldestFirst: 'Terlama dulu',

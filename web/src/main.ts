@@ -14,6 +14,7 @@ import { applyTheme, themeSwitch } from './theme.js';
 import { renderInfra } from './infra-page.js';
 import type { PageContext, View } from './page.js';
 import { showSignIn } from './signin.js';
+import { zoneSwitch } from './time-zone.js';
 
 // The chosen theme (or the system's) from the first paint, the sign-in page included.
 applyTheme();
@@ -146,6 +147,7 @@ function render(force = false): void {
         el('span', { id: 'whoami', textContent: current.username }),
         languageButton,
         themeSwitch(),
+        zoneSwitch(() => render(true)),
         signOut,
       ),
       nav,

@@ -6,6 +6,7 @@ import { time } from '../format.js';
 import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { managedList } from './managed-list.js';
+import { inputTime, zoneName } from '../time-zone.js';
 
 /**
  * API keys for shippers and data sources (docs/logs-api.md): any signed-in user's own, or with
@@ -67,14 +68,14 @@ export function renderApiKeys(ctx: PageContext, myPermissions: string[]): View {
           options: myPermissions.map((p) => [p, p]),
           hint: t.keyPermissionsHint,
         },
-        { name: 'expires_at', label: `${t.expires} (UTC)`, type: 'datetime-local', hint: t.expiresHint },
+        { name: 'expires_at', label: `${t.expires} (${zoneName()})`, type: 'datetime-local', hint: t.expiresHint },
       ],
       values: (k) => ({ name: k.name, permissions: k.permissions }),
       create: (values) =>
         send('POST', '/api/v1/api-keys', {
           name: values.name,
           permissions: values.permissions,
-          ...(values.expires_at ? { expires_at: new Date(`${String(values.expires_at)}Z`).toISOString() } : {}),
+          ...(values.expires_at ? { expires_at: inputTime(String(values.expires_at)) } : {}),
           ...(owner ? { user_id: owner } : {}),
         }),
       removeLabel: t.revoke,

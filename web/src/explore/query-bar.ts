@@ -2,6 +2,7 @@ import { el } from '../dom.js';
 import { words } from '../i18n.js';
 import { RANGES, relativeMs, timeRange } from './search.js';
 import { attachSuggestions, remember } from './suggest.js';
+import { inputTime, inputValue, zoneName } from '../time-zone.js';
 
 export interface QueryBar {
   node: HTMLElement;
@@ -11,7 +12,7 @@ export interface QueryBar {
 }
 
 /**
- * The query, the time range (relative, or absolute in UTC) and live tail. Submitting writes the
+ * The query, the time range (relative, or absolute in the chosen zone: time-zone.ts) and live tail. Submitting writes the
  * search into the URL (`change`), which is what runs it.
  */
 export function queryBar(params: URLSearchParams, change: (changes: Record<string, string | null>) => void): QueryBar {
@@ -47,16 +48,16 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
   if (relative && !Object.hasOwn(RANGES, relative) && relativeMs(relative) !== undefined)
     rangeSelect.insertBefore(el('option', { value: relative, textContent: relative }), rangeSelect.lastElementChild);
   rangeSelect.value = absolute ? 'custom' : (params.get('range') ?? '1h');
-  // datetime-local has no zone: the console shows and reads it as UTC, and says so.
-  const local = (iso: string | null) => (iso ? iso.slice(0, 19) : '');
+  // datetime-local has no zone: the console shows and reads it in the chosen one, and names it.
+  const local = (iso: string | null) => (iso ? inputValue(Date.parse(iso)) : '');
   const fromInput = el('input', { id: 'from', type: 'datetime-local', step: 1, value: local(params.get('from')) });
   const toInput = el('input', { id: 'to', type: 'datetime-local', step: 1, value: local(params.get('to')) });
   const custom = el(
     'span',
     { className: 'custom', hidden: !absolute },
-    el('label', { htmlFor: 'from', textContent: `${t.from} (UTC)` }),
+    el('label', { htmlFor: 'from', textContent: `${t.from} (${zoneName()})` }),
     fromInput,
-    el('label', { htmlFor: 'to', textContent: `${t.to} (UTC)` }),
+    el('label', { htmlFor: 'to', textContent: `${t.to} (${zoneName()})` }),
     toInput,
   );
   const live = el('input', { id: 'live', type: 'checkbox', checked: params.get('live') === '1', disabled: absolute });
@@ -76,9 +77,8 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
       relativeInput.setCustomValidity('');
       change({ q: query.value, range: text.startsWith('now-') ? text : `now-${text}`, from: null, to: null });
     } else if (rangeSelect.value === 'custom') {
-      const iso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : null);
-      const from = iso(fromInput.value);
-      const to = iso(toInput.value);
+      const from = inputTime(fromInput.value);
+      const to = inputTime(toInput.value);
       if (!from || !to) {
         (from ? toInput : fromInput).focus();
         return;
@@ -114,8 +114,8 @@ export function queryBar(params: URLSearchParams, change: (changes: Record<strin
     else {
       // Start from the range on screen.
       const now = Date.now();
-      fromInput.value ||= new Date(now - 3_600_000).toISOString().slice(0, 19);
-      toInput.value ||= new Date(now).toISOString().slice(0, 19);
+      fromInput.value ||= inputValue(now - 3_600_000);
+      toInput.value ||= inputValue(now);
       fromInput.focus();
     }
   });
