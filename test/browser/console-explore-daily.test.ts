@@ -114,6 +114,7 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await (await page.waitForSelector('#entry-detail button[aria-label="Add as a column: latency"]'))!.click();
     await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('cols') === 'message,latency');
     await assertAccessible(page, 'explore with chosen columns');
+    await screenshot(page, 'explore-columns');
     assert.deepEqual(page.problems, []);
     await page.close();
   });
@@ -154,6 +155,7 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     await page.waitForFunction(() => location.hash.includes('saved='));
     await page.waitForFunction(() => document.querySelector('#saved-current')?.textContent === 'Order errors');
     const id = (await hashParams(page)).saved!;
+    await screenshot(page, 'explore-saved-search');
 
     // A name already taken is refused at the field, in the API's words.
     await page.click('#save-search-new');
@@ -294,6 +296,7 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     ]);
     assert.equal(await textOf(page, '#patterns-note'), '40 entries');
     await assertAccessible(page, 'patterns');
+    await screenshot(page, 'explore-patterns');
     await page.click('#patterns-table button[aria-label="Only: <*> step <*>"]');
     await statusIs(page, '36 entries');
     assert.equal((await hashParams(page)).q, `"${MARK}" "step"`);
