@@ -242,7 +242,8 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await page.waitForFunction(() => location.hash.includes('from='));
     const zoomed = await hashParams(page);
     assert.ok(Date.parse(zoomed.to!) - Date.parse(zoomed.from!) < 30 * MINUTE, JSON.stringify(zoomed));
-    assert.equal(await page.$eval('#range', (node) => (node as HTMLSelectElement).value), 'custom');
+    // The page is drawn again for the new range: its select then says "custom".
+    await page.waitForFunction(() => (document.querySelector('#range') as HTMLSelectElement | null)?.value === 'custom');
     await page.waitForFunction(() => /^\d+ entries$/.test(document.querySelector('#status')?.textContent ?? ''));
     const inRange = Number((await textOf(page, '#status')).split(' ')[0]);
     assert.ok(inRange > 0 && inRange < 120, `${inRange}`);
