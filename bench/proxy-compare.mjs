@@ -15,9 +15,10 @@
 // Writes bench/results/proxy-compare-<time>.md; with BENCH_RECORD=1 (a quiet machine) also the
 // section "## Proxy: side by side (issue 43)" of docs/benchmarks.md.
 //
+// BENCH_GATEWAY_ENV (KEY=VALUE,...): settings for the gateway's `cli.js all`, for A/B runs.
 // Needs: `npm run build`, `cd bench && npm install`, nginx, caddy, wrk and taskset.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -41,6 +42,14 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RECORD = process.env.BENCH_RECORD === '1';
+/** Extra KEY=VALUE,... for the gateway's `cli.js all` (A/B runs of a setting; never with BENCH_RECORD). */
+const GATEWAY_ENV = Object.fromEntries(
+  (process.env.BENCH_GATEWAY_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+if (RECORD && Object.keys(GATEWAY_ENV).length > 0) throw new Error('BENCH_RECORD=1 records the defaults: unset BENCH_GATEWAY_ENV');
 const PORTS = { upstream: 9601, nginx: 9602, caddy: 9603, gateway: 9604, logs: 9605, express: 9606 };
 const PASSWORD = 'Bench#Passw0rd1';
 const PREFIX = '/api/v1/master-data';
@@ -137,6 +146,7 @@ const TARGETS = [
           SERVER_SERVICE_MASTER_DATA: upstreamUrl,
           // The benchmark's own traffic must not be refused by the logs service's per-tenant limit.
           LOGS_INGEST_RATE_PER_TENANT: '1000000',
+          ...GATEWAY_ENV,
         },
       });
       await waitForPort(PORTS.gateway);
@@ -146,7 +156,8 @@ const TARGETS = [
       if (!gatewayPid) throw new Error('no gateway process under cli.js all');
       pin(child.pid, '1');
       for (const s of services) pin(s.pid, s.pid === gatewayPid ? '0' : '1');
-      return { child, pids: [gatewayPid], port: PORTS.gateway, token: await gatewayLogin(PORTS.gateway, PASSWORD) };
+      const logsPid = services.find((s) => / logs\b/.test(s.cmdline))?.pid;
+      return { child, pids: [gatewayPid], logsPid, port: PORTS.gateway, token: await gatewayLogin(PORTS.gateway, PASSWORD) };
     },
   },
   {
@@ -169,6 +180,14 @@ const TARGETS = [
 const wrk = (url, options) => wrkRun(url, { connections: CONNECTIONS, cpus: '1', ...options });
 const cpuOf = (pids) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
 
+/** CPU 1's busy and total time so far (/proc/stat, clock ticks): how loaded the other core is. */
+function cpu1Ticks() {
+  const fields = /^cpu1 (.*)$/m.exec(readFileSync('/proc/stat', 'utf8'))[1].trim().split(/\s+/).map(Number);
+  const idle = fields[3] + fields[4];
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
 async function measure(target, round) {
   const upstream = start('upstream', 'taskset', ['-c', '1', process.execPath, join(HERE, 'upstream.mjs'), String(PORTS.upstream)]);
   await waitForPort(PORTS.upstream);
@@ -190,14 +209,19 @@ async function measure(target, round) {
     ['POST', 'post-1k.lua'],
   ]) {
     const before = cpuOf(proxy.pids);
+    const logsBefore = proxy.logsPid ? cpuMs(proxy.logsPid) : 0;
+    const other = cpu1Ticks();
     const r = wrk(url, { token: proxy.token, duration: DURATION, script });
     r.cpuUs = ((cpuOf(proxy.pids) - before) * 1000) / r.requests;
+    const otherAfter = cpu1Ticks();
+    r.cpu1Busy = (otherAfter.busy - other.busy) / (otherAfter.total - other.total);
+    r.logsUs = proxy.logsPid ? ((cpuMs(proxy.logsPid) - logsBefore) * 1000) / r.requests : undefined;
     result[method] = r;
   }
   await stop(proxy.child);
   await stop(upstream);
   process.stdout.write(
-    `run ${round}, ${target.name}: GET ${fmt(result.GET.rps, 0)} req/s p99 ${fmt(result.GET.p99)} ms ${fmt(result.GET.cpuUs, 1)} µs CPU | POST ${fmt(result.POST.rps, 0)} req/s p99 ${fmt(result.POST.p99)} ms ${fmt(result.POST.cpuUs, 1)} µs CPU\n`,
+    `run ${round}, ${target.name}: ${['GET', 'POST'].map((m) => `${m} ${fmt(result[m].rps, 0)} req/s p99 ${fmt(result[m].p99)} ms ${fmt(result[m].cpuUs, 1)} µs CPU, CPU 1 ${fmt(result[m].cpu1Busy * 100, 0)} % busy${result[m].logsUs === undefined ? '' : `, logs service ${fmt(result[m].logsUs, 1)} µs/req`}`).join(' | ')}\n`,
   );
   return result;
 }
@@ -217,7 +241,7 @@ async function main() {
     for (const [name, r] of results) {
       const failures = [r.GET, r.POST].map((x) => x.non2xx + (x.errors ? ` (${x.errors})` : '')).join(' / ');
       rows.push(
-        `| ${i + 1} | ${name} | ${fmt(r.GET.rps, 0)} | ${fmt(r.GET.p99)} | ${fmt(r.GET.cpuUs, 1)} | ${fmt(r.POST.rps, 0)} | ${fmt(r.POST.p99)} | ${fmt(r.POST.cpuUs, 1)} | ${failures} |`,
+        `| ${i + 1} | ${name} | ${fmt(r.GET.rps, 0)} | ${fmt(r.GET.p99)} | ${fmt(r.GET.cpuUs, 1)} | ${fmt(r.POST.rps, 0)} | ${fmt(r.POST.p99)} | ${fmt(r.POST.cpuUs, 1)} | ${failures} | ${fmt(r.GET.cpu1Busy * 100, 0)} % / ${fmt(r.POST.cpu1Busy * 100, 0)} % | ${r.GET.logsUs === undefined ? '–' : `${fmt(r.GET.logsUs, 1)} / ${fmt(r.POST.logsUs, 1)}`} |`,
       );
     }
     const gateway = results.get('gateway');
@@ -241,12 +265,15 @@ Machine: ${machine} (load average at the end: ${loadavg()
 ${DURATION} s after a 3 s warm-up) and, for the gateway, \`cli.js all\`'s logs service on CPU 1. The gateway as
 \`npm start\` runs it, with the defaults: token checked on every request, access log at info, metrics,
 telemetry to the logs service (span sampling 0.1). nginx and Caddy write access logs to files. GET: a
-1 KiB answer; POST: a 1 KiB JSON body. CPU: the proxy's own, from /proc, per request.
+1 KiB answer; POST: a 1 KiB JSON body. CPU: the proxy's own, from /proc, per request; CPU 1 busy:
+the other core's share of busy time during the run (wrk, the upstream and, for the gateway, the logs
+service: at 100 % the proxy waits on them); logs service: its CPU per proxied request (ingesting the
+gateway's access records and spans).
 Versions: Node ${process.version}; ${version('nginx -v')}; Caddy ${version('caddy version')}; ${version('wrk -v')};
 undici ${versionOf('undici')}; express ${versionOf('express', HERE)}, http-proxy-middleware ${versionOf('http-proxy-middleware', HERE)}.
 
-| run | target | GET req/s | GET p99 ms | GET µs CPU/req | POST req/s | POST p99 ms | POST µs CPU/req | non-2xx GET / POST |
-|---|---|---|---|---|---|---|---|---|
+| run | target | GET req/s | GET p99 ms | GET µs CPU/req | POST req/s | POST p99 ms | POST µs CPU/req | non-2xx GET / POST | CPU 1 busy GET / POST | logs service µs/req GET / POST |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 | run | vs nginx GET | vs Caddy GET | vs Express GET | vs nginx POST | vs Caddy POST | vs Express POST | p99 / nginx's GET | p99 / nginx's POST |

@@ -7,7 +7,8 @@
 // sampling 0.1). GET of 1 KiB and POST of a 1 KiB JSON body.
 //
 // Needs: the builds (`npm run build`; copy one aside for the other arm), wrk and taskset.
-// Options (env): BENCH_ARMS ("name=distdir,name=distdir"; default "head=dist"), BENCH_BURSTS (8),
+// Options (env): BENCH_ARMS ("name=distdir,name=distdir"; default "head=dist"; an arm may add its own
+// environment after a `|`: "semi32=dist|NODE_OPTIONS=--max-semi-space-size=32;LOG_LEVEL=info"), BENCH_BURSTS (8),
 // BENCH_BURST (seconds, 3), BENCH_CONNECTIONS (50), BENCH_OUT (also write the table there).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,8 +19,15 @@ const BURSTS = Number(process.env.BENCH_BURSTS ?? 8);
 const BURST = Number(process.env.BENCH_BURST ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ARMS = (process.env.BENCH_ARMS ?? 'head=dist').split(',').map((arm, i) => {
-  const [name, dist] = arm.split('=');
-  return { name, dist: resolve(ROOT, dist), port: 9503 + i };
+  const [build, envText = ''] = arm.split('|');
+  const [name, dist] = build.split('=');
+  const env = Object.fromEntries(
+    envText
+      .split(';')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  return { name, dist: resolve(ROOT, dist), env, port: 9503 + i };
 });
 const PORTS = { upstream: 9501, sink: 9502 };
 const PASSWORD = 'Bench#Passw0rd1';
@@ -39,6 +47,7 @@ async function startArm(arm) {
       GATEWAY_WORKERS: '1',
       SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
       GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`,
+      ...arm.env,
     },
   });
   await waitForPort(arm.port);
