@@ -6,7 +6,7 @@ import { hashPassword, verifyPassword } from '../../../shared/auth/passwords.js'
 import { AppError } from '../../../shared/errors/app-error.js';
 import type { GatewayConfig } from '../../config.js';
 import type { GatewaySchema, SessionAuthMethod, UsersTable } from '../../db/schema.js';
-import { auditActor, type AuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type AuditEntry, type AuditRepository } from '../audit/audit.repository.js';
 import type { MfaService } from '../mfa/mfa.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { SessionsRepository } from './sessions.repository.js';
@@ -97,6 +97,17 @@ export class AuthService {
     this.mfaRequiredFor = new Set(deps.config.mfaRequiredFor);
   }
 
+  /** An audit record of what users do to their own account or session. */
+  private recordOwn(
+    action: AuditEntry['action'],
+    outcome: AuditEntry['outcome'],
+    actor: Parameters<typeof auditActor>[0],
+    client: Client,
+    details?: AuditEntry['details'],
+  ): Promise<void> {
+    return this.deps.audit.record({ action, outcome, ...auditActor(actor), ...client, ...(details === undefined ? {} : { details }) });
+  }
+
   /**
    * Spec 4.1's login. The password is verified first, the same way for every account (the dummy
    * hash for unknown ones); only then is the second factor looked at: an enrolled user gets the 401
@@ -110,49 +121,25 @@ export class AuthService {
       keepFailures: async (candidate) => (enrolled = await this.deps.mfa.isEnrolled(candidate.id)),
     });
     if (this.passwordExpired(user)) {
-      await this.deps.audit.record({
-        action: 'auth.login',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'password_expired' },
-      });
+      await this.recordOwn('auth.login', 'failure', user, client, { reason: 'password_expired' });
       throw new AppError('PASSWORD_EXPIRED', { data: { requirePasswordReset: true } });
     }
     if (enrolled) {
       const challenge = await this.deps.mfa.newChallenge(user.id, 'login');
-      await this.deps.audit.record({
-        action: 'auth.login',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'mfa_required' },
-      });
+      await this.recordOwn('auth.login', 'failure', user, client, { reason: 'mfa_required' });
       throw new AppError('MFA_REQUIRED', {
         data: { requireMfa: true, challenge: challenge.token, expires_in: challenge.expiresInSeconds },
       });
     }
     if (this.mfaRequiredFor.has(user.hak_akses_id)) {
       const enrolment = await this.deps.mfa.newChallenge(user.id, 'enrolment');
-      await this.deps.audit.record({
-        action: 'auth.login',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'mfa_enrolment_required' },
-      });
+      await this.recordOwn('auth.login', 'failure', user, client, { reason: 'mfa_enrolment_required' });
       throw new AppError('MFA_ENROLMENT_REQUIRED', {
         data: { requireMfaEnrolment: true, enrolment_token: enrolment.token, expires_in: enrolment.expiresInSeconds },
       });
     }
     const token = await this.startSession(user, client, {}, 'password');
-    await this.deps.audit.record({
-      action: 'auth.login',
-      outcome: 'success',
-      ...auditActor(user),
-      ...client,
-      details: { method: 'password' },
-    });
+    await this.recordOwn('auth.login', 'success', user, client, { method: 'password' });
     return { token, user };
   }
 
@@ -172,39 +159,21 @@ export class AuthService {
     const outcome = await this.deps.mfa.redeem(user.id, code, challenge.digest);
     if ('refused' in outcome) {
       if (outcome.refused === 'challenge_taken') {
-        await this.deps.audit.record({
-          action: 'auth.mfa_verify',
-          outcome: 'failure',
-          ...auditActor(user),
-          ...client,
-          details: { reason: 'challenge_invalid' },
-        });
+        await this.recordOwn('auth.mfa_verify', 'failure', user, client, { reason: 'challenge_invalid' });
         throw new AppError('MFA_CHALLENGE_INVALID');
       }
       await this.lockout.failedSecondFactor(user.no_pegawai, client);
       await this.deps.mfa.challengeFailed(challenge.digest);
-      await this.deps.audit.record({
-        action: 'auth.mfa_verify',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: outcome.refused },
-      });
+      await this.recordOwn('auth.mfa_verify', 'failure', user, client, { reason: outcome.refused });
       throw new AppError('MFA_CODE_INVALID');
     }
     await this.lockout.succeeded(user.no_pegawai);
     const method: SessionAuthMethod = outcome.used.kind === 'totp' ? 'password+totp' : 'recovery_code';
     if (outcome.used.kind === 'recovery_code') {
-      await this.deps.audit.record({
-        action: 'auth.mfa_recovery_code_used',
-        outcome: 'success',
-        ...auditActor(user),
-        ...client,
-        details: { remaining: outcome.used.remaining },
-      });
+      await this.recordOwn('auth.mfa_recovery_code_used', 'success', user, client, { remaining: outcome.used.remaining });
     }
     const token = await this.startSession(user, client, {}, method);
-    await this.deps.audit.record({ action: 'auth.login', outcome: 'success', ...auditActor(user), ...client, details: { method } });
+    await this.recordOwn('auth.login', 'success', user, client, { method });
     return { token, user };
   }
 
@@ -233,12 +202,7 @@ export class AuthService {
 
   async logout(auth: AuthContext, client: Client): Promise<void> {
     await this.deps.sessions.revoke(auth.sessionId, new Date(this.deps.now()).toISOString());
-    await this.deps.audit.record({
-      action: 'auth.logout',
-      outcome: 'success',
-      ...auditActor(auth),
-      ...client,
-    });
+    await this.recordOwn('auth.logout', 'success', auth, client);
   }
 
   /** A new token for the same session, which lives on for another token lifetime. */
@@ -246,12 +210,7 @@ export class AuthService {
     const { iat: _iat, exp: _exp, jti: _jti, sub: _sub, iss: _iss, aud: _aud, ...claims } = auth.claims;
     await this.deps.sessions.extend(auth.sessionId, this.deps.tokens.sessionExpiry(), new Date(this.deps.now()).toISOString());
     const token = await this.deps.tokens.issue(claims);
-    await this.deps.audit.record({
-      action: 'auth.refresh',
-      outcome: 'success',
-      ...auditActor(auth),
-      ...client,
-    });
+    await this.recordOwn('auth.refresh', 'success', auth, client);
     return token;
   }
 
@@ -260,13 +219,7 @@ export class AuthService {
     const user = await this.deps.users.findById(auth.userId);
     if (!user) throw new AppError('TOKEN_INVALID');
     if (!user.password_hash || !(await verifyPassword(user.password_hash, oldPassword))) {
-      await this.deps.audit.record({
-        action: 'auth.change_password',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'old_password_wrong' },
-      });
+      await this.recordOwn('auth.change_password', 'failure', user, client, { reason: 'old_password_wrong' });
       throw new AppError('OLD_PASSWORD_WRONG');
     }
     await this.setPassword(user, newPassword, client, 'auth.change_password', user.id);
@@ -296,13 +249,7 @@ export class AuthService {
       const outcome = await this.deps.mfa.redeem(user.id, code);
       if ('refused' in outcome) {
         await this.lockout.failedSecondFactor(user.no_pegawai, client);
-        await this.deps.audit.record({
-          action: 'auth.change_expired_password',
-          outcome: 'failure',
-          ...auditActor(user),
-          ...client,
-          details: { reason: outcome.refused },
-        });
+        await this.recordOwn('auth.change_expired_password', 'failure', user, client, { reason: outcome.refused });
         throw new AppError('MFA_CODE_INVALID');
       }
       await this.lockout.succeeded(user.no_pegawai);
