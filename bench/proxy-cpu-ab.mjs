@@ -8,7 +8,8 @@
 //
 // Needs: the builds (`npm run build`; copy one aside for the other arm), wrk and taskset.
 // Options (env): BENCH_ARMS ("name=distdir,name=distdir"; default "head=dist"; an arm may add its own
-// environment after a `|`: "semi32=dist|NODE_OPTIONS=--max-semi-space-size=32;LOG_LEVEL=info"), BENCH_BURSTS (8),
+// environment after a `|`: "semi32=dist|NODE_OPTIONS=--max-semi-space-size=32;LOG_LEVEL=info", and node's own
+// options as NODE_ARGS: "single=dist|NODE_ARGS=--single-threaded-gc"), BENCH_BURSTS (8),
 // BENCH_BURST (seconds, 3), BENCH_CONNECTIONS (50), BENCH_OUT (also write the table there).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -36,7 +37,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'gerbang-proxy-ab-'));
 async function startArm(arm) {
   const dataDir = join(tmp, arm.name);
   mkdirSync(dataDir, { recursive: true });
-  arm.child = start(arm.name, 'taskset', ['-c', '0', process.execPath, join(arm.dist, 'cli.js'), 'gateway'], {
+  // NODE_ARGS (space-separated): node's own options that NODE_OPTIONS does not take (--single-threaded-gc).
+  const { NODE_ARGS = '', ...env } = arm.env;
+  const nodeArgs = NODE_ARGS.split(' ').filter(Boolean);
+  arm.child = start(arm.name, 'taskset', ['-c', '0', process.execPath, ...nodeArgs, join(arm.dist, 'cli.js'), 'gateway'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -47,7 +51,7 @@ async function startArm(arm) {
       GATEWAY_WORKERS: '1',
       SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
       GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`,
-      ...arm.env,
+      ...env,
     },
   });
   await waitForPort(arm.port);

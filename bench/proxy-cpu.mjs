@@ -58,6 +58,22 @@ async function startFloor() {
   return { child };
 }
 
+/**
+ * The gateway's own account of its pauses, from /metrics (prom-client's runtime metrics): seconds
+ * of GC by kind so far, and the event loop's delay since the last scrape (reset at each scrape).
+ */
+async function runtimeOf(port) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const value = (pattern) => Number(pattern.exec(text)?.[1] ?? NaN);
+  const gc = {};
+  for (const match of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) gc[match[1]] = Number(match[2]);
+  return {
+    gc,
+    lagP99Ms: value(/^nodejs_eventloop_lag_p99_seconds ([\d.e+-]+)$/m) * 1000,
+    lagMaxMs: value(/^nodejs_eventloop_lag_max_seconds ([\d.e+-]+)$/m) * 1000,
+  };
+}
+
 async function startGateway(round) {
   const dataDir = join(tmp, `gateway-${round}`);
   mkdirSync(dataDir, { recursive: true });
@@ -101,9 +117,17 @@ async function main() {
       ['GET', '/1k', undefined],
       ['POST', '/1k', 'post-1k.lua'],
     ]) {
+      const runtimeBefore = TARGET === 'floor' ? undefined : await runtimeOf(PORTS.gateway);
       const before = cpuMs(gateway.child.pid);
       const result = wrk(url(path), { ...options, duration: DURATION, script });
       result.cpuUs = ((cpuMs(gateway.child.pid) - before) * 1000) / result.requests;
+      if (runtimeBefore) {
+        const after = await runtimeOf(PORTS.gateway);
+        const gcUs = (kind) => (((after.gc[kind] ?? 0) - (runtimeBefore.gc[kind] ?? 0)) * 1e6) / result.requests;
+        process.stdout.write(
+          `  ${name}: GC µs a request: minor ${fmt(gcUs('minor'), 1)}, major ${fmt(gcUs('major'), 1)}, incremental ${fmt(gcUs('incremental'), 1)}, weakcb ${fmt(gcUs('weakcb'), 1)}; event loop delay p99 ${fmt(after.lagP99Ms)} ms, max ${fmt(after.lagMaxMs)} ms\n`,
+        );
+      }
       measured[name] = result;
       process.stdout.write(
         `round ${round + 1} ${name}: ${fmt(result.rps, 0)} req/s p99 ${fmt(result.p99)} ms, gateway ${fmt(result.cpuUs, 1)} µs CPU/request, non-2xx ${result.non2xx}\n`,
