@@ -9,6 +9,8 @@ import { resolveField } from '../query/fields.js';
 import { hitOf, sortOf, sourceFilterOf } from './search.js';
 
 const NOTHING: Condition = { kind: 'not', child: { kind: 'all' } };
+/** store.histogram's group of entries without the field: NUL, which no stored value holds. */
+const NULL_GROUP = '\u0000';
 
 /**
  * Elasticsearch aggregations over the log store: bucket aggregations `date_histogram` and `terms`
@@ -458,7 +460,14 @@ function narrowed(filter: Filter, condition: Condition | undefined, from?: numbe
 type Row = { keys: Key[]; count: number; metrics: Map<string, unknown> };
 
 /** Runs every aggregation and answers in Elasticsearch's shape. */
-export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg[], budget = { queries: 0 }) {
+export async function runAggregations(
+  store: LogStore,
+  filter: Filter,
+  aggs: Agg[],
+  budget = { queries: 0 },
+  /** Set to the number of matches (exact), which the aggregations count anyway. */
+  counted: { total?: number } = {},
+) {
   const levels = new Map<Agg, LevelResult>();
   /** Values seen per terms aggregation with min_doc_count 0: its empty buckets. */
   const universes = new Map<Agg, string[]>();
@@ -471,24 +480,88 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
     }
   };
 
-  const evaluate = async (agg: Agg | null, children: Agg[], groups: AggregateGroup[]): Promise<LevelResult> => {
-    const metrics = children.filter(isMetric);
-    const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind));
-    const rows: AggregateRow[] = await store.aggregate({
-      ...filter,
-      groups,
-      metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: child.spec.field })),
-      maxGroups: MAX_GROUPS,
-    });
+  /** Rows of one level (store.aggregate's shape), by the keys of the levels above it. */
+  const levelOf = (rows: readonly AggregateRow[], simple: readonly Agg[], byKeys = new Map<string, Row>()): LevelResult => {
     const level: LevelResult = { rows: new Map() };
-    const byKeys = new Map<string, Row>();
     for (const row of rows) {
       const entry = { keys: row.keys, count: row.count, metrics: new Map<string, unknown>() };
       simple.forEach((child, index) => entry.metrics.set(child.name, { value: row.metrics[index] ?? null }));
       byKeys.set(JSON.stringify(row.keys), entry);
       const parent = JSON.stringify(row.keys.slice(0, -1));
-      level.rows.set(parent, [...(level.rows.get(parent) ?? []), entry]);
+      const list = level.rows.get(parent);
+      if (list) list.push(entry);
+      else level.rows.set(parent, [entry]);
     }
+    return level;
+  };
+
+  /**
+   * A top-level date_histogram alone, or a terms on level/service/host over one (Grafana's
+   * logs-volume), counted by store.histogram as the log console's histogram is (from the per-minute
+   * rollups where the filter allows): the rows store.aggregate would give, for the terms level and
+   * the date_histogram level. Undefined when the aggregation is not of that shape.
+   */
+  const countedByHistogram = async (child: Agg): Promise<{ total: number } | undefined> => {
+    const fits = (inner: Agg | undefined): inner is Agg & { spec: DateHistogram } =>
+      inner !== undefined &&
+      inner.spec.kind === 'date_histogram' &&
+      inner.spec.calendar === undefined &&
+      inner.children.length === 0 &&
+      (filter.to - filter.from) / inner.spec.intervalMs < MAX_GROUPS - 2;
+    if (fits(child)) {
+      const buckets = await store.histogram({ ...filter, intervalMs: child.spec.intervalMs });
+      const rows = buckets.filter((bucket) => bucket.count > 0).map((bucket) => ({ keys: [bucket.ts], count: bucket.count, metrics: [] }));
+      levels.set(child, levelOf(rows, []));
+      return { total: rows.reduce((sum, row) => sum + row.count, 0) };
+    }
+    const inner = child.children[0];
+    if (child.spec.kind !== 'terms' || resolveField(child.spec.field).kind !== 'column' || child.children.length !== 1 || !fits(inner)) {
+      return undefined;
+    }
+    const buckets = await store.histogram({ ...filter, intervalMs: inner.spec.intervalMs, groupBy: child.spec.field, nullGroup: NULL_GROUP });
+    const byValue = new Map<Key, number>();
+    const innerRows: AggregateRow[] = [];
+    for (const bucket of buckets) {
+      for (const [group, count] of Object.entries(bucket.groups ?? {})) {
+        if (count === 0) continue;
+        const value = group === NULL_GROUP ? null : group;
+        byValue.set(value, (byValue.get(value) ?? 0) + count);
+        innerRows.push({ keys: [value, bucket.ts], count, metrics: [] });
+      }
+    }
+    const rows = [...byValue].map(([value, count]) => ({ keys: [value], count, metrics: [] }));
+    if (rows.length > MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} groups`);
+    levels.set(child, levelOf(rows, []));
+    levels.set(inner, levelOf(innerRows, []));
+    return { total: rows.reduce((sum, row) => sum + row.count, 0) };
+  };
+
+  const evaluate = async (agg: Agg | null, children: Agg[], groups: AggregateGroup[]): Promise<LevelResult> => {
+    const metrics = children.filter(isMetric);
+    const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind));
+    const groupChildren = children.filter(isGroup);
+    // At the top, with no metric to compute there: a group counted by store.histogram also gives the count of matches.
+    let counted: { total: number } | undefined;
+    const done = new Set<Agg>();
+    if (agg === null && metrics.length === 0) {
+      for (const child of groupChildren) {
+        const result = await countedByHistogram(child);
+        if (result) {
+          done.add(child);
+          counted ??= result;
+        }
+      }
+    }
+    const rows: AggregateRow[] = counted
+      ? [{ keys: [], count: counted.total, metrics: [] }]
+      : await store.aggregate({
+          ...filter,
+          groups,
+          metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: child.spec.field })),
+          maxGroups: MAX_GROUPS,
+        });
+    const byKeys = new Map<string, Row>();
+    const level = levelOf(rows, simple, byKeys);
     for (const child of metrics.filter((metric) => ['percentiles', 'stats', 'extended_stats'].includes(metric.spec.kind))) {
       const spec = child.spec;
       const values = await store.numericValues({ ...filter, groups, field: spec.field, maxValues: MAX_PERCENTILE_VALUES });
@@ -519,8 +592,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       for (const [keys, entry] of byKeys) entry.metrics.set(child.name, { value: counts.get(keys) ?? 0 });
     }
     if (agg) levels.set(agg, level);
-    for (const child of children) {
-      if (!isGroup(child)) continue;
+    for (const child of groupChildren) {
       if (child.spec.kind === 'terms' && child.spec.minDocCount === 0) {
         const values = await store.distinct({
           tenantId: filter.tenantId,
@@ -534,6 +606,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
           values.map(({ value }) => value),
         );
       }
+      if (done.has(child) || (groups.length === 0 && (await countedByHistogram(child)))) continue;
       await evaluate(child, child.children, [...groups, groupOf(child.spec)]);
     }
     return level;
@@ -541,6 +614,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
 
   const top = await evaluate(null, aggs, []);
   const topRow = top.rows.get('[]')?.[0];
+  counted.total = topRow?.count ?? 0;
 
   const emptyMetric = (child: Agg): unknown => {
     switch (child.spec.kind) {
