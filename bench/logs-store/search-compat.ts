@@ -4,16 +4,19 @@
  * service is a child process run from source (as bulk-http.ts runs it), filled with `--events`
  * generated events (generate.ts, one day) through `_bulk` first. Each question is asked `--rounds`
  * times, alternating the two forms in blocks of `--block` requests, and the service's CPU (utime +
- * stime of /proc/<pid>/stat, every thread) and the wall time are summed per form. Prints one JSON
+ * stime of /proc/<pid>/stat, every thread; on PostgreSQL also every `postgres` process's) and the
+ * wall time are summed per form. Prints one JSON
  * line per question and a summary line: CPU ms a request (service) and wall ms a request, each form,
  * and their ratios (compatible / own). CPU is what to compare on a shared machine.
  *   node --import tsx bench/logs-store/search-compat.ts [--events 200000] [--rounds 6] [--block 20]
- *     [--url postgres://…] [--cpu-prof DIR] [--port 9413] [--only search,histogram,terms,msearch]
+ *     [--url postgres://…] [--cpu-prof DIR] [--port 9413] [--only search,histogram,terms,msearch] [--index logs]
+ * `--index`: the index the compatible form names (default `logs`, where the documents are: a filter on
+ * the stored `_index`, as a shipper's index is searched); `*` reads every entry, as our own API does.
  * `--url`: the logs service on PostgreSQL (an empty database of its own; the service migrates it).
  * `--cpu-prof DIR`: the service's profile is written into DIR when it stops (profile-top.ts reads it).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +32,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     port: { type: 'string', default: '9413' },
     only: { type: 'string' },
+    index: { type: 'string', default: 'logs' },
   },
 });
 const events = Number(args.events);
@@ -36,6 +40,8 @@ const rounds = Number(args.rounds);
 const block = Number(args.block);
 const port = Number(args.port);
 const only = args.only ? new Set(args.only.split(',')) : undefined;
+/** The index the compatible form names (every document is stored in `logs`); `*` reads the tenant's entries as our API does. */
+const index = args.index;
 const ROOT = resolve(import.meta.dirname, '../..');
 const PASSWORD = 'Bench#Passw0rd1';
 
@@ -157,13 +163,13 @@ const grafana = (file: string, query: string) =>
     .replaceAll('$FROM', String(FROM))
     .replaceAll('$TO', String(TO))
     .replace(/"query":"host:h1[^"]*"/, `"query":${JSON.stringify(query)}`)
-    .replace('"index":"app-*"', '"index":"logs"');
+    .replace('"index":"app-*"', `"index":${JSON.stringify(index)}`);
 
 const questions: Question[] = [
   {
     name: 'search',
     compatible: [
-      post(elastic('/logs/_search'), {
+      post(elastic(`/${encodeURIComponent(index)}/_search`), {
         size: 100,
         sort: [{ '@timestamp': 'desc' }],
         query: { bool: { filter: [range, { query_string: { query: QUERY } }] } },
@@ -174,7 +180,7 @@ const questions: Question[] = [
   {
     name: 'histogram',
     compatible: [
-      post(elastic('/logs/_search'), {
+      post(elastic(`/${encodeURIComponent(index)}/_search`), {
         size: 0,
         query: { bool: { filter: [range, { query_string: { query: QUERY } }] } },
         aggs: {
@@ -195,7 +201,7 @@ const questions: Question[] = [
   {
     name: 'terms',
     compatible: [
-      post(elastic('/logs/_search'), {
+      post(elastic(`/${encodeURIComponent(index)}/_search`), {
         size: 0,
         track_total_hits: true,
         query: { bool: { filter: [range, { query_string: { query: 'level:error' } }] } },
@@ -222,10 +228,24 @@ const questions: Question[] = [
   },
 ];
 
-function serviceCpuMs(): number {
-  const stat = readFileSync(`/proc/${service.pid}/stat`, 'utf8');
+function ticksOf(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return Number(fields[11]) + Number(fields[12]);
+}
+/** The service's CPU, and on PostgreSQL that of every `postgres` process of this machine (where the queries run). */
+function serviceCpuMs(): number {
+  let ticks = ticksOf(`/proc/${service.pid}/stat`);
+  if (args.url) {
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      try {
+        if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) ticks += ticksOf(`/proc/${pid}/stat`);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return ticks * 10;
 }
 
 async function ask(calls: Call[]) {
@@ -272,6 +292,7 @@ for (const question of questions) {
 process.stdout.write(
   `${JSON.stringify({
     dialect: args.url ? 'postgres' : 'sqlite',
+    index,
     events,
     worstCpuRatio: Math.max(...results.map((line) => line.cpuRatio)),
     worstWallRatio: Math.max(...results.map((line) => line.wallRatio)),

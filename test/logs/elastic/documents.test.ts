@@ -199,6 +199,14 @@ for (const dialect of DIALECTS) {
       }
       assert.equal(seen.size, total);
       assert.equal(pages, 4);
+      // The page size given in the URL (as OpenSearch's scroll helpers send it) holds for every page.
+      let urlPage = await raw('POST', `/${scrollIndex}/_search?scroll=1m&size=4000`, { query: { match_all: {} } });
+      const sizes: number[] = [];
+      while (urlPage.json.hits.hits.length > 0) {
+        sizes.push(urlPage.json.hits.hits.length);
+        urlPage = await raw('POST', '/_search/scroll?scroll=1m', { scroll_id: urlPage.json._scroll_id });
+      }
+      assert.deepEqual(sizes, [4000, 4000, 2250]);
       assert.deepEqual(await es.clearScroll({ scroll_id: page._scroll_id! }), { succeeded: true, num_freed: 1 });
 
       const pit = await es.openPointInTime({ index: scrollIndex, keep_alive: '1m' });
@@ -235,6 +243,38 @@ for (const dialect of DIALECTS) {
         pastTime.hits.hits.map((hit) => hit._id),
         ['s8', 's9', 's10'],
       );
+    });
+
+    test("OpenSearch's point-in-time API: create, search in it, delete, list; bad ids are 400s", async () => {
+      const created = await raw('POST', `/${index}/_search/point_in_time?keep_alive=1m`, undefined, readerAuth);
+      assert.equal(created.status, 200);
+      assert.deepEqual(Object.keys(created.json).sort(), ['_shards', 'creation_time', 'pit_id']);
+      assert.equal(created.json.creation_time, logs.clock.now());
+      const inPit = await raw('POST', '/_search', { pit: { id: created.json.pit_id, keep_alive: '1m' }, size: 100 }, readerAuth);
+      assert.equal(inPit.status, 200);
+      assert.ok(inPit.json.hits.hits.length > 0);
+      assert.ok(inPit.json.hits.hits.every((hit: any) => hit._index === index));
+      assert.deepEqual((await raw('GET', '/_search/point_in_time/_all', undefined, readerAuth)).json, { pits: [] });
+      const deleted = await raw('DELETE', '/_search/point_in_time', { pit_id: [created.json.pit_id, '__proto__'] }, readerAuth);
+      assert.deepEqual([deleted.status, deleted.json.error?.type], [400, 'illegal_argument_exception']);
+      const closed = await raw('DELETE', '/_search/point_in_time', { pit_id: [created.json.pit_id] }, readerAuth);
+      assert.deepEqual(closed.json, { pits: [{ successful: true, pit_id: created.json.pit_id }] });
+      assert.deepEqual((await raw('DELETE', '/_search/point_in_time/_all', undefined, readerAuth)).json, { pits: [] });
+      for (const [path, body, type] of [
+        [`/${index}/_search/point_in_time`, undefined, 'action_request_validation_exception'],
+        [`/${index}/_search/point_in_time?keep_alive=2d`, undefined, 'illegal_argument_exception'],
+        [`/${index}/_search/point_in_time?keep_alive=1m&__proto__=1`, undefined, 'illegal_argument_exception'],
+      ] as const) {
+        const answer = await raw('POST', path, body, readerAuth);
+        assert.deepEqual([path, answer.status, answer.json.error.type], [path, 400, type]);
+      }
+      for (const body of [{}, { pit_id: [] }, '[]']) {
+        const answer = await raw('DELETE', '/_search/point_in_time', body, readerAuth);
+        assert.deepEqual([answer.status, answer.json.error.type], [400, 'action_request_validation_exception']);
+      }
+      logs.clock.advance(60_001);
+      const expired = await raw('DELETE', '/_search/point_in_time', { pit_id: created.json.pit_id }, readerAuth);
+      assert.deepEqual(expired.json, { pits: [{ successful: false, pit_id: created.json.pit_id }] });
     });
 
     test('an expired scroll or point in time is a 404 search_context_missing_exception', async () => {

@@ -540,16 +540,19 @@ export async function runAggregations(
     const metrics = children.filter(isMetric);
     const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind));
     const groupChildren = children.filter(isGroup);
-    // At the top, with no metric to compute there: a group counted by store.histogram also gives the count of matches.
+    // At the top, with no metric to compute there, the count of matches is the sum of a group's
+    // counts (a grouped query holds every group, or fails past MAX_GROUPS): no query of its own.
     let counted: { total: number } | undefined;
     const done = new Set<Agg>();
     if (agg === null && metrics.length === 0) {
       for (const child of groupChildren) {
-        const result = await countedByHistogram(child);
-        if (result) {
-          done.add(child);
-          counted ??= result;
-        }
+        let result = await countedByHistogram(child);
+        if (!result && counted === undefined) {
+          const below = await evaluate(child, child.children, [groupOf(child.spec)]);
+          result = { total: (below.rows.get('[]') ?? []).reduce((sum, row) => sum + row.count, 0) };
+        } else if (!result) continue;
+        done.add(child);
+        counted ??= result;
       }
     }
     const rows: AggregateRow[] = counted

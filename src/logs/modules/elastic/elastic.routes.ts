@@ -455,6 +455,81 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       },
     );
 
+    // OpenSearch's own point-in-time API: the same stateless ids under OpenSearch's paths and answers.
+    app.post(
+      '/:index/_search/point_in_time',
+      { ...indexed, schema: { ...indexed.schema, summary: "Open a point in time (OpenSearch's API; a stateless id)" } },
+      async (request) => {
+        const { index } = request.params as { index: string };
+        const query = knownParams(request, [
+          'keep_alive',
+          'preference',
+          'routing',
+          'expand_wildcards',
+          'allow_partial_pit_creation',
+        ]);
+        if (query.keep_alive === undefined)
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: [keep_alive] is not specified;');
+        const now = deps.now();
+        const expires = now + keepAliveMs(query.keep_alive, 'keep_alive');
+        indexQuery(index);
+        return {
+          pit_id: encodeCursor({ kind: 'pit', index, expires }),
+          _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+          creation_time: now,
+        };
+      },
+    );
+    app.delete(
+      '/_search/point_in_time',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Close points in time (OpenSearch's API; nothing is held: stateless)" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        const body = jsonBody(request) as { pit_id?: unknown } | undefined;
+        if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body) || body.pit_id === undefined) {
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
+        }
+        const ids = Array.isArray(body.pit_id) ? body.pit_id : [body.pit_id];
+        if (ids.length === 0) throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
+        // Each id is checked; one past its keep_alive is reported as not freed, as OpenSearch reports an unknown one.
+        const pits = ids.map((id) => {
+          try {
+            decodePit(id, deps.now());
+            return { successful: true, pit_id: id as string };
+          } catch (error) {
+            if (error instanceof ElasticError && error.status === 404) return { successful: false, pit_id: id as string };
+            throw error;
+          }
+        });
+        return { pits };
+      },
+    );
+    app.get(
+      '/_search/point_in_time/_all',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Points in time held (OpenSearch's API): none, ids are stateless" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        return { pits: [] };
+      },
+    );
+    app.delete(
+      '/_search/point_in_time/_all',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Close every point in time (OpenSearch's API): none is held" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        return { pits: [] };
+      },
+    );
+
     app.get('/_msearch', searchOptions, msearch);
     app.post('/_msearch', searchOptions, msearch);
     app.get('/:index/_msearch', indexed, msearch);

@@ -300,10 +300,14 @@ export async function runSearch(
   if (scrolling) {
     const lastHit = result.entries.at(-1);
     const { aggs: _aggs, aggregations: _aggregations, ...rest } = body;
+    // The page size and order go on with the id, also when the URL gave them (`?size=1000`, as the OpenSearch helpers send it).
+    const carried = dict<unknown>(rest);
+    carried.size = size;
+    if (params.sort !== undefined) carried.sort = params.sort.split(',');
     const cursor: ScrollCursor = {
       kind: 'scroll',
       index,
-      body: rest,
+      body: carried,
       q: params.q,
       total,
       after: lastHit ? [lastHit.timestamp, lastHit.id] : (continuation.scroll?.after ?? undefined),
