@@ -233,18 +233,24 @@ function ticksOf(statPath: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
-/** The service's CPU, and on PostgreSQL that of every `postgres` process of this machine (where the queries run). */
-function serviceCpuMs(): number {
-  let ticks = ticksOf(`/proc/${service.pid}/stat`);
+/** CPU ticks by process: the service, and on PostgreSQL every `postgres` process of this machine (where the queries run). */
+function cpuTicks(): Map<string, number> {
+  const ticks = new Map([['service', ticksOf(`/proc/${service.pid}/stat`)]]);
   if (args.url) {
     for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
       try {
-        if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) ticks += ticksOf(`/proc/${pid}/stat`);
+        if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) ticks.set(pid, ticksOf(`/proc/${pid}/stat`));
       } catch {
         // gone meanwhile
       }
     }
   }
+  return ticks;
+}
+/** CPU ms spent since `before` by the processes alive at the end (a process that exited meanwhile is not counted). */
+function cpuMsSince(before: Map<string, number>): number {
+  let ticks = 0;
+  for (const [pid, after] of cpuTicks()) ticks += after - (before.get(pid) ?? 0);
   return ticks * 10;
 }
 
@@ -268,11 +274,11 @@ for (const question of questions) {
   const spent = { compatible: { cpu: 0, wall: 0 }, own: { cpu: 0, wall: 0 } };
   for (let round = 0; round < rounds; round += 1) {
     for (const form of round % 2 === 0 ? (['compatible', 'own'] as const) : (['own', 'compatible'] as const)) {
-      const cpu = serviceCpuMs();
+      const cpu = cpuTicks();
       const started = performance.now();
       for (let i = 0; i < block; i += 1) await ask(question[form]);
       spent[form].wall += performance.now() - started;
-      spent[form].cpu += serviceCpuMs() - cpu;
+      spent[form].cpu += cpuMsSince(cpu);
     }
   }
   const n = rounds * block;

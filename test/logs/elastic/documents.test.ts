@@ -84,6 +84,46 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('an entry stored by OTLP is found by the _id its hits show: get, HEAD, mget, ids query', async () => {
+      const text = `otlp${marker}`;
+      const otlp = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { authorization: writerAuth, 'content-type': 'application/json' },
+        payload: {
+          resourceLogs: [
+            { scopeLogs: [{ logRecords: [{ timeUnixNano: `${BigInt(BASE) * 1_000_000n}`, body: { stringValue: text } }] }] },
+          ],
+        },
+      });
+      assert.equal(otlp.statusCode, 200, otlp.body);
+      const hits = (await es.search({ q: text })).hits.hits;
+      assert.equal(hits.length, 1);
+      const { _id: id, _index: shownIndex } = hits[0]!;
+      assert.match(id!, /^\d+$/);
+      assert.equal(shownIndex, 'logs');
+      const got = await es.get<{ message: string }>({ index: 'logs', id: id! });
+      assert.deepEqual([got.found, got._id, got._source!.message], [true, id, text]);
+      assert.deepEqual(
+        [await es.exists({ index: 'logs', id: id! }), await es.exists({ index, id: id! }), await es.exists({ index: 'logs', id: '999999999999' })],
+        [true, false, false],
+      );
+      assert.deepEqual(
+        (await es.mget({ index: 'logs', ids: [id!, '999999999999', '__proto__'] })).docs.map((doc) => 'found' in doc && doc.found),
+        [true, false, false],
+      );
+      const byIds = await es.search({ query: { ids: { values: [id!] } } });
+      assert.deepEqual(
+        byIds.hits.hits.map((hit) => hit._id),
+        [id],
+      );
+      const byQuery = await es.search({ q: `_id:${id}` });
+      assert.deepEqual(
+        byQuery.hits.hits.map((hit) => hit._id),
+        [id],
+      );
+    });
+
     test('_doc with an id, _create (409 on a known id), get, HEAD of documents and indices, _count', async () => {
       const put = await raw('PUT', `/${index}/_doc/${marker}-one?refresh=true`, {
         '@timestamp': BASE + 10,
