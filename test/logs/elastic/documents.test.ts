@@ -317,6 +317,58 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(expired.json, { pits: [{ successful: false, pit_id: created.json.pit_id }] });
     });
 
+    test('filter_path on _bulk (as Logstash sends it), _search, _msearch, _count, _doc, _mget and _cat JSON; a bad one is a 400', async () => {
+      const index = `fp-${marker}`;
+      const lines = [
+        { create: { _index: index, _id: `${marker}-fp` } },
+        { '@timestamp': new Date(BASE + 5).toISOString(), message: `filtered ${marker}`, level: 'info' },
+        { create: { _index: index } },
+        { '@timestamp': 'not a time', message: 'bad' },
+      ];
+      const bulkAnswer = await raw(
+        'POST',
+        '/_bulk?filter_path=errors,items.*.error,items.*.status',
+        lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
+      );
+      assert.equal(bulkAnswer.status, 200);
+      assert.deepEqual(Object.keys(bulkAnswer.json), ['errors', 'items']);
+      assert.deepEqual(
+        bulkAnswer.json.items.map((item: any) => [Object.keys(item.create).sort(), item.create.status]),
+        [
+          [['status'], 201],
+          [['error', 'status'], 400],
+        ],
+      );
+      const search = await raw('POST', `/${index}/_search?filter_path=hits.hits._id,hits.hits._source.message,-took`, {
+        query: { ids: { values: [`${marker}-fp`] } },
+      });
+      assert.deepEqual(search.json, { hits: { hits: [{ _id: `${marker}-fp`, _source: { message: `filtered ${marker}` } }] } });
+      const none = await raw('POST', `/${index}/_search?filter_path=hits.hits._source`, { query: { ids: { values: ['nope'] } } });
+      assert.deepEqual(none.json, {});
+      const msearch = await raw(
+        'POST',
+        '/_msearch?filter_path=responses.hits.total.value',
+        `{"index":"${index}"}\n{"query":{"ids":{"values":["${marker}-fp"]}}}\n`,
+      );
+      assert.deepEqual(msearch.json, { responses: [{ hits: { total: { value: 1 } } }] });
+      assert.deepEqual((await raw('GET', `/${index}/_count?filter_path=count`)).json, { count: 1 });
+      assert.deepEqual((await raw('GET', `/${index}/_doc/${marker}-fp?filter_path=found,_source.level`)).json, {
+        found: true,
+        _source: { level: 'info' },
+      });
+      assert.deepEqual((await raw('POST', `/${index}/_mget?filter_path=docs._id,docs.found`, { ids: [`${marker}-fp`, 'nope'] })).json, {
+        docs: [
+          { _id: `${marker}-fp`, found: true },
+          { _id: 'nope', found: false },
+        ],
+      });
+      assert.deepEqual((await raw('GET', `/_cat/indices/${index}?format=json&filter_path=index`, undefined, readerAuth)).json, [{ index }]);
+      const bad = await raw('GET', `/${index}/_count?filter_path=a..b`);
+      assert.deepEqual([bad.status, bad.json.error.type], [400, 'parsing_exception']);
+      const twice = await raw('GET', `/${index}/_count?filter_path=count&filter_path=_shards`);
+      assert.deepEqual([twice.status, twice.json.error.type], [400, 'parsing_exception']);
+    });
+
     test('an expired scroll or point in time is a 404 search_context_missing_exception', async () => {
       const expired = await raw('POST', `/${index}/_search?scroll=1m`, { size: 1 }, readerAuth);
       assert.equal(expired.status, 200);

@@ -20,6 +20,7 @@ import {
 } from './documents.js';
 import { decodePit, decodeScroll, encodeCursor, keepAliveMs } from './cursors.js';
 import { startupRoutes } from './startup.js';
+import { applyFilterPath, parseFilterPath, type FilterPath } from './filter-path.js';
 import { ElasticError } from './elastic-errors.js';
 import { indexQuery } from '../query/elastic-dsl.js';
 
@@ -73,6 +74,16 @@ function msearchLines(request: FastifyRequest): unknown[] {
 export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     elasticAnswers(app);
+    // filter_path (filter-path.ts): read before the handler, so that a bad one is a 400; applied to every JSON answer that succeeded.
+    const filters = new WeakMap<FastifyRequest, FilterPath>();
+    app.addHook('preHandler', async (request) => {
+      const filter = parseFilterPath((request.query as Record<string, unknown> | undefined)?.filter_path);
+      if (filter) filters.set(request, filter);
+    });
+    app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const filter = filters.get(request);
+      return filter && reply.statusCode < 300 ? applyFilterPath(payload, filter) : payload;
+    });
     acceptGzip(app, deps.maxInflateRatio);
     // NDJSON and JSON arrive as application/x-ndjson, application/json or Elasticsearch's vendor
     // types: read every body as text and parse per route.
