@@ -271,7 +271,7 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
     assert.equal(seen.size, TOTAL);
 
     // OpenSearch's own point-in-time API, paged to the end with the PIT in the body.
-    const pit = (await os.createPit({ index, keep_alive: '1m' })).body as any;
+    const pit = (await os.createPit({ index: [index], keep_alive: '1m' })).body as any;
     assert.equal(typeof pit.pit_id, 'string');
     const inPit = new Set<string>();
     let pitAfter: unknown[] | undefined;
