@@ -225,7 +225,7 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
     });
   }
 
-  test('@opensearch-project/opensearch: documents, helpers.scrollDocuments to the end, two-key search_after, aggregations', async () => {
+  test('@opensearch-project/opensearch: documents, helpers.scrollDocuments to the end, two-key search_after, its own point in time, aggregations', async () => {
     const os = new OpenSearch({ node, auth, maxRetries: 0 });
     const own = `os-${marker}`;
     const ownText = `os${marker}`;
