@@ -118,7 +118,8 @@ let batch: string[] = [];
 const flush = async () => {
   if (batch.length === 0) return;
   const answer = await send('POST', '/api/v1/_elastic/_bulk', { ...auth, 'content-type': 'application/x-ndjson' }, batch.join(''));
-  if (answer.status !== 200 || answer.text.includes('"errors":true')) throw new Error(`bulk: ${answer.status} ${answer.text.slice(0, 300)}`);
+  if (answer.status !== 200 || answer.text.includes('"errors":true'))
+    throw new Error(`bulk: ${answer.status} ${answer.text.slice(0, 300)}`);
   batch = [];
 };
 for (const entry of generateEvents(events, 42, 1)) {

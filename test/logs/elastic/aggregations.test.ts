@@ -234,7 +234,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(aggs.r.buckets), ['*-10.0', 'rest']);
       assert.equal(aggs.r.buckets.rest.doc_count, latencies.filter((value) => value >= 10).length);
       assert.deepEqual(Object.keys(aggs.f.buckets), ['__proto__', 'errors', 'others']);
-      assert.equal(aggs.f.buckets.__proto__.doc_count, count((doc) => doc.host === 'a'));
+      assert.equal(
+        aggs.f.buckets.__proto__.doc_count,
+        count((doc) => doc.host === 'a'),
+      );
       const others = count((doc) => doc.host !== 'a' && doc.level !== 'error');
       assert.deepEqual(aggs.f.buckets.others, { doc_count: others, n: { value: others } });
       assert.deepEqual(

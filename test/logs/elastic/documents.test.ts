@@ -91,9 +91,7 @@ for (const dialect of DIALECTS) {
         url: '/v1/logs',
         headers: { authorization: writerAuth, 'content-type': 'application/json' },
         payload: {
-          resourceLogs: [
-            { scopeLogs: [{ logRecords: [{ timeUnixNano: `${BigInt(BASE) * 1_000_000n}`, body: { stringValue: text } }] }] },
-          ],
+          resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: `${BigInt(BASE) * 1_000_000n}`, body: { stringValue: text } }] }] }],
         },
       });
       assert.equal(otlp.statusCode, 200, otlp.body);
@@ -105,7 +103,11 @@ for (const dialect of DIALECTS) {
       const got = await es.get<{ message: string }>({ index: 'logs', id: id! });
       assert.deepEqual([got.found, got._id, got._source!.message], [true, id, text]);
       assert.deepEqual(
-        [await es.exists({ index: 'logs', id: id! }), await es.exists({ index, id: id! }), await es.exists({ index: 'logs', id: '999999999999' })],
+        [
+          await es.exists({ index: 'logs', id: id! }),
+          await es.exists({ index, id: id! }),
+          await es.exists({ index: 'logs', id: '999999999999' }),
+        ],
         [true, false, false],
       );
       assert.deepEqual(

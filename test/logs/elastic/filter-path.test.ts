@@ -26,7 +26,13 @@ test("Logstash's and Beats' filter_path on a _bulk answer keeps errors, each ite
 test('wildcards within a name, ** for any depth, exclusions first then inclusions; nothing reached is {}', () => {
   const search = {
     took: 1,
-    hits: { total: { value: 2, relation: 'eq' }, hits: [{ _id: '1', _source: { a: 1, b: { c: 2 } } }, { _id: '2', _source: { a: 3 } }] },
+    hits: {
+      total: { value: 2, relation: 'eq' },
+      hits: [
+        { _id: '1', _source: { a: 1, b: { c: 2 } } },
+        { _id: '2', _source: { a: 3 } },
+      ],
+    },
   };
   assert.deepEqual(filtered(search, 'hits.hits._source'), { hits: { hits: [{ _source: { a: 1, b: { c: 2 } } }, { _source: { a: 3 } }] } });
   assert.deepEqual(filtered(search, 'hits.hits._s*e.a'), { hits: { hits: [{ _source: { a: 1 } }, { _source: { a: 3 } }] } });
@@ -34,7 +40,10 @@ test('wildcards within a name, ** for any depth, exclusions first then inclusion
   assert.deepEqual(filtered(search, 'hits.**'), { hits: search.hits });
   assert.deepEqual(filtered(search, '-hits,-took'), {});
   assert.deepEqual(filtered(search, '-hits.hits._source,took'), { took: 1 });
-  assert.deepEqual(filtered(search, '-hits.hits._source'), { took: 1, hits: { total: search.hits.total, hits: [{ _id: '1' }, { _id: '2' }] } });
+  assert.deepEqual(filtered(search, '-hits.hits._source'), {
+    took: 1,
+    hits: { total: search.hits.total, hits: [{ _id: '1' }, { _id: '2' }] },
+  });
   assert.deepEqual(filtered({ hits: { hits: [] } }, 'hits.hits._source'), {});
   assert.deepEqual(filtered(search, 'nothing.here'), {});
   assert.deepEqual(filtered(search, '*'), search);
@@ -52,7 +61,13 @@ test('names a client chose are data: __proto__ and constructor as keys and as pa
 });
 
 test('a bad filter_path is a 400 parsing_exception: repeated, too long, too many paths or names, an empty name', () => {
-  for (const spec of [['a', 'b'], 'a'.repeat(5000), Array.from({ length: 101 }, (_, i) => `p${i}`).join(','), 'a.'.repeat(40) + 'a', 'a..b']) {
+  for (const spec of [
+    ['a', 'b'],
+    'a'.repeat(5000),
+    Array.from({ length: 101 }, (_, i) => `p${i}`).join(','),
+    'a.'.repeat(40) + 'a',
+    'a..b',
+  ]) {
     assert.throws(
       () => parseFilterPath(spec),
       (error: unknown) => error instanceof ElasticError && error.status === 400 && error.type === 'parsing_exception',

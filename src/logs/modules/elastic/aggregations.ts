@@ -250,7 +250,8 @@ function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
 
 function parseFilters(spec: Record<string, unknown>, now: number): FilterBuckets {
   only(spec, ['filters', 'other_bucket', 'other_bucket_key'], 'filters');
-  if (spec.other_bucket !== undefined && typeof spec.other_bucket !== 'boolean') throw parsingError('[filters] other_bucket must be true or false');
+  if (spec.other_bucket !== undefined && typeof spec.other_bucket !== 'boolean')
+    throw parsingError('[filters] other_bucket must be true or false');
   if (spec.other_bucket_key !== undefined && typeof spec.other_bucket_key !== 'string')
     throw parsingError('[filters] other_bucket_key must be a string');
   // Elasticsearch: a key implies the bucket, unless other_bucket says false.
@@ -586,7 +587,12 @@ export async function runAggregations(
     if (child.spec.kind !== 'terms' || resolveField(child.spec.field).kind !== 'column' || child.children.length !== 1 || !fits(inner)) {
       return undefined;
     }
-    const buckets = await store.histogram({ ...filter, intervalMs: inner.spec.intervalMs, groupBy: child.spec.field, nullGroup: NULL_GROUP });
+    const buckets = await store.histogram({
+      ...filter,
+      intervalMs: inner.spec.intervalMs,
+      groupBy: child.spec.field,
+      nullGroup: NULL_GROUP,
+    });
     const byValue = new Map<Key, number>();
     const innerRows: AggregateRow[] = [];
     for (const bucket of buckets) {

@@ -146,7 +146,9 @@ async function byIds(scope: SearchScope, index: string | undefined, ids: readonl
       const condition: Condition = {
         kind: 'and',
         children: [
-          values.length === 1 ? { kind: 'entryId', id: values[0]! } : { kind: 'or', children: values.map((id) => ({ kind: 'entryId', id })) },
+          values.length === 1
+            ? { kind: 'entryId', id: values[0]! }
+            : { kind: 'or', children: values.map((id) => ({ kind: 'entryId', id })) },
           { kind: 'not', child: { kind: 'exists', field: idField } },
           { kind: 'not', child: { kind: 'exists', field: { kind: 'attribute', name: '_index' } } },
         ],

@@ -472,13 +472,7 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       { ...indexed, schema: { ...indexed.schema, summary: "Open a point in time (OpenSearch's API; a stateless id)" } },
       async (request) => {
         const { index } = request.params as { index: string };
-        const query = knownParams(request, [
-          'keep_alive',
-          'preference',
-          'routing',
-          'expand_wildcards',
-          'allow_partial_pit_creation',
-        ]);
+        const query = knownParams(request, ['keep_alive', 'preference', 'routing', 'expand_wildcards', 'allow_partial_pit_creation']);
         if (query.keep_alive === undefined)
           throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: [keep_alive] is not specified;');
         const now = deps.now();
@@ -504,7 +498,8 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
           throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
         }
         const ids = Array.isArray(body.pit_id) ? body.pit_id : [body.pit_id];
-        if (ids.length === 0) throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
+        if (ids.length === 0)
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
         // Each id is checked; one past its keep_alive is reported as not freed, as OpenSearch reports an unknown one.
         const pits = ids.map((id) => {
           try {

@@ -77,13 +77,24 @@ export function toCondition(node: QueryNode): Condition {
         return { kind: 'text', expr: { kind: 'phrase', tokens, prefix: node.match === 'prefix' } };
       }
       const value = field.kind === 'column' && field.column === 'level' ? normalizeLevel(node.value) : node.value;
-      if (field.kind === 'attribute' && field.name === '_id' && (node.match === 'word' || node.match === 'phrase') && ENTRY_ID.test(value)) {
+      if (
+        field.kind === 'attribute' &&
+        field.name === '_id' &&
+        (node.match === 'word' || node.match === 'phrase') &&
+        ENTRY_ID.test(value)
+      ) {
         // Hits show our id as the `_id` of an entry stored without one (OTLP, the logs API): it finds that entry too.
         return {
           kind: 'or',
           children: [
             { kind: 'equals', field, value },
-            { kind: 'and', children: [{ kind: 'entryId', id: value }, { kind: 'not', child: { kind: 'exists', field } }] },
+            {
+              kind: 'and',
+              children: [
+                { kind: 'entryId', id: value },
+                { kind: 'not', child: { kind: 'exists', field } },
+              ],
+            },
           ],
         };
       }
