@@ -247,6 +247,20 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(aggs.off.buckets), ['a']);
     });
 
+    test("hits.total taken from the aggregations' counts is every match, those without the grouped field included", async () => {
+      for (const aggs of [
+        { levels: { terms: { field: 'level', size: 1 } } },
+        { latency: { terms: { field: 'latency', size: 1 } } },
+        { over: { date_histogram: { field: '@timestamp', fixed_interval: '1m' } } },
+        { levels: { terms: { field: 'level' }, aggs: { over: { date_histogram: { field: '@timestamp', fixed_interval: '1m' } } } } },
+      ]) {
+        const answer = await es.search({ index: `agg-${marker}`, query, size: 2, aggs: aggs as never, track_total_hits: true });
+        assert.deepEqual([answer.hits.total, answer.hits.hits.length], [{ value: COUNT, relation: 'eq' }, 2], JSON.stringify(aggs));
+      }
+      const levels = await es.search({ index: `agg-${marker}`, query, size: 0, aggs: { l: { terms: { field: 'level' } } } });
+      assert.equal((levels.aggregations!.l as any).sum_other_doc_count, 0);
+    });
+
     test('bad aggregation input is a 400', async () => {
       for (const aggs of [
         { x: { stats: { field: 'latency', missing: 'many' } } },
