@@ -225,7 +225,7 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
     });
   }
 
-  test('@opensearch-project/opensearch: documents, helpers.scrollDocuments to the end, two-key search_after, aggregations', async () => {
+  test('@opensearch-project/opensearch: documents, helpers.scrollDocuments to the end, two-key search_after, its own point in time, aggregations', async () => {
     const os = new OpenSearch({ node, auth, maxRetries: 0 });
     const own = `os-${marker}`;
     const ownText = `os${marker}`;
@@ -269,6 +269,32 @@ describe('Elasticsearch and OpenSearch clients against a real logs process', () 
       searchAfter = page.hits.hits.at(-1).sort;
     }
     assert.equal(seen.size, TOTAL);
+
+    // OpenSearch's own point-in-time API, paged to the end with the PIT in the body.
+    const pit = (await os.createPit({ index: [index], keep_alive: '1m' })).body as any;
+    assert.equal(typeof pit.pit_id, 'string');
+    const inPit = new Set<string>();
+    let pitAfter: unknown[] | undefined;
+    for (;;) {
+      const page = (
+        await os.search({
+          body: {
+            pit: { id: pit.pit_id, keep_alive: '1m' },
+            query,
+            size: 5000,
+            sort: [{ '@timestamp': 'desc' }, { _shard_doc: 'desc' }],
+            ...(pitAfter ? { search_after: pitAfter } : {}),
+          } as never,
+        })
+      ).body as any;
+      if (page.hits.hits.length === 0) break;
+      for (const hit of page.hits.hits) inPit.add(hit._id);
+      pitAfter = page.hits.hits.at(-1).sort;
+    }
+    assert.equal(inPit.size, TOTAL);
+    assert.deepEqual((await os.deletePit({ body: { pit_id: [pit.pit_id] } })).body, { pits: [{ successful: true, pit_id: pit.pit_id }] });
+    assert.deepEqual((await os.getAllPits()).body, { pits: [] });
+
     const aggs = (await os.search({ index, body: { query, size: 0, aggs: AGGS } as never })).body as any;
     assert.deepEqual(comparable(aggs.aggregations), expected);
   });

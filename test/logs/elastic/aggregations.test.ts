@@ -193,9 +193,80 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('missing on metrics, keyed histograms, ranges and percentiles, other_bucket on filters', async () => {
+      const aggs = await search({
+        avg: { avg: { field: 'latency', missing: 100 } },
+        sum: { sum: { field: 'latency', missing: '1' } },
+        min: { min: { field: 'latency', missing: -5 } },
+        max: { max: { field: 'latency', missing: 100 } },
+        st: { stats: { field: 'latency', missing: 0 } },
+        p: { percentiles: { field: 'latency', percents: [50, 100], keyed: false } },
+        pm: { percentiles: { field: 'latency', percents: [100], missing: 1000 } },
+        h: { histogram: { field: 'latency', interval: 30, keyed: true } },
+        dh: { date_histogram: { field: '@timestamp', fixed_interval: '5m', keyed: true, format: 'epoch_millis' } },
+        r: { range: { field: 'latency', ranges: [{ to: 10 }, { from: 10, key: 'rest' }], keyed: true } },
+        f: {
+          filters: {
+            filters: JSON.parse('{"errors":{"term":{"level":"error"}},"__proto__":{"term":{"host":"a"}}}'),
+            other_bucket_key: 'others',
+          },
+          aggs: { n: { value_count: { field: 'host' } } },
+        },
+        anon: { filters: { filters: [{ term: { host: 'a' } }, { term: { host: 'b' } }], other_bucket: true } },
+        off: { filters: { filters: { a: { term: { host: 'a' } } }, other_bucket: false, other_bucket_key: 'x' } },
+      });
+      const absent = docs.filter((doc) => doc.latency === undefined).length;
+      const count = (predicate: (doc: Doc) => boolean) => docs.filter(predicate).length;
+      const all = stats(latencies);
+      close(aggs.avg.value, (all.sum + 100 * absent) / COUNT, 'avg with missing');
+      assert.equal(aggs.sum.value, all.sum + absent);
+      assert.deepEqual([aggs.min.value, aggs.max.value], [-5, 100]);
+      assert.deepEqual([aggs.st.count, aggs.st.min, aggs.st.sum], [COUNT, 0, all.sum]);
+      assert.deepEqual(aggs.p.values, [
+        { key: 50, value: aggs.p.values[0].value },
+        { key: 100, value: 59 },
+      ]);
+      assert.deepEqual(aggs.pm.values, { '100.0': 1000 });
+      assert.deepEqual(Object.keys(aggs.h.buckets), ['0.0', '30.0']);
+      assert.deepEqual(aggs.h.buckets['30.0'], { key: 30, doc_count: latencies.filter((value) => value >= 30).length });
+      assert.equal(Object.keys(aggs.dh.buckets).length, 2);
+      assert.deepEqual(aggs.dh.buckets[String(BASE)], { key_as_string: String(BASE), key: BASE, doc_count: 300 });
+      assert.deepEqual(Object.keys(aggs.r.buckets), ['*-10.0', 'rest']);
+      assert.equal(aggs.r.buckets.rest.doc_count, latencies.filter((value) => value >= 10).length);
+      assert.deepEqual(Object.keys(aggs.f.buckets), ['__proto__', 'errors', 'others']);
+      assert.equal(
+        aggs.f.buckets.__proto__.doc_count,
+        count((doc) => doc.host === 'a'),
+      );
+      const others = count((doc) => doc.host !== 'a' && doc.level !== 'error');
+      assert.deepEqual(aggs.f.buckets.others, { doc_count: others, n: { value: others } });
+      assert.deepEqual(
+        aggs.anon.buckets.map((bucket: any) => bucket.doc_count),
+        [count((doc) => doc.host === 'a'), count((doc) => doc.host === 'b'), count((doc) => doc.host === 'c')],
+      );
+      assert.deepEqual(Object.keys(aggs.off.buckets), ['a']);
+    });
+
+    test("hits.total taken from the aggregations' counts is every match, those without the grouped field included", async () => {
+      for (const aggs of [
+        { levels: { terms: { field: 'level', size: 1 } } },
+        { latency: { terms: { field: 'latency', size: 1 } } },
+        { over: { date_histogram: { field: '@timestamp', fixed_interval: '1m' } } },
+        { levels: { terms: { field: 'level' }, aggs: { over: { date_histogram: { field: '@timestamp', fixed_interval: '1m' } } } } },
+      ]) {
+        const answer = await es.search({ index: `agg-${marker}`, query, size: 2, aggs: aggs as never, track_total_hits: true });
+        assert.deepEqual([answer.hits.total, answer.hits.hits.length], [{ value: COUNT, relation: 'eq' }, 2], JSON.stringify(aggs));
+      }
+      const levels = await es.search({ index: `agg-${marker}`, query, size: 0, aggs: { l: { terms: { field: 'level' } } } });
+      assert.equal((levels.aggregations!.l as any).sum_other_doc_count, 0);
+    });
+
     test('bad aggregation input is a 400', async () => {
       for (const aggs of [
-        { x: { stats: { field: 'latency', missing: 0 } } },
+        { x: { stats: { field: 'latency', missing: 'many' } } },
+        { x: { cardinality: { field: 'latency', missing: 0 } } },
+        { x: { histogram: { field: 'latency', interval: 10, keyed: 'yes' } } },
+        { x: { filters: { filters: [{ term: { host: 'a' } }], other_bucket_key: 3 } } },
         { x: { range: { field: 'latency', ranges: [{ from: 'a' }] } } },
         { x: { range: { field: 'latency' } } },
         { x: { histogram: { field: 'latency', interval: 0 } } },

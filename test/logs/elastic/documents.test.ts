@@ -84,6 +84,48 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('an entry stored by OTLP is found by the _id its hits show: get, HEAD, mget, ids query', async () => {
+      const text = `otlp${marker}`;
+      const otlp = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { authorization: writerAuth, 'content-type': 'application/json' },
+        payload: {
+          resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: `${BigInt(BASE) * 1_000_000n}`, body: { stringValue: text } }] }] }],
+        },
+      });
+      assert.equal(otlp.statusCode, 200, otlp.body);
+      const hits = (await es.search({ q: text })).hits.hits;
+      assert.equal(hits.length, 1);
+      const { _id: id, _index: shownIndex } = hits[0]!;
+      assert.match(id!, /^\d+$/);
+      assert.equal(shownIndex, 'logs');
+      const got = await es.get<{ message: string }>({ index: 'logs', id: id! });
+      assert.deepEqual([got.found, got._id, got._source!.message], [true, id, text]);
+      assert.deepEqual(
+        [
+          await es.exists({ index: 'logs', id: id! }),
+          await es.exists({ index, id: id! }),
+          await es.exists({ index: 'logs', id: '999999999999' }),
+        ],
+        [true, false, false],
+      );
+      assert.deepEqual(
+        (await es.mget({ index: 'logs', ids: [id!, '999999999999', '__proto__'] })).docs.map((doc) => 'found' in doc && doc.found),
+        [true, false, false],
+      );
+      const byIds = await es.search({ query: { ids: { values: [id!] } } });
+      assert.deepEqual(
+        byIds.hits.hits.map((hit) => hit._id),
+        [id],
+      );
+      const byQuery = await es.search({ q: `_id:${id}` });
+      assert.deepEqual(
+        byQuery.hits.hits.map((hit) => hit._id),
+        [id],
+      );
+    });
+
     test('_doc with an id, _create (409 on a known id), get, HEAD of documents and indices, _count', async () => {
       const put = await raw('PUT', `/${index}/_doc/${marker}-one?refresh=true`, {
         '@timestamp': BASE + 10,
@@ -199,6 +241,14 @@ for (const dialect of DIALECTS) {
       }
       assert.equal(seen.size, total);
       assert.equal(pages, 4);
+      // The page size given in the URL (as OpenSearch's scroll helpers send it) holds for every page.
+      let urlPage = await raw('POST', `/${scrollIndex}/_search?scroll=1m&size=4000`, { query: { match_all: {} } });
+      const sizes: number[] = [];
+      while (urlPage.json.hits.hits.length > 0) {
+        sizes.push(urlPage.json.hits.hits.length);
+        urlPage = await raw('POST', '/_search/scroll?scroll=1m', { scroll_id: urlPage.json._scroll_id });
+      }
+      assert.deepEqual(sizes, [4000, 4000, 2250]);
       assert.deepEqual(await es.clearScroll({ scroll_id: page._scroll_id! }), { succeeded: true, num_freed: 1 });
 
       const pit = await es.openPointInTime({ index: scrollIndex, keep_alive: '1m' });
@@ -235,6 +285,90 @@ for (const dialect of DIALECTS) {
         pastTime.hits.hits.map((hit) => hit._id),
         ['s8', 's9', 's10'],
       );
+    });
+
+    test("OpenSearch's point-in-time API: create, search in it, delete, list; bad ids are 400s", async () => {
+      const created = await raw('POST', `/${index}/_search/point_in_time?keep_alive=1m`, undefined, readerAuth);
+      assert.equal(created.status, 200);
+      assert.deepEqual(Object.keys(created.json).sort(), ['_shards', 'creation_time', 'pit_id']);
+      assert.equal(created.json.creation_time, logs.clock.now());
+      const inPit = await raw('POST', '/_search', { pit: { id: created.json.pit_id, keep_alive: '1m' }, size: 100 }, readerAuth);
+      assert.equal(inPit.status, 200);
+      assert.ok(inPit.json.hits.hits.length > 0);
+      assert.ok(inPit.json.hits.hits.every((hit: any) => hit._index === index));
+      assert.deepEqual((await raw('GET', '/_search/point_in_time/_all', undefined, readerAuth)).json, { pits: [] });
+      const deleted = await raw('DELETE', '/_search/point_in_time', { pit_id: [created.json.pit_id, '__proto__'] }, readerAuth);
+      assert.deepEqual([deleted.status, deleted.json.error?.type], [400, 'illegal_argument_exception']);
+      const closed = await raw('DELETE', '/_search/point_in_time', { pit_id: [created.json.pit_id] }, readerAuth);
+      assert.deepEqual(closed.json, { pits: [{ successful: true, pit_id: created.json.pit_id }] });
+      assert.deepEqual((await raw('DELETE', '/_search/point_in_time/_all', undefined, readerAuth)).json, { pits: [] });
+      for (const [path, body, type] of [
+        [`/${index}/_search/point_in_time`, undefined, 'action_request_validation_exception'],
+        [`/${index}/_search/point_in_time?keep_alive=2d`, undefined, 'illegal_argument_exception'],
+        [`/${index}/_search/point_in_time?keep_alive=1m&__proto__=1`, undefined, 'illegal_argument_exception'],
+      ] as const) {
+        const answer = await raw('POST', path, body, readerAuth);
+        assert.deepEqual([path, answer.status, answer.json.error.type], [path, 400, type]);
+      }
+      for (const body of [{}, { pit_id: [] }, '[]']) {
+        const answer = await raw('DELETE', '/_search/point_in_time', body, readerAuth);
+        assert.deepEqual([answer.status, answer.json.error.type], [400, 'action_request_validation_exception']);
+      }
+      logs.clock.advance(60_001);
+      const expired = await raw('DELETE', '/_search/point_in_time', { pit_id: created.json.pit_id }, readerAuth);
+      assert.deepEqual(expired.json, { pits: [{ successful: false, pit_id: created.json.pit_id }] });
+    });
+
+    test('filter_path on _bulk (as Logstash sends it), _search, _msearch, _count, _doc, _mget and _cat JSON; a bad one is a 400', async () => {
+      const index = `fp-${marker}`;
+      const lines = [
+        { create: { _index: index, _id: `${marker}-fp` } },
+        { '@timestamp': new Date(BASE + 5).toISOString(), message: `filtered ${marker}`, level: 'info' },
+        { create: { _index: index } },
+        { '@timestamp': 'not a time', message: 'bad' },
+      ];
+      const bulkAnswer = await raw(
+        'POST',
+        '/_bulk?filter_path=errors,items.*.error,items.*.status',
+        lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
+      );
+      assert.equal(bulkAnswer.status, 200);
+      assert.deepEqual(Object.keys(bulkAnswer.json), ['errors', 'items']);
+      assert.deepEqual(
+        bulkAnswer.json.items.map((item: any) => [Object.keys(item.create).sort(), item.create.status]),
+        [
+          [['status'], 201],
+          [['error', 'status'], 400],
+        ],
+      );
+      const search = await raw('POST', `/${index}/_search?filter_path=hits.hits._id,hits.hits._source.message,-took`, {
+        query: { ids: { values: [`${marker}-fp`] } },
+      });
+      assert.deepEqual(search.json, { hits: { hits: [{ _id: `${marker}-fp`, _source: { message: `filtered ${marker}` } }] } });
+      const none = await raw('POST', `/${index}/_search?filter_path=hits.hits._source`, { query: { ids: { values: ['nope'] } } });
+      assert.deepEqual(none.json, {});
+      const msearch = await raw(
+        'POST',
+        '/_msearch?filter_path=responses.hits.total.value',
+        `{"index":"${index}"}\n{"query":{"ids":{"values":["${marker}-fp"]}}}\n`,
+      );
+      assert.deepEqual(msearch.json, { responses: [{ hits: { total: { value: 1 } } }] });
+      assert.deepEqual((await raw('GET', `/${index}/_count?filter_path=count`)).json, { count: 1 });
+      assert.deepEqual((await raw('GET', `/${index}/_doc/${marker}-fp?filter_path=found,_source.level`)).json, {
+        found: true,
+        _source: { level: 'info' },
+      });
+      assert.deepEqual((await raw('POST', `/${index}/_mget?filter_path=docs._id,docs.found`, { ids: [`${marker}-fp`, 'nope'] })).json, {
+        docs: [
+          { _id: `${marker}-fp`, found: true },
+          { _id: 'nope', found: false },
+        ],
+      });
+      assert.deepEqual((await raw('GET', `/_cat/indices/${index}?format=json&filter_path=index`, undefined, readerAuth)).json, [{ index }]);
+      const bad = await raw('GET', `/${index}/_count?filter_path=a..b`);
+      assert.deepEqual([bad.status, bad.json.error.type], [400, 'parsing_exception']);
+      const twice = await raw('GET', `/${index}/_count?filter_path=count&filter_path=_shards`);
+      assert.deepEqual([twice.status, twice.json.error.type], [400, 'parsing_exception']);
     });
 
     test('an expired scroll or point in time is a 404 search_context_missing_exception', async () => {

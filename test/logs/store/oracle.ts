@@ -129,6 +129,8 @@ export function matches(entry: StoredLogEntry, condition: Condition): boolean {
       const test = patternTest(condition.pattern);
       return condition.field.kind === 'message' ? tokenize(text).some(test) : test(text);
     }
+    case 'entryId':
+      return 'id' in entry && String(entry.id) === condition.id;
     case 'fields':
       throw new Error('the store expands field patterns: give the oracle the expanded condition');
     case 'range': {

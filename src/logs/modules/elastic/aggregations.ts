@@ -9,6 +9,8 @@ import { resolveField } from '../query/fields.js';
 import { hitOf, sortOf, sourceFilterOf } from './search.js';
 
 const NOTHING: Condition = { kind: 'not', child: { kind: 'all' } };
+/** store.histogram's group of entries without the field: NUL, which no stored value holds. */
+const NULL_GROUP = '\u0000';
 
 /**
  * Elasticsearch aggregations over the log store: bucket aggregations `date_histogram` and `terms`
@@ -31,6 +33,8 @@ const MAX_TOP_HITS = 100;
 
 interface DateHistogram {
   kind: 'date_histogram';
+  /** Buckets as an object by key_as_string instead of a list. */
+  keyed: boolean;
   /** Fixed buckets of this many ms, or calendar buckets. */
   intervalMs: number;
   calendar: CalendarUnit | undefined;
@@ -72,6 +76,8 @@ interface Histogram {
   interval: number;
   minDocCount: number;
   bounds: { min: number; max: number } | undefined;
+  /** Buckets as an object by key (`"0.0"`) instead of a list. */
+  keyed: boolean;
 }
 
 interface TopHits {
@@ -85,6 +91,10 @@ interface Metric {
   kind: MetricKind;
   field: string;
   percents: number[];
+  /** The value of documents without the field (`missing`); they are left out when undefined. */
+  missing: number | undefined;
+  /** percentiles: an object by percent (true, the default) or a list of {key, value}. */
+  keyed: boolean;
 }
 
 interface Agg {
@@ -161,7 +171,7 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
     if (spec.time_zone !== undefined && !['UTC', 'Z', '+00:00', 'Etc/UTC'].includes(shown(spec.time_zone))) {
       throw unsupported(`the time_zone [${shown(spec.time_zone).slice(0, 50)}] (buckets are UTC)`);
     }
-    if (spec.keyed === true) throw unsupported('keyed buckets');
+    if (spec.keyed !== undefined && typeof spec.keyed !== 'boolean') throw parsingError('[date_histogram] keyed must be true or false');
     const interval =
       spec.fixed_interval !== undefined
         ? intervalOf(spec.fixed_interval, false)
@@ -179,6 +189,7 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
     }
     return {
       kind,
+      keyed: spec.keyed === true,
       intervalMs: typeof interval === 'number' ? interval : 0,
       calendar: typeof interval === 'number' ? undefined : interval,
       minDocCount: typeof spec.min_doc_count === 'number' ? spec.min_doc_count : 0,
@@ -213,8 +224,19 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
 
 const DEFAULT_PERCENTS = [1, 5, 25, 50, 75, 95, 99];
 
+/** Metrics that take `missing`: the value of documents without the field. */
+const MISSING_METRICS = new Set(['avg', 'sum', 'min', 'max', 'stats', 'extended_stats', 'percentiles']);
+
 function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
-  only(spec, kind === 'percentiles' ? ['field', 'percents', 'keyed'] : kind === 'extended_stats' ? ['field', 'sigma'] : ['field'], kind);
+  const allowed = kind === 'percentiles' ? ['field', 'percents', 'keyed'] : kind === 'extended_stats' ? ['field', 'sigma'] : ['field'];
+  only(spec, MISSING_METRICS.has(kind) ? [...allowed, 'missing'] : allowed, kind);
+  let missing: number | undefined;
+  if (spec.missing !== undefined) {
+    missing = typeof spec.missing === 'number' ? spec.missing : typeof spec.missing === 'string' ? Number(spec.missing) : NaN;
+    if (!Number.isFinite(missing) || (typeof spec.missing === 'string' && spec.missing.trim() === ''))
+      throw parsingError(`[${kind}] missing must be a number`);
+  }
+  if (spec.keyed !== undefined && typeof spec.keyed !== 'boolean') throw parsingError(`[${kind}] keyed must be true or false`);
   if (kind === 'extended_stats' && spec.sigma !== undefined && spec.sigma !== 2) throw unsupported('[extended_stats] sigma other than 2');
   if (typeof spec.field !== 'string') throw parsingError(`[${kind}] needs a field`);
   let percents = DEFAULT_PERCENTS;
@@ -223,12 +245,17 @@ function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
     percents = spec.percents.map(Number);
     if (percents.some((p) => !Number.isFinite(p) || p < 0 || p > 100)) throw parsingError('[percentiles] percents must be 0 to 100');
   }
-  if (spec.keyed === false) throw unsupported('unkeyed percentiles');
-  return { kind, field: fieldName(spec.field), percents };
+  return { kind, field: fieldName(spec.field), percents, missing, keyed: spec.keyed !== false };
 }
 
 function parseFilters(spec: Record<string, unknown>, now: number): FilterBuckets {
-  only(spec, ['filters'], 'filters');
+  only(spec, ['filters', 'other_bucket', 'other_bucket_key'], 'filters');
+  if (spec.other_bucket !== undefined && typeof spec.other_bucket !== 'boolean')
+    throw parsingError('[filters] other_bucket must be true or false');
+  if (spec.other_bucket_key !== undefined && typeof spec.other_bucket_key !== 'string')
+    throw parsingError('[filters] other_bucket_key must be a string');
+  // Elasticsearch: a key implies the bucket, unless other_bucket says false.
+  const other = spec.other_bucket === true || (spec.other_bucket === undefined && spec.other_bucket_key !== undefined);
   const named = isPlainObject(spec.filters);
   if (!named && !Array.isArray(spec.filters)) throw parsingError('[filters] needs filters: an object of named queries or a list');
   const entries: [string | undefined, unknown][] = named
@@ -237,14 +264,35 @@ function parseFilters(spec: Record<string, unknown>, now: number): FilterBuckets
   if (entries.length === 0 || entries.length > MAX_BUCKET_QUERIES) throw parsingError(`[filters] needs 1 to ${MAX_BUCKET_QUERIES} filters`);
   // Elasticsearch lists named filters in key order.
   if (named) entries.sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
-  return {
-    kind: 'filters',
-    keyed: named,
-    buckets: entries.map(([key, query]) => {
-      const search = dslSearch({ query, index: undefined }, now);
-      return { key, condition: search.condition, from: search.from, to: search.to, shown: dict() };
-    }),
-  };
+  const buckets: FilterBucket[] = entries.map(([key, query]) => {
+    const search = dslSearch({ query, index: undefined }, now);
+    return { key, condition: search.condition, from: search.from, to: search.to, shown: dict() };
+  });
+  if (other) {
+    // The documents no filter matches: the NOT of each filter's query and time range, ORed.
+    const matched = buckets.map((bucket): Condition => {
+      const within: Condition[] = bucket.condition === undefined ? [] : [bucket.condition];
+      if (bucket.from !== undefined || bucket.to !== undefined) {
+        within.push({
+          kind: 'range',
+          field: { kind: 'timestamp' },
+          compare: 'time',
+          lower: bucket.from === undefined ? null : { value: bucket.from, inclusive: true },
+          upper: bucket.to === undefined ? null : { value: bucket.to, inclusive: true },
+        });
+      }
+      return within.length === 0 ? { kind: 'all' } : within.length === 1 ? within[0]! : { kind: 'and', children: within };
+    });
+    const key = named ? ((spec.other_bucket_key as string | undefined) ?? '_other_') : undefined;
+    buckets.push({
+      key,
+      condition: { kind: 'not', child: matched.length === 1 ? matched[0]! : { kind: 'or', children: matched } },
+      from: undefined,
+      to: undefined,
+      shown: dict(),
+    });
+  }
+  return { kind: 'filters', keyed: named, buckets };
 }
 
 /** Elasticsearch's keys of numeric ranges: `*-100.0`, `100.0-200.0`, `200.0-*`. */
@@ -318,7 +366,8 @@ function numericBounds(from: number | undefined, to: number | undefined): Dict<u
 }
 
 function parseHistogram(spec: Record<string, unknown>): Histogram {
-  only(spec, ['field', 'interval', 'min_doc_count', 'extended_bounds'], 'histogram');
+  only(spec, ['field', 'interval', 'min_doc_count', 'extended_bounds', 'keyed'], 'histogram');
+  if (spec.keyed !== undefined && typeof spec.keyed !== 'boolean') throw parsingError('[histogram] keyed must be true or false');
   if (typeof spec.field !== 'string') throw parsingError('[histogram] needs a field');
   const interval = Number(spec.interval);
   if (typeof spec.interval !== 'number' || !(interval > 0)) throw parsingError('[histogram] interval must be a number above 0');
@@ -332,7 +381,7 @@ function parseHistogram(spec: Record<string, unknown>): Histogram {
       throw parsingError('[histogram] extended_bounds needs numbers min <= max');
     bounds = { min, max };
   }
-  return { kind: 'histogram', field: fieldName(spec.field), interval, minDocCount, bounds };
+  return { kind: 'histogram', field: fieldName(spec.field), interval, minDocCount, bounds, keyed: spec.keyed === true };
 }
 
 function parseTopHits(spec: Record<string, unknown>): TopHits {
@@ -377,6 +426,11 @@ export function parseAggregations(aggs: unknown, now: number, depth = 0): Agg[] 
 }
 
 type Filter = Pick<SearchRequest, 'tenantId' | 'condition' | 'from' | 'to'>;
+
+/** `keyed`: the buckets as an object by their key (a name the data chose: a null-prototype object). */
+function keyedBuckets<T>(buckets: readonly T[], keyOf: (bucket: T) => string): Dict<T> {
+  return dict(buckets.map((bucket): [string, T] => [keyOf(bucket), bucket]));
+}
 type Key = number | string | null;
 
 /** Rows of one level, by the keys of the levels above it. */
@@ -405,6 +459,23 @@ function percentilesOf(values: number[], percents: number[]): Dict<number | null
     result[key] = sorted[low]! + (sorted[high]! - sorted[low]!) * (rank - low);
   }
   return result;
+}
+
+/** A metric computed here from the values (percentiles, stats, and any metric with `missing`), as Elasticsearch shows it. */
+function metricOf(spec: Metric, numbers: number[]): unknown {
+  switch (spec.kind) {
+    case 'percentiles': {
+      const values = percentilesOf(numbers, spec.percents);
+      return { values: spec.keyed ? values : Object.entries(values).map(([key, value]) => ({ key: Number(key), value })) };
+    }
+    case 'stats':
+    case 'extended_stats':
+      return statsOf(numbers, spec.kind === 'extended_stats');
+    default: {
+      const stats = statsOf(numbers, false);
+      return { value: spec.kind === 'sum' ? stats.sum : (stats[spec.kind] ?? null) };
+    }
+  }
 }
 
 /** count, min, max, avg, sum (and the spread, for extended_stats) of some numbers, as Elasticsearch shows them. */
@@ -458,7 +529,14 @@ function narrowed(filter: Filter, condition: Condition | undefined, from?: numbe
 type Row = { keys: Key[]; count: number; metrics: Map<string, unknown> };
 
 /** Runs every aggregation and answers in Elasticsearch's shape. */
-export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg[], budget = { queries: 0 }) {
+export async function runAggregations(
+  store: LogStore,
+  filter: Filter,
+  aggs: Agg[],
+  budget = { queries: 0 },
+  /** Set to the number of matches (exact), which the aggregations count anyway. */
+  counted: { total?: number } = {},
+) {
   const levels = new Map<Agg, LevelResult>();
   /** Values seen per terms aggregation with min_doc_count 0: its empty buckets. */
   const universes = new Map<Agg, string[]>();
@@ -471,25 +549,100 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
     }
   };
 
-  const evaluate = async (agg: Agg | null, children: Agg[], groups: AggregateGroup[]): Promise<LevelResult> => {
-    const metrics = children.filter(isMetric);
-    const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind));
-    const rows: AggregateRow[] = await store.aggregate({
-      ...filter,
-      groups,
-      metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: child.spec.field })),
-      maxGroups: MAX_GROUPS,
-    });
+  /** Rows of one level (store.aggregate's shape), by the keys of the levels above it. */
+  const levelOf = (rows: readonly AggregateRow[], simple: readonly Agg[], byKeys = new Map<string, Row>()): LevelResult => {
     const level: LevelResult = { rows: new Map() };
-    const byKeys = new Map<string, Row>();
     for (const row of rows) {
       const entry = { keys: row.keys, count: row.count, metrics: new Map<string, unknown>() };
       simple.forEach((child, index) => entry.metrics.set(child.name, { value: row.metrics[index] ?? null }));
       byKeys.set(JSON.stringify(row.keys), entry);
       const parent = JSON.stringify(row.keys.slice(0, -1));
-      level.rows.set(parent, [...(level.rows.get(parent) ?? []), entry]);
+      const list = level.rows.get(parent);
+      if (list) list.push(entry);
+      else level.rows.set(parent, [entry]);
     }
-    for (const child of metrics.filter((metric) => ['percentiles', 'stats', 'extended_stats'].includes(metric.spec.kind))) {
+    return level;
+  };
+
+  /**
+   * A top-level date_histogram alone, or a terms on level/service/host over one (Grafana's
+   * logs-volume), counted by store.histogram as the log console's histogram is (from the per-minute
+   * rollups where the filter allows): the rows store.aggregate would give, for the terms level and
+   * the date_histogram level. Undefined when the aggregation is not of that shape.
+   */
+  const countedByHistogram = async (child: Agg): Promise<{ total: number } | undefined> => {
+    const fits = (inner: Agg | undefined): inner is Agg & { spec: DateHistogram } =>
+      inner !== undefined &&
+      inner.spec.kind === 'date_histogram' &&
+      inner.spec.calendar === undefined &&
+      inner.children.length === 0 &&
+      (filter.to - filter.from) / inner.spec.intervalMs < MAX_GROUPS - 2;
+    if (fits(child)) {
+      const buckets = await store.histogram({ ...filter, intervalMs: child.spec.intervalMs });
+      const rows = buckets.filter((bucket) => bucket.count > 0).map((bucket) => ({ keys: [bucket.ts], count: bucket.count, metrics: [] }));
+      levels.set(child, levelOf(rows, []));
+      return { total: rows.reduce((sum, row) => sum + row.count, 0) };
+    }
+    const inner = child.children[0];
+    if (child.spec.kind !== 'terms' || resolveField(child.spec.field).kind !== 'column' || child.children.length !== 1 || !fits(inner)) {
+      return undefined;
+    }
+    const buckets = await store.histogram({
+      ...filter,
+      intervalMs: inner.spec.intervalMs,
+      groupBy: child.spec.field,
+      nullGroup: NULL_GROUP,
+    });
+    const byValue = new Map<Key, number>();
+    const innerRows: AggregateRow[] = [];
+    for (const bucket of buckets) {
+      for (const [group, count] of Object.entries(bucket.groups ?? {})) {
+        if (count === 0) continue;
+        const value = group === NULL_GROUP ? null : group;
+        byValue.set(value, (byValue.get(value) ?? 0) + count);
+        innerRows.push({ keys: [value, bucket.ts], count, metrics: [] });
+      }
+    }
+    const rows = [...byValue].map(([value, count]) => ({ keys: [value], count, metrics: [] }));
+    if (rows.length > MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} groups`);
+    levels.set(child, levelOf(rows, []));
+    levels.set(inner, levelOf(innerRows, []));
+    return { total: rows.reduce((sum, row) => sum + row.count, 0) };
+  };
+
+  const evaluate = async (agg: Agg | null, children: Agg[], groups: AggregateGroup[]): Promise<LevelResult> => {
+    const metrics = children.filter(isMetric);
+    const simple = metrics.filter((child) => STORE_METRICS.has(child.spec.kind) && child.spec.missing === undefined);
+    const groupChildren = children.filter(isGroup);
+    // At the top, with no metric to compute there, the count of matches is the sum of a group's
+    // counts (a grouped query holds every group, or fails past MAX_GROUPS): no query of its own.
+    let counted: { total: number } | undefined;
+    const done = new Set<Agg>();
+    if (agg === null && metrics.length === 0) {
+      for (const child of groupChildren) {
+        let result = await countedByHistogram(child);
+        if (!result && counted === undefined) {
+          const below = await evaluate(child, child.children, [groupOf(child.spec)]);
+          result = { total: (below.rows.get('[]') ?? []).reduce((sum, row) => sum + row.count, 0) };
+        } else if (!result) continue;
+        done.add(child);
+        counted ??= result;
+      }
+    }
+    const rows: AggregateRow[] = counted
+      ? [{ keys: [], count: counted.total, metrics: [] }]
+      : await store.aggregate({
+          ...filter,
+          groups,
+          metrics: simple.map((child) => ({ kind: child.spec.kind as AggregateMetric['kind'], field: child.spec.field })),
+          maxGroups: MAX_GROUPS,
+        });
+    const byKeys = new Map<string, Row>();
+    const level = levelOf(rows, simple, byKeys);
+    const fromValues = metrics.filter(
+      (metric) => ['percentiles', 'stats', 'extended_stats'].includes(metric.spec.kind) || metric.spec.missing !== undefined,
+    );
+    for (const child of fromValues) {
       const spec = child.spec;
       const values = await store.numericValues({ ...filter, groups, field: spec.field, maxValues: MAX_PERCENTILE_VALUES });
       const grouped = new Map<string, number[]>();
@@ -499,14 +652,26 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
         if (list) list.push(value);
         else grouped.set(key, [value]);
       }
+      // `missing`: each document without the field counts as that value.
+      let present: Map<string, number> | undefined;
+      if (spec.missing !== undefined) {
+        const field = resolveField(spec.field);
+        const withField =
+          field.kind === 'timestamp'
+            ? rows
+            : await store.aggregate({ ...narrowed(filter, { kind: 'exists', field }), groups, metrics: [], maxGroups: MAX_GROUPS });
+        present = new Map(withField.map((row) => [JSON.stringify(row.keys), row.count]));
+      }
       for (const [keys, entry] of byKeys) {
         const numbers = grouped.get(keys) ?? [];
-        entry.metrics.set(
-          child.name,
-          spec.kind === 'percentiles'
-            ? { values: percentilesOf(numbers, spec.percents) }
-            : statsOf(numbers, spec.kind === 'extended_stats'),
-        );
+        if (present) {
+          const absent = Math.max(0, entry.count - (present.get(keys) ?? 0));
+          if (numbers.length + absent > MAX_PERCENTILE_VALUES) {
+            throw new RangeError(`more than ${MAX_PERCENTILE_VALUES} values for [${child.name.slice(0, 50)}]: narrow the search`);
+          }
+          for (let i = 0; i < absent; i += 1) numbers.push(spec.missing!);
+        }
+        entry.metrics.set(child.name, metricOf(spec, numbers));
       }
     }
     for (const child of metrics.filter((metric) => metric.spec.kind === 'value_count')) {
@@ -519,8 +684,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       for (const [keys, entry] of byKeys) entry.metrics.set(child.name, { value: counts.get(keys) ?? 0 });
     }
     if (agg) levels.set(agg, level);
-    for (const child of children) {
-      if (!isGroup(child)) continue;
+    for (const child of groupChildren) {
       if (child.spec.kind === 'terms' && child.spec.minDocCount === 0) {
         const values = await store.distinct({
           tenantId: filter.tenantId,
@@ -534,6 +698,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
           values.map(({ value }) => value),
         );
       }
+      if (done.has(child) || (groups.length === 0 && (await countedByHistogram(child)))) continue;
       await evaluate(child, child.children, [...groups, groupOf(child.spec)]);
     }
     return level;
@@ -541,6 +706,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
 
   const top = await evaluate(null, aggs, []);
   const topRow = top.rows.get('[]')?.[0];
+  counted.total = topRow?.count ?? 0;
 
   const emptyMetric = (child: Agg): unknown => {
     switch (child.spec.kind) {
@@ -549,7 +715,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       case 'histogram':
         return { buckets: [] };
       case 'percentiles':
-        return { values: percentilesOf([], child.spec.percents) };
+        return metricOf(child.spec, []);
       case 'stats':
       case 'extended_stats':
         return statsOf([], child.spec.kind === 'extended_stats');
@@ -654,7 +820,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
       if (agg.children.length > 0) spend();
       buckets.push({ key, doc_count: count, ...below });
     }
-    return { buckets };
+    return { buckets: spec.keyed ? keyedBuckets(buckets, (bucket) => rangeText(bucket.key)) : buckets };
   };
 
   const topHits = async (spec: TopHits, bucket: Filter, count: number) => {
@@ -723,7 +889,7 @@ export async function runAggregations(store: LogStore, filter: Filter, aggs: Agg
         )),
       });
     }
-    return { buckets };
+    return { buckets: spec.keyed ? keyedBuckets(buckets, (bucket) => bucket.key_as_string) : buckets };
   };
 
   const terms = async (agg: Agg, spec: Terms, rows: Row[], parentKeys: Key[], parentCount: number, parent: Filter) => {

@@ -4,6 +4,7 @@ import { dict } from '../../../shared/dict.js';
 import { ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore, StoredLogEntry } from '../store/log-store.js';
 import { dslSearch } from '../query/elastic-dsl.js';
+import type { Condition } from '../query/condition.js';
 import { documentToEntry, generatedId, MAX_ID_LENGTH, storedDocument } from './bulk.js';
 import { ElasticError, parsingError, unsupported, withinLimits } from './elastic-errors.js';
 import { hitOf, MAX_RESULT_WINDOW, sourceFilterOf, type SearchScope } from './search.js';
@@ -136,7 +137,42 @@ async function byIds(scope: SearchScope, index: string | undefined, ids: readonl
     );
     found.push(...result.entries);
   }
+  // An entry stored without an `_id` (OTLP, the logs API) shows our id and the index `logs`: found by that id when the index names `logs`.
+  const numbered = ids.filter((id) => ENTRY_ID.test(id));
+  if (numbered.length > 0 && namesLogs(index)) {
+    for (let first = 0; first < numbered.length; first += IDS_PER_SEARCH) {
+      const values = numbered.slice(first, first + IDS_PER_SEARCH);
+      const idField = { kind: 'attribute', name: '_id' } as const;
+      const condition: Condition = {
+        kind: 'and',
+        children: [
+          values.length === 1
+            ? { kind: 'entryId', id: values[0]! }
+            : { kind: 'or', children: values.map((id) => ({ kind: 'entryId', id })) },
+          { kind: 'not', child: { kind: 'exists', field: idField } },
+          { kind: 'not', child: { kind: 'exists', field: { kind: 'attribute', name: '_index' } } },
+        ],
+      };
+      const result = await withinLimits(
+        scope.store.search({ tenantId: scope.tenantId, condition, from: 0, to: END_OF_TIME, page: 1, limit: values.length, trackTotal: 1 }),
+      );
+      found.push(...result.entries);
+    }
+  }
   return found;
+}
+
+/** The store's entry ids: positive whole numbers of int8. */
+const ENTRY_ID = /^[1-9]\d{0,17}$/;
+
+/** Whether an index name, pattern or comma list selects `logs`, the index of entries stored without one. */
+function namesLogs(index: string | undefined): boolean {
+  if (index === undefined) return true;
+  return index.split(',').some((name) => {
+    const trimmed = name.trim();
+    if (trimmed === '*' || trimmed === '_all' || trimmed === 'logs') return true;
+    return trimmed.endsWith('*') && trimmed.indexOf('*') === trimmed.length - 1 && 'logs'.startsWith(trimmed.slice(0, -1));
+  });
 }
 
 /** `_source`, `_source_includes` and `_source_excludes` of `GET _doc` and `_mget`. */

@@ -20,6 +20,7 @@ import {
 } from './documents.js';
 import { decodePit, decodeScroll, encodeCursor, keepAliveMs } from './cursors.js';
 import { startupRoutes } from './startup.js';
+import { applyFilterPath, parseFilterPath, type FilterPath } from './filter-path.js';
 import { ElasticError } from './elastic-errors.js';
 import { indexQuery } from '../query/elastic-dsl.js';
 
@@ -73,6 +74,16 @@ function msearchLines(request: FastifyRequest): unknown[] {
 export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     elasticAnswers(app);
+    // filter_path (filter-path.ts): read before the handler, so that a bad one is a 400; applied to every JSON answer that succeeded.
+    const filters = new WeakMap<FastifyRequest, FilterPath>();
+    app.addHook('preHandler', async (request) => {
+      const filter = parseFilterPath((request.query as Record<string, unknown> | undefined)?.filter_path);
+      if (filter) filters.set(request, filter);
+    });
+    app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const filter = filters.get(request);
+      return filter && reply.statusCode < 300 ? applyFilterPath(payload, filter) : payload;
+    });
     acceptGzip(app, deps.maxInflateRatio);
     // NDJSON and JSON arrive as application/x-ndjson, application/json or Elasticsearch's vendor
     // types: read every body as text and parse per route.
@@ -452,6 +463,76 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
           throw error;
         }
         return { succeeded: true, num_freed: 1 };
+      },
+    );
+
+    // OpenSearch's own point-in-time API: the same stateless ids under OpenSearch's paths and answers.
+    app.post(
+      '/:index/_search/point_in_time',
+      { ...indexed, schema: { ...indexed.schema, summary: "Open a point in time (OpenSearch's API; a stateless id)" } },
+      async (request) => {
+        const { index } = request.params as { index: string };
+        const query = knownParams(request, ['keep_alive', 'preference', 'routing', 'expand_wildcards', 'allow_partial_pit_creation']);
+        if (query.keep_alive === undefined)
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: [keep_alive] is not specified;');
+        const now = deps.now();
+        const expires = now + keepAliveMs(query.keep_alive, 'keep_alive');
+        indexQuery(index);
+        return {
+          pit_id: encodeCursor({ kind: 'pit', index, expires }),
+          _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+          creation_time: now,
+        };
+      },
+    );
+    app.delete(
+      '/_search/point_in_time',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Close points in time (OpenSearch's API; nothing is held: stateless)" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        const body = jsonBody(request) as { pit_id?: unknown } | undefined;
+        if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body) || body.pit_id === undefined) {
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
+        }
+        const ids = Array.isArray(body.pit_id) ? body.pit_id : [body.pit_id];
+        if (ids.length === 0)
+          throw new ElasticError(400, 'action_request_validation_exception', 'Validation Failed: 1: no pit ids specified;');
+        // Each id is checked; one past its keep_alive is reported as not freed, as OpenSearch reports an unknown one.
+        const pits = ids.map((id) => {
+          try {
+            decodePit(id, deps.now());
+            return { successful: true, pit_id: id as string };
+          } catch (error) {
+            if (error instanceof ElasticError && error.status === 404) return { successful: false, pit_id: id as string };
+            throw error;
+          }
+        });
+        return { pits };
+      },
+    );
+    app.get(
+      '/_search/point_in_time/_all',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Points in time held (OpenSearch's API): none, ids are stateless" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        return { pits: [] };
+      },
+    );
+    app.delete(
+      '/_search/point_in_time/_all',
+      {
+        ...searchOptions,
+        schema: { ...searchOptions.schema, summary: "Close every point in time (OpenSearch's API): none is held" },
+      },
+      async (request) => {
+        knownParams(request, []);
+        return { pits: [] };
       },
     );
 

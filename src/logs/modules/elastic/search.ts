@@ -274,11 +274,17 @@ export async function runSearch(
   }
   if (continuation.scroll) trackTotal = 1;
   const exhausted = continuation.scroll !== undefined && continuation.scroll.after === undefined;
+  // Aggregations count every match anyway: that count is the total, and the search only reads the page.
+  const counted: { total?: number } = {};
+  const aggregations = aggs.length > 0 ? await withinLimits(runAggregations(scope.store, filter, aggs, undefined, counted)) : undefined;
+  const known = counted.total !== undefined;
   const result =
-    !exhausted && (size > 0 || counting)
-      ? await withinLimits(scope.store.search({ ...filter, page: 1, limit: size, offset: from, sort, after, trackTotal }))
+    !exhausted && (size > 0 || (counting && !known))
+      ? await withinLimits(
+          scope.store.search({ ...filter, page: 1, limit: size, offset: from, sort, after, trackTotal: known ? 1 : trackTotal }),
+        )
       : { entries: [], total: 0, totalRelation: 'eq' as const };
-  const aggregations = aggs.length > 0 ? await withinLimits(runAggregations(scope.store, filter, aggs)) : undefined;
+  if (known) Object.assign(result, { total: counted.total, totalRelation: 'eq' });
 
   const keep = sourceFilter(body._source);
   const fields = requestedFields(body);
@@ -294,10 +300,14 @@ export async function runSearch(
   if (scrolling) {
     const lastHit = result.entries.at(-1);
     const { aggs: _aggs, aggregations: _aggregations, ...rest } = body;
+    // The page size and order go on with the id, also when the URL gave them (`?size=1000`, as the OpenSearch helpers send it).
+    const carried = dict<unknown>(rest);
+    carried.size = size;
+    if (params.sort !== undefined) carried.sort = params.sort.split(',');
     const cursor: ScrollCursor = {
       kind: 'scroll',
       index,
-      body: rest,
+      body: carried,
       q: params.q,
       total,
       after: lastHit ? [lastHit.timestamp, lastHit.id] : (continuation.scroll?.after ?? undefined),

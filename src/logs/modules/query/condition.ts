@@ -37,7 +37,9 @@ export type Condition =
    * A term on a field-name pattern (`mess*ge:timeout`): the term on each known field whose name
    * matches, ORed. The store expands it (expandFieldPatterns) with the tenant's field names.
    */
-  | { kind: 'fields'; names: Regex; node: FieldNode };
+  | { kind: 'fields'; names: Regex; node: FieldNode }
+  /** The entry the store numbered so (its `id`, digits): the `_id` hits show for an entry stored without one. */
+  | { kind: 'entryId'; id: string };
 
 export interface ConditionBound {
   value: number | string;
@@ -45,6 +47,8 @@ export interface ConditionBound {
 }
 
 const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+/** The store's entry ids: positive whole numbers of int8. */
+const ENTRY_ID = /^[1-9]\d{0,17}$/;
 
 export function toCondition(node: QueryNode): Condition {
   switch (node.kind) {
@@ -73,6 +77,27 @@ export function toCondition(node: QueryNode): Condition {
         return { kind: 'text', expr: { kind: 'phrase', tokens, prefix: node.match === 'prefix' } };
       }
       const value = field.kind === 'column' && field.column === 'level' ? normalizeLevel(node.value) : node.value;
+      if (
+        field.kind === 'attribute' &&
+        field.name === '_id' &&
+        (node.match === 'word' || node.match === 'phrase') &&
+        ENTRY_ID.test(value)
+      ) {
+        // Hits show our id as the `_id` of an entry stored without one (OTLP, the logs API): it finds that entry too.
+        return {
+          kind: 'or',
+          children: [
+            { kind: 'equals', field, value },
+            {
+              kind: 'and',
+              children: [
+                { kind: 'entryId', id: value },
+                { kind: 'not', child: { kind: 'exists', field } },
+              ],
+            },
+          ],
+        };
+      }
       return { kind: node.match === 'prefix' ? 'prefix' : 'equals', field, value };
     }
   }

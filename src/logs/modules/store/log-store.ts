@@ -79,6 +79,8 @@ export interface HistogramRequest extends Omit<SearchRequest, 'page' | 'limit' |
   intervalMs: number;
   /** Split counts by this field's value. */
   groupBy?: string | undefined;
+  /** The group key of entries without the field (default ''). */
+  nullGroup?: string | undefined;
 }
 
 export interface HistogramBucket {

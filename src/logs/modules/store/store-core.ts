@@ -296,7 +296,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       filters !== null && rollups !== null
         ? await this.#rollupCounts(request.tenantId, from, end, condition, filters, rollups, groupField, request.intervalMs)
         : await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField);
-    return fillBuckets(starts, counts, groupField !== null);
+    return fillBuckets(starts, counts, groupField !== null, request.nullGroup ?? '');
   }
 
   /** Matches of [from, end) counted per time bucket (and group). */
@@ -563,7 +563,7 @@ export interface BucketCount {
   count: number;
 }
 
-function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], grouped: boolean): HistogramBucket[] {
+function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], grouped: boolean, nullGroup: string): HistogramBucket[] {
   const buckets = new Map<number, HistogramBucket>(
     starts.map((ts) => [ts, grouped ? { ts, count: 0, groups: dict<number>() } : { ts, count: 0 }]),
   );
@@ -572,7 +572,7 @@ function fillBuckets(starts: readonly number[], counts: readonly BucketCount[], 
     if (!bucket) continue;
     bucket.count += row.count;
     if (grouped) {
-      const key = row.group ?? '';
+      const key = row.group ?? nullGroup;
       bucket.groups![key] = (bucket.groups![key] ?? 0) + row.count;
     }
   }

@@ -37,6 +37,8 @@ export function compilePostgres(condition: Condition, keyOf: KeyOf): RawBuilder<
       return range(condition, keyOf);
     case 'pattern':
       return patternCheck(condition, keyOf);
+    case 'entryId':
+      return sql`l.id = ${condition.id}::int8`;
     case 'fields':
       throw new Error('unreachable: the store expands field patterns (expandFieldPatterns) before compiling');
   }

@@ -62,6 +62,9 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
       return range(condition, context.keyOf);
     case 'pattern':
       return patternCheck(condition, context.keyOf);
+    case 'entryId':
+      // Digits only (checked here again), written as they are: an id past 2^53 stays exact.
+      return /^[1-9]\d{0,17}$/.test(condition.id) ? sql`l.id = ${sql.raw(condition.id)}` : sql`0 = 1`;
     case 'fields':
       throw new Error('unreachable: the store expands field patterns (expandFieldPatterns) before compiling');
   }
