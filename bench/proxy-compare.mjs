@@ -11,7 +11,8 @@
 // /proc. BENCH_ROUNDS (3) consecutive runs of all four; a fresh upstream for every measurement.
 //
 // Targets (issue 43): at least 1.0x Caddy and 0.40x nginx, GET and POST, and a p99 at most twice
-// nginx's, in every run.
+// nginx's, in every run. The node floor (bench/node-floor.mjs: node:http and undici relaying, nothing
+// else) runs beside them as the ceiling of any Node proxy here; it is no peer and has no verdict.
 // Writes bench/results/proxy-compare-<time>.md; with BENCH_RECORD=1 (a quiet machine) also the
 // section "## Proxy: side by side (issue 43)" of docs/benchmarks.md.
 //
@@ -50,7 +51,7 @@ const GATEWAY_ENV = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 if (RECORD && Object.keys(GATEWAY_ENV).length > 0) throw new Error('BENCH_RECORD=1 records the defaults: unset BENCH_GATEWAY_ENV');
-const PORTS = { upstream: 9601, nginx: 9602, caddy: 9603, gateway: 9604, logs: 9605, express: 9606 };
+const PORTS = { upstream: 9601, nginx: 9602, caddy: 9603, gateway: 9604, logs: 9605, express: 9606, floor: 9607 };
 const PASSWORD = 'Bench#Passw0rd1';
 const PREFIX = '/api/v1/master-data';
 const tmp = mkdtempSync(join(tmpdir(), 'gerbang-compare-'));
@@ -161,6 +162,23 @@ const TARGETS = [
     },
   },
   {
+    // Not a peer: bench/node-floor.mjs, a bare node:http server relaying with undici and doing
+    // nothing else, is what relaying alone costs in Node here: the ceiling of any Node proxy.
+    name: 'node floor',
+    async start() {
+      const child = start('node floor', 'taskset', [
+        '-c',
+        '0',
+        process.execPath,
+        join(HERE, 'node-floor.mjs'),
+        String(PORTS.floor),
+        upstreamUrl,
+      ]);
+      await waitForPort(PORTS.floor);
+      return { child, pids: [child.pid], port: PORTS.floor };
+    },
+  },
+  {
     name: 'express + http-proxy-middleware',
     async start() {
       const child = start('express', 'taskset', [
@@ -245,10 +263,10 @@ async function main() {
       );
     }
     const gateway = results.get('gateway');
-    const [nginx, caddy, express] = ['nginx', 'caddy', 'express + http-proxy-middleware'].map((n) => results.get(n));
+    const [nginx, caddy, express, floor] = ['nginx', 'caddy', 'express + http-proxy-middleware', 'node floor'].map((n) => results.get(n));
     const ratio = (method, peer) => gateway[method].rps / peer[method].rps;
     ratioRows.push(
-      `| ${i + 1} | ${['GET', 'POST'].map((m) => [nginx, caddy, express].map((p) => `${fmt(ratio(m, p))}x`).join(' | ')).join(' | ')} | ${['GET', 'POST'].map((m) => `${fmt(gateway[m].p99 / nginx[m].p99)}x`).join(' | ')} |`,
+      `| ${i + 1} | ${['GET', 'POST'].map((m) => [nginx, caddy, express].map((p) => `${fmt(ratio(m, p))}x`).join(' | ')).join(' | ')} | ${['GET', 'POST'].map((m) => `${fmt(gateway[m].p99 / nginx[m].p99)}x`).join(' | ')} | ${['GET', 'POST'].map((m) => `${fmt(floor[m].rps / nginx[m].rps)}x`).join(' | ')} |`,
     );
     const met = ['GET', 'POST'].every((m) => ratio(m, caddy) >= 1 && ratio(m, nginx) >= 0.4 && gateway[m].p99 <= 2 * nginx[m].p99);
     verdicts.push(met);
@@ -276,8 +294,8 @@ undici ${versionOf('undici')}; express ${versionOf('express', HERE)}, http-proxy
 |---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
-| run | vs nginx GET | vs Caddy GET | vs Express GET | vs nginx POST | vs Caddy POST | vs Express POST | p99 / nginx's GET | p99 / nginx's POST |
-|---|---|---|---|---|---|---|---|---|
+| run | vs nginx GET | vs Caddy GET | vs Express GET | vs nginx POST | vs Caddy POST | vs Express POST | p99 / nginx's GET | p99 / nginx's POST | node floor vs nginx GET | node floor vs nginx POST |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${ratioRows.join('\n')}
 
 Targets (issue 43): at least 1.0x Caddy and 0.40x nginx, GET and POST, p99 at most 2x nginx's.
