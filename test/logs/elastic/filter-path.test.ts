@@ -81,3 +81,17 @@ test('wildcards match each part once, in order (a long name against many wildcar
   assert.deepEqual(filtered({ [name]: 1 }, `${'*a'.repeat(30)}*`), { [name]: 1 });
   assert.deepEqual(filtered({ abcabd: 1, abd: 2, ab: 3 }, 'a*b*d'), { abcabd: 1, abd: 2 });
 });
+
+test('a filter_path of many ** keeps each state once: a deep answer is filtered, not a hang of the service', () => {
+  // Without states kept once, 31 `**` over 16 levels make billions of states: past the steps an
+  // answer may take (which bound the work whatever the paths), a 400.
+  let answer: unknown = { x: 1, zz: 2 };
+  for (let level = 0; level < 8; level += 1) answer = { a: answer, b: [answer] };
+  const many = `${Array(31).fill('**').join('.')}.zz`;
+  const kept = filtered(answer, many) as { a: unknown; b: unknown[] };
+  assert.deepEqual(Object.keys(kept), ['a', 'b']);
+  assert.match(JSON.stringify(kept), /"zz":2/);
+  assert.doesNotMatch(JSON.stringify(kept), /"x"/);
+  // And the whole parameter is bounded: more than 128 names in all is a 400.
+  assert.throws(() => parseFilterPath(Array(5).fill(Array(30).fill('a').join('.')).join(',')), ElasticError);
+});

@@ -12,10 +12,17 @@ import { parsingError } from './elastic-errors.js';
  * Logstash and Beats send `filter_path=errors,items.*.error,items.*.status` with every `_bulk`.
  */
 
-/** Bounds on what a client may send: paths in one parameter, names in one path, characters in all. */
-const MAX_PATHS = 100;
+/**
+ * Bounds on what a client may send: paths in one parameter, names in one path and in all paths,
+ * characters in all. Every node of the answer is matched against at most as many states as there
+ * are names in all paths (states are kept once each), and the steps of one answer are counted.
+ */
+const MAX_PATHS = 32;
 const MAX_NAMES = 32;
+const MAX_TOTAL_NAMES = 128;
 const MAX_CHARS = 4096;
+/** Steps (a state following a name) one answer may take; past it a 400 rather than a busy service. */
+const MAX_STEPS = 20_000_000;
 
 type Segment = { kind: 'any-depth' } | { kind: 'exact'; name: string } | { kind: 'glob'; parts: string[] };
 
@@ -42,10 +49,13 @@ export function parseFilterPath(value: unknown): FilterPath | null {
   if (paths.length === 0) return null;
   if (paths.length > MAX_PATHS) throw parsingError(`[filter_path] has more than ${MAX_PATHS} paths`);
   const filter: FilterPath = { include: [], exclude: [] };
+  let total = 0;
   for (const path of paths) {
     const excluded = path.startsWith('-');
     const names = (excluded ? path.slice(1) : path).split('.');
     if (names.length > MAX_NAMES) throw parsingError(`a [filter_path] path has more than ${MAX_NAMES} names`);
+    total += names.length;
+    if (total > MAX_TOTAL_NAMES) throw parsingError(`[filter_path] has more than ${MAX_TOTAL_NAMES} names in all`);
     if (names.some((name) => name === '')) throw parsingError(`[filter_path] has an empty name in [${path.slice(0, 100)}]`);
     (excluded ? filter.exclude : filter.include).push(names.map(segmentOf));
   }
@@ -67,46 +77,56 @@ function globMatches(parts: readonly string[], name: string): boolean {
   return true;
 }
 
-/** A path being followed: the path, and the index of its next name. */
-type State = { path: Segment[]; next: number };
+/** A path being followed: the path, its place in the parameter, and the index of its next name. */
+type State = { path: Segment[]; index: number; next: number };
 
 /** Whether the path is matched whole: every name followed (a trailing `**` stands for none or more). */
 const complete = ({ path, next }: State) => path.slice(next).every((segment) => segment.kind === 'any-depth');
 
 /** The states after following the key `name` from `state`. */
-function advance(state: State, name: string, out: State[]): void {
+function advance(state: State, name: string, out: Map<number, State>): void {
   const segment = state.path[state.next];
   if (segment === undefined) return;
   if (segment.kind === 'any-depth') {
-    out.push(state); // `**` takes this name and may take more
-    advance({ path: state.path, next: state.next + 1 }, name, out); // or none
+    keep(state, out); // `**` takes this name and may take more
+    advance({ path: state.path, index: state.index, next: state.next + 1 }, name, out); // or none
     return;
   }
   if (segment.kind === 'exact' ? segment.name === name : globMatches(segment.parts, name)) {
-    out.push({ path: state.path, next: state.next + 1 });
+    keep({ path: state.path, index: state.index, next: state.next + 1 }, out);
   }
 }
 
-function statesAfter(states: readonly State[], name: string): State[] {
-  const out: State[] = [];
+/** Each state once: `**.**` would otherwise reach the same state by many ways, and multiply them at every level. */
+function keep(state: State, out: Map<number, State>): void {
+  out.set(state.index * (MAX_NAMES + 1) + state.next, state);
+}
+
+/** The work left for one answer, in steps. */
+type Budget = { steps: number };
+
+function statesAfter(states: readonly State[], name: string, budget: Budget): State[] {
+  budget.steps -= states.length;
+  if (budget.steps < 0) throw parsingError('[filter_path] takes too much work on this answer: use fewer paths or fewer **');
+  const out = new Map<number, State>();
   for (const state of states) advance(state, name, out);
-  return out;
+  return [...out.values()];
 }
 
 /** What inclusive paths reach of `value`, or undefined when nothing. */
-function kept(value: unknown, states: readonly State[]): unknown {
+function kept(value: unknown, states: readonly State[], budget: Budget): unknown {
   if (states.some(complete)) return value;
   if (Array.isArray(value)) {
-    const items = value.map((item) => kept(item, states)).filter((item) => item !== undefined);
+    const items = value.map((item) => kept(item, states, budget)).filter((item) => item !== undefined);
     return items.length === 0 ? undefined : items;
   }
   if (!isPlainObject(value)) return undefined;
   const out = dict<unknown>();
   let any = false;
   for (const [name, child] of Object.entries(value)) {
-    const next = statesAfter(states, name);
+    const next = statesAfter(states, name, budget);
     if (next.length === 0) continue;
-    const result = kept(child, next);
+    const result = kept(child, next, budget);
     if (result === undefined) continue;
     out[name] = result;
     any = true;
@@ -115,14 +135,14 @@ function kept(value: unknown, states: readonly State[]): unknown {
 }
 
 /** `value` without what exclusive paths reach; undefined when they reach it whole. */
-function withoutExcluded(value: unknown, states: readonly State[]): unknown {
+function withoutExcluded(value: unknown, states: readonly State[], budget: Budget): unknown {
   if (states.length === 0) return value;
   if (states.some(complete)) return undefined;
-  if (Array.isArray(value)) return value.map((item) => withoutExcluded(item, states)).filter((item) => item !== undefined);
+  if (Array.isArray(value)) return value.map((item) => withoutExcluded(item, states, budget)).filter((item) => item !== undefined);
   if (!isPlainObject(value)) return value;
   const out = dict<unknown>();
   for (const [name, child] of Object.entries(value)) {
-    const result = withoutExcluded(child, statesAfter(states, name));
+    const result = withoutExcluded(child, statesAfter(states, name, budget), budget);
     if (result !== undefined) out[name] = result;
   }
   return out;
@@ -130,8 +150,9 @@ function withoutExcluded(value: unknown, states: readonly State[]): unknown {
 
 /** The answer as `filter_path` asks: `{}` when nothing of it is asked for. */
 export function applyFilterPath(answer: unknown, filter: FilterPath): unknown {
-  const start = (paths: Segment[][]): State[] => paths.map((path) => ({ path, next: 0 }));
-  let value = filter.exclude.length === 0 ? answer : withoutExcluded(answer, start(filter.exclude));
-  if (filter.include.length > 0) value = kept(value, start(filter.include));
+  const start = (paths: Segment[][]): State[] => paths.map((path, index) => ({ path, index, next: 0 }));
+  const budget = { steps: MAX_STEPS };
+  let value = filter.exclude.length === 0 ? answer : withoutExcluded(answer, start(filter.exclude), budget);
+  if (filter.include.length > 0) value = kept(value, start(filter.include), budget);
   return value ?? dict();
 }
