@@ -4,7 +4,7 @@ import { dict } from '../../../shared/dict.js';
 import { ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore, StoredLogEntry } from '../store/log-store.js';
 import { dslSearch } from '../query/elastic-dsl.js';
-import type { Condition } from '../query/condition.js';
+import { ENTRY_ID, type Condition } from '../query/condition.js';
 import { documentToEntry, generatedId, MAX_ID_LENGTH, storedDocument } from './bulk.js';
 import { ElasticError, parsingError, unsupported, withinLimits } from './elastic-errors.js';
 import { hitOf, MAX_RESULT_WINDOW, sourceFilterOf, type SearchScope } from './search.js';
@@ -161,9 +161,6 @@ async function byIds(scope: SearchScope, index: string | undefined, ids: readonl
   }
   return found;
 }
-
-/** The store's entry ids: positive whole numbers of int8. */
-const ENTRY_ID = /^[1-9]\d{0,17}$/;
 
 /** Whether an index name, pattern or comma list selects `logs`, the index of entries stored without one. */
 function namesLogs(index: string | undefined): boolean {

@@ -47,8 +47,8 @@ export interface ConditionBound {
 }
 
 const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
-/** The store's entry ids: positive whole numbers of int8. */
-const ENTRY_ID = /^[1-9]\d{0,17}$/;
+/** The store's entry ids: positive whole numbers of int8 (18 digits at most). */
+export const ENTRY_ID = /^[1-9]\d{0,17}$/;
 
 export function toCondition(node: QueryNode): Condition {
   switch (node.kind) {

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { isJsonScalarLiteral, type FieldRef } from '../../query/fields.js';
 import { equalityFacets, type FacetLookup } from '../facets.js';
-import type { Condition, TextExpr } from '../../query/condition.js';
+import { ENTRY_ID, type Condition, type TextExpr } from '../../query/condition.js';
 import { fieldSql, rangeSql, type KeyOf, type MatchField } from './field-sql.js';
 import type { FieldSql } from '../store-core.js';
 import { patternProgram } from '../../query/patterns.js';
@@ -64,7 +64,7 @@ export function compileSqlite(condition: Condition, context: SqliteQueryContext)
       return patternCheck(condition, context.keyOf);
     case 'entryId':
       // Digits only (checked here again), written as they are: an id past 2^53 stays exact.
-      return /^[1-9]\d{0,17}$/.test(condition.id) ? sql`l.id = ${sql.raw(condition.id)}` : sql`0 = 1`;
+      return ENTRY_ID.test(condition.id) ? sql`l.id = ${sql.raw(condition.id)}` : sql`0 = 1`;
     case 'fields':
       throw new Error('unreachable: the store expands field patterns (expandFieldPatterns) before compiling');
   }
