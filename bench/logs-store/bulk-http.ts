@@ -125,7 +125,7 @@ nodeArgs.push(...args['node-option']);
 if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
 const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
   cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
+  stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   env: {
     ...process.env,
     NODE_ENV: 'production',
@@ -134,6 +134,8 @@ const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 
     DATA_DIR: dataDir,
     ...(args.url ? { LOGS_DATABASE_URL: args.url } : {}),
     LOGS_ADMIN_PASSWORD: PASSWORD,
+    // The bench's admin logs in without a second factor (the default asks admins to enrol one).
+    LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
     LOG_LEVEL: 'warn',
     LOGS_INGEST_RATE_PER_TENANT: '1000000000',
     LOGS_API_RATE_PER_USER: '1000000',

@@ -97,6 +97,17 @@ export function withCanonicalLevel(entry: LogEntry): LogEntry {
 }
 
 /**
+ * withCanonicalLevel on an entry the caller just made and owns, with attributes of its own (a
+ * dictionary): changed in place, no copy of every entry of a batch.
+ */
+export function canonicalizeLevel(entry: LogEntry): LogEntry {
+  const level = entry.level === undefined || entry.level.trim() === '' ? undefined : canonicalLevel(entry.level);
+  entry.level = level?.level;
+  if (level?.original !== undefined) entry.attributes!.severity_text = level.original;
+  return entry;
+}
+
+/**
  * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
  * what this stream yields), and inflation stops with 413 past `maxInflateRatio` (inflate.ts).
  * Only for routes that authenticate in `onRequest`: a body is never inflated for an unknown
