@@ -40,7 +40,13 @@ function documentIdOf(entry: LogEntry): string | undefined {
 
 /** The distinct document ids of a batch, in order. */
 export function documentIdsOf(entries: readonly LogEntry[]): string[] {
-  return [...new Set(entries.flatMap((entry) => documentIdOf(entry) ?? []))];
+  // A loop, not flatMap: most batches have no ids, and no array per entry is made for them.
+  const ids = new Set<string>();
+  for (const entry of entries) {
+    const id = documentIdOf(entry);
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
 }
 
 /** Keeps entries without an id and the first entry of each id that `stored` does not hold. */
