@@ -44,6 +44,9 @@ const SPAN = ['span_id', 'span.id', 'spanId'];
 /** Every name of the core fields, each with a slot of its own in a flattened document (flattenDocument). */
 const CORE_SLOTS = new Map([TIMESTAMP, MESSAGE, LEVEL, SERVICE, HOST, TRACE, SPAN].flat().map((name, slot) => [name, slot]));
 
+/** The core fields' values of the document being read, by slot (documentToEntry). */
+const CORE_VALUES = new Array<AttributeValue | undefined>(CORE_SLOTS.size).fill(undefined);
+
 /** One core field's names in order of preference, with their slots (looked up once, not per document). */
 interface CoreField {
   names: readonly string[];
@@ -99,7 +102,9 @@ function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
-  const flat = flattenDocument(doc, CORE_SLOTS);
+  // One array for every document's core fields: filled by the walk, read by take() right after.
+  CORE_VALUES.fill(undefined);
+  const flat = flattenDocument(doc, CORE_SLOTS, CORE_VALUES);
   if (flat === undefined) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
   const timestamp = timestampOf(take(flat, TIMESTAMP_FIELD), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
@@ -222,14 +227,10 @@ function refused(action: BulkItem['action'], index: string, id: string, type: st
 /** Elasticsearch's limit on an `_id`: 512 bytes (here characters; longer ones are cut). */
 export const MAX_ID_LENGTH = 512;
 
-/** 9 random bytes are 12 base64url characters exactly: the prefix's text is made once. */
-const ID_PREFIX = randomBytes(9).toString('base64url');
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** 9 random bytes are 12 base64url characters exactly: the prefix's characters are made once. */
+const ID_PREFIX = [...randomBytes(9).toString('base64url')].map((character) => character.charCodeAt(0));
+const BASE64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((character) => character.charCodeAt(0));
 let idCounter = 0;
-
-/** 24 bits as 4 base64url characters, most significant first. */
-const base64url24 = (bits: number): string =>
-  BASE64URL[(bits >>> 18) & 63]! + BASE64URL[(bits >>> 12) & 63]! + BASE64URL[(bits >>> 6) & 63]! + BASE64URL[bits & 63]!;
 
 /**
  * An `_id` for a document sent without one: 20 URL-safe characters, as Elasticsearch's own. A random
@@ -240,7 +241,15 @@ const base64url24 = (bits: number): string =>
  */
 export function generatedId(): string {
   idCounter = (idCounter + 1) % 2 ** 48;
-  return ID_PREFIX + base64url24(Math.floor(idCounter / 2 ** 24)) + base64url24(idCounter % 2 ** 24);
+  const high = Math.floor(idCounter / 2 ** 24);
+  const low = idCounter % 2 ** 24;
+  const [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = ID_PREFIX as [number, number, number, number, number, number, number, number, number, number, number, number];
+  // One flat string of 20 characters: no buffer, no concatenation.
+  return String.fromCharCode(
+    p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11,
+    BASE64URL[(high >>> 18) & 63]!, BASE64URL[(high >>> 12) & 63]!, BASE64URL[(high >>> 6) & 63]!, BASE64URL[high & 63]!,
+    BASE64URL[(low >>> 18) & 63]!, BASE64URL[(low >>> 12) & 63]!, BASE64URL[(low >>> 6) & 63]!, BASE64URL[low & 63]!,
+  );
 }
 
 /**
