@@ -35,7 +35,10 @@ function keyValues(values: unknown, depth = 0): Dict<unknown> {
 /** OTLP KeyValue list -> flattened dotted attributes (a repeated key: the last one wins). */
 export function attributesOf(values: unknown): Dict<AttributeValue> {
   const out = dict<AttributeValue>();
-  for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
+  const plain = keyValues(values);
+  // One count of `out`'s names for every key (flattenInto would count them again at each).
+  const fields = { count: 0 };
+  for (const key in plain) flattenInto(out, plain[key], key, 0, fields);
   return out;
 }
 

@@ -2,7 +2,7 @@ import { canonicalLevel, LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';
-import { withCanonicalLevel, type Mapping } from './pipeline.js';
+import { canonicalizeLevel, type Mapping } from './pipeline.js';
 import { dict } from '../../../shared/dict.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
@@ -71,8 +71,9 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         const canonical = severityText === '' ? undefined : canonicalLevel(severityText);
         if (canonical && (canonical.original !== undefined || canonical.level !== level))
           attributes.severity_text = severityText.slice(0, 64);
+        // A fresh entry with attributes of its own: made canonical in place.
         result.items.push(
-          withCanonicalLevel({
+          canonicalizeLevel({
             timestamp: time,
             message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
             level,
@@ -81,6 +82,7 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
             trace_id: idOf(record.traceId),
             span_id: idOf(record.spanId),
             attributes,
+            documentId: undefined,
           }),
         );
       }

@@ -1,0 +1,229 @@
+import protobuf from 'protobufjs';
+import type { PlainObject } from '../../../shared/text/storable-text.js';
+
+/**
+ * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
+ * the object otlp-proto.ts's `decode` makes with protobufjs for the other signals (decode, then
+ * toObject with 64-bit integers as decimal text, no defaults, bytes left binary), without
+ * protobufjs's message objects, their copy and a Long object for every 64-bit integer: the logs
+ * signal is the busy one. protobufjs's Reader reads the wire, and each message is read as protobufjs's
+ * generated decoder reads it (protobufjs 8): a field of the wrong wire type is skipped as unknown; a
+ * proto3 scalar equal to its default is left out (a later default removes an earlier value); text
+ * must be UTF-8 (stringVerify); a message field seen twice is merged; a oneof keeps its member last on
+ * the wire; a nested message must end where its length says, and nesting stops at protobufjs's
+ * recursion limit. test/logs/ingest/otlp-logs-decode.test.ts compares it with protobufjs on generated,
+ * truncated and corrupted bodies.
+ */
+
+type Reader = protobuf.Reader;
+/** Reads one message's fields into `m`, up to the reader's `len` (its end). */
+type Body = (reader: Reader, m: PlainObject, depth: number) => void;
+
+/** Wire types. */
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH = 2;
+const FIXED32 = 5;
+
+export function decodeLogsRequest(body: Uint8Array): PlainObject {
+  const reader = protobuf.Reader.create(body);
+  const m: PlainObject = {};
+  exportRequestBody(reader, m, 0);
+  return m;
+}
+
+/** A length-delimited message field at `depth`, merged into `into` when the message already has one. */
+function nested(reader: Reader, depth: number, into: unknown, body: Body): PlainObject {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  const outer = reader.len;
+  reader.len = end;
+  const m = (into as PlainObject | undefined) ?? {};
+  body(reader, m, depth);
+  if (reader.pos !== end) throw new RangeError('index out of range');
+  reader.len = outer;
+  return m;
+}
+
+/** An element of a repeated message field. */
+function push(m: PlainObject, name: string, element: PlainObject): void {
+  const list = m[name] as PlainObject[] | undefined;
+  if (list) list.push(element);
+  else m[name] = [element];
+}
+
+/** A proto3 scalar without presence: kept unless it is its type's default. */
+function implicit(m: PlainObject, name: string, value: unknown, isDefault: boolean): void {
+  if (isDefault) delete m[name];
+  else m[name] = value;
+}
+
+function exportRequestBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'resourceLogs', nested(reader, depth + 1, undefined, resourceLogsBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function resourceLogsBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.resource = nested(reader, depth + 1, m.resource, resourceBody);
+    else if (field === 2 && wire === LENGTH) push(m, 'scopeLogs', nested(reader, depth + 1, undefined, scopeLogsBody));
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function resourceBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 2 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function scopeLogsBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.scope = nested(reader, depth + 1, m.scope, scopeBody);
+    else if (field === 2 && wire === LENGTH) push(m, 'logRecords', nested(reader, depth + 1, undefined, logRecordBody));
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function scopeBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) implicitText(reader, m, 'name');
+    else if (field === 2 && wire === LENGTH) implicitText(reader, m, 'version');
+    else if (field === 3 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 4 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function logRecordBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === FIXED64) implicitFixed64(reader, m, 'timeUnixNano');
+    else if (field === 11 && wire === FIXED64) implicitFixed64(reader, m, 'observedTimeUnixNano');
+    else if (field === 2 && wire === VARINT) {
+      const value = reader.int32();
+      implicit(m, 'severityNumber', value, value === 0);
+    } else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'severityText');
+    else if (field === 5 && wire === LENGTH) m.body = nested(reader, depth + 1, m.body, anyValueBody);
+    else if (field === 6 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 7 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else if (field === 8 && wire === FIXED32) {
+      const value = reader.fixed32();
+      implicit(m, 'flags', value, value === 0);
+    } else if (field === 9 && wire === LENGTH) implicitBytes(reader, m, 'traceId');
+    else if (field === 10 && wire === LENGTH) implicitBytes(reader, m, 'spanId');
+    else if (field === 12 && wire === LENGTH) implicitText(reader, m, 'eventName');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function keyValueBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) implicitText(reader, m, 'key');
+    else if (field === 2 && wire === LENGTH) m.value = nested(reader, depth + 1, m.value, anyValueBody);
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+/** The members of AnyValue's oneof: setting one removes the others. */
+const ANY_VALUE_MEMBERS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const;
+type AnyValueMember = (typeof ANY_VALUE_MEMBERS)[number];
+
+function setMember(m: PlainObject, member: AnyValueMember, value: unknown): void {
+  m[member] = value;
+  for (const other of ANY_VALUE_MEMBERS) if (other !== member && other in m) delete m[other];
+}
+
+function anyValueBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) setMember(m, 'stringValue', reader.stringVerify());
+    else if (field === 2 && wire === VARINT) setMember(m, 'boolValue', reader.bool());
+    else if (field === 3 && wire === VARINT) setMember(m, 'intValue', longText(reader.int64()));
+    else if (field === 4 && wire === FIXED64) setMember(m, 'doubleValue', reader.double());
+    else if (field === 5 && wire === LENGTH) setMember(m, 'arrayValue', nested(reader, depth + 1, m.arrayValue, arrayValueBody));
+    else if (field === 6 && wire === LENGTH) setMember(m, 'kvlistValue', nested(reader, depth + 1, m.kvlistValue, keyValueListBody));
+    else if (field === 7 && wire === LENGTH) setMember(m, 'bytesValue', reader.bytes());
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function arrayValueBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'values', nested(reader, depth + 1, undefined, anyValueBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function keyValueListBody(reader: Reader, m: PlainObject, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'values', nested(reader, depth + 1, undefined, keyValueBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function implicitText(reader: Reader, m: PlainObject, name: string): void {
+  const value = reader.stringVerify();
+  implicit(m, name, value, value.length === 0);
+}
+
+function implicitBytes(reader: Reader, m: PlainObject, name: string): void {
+  const value = reader.bytes();
+  implicit(m, name, value, value.length === 0);
+}
+
+function implicitUint32(reader: Reader, m: PlainObject, name: string): void {
+  const value = reader.uint32();
+  implicit(m, name, value, value === 0);
+}
+
+/** A fixed64 (nanosecond times) as its unsigned decimal text, read as two fixed32 (low first). */
+function implicitFixed64(reader: Reader, m: PlainObject, name: string): void {
+  if (reader.pos + 8 > reader.len) throw new RangeError('index out of range');
+  const low = reader.fixed32();
+  const high = reader.fixed32();
+  // Below 2^53 a double holds it exactly.
+  const text = high < 0x200000 ? String(high * 4294967296 + low) : ((BigInt(high) << 32n) | BigInt(low)).toString();
+  implicit(m, name, text, low === 0 && high === 0);
+}
+
+/** An int64 as its signed decimal text (protobufjs gives a Long, or a number without the long package). */
+function longText(value: unknown): string {
+  return typeof value === 'number' ? String(value) : (value as { toString(): string }).toString();
+}
