@@ -210,6 +210,9 @@ describe('OTLP logs protobuf reader', () => {
     // Nested arrays past protobufjs's recursion limit (100).
     // (written by hand: protobufjs's encoder stops at the limit too).
     const delimited = (tag: number, bytes: Buffer) => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes]);
+    // An int64 whose varint runs past the end of its value, with more of the record after it.
+    const record6 = Buffer.concat([delimited(0x2a, Buffer.from([0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])), Buffer.from([0x10, 0x09])]);
+    assertSameReading(delimited(0x0a, delimited(0x12, delimited(0x12, record6))), 'a varint past its message');
     for (const levels of [40, 120]) {
       let anyValue = delimited(0x0a, Buffer.from('bottom'));
       for (let level = 0; level < levels; level += 1) anyValue = delimited(0x2a, delimited(0x0a, anyValue));

@@ -153,29 +153,52 @@ function keyValueBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-/** The members of AnyValue's oneof: setting one removes the others. */
-const ANY_VALUE_MEMBERS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const;
-type AnyValueMember = (typeof ANY_VALUE_MEMBERS)[number];
+/** The members of AnyValue's oneof, of which a message holds one at most. */
+type AnyValueMember = 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
 
-function setMember(m: PlainObject, member: AnyValueMember, value: unknown): void {
-  m[member] = value;
-  for (const other of ANY_VALUE_MEMBERS) if (other !== member && other in m) delete m[other];
-}
-
+/**
+ * An AnyValue: its member last on the wire (setting one removes the other, as protobufjs's oneof
+ * does), a message member merged with the one it holds already. Kept in locals, written once.
+ */
 function anyValueBody(reader: Reader, m: PlainObject, depth: number): void {
+  // What a value seen before holds (a message merged with an earlier one): its one member, if any.
+  let before: AnyValueMember | undefined;
+  for (const name in m) {
+    before = name as AnyValueMember;
+    break;
+  }
+  let member: AnyValueMember | undefined = before;
+  let value: unknown = before === undefined ? undefined : m[before];
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
     const field = tag >>> 3;
-    if (field === 1 && wire === LENGTH) setMember(m, 'stringValue', reader.stringVerify());
-    else if (field === 2 && wire === VARINT) setMember(m, 'boolValue', reader.bool());
-    else if (field === 3 && wire === VARINT) setMember(m, 'intValue', longText(reader.int64()));
-    else if (field === 4 && wire === FIXED64) setMember(m, 'doubleValue', reader.double());
-    else if (field === 5 && wire === LENGTH) setMember(m, 'arrayValue', nested(reader, depth + 1, m.arrayValue, arrayValueBody));
-    else if (field === 6 && wire === LENGTH) setMember(m, 'kvlistValue', nested(reader, depth + 1, m.kvlistValue, keyValueListBody));
-    else if (field === 7 && wire === LENGTH) setMember(m, 'bytesValue', reader.bytes());
-    else reader.skipType(wire, depth, field);
+    if (field === 1 && wire === LENGTH) {
+      member = 'stringValue';
+      value = reader.stringVerify();
+    } else if (field === 2 && wire === VARINT) {
+      member = 'boolValue';
+      value = reader.bool();
+    } else if (field === 3 && wire === VARINT) {
+      member = 'intValue';
+      value = signedVarint64(reader);
+    } else if (field === 4 && wire === FIXED64) {
+      member = 'doubleValue';
+      value = reader.double();
+    } else if (field === 5 && wire === LENGTH) {
+      value = nested(reader, depth + 1, member === 'arrayValue' ? value : undefined, arrayValueBody);
+      member = 'arrayValue';
+    } else if (field === 6 && wire === LENGTH) {
+      value = nested(reader, depth + 1, member === 'kvlistValue' ? value : undefined, keyValueListBody);
+      member = 'kvlistValue';
+    } else if (field === 7 && wire === LENGTH) {
+      member = 'bytesValue';
+      value = reader.bytes();
+    } else reader.skipType(wire, depth, field);
   }
+  if (before !== undefined && before !== member) delete m[before];
+  // One of our own seven names, never a client's.
+  if (member !== undefined) m[member] = value;
 }
 
 function arrayValueBody(reader: Reader, m: PlainObject, depth: number): void {
@@ -223,7 +246,46 @@ function implicitFixed64(reader: Reader, m: PlainObject, name: string): void {
   implicit(m, name, text, low === 0 && high === 0);
 }
 
-/** An int64 as its signed decimal text (protobufjs gives a Long, or a number without the long package). */
-function longText(value: unknown): string {
-  return typeof value === 'number' ? String(value) : (value as { toString(): string }).toString();
+/**
+ * An int64 varint as its signed decimal text, without a Long: read into two 32-bit halves as
+ * protobufjs's readLongVarint reads them (the same bounds and errors).
+ */
+function signedVarint64(reader: Reader): string {
+  const { buf } = reader;
+  let low = 0;
+  let high = 0;
+  let i = 0;
+  let done = false;
+  if (reader.len - reader.pos > 4) {
+    for (; i < 4 && !done; i += 1) {
+      low = (low | ((buf[reader.pos]! & 127) << (i * 7))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) {
+      low = (low | ((buf[reader.pos]! & 127) << 28)) >>> 0;
+      high = (high | ((buf[reader.pos]! & 127) >> 4)) >>> 0;
+      done = buf[reader.pos++]! < 128;
+      i = 0;
+    }
+  } else {
+    for (; i < 4 && !done; i += 1) {
+      if (reader.pos >= reader.len) throw new RangeError('index out of range');
+      low = (low | ((buf[reader.pos]! & 127) << (i * 7))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) throw new RangeError('index out of range');
+  }
+  if (!done) {
+    const near = reader.len - reader.pos <= 4;
+    for (; i < 5 && !done; i += 1) {
+      if (near && reader.pos >= reader.len) throw new RangeError('index out of range');
+      high = (high | ((buf[reader.pos]! & 127) << (i * 7 + 3))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) throw new Error('invalid varint encoding');
+  }
+  if (high === 0) return String(low);
+  // Below 2^53 a double holds it exactly; else (and every negative value) BigInt.
+  if (high < 0x200000) return String(high * 4294967296 + low);
+  return BigInt.asIntN(64, (BigInt(high) << 32n) | BigInt(low)).toString();
 }

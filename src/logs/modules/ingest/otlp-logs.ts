@@ -1,15 +1,16 @@
-import { canonicalLevel, LEVELS } from '../query/levels.js';
+import { LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { attributesOf, list, plainValue } from './otlp-common.js';
-import { canonicalizeLevel, type Mapping } from './pipeline.js';
+import { canonicalizeLevel, rememberedLevel, type Mapping } from './pipeline.js';
 import { dict } from '../../../shared/dict.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
 function nanosToMs(value: unknown): number | undefined {
   if (value === undefined || value === null || value === '' || value === 0 || value === '0') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.floor(value / 1e6) : Number.NaN;
-  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return Number(BigInt(value) / 1_000_000n);
+  // Whole milliseconds of decimal nanoseconds: the digits but the last six (at most 14 of them: exact as a number).
+  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return value.length > 6 ? Number(value.slice(0, -6)) : 0;
   return Number.NaN;
 }
 
@@ -17,7 +18,9 @@ function nanosToMs(value: unknown): number | undefined {
 function idOf(value: unknown): string | undefined {
   let hex: string | undefined;
   if (typeof value === 'string') hex = value.toLowerCase();
-  else if (value instanceof Uint8Array) hex = Buffer.from(value).toString('hex');
+  // A Buffer (protobuf's bytes) as it is; another Uint8Array viewed, not copied.
+  else if (value instanceof Uint8Array)
+    hex = (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)).toString('hex');
   if (!hex || !/^[0-9a-f]+$/.test(hex) || /^0+$/.test(hex)) return undefined;
   return hex;
 }
@@ -68,7 +71,7 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
         const level = levelOf(record.severityNumber, record.severityText);
         // The sender's own severity text, when the number decided the level (`ERR` with number 17).
         const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
-        const canonical = severityText === '' ? undefined : canonicalLevel(severityText);
+        const canonical = severityText === '' ? undefined : rememberedLevel(severityText);
         if (canonical && (canonical.original !== undefined || canonical.level !== level))
           attributes.severity_text = severityText.slice(0, 64);
         // A fresh entry with attributes of its own: made canonical in place.

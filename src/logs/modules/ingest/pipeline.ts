@@ -98,11 +98,12 @@ export function withCanonicalLevel(entry: LogEntry): LogEntry {
 
 /**
  * canonicalLevel of the levels senders use, remembered: a batch repeats a handful of them. At most
- * LEVEL_MEMORY texts (a client's), starting over when full; blank is none (undefined).
+ * LEVEL_MEMORY texts (a client's), starting over when full; blank is none (undefined). The answer
+ * is shared: only read.
  */
 const LEVEL_MEMORY = 256;
 const levels = new Map<string, { level: string; original?: string } | undefined>();
-function rememberedLevel(sent: string): { level: string; original?: string } | undefined {
+export function rememberedLevel(sent: string): { level: string; original?: string } | undefined {
   let level = levels.get(sent);
   if (level !== undefined || levels.has(sent)) return level;
   level = sent.trim() === '' ? undefined : canonicalLevel(sent);
