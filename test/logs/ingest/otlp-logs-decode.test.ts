@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decodeLogsRequest } from '../../../src/logs/modules/ingest/otlp-logs-decode.js';
 import { root } from '../../../src/logs/modules/ingest/otlp-proto.js';
+import { assignAttributes, attributesOf } from '../../../src/logs/modules/ingest/otlp-common.js';
+import { dict } from '../../../src/shared/dict.js';
 
 // The logs' own protobuf reader against protobufjs (decode, then toObject as the other signals read
 // theirs): the same object for every body, and a failure for every body protobufjs refuses.
@@ -26,7 +28,7 @@ function generator(seed: number) {
   const next = random(seed);
   const int = (max: number) => Math.floor(next() * max);
   const maybe = (p = 0.5) => next() < p;
-  const text = () => ['', 'a', 'ünïcödé ✓', 'service.name', 'GET /api/v1/x', '__proto__', 'x'.repeat(int(40))][int(7)]!;
+  const text = () => ['', 'a', 'ünïcödé ✓', 'service.name', 'GET /api/v1/x', '__proto__', '1', 'x'.repeat(int(40))][int(8)]!;
   const long = () =>
     [
       '0',
@@ -172,6 +174,27 @@ describe('OTLP logs protobuf reader', () => {
     assert.equal(record.observedTimeUnixNano, '18446744073709551615');
     assert.deepEqual(record.body, { intValue: '-9223372036854775808' });
     assertSameReading(Buffer.from(body), 'the full record');
+  });
+
+  test("a record's attributes assigned without the intermediate dictionaries are those of attributesOf, in the same order", () => {
+    const { request } = generator(23);
+    let compared = 0;
+    for (let index = 0; index < 300; index += 1) {
+      const decoded = decodeLogsRequest(Buffer.from(encode(request()))) as {
+        resourceLogs?: { scopeLogs?: { logRecords?: { attributes?: unknown }[] }[] }[];
+      };
+      for (const resourceLogs of decoded.resourceLogs ?? [])
+        for (const scopeLogs of resourceLogs.scopeLogs ?? [])
+          for (const record of scopeLogs.logRecords ?? []) {
+            // Over attributes already there, as a resource's are.
+            const base = () => Object.assign(dict<string | number | boolean>(), { 'service.name': 'api', a: 'resource', '1': 'one' });
+            const direct = base();
+            assignAttributes(direct, record.attributes);
+            assert.deepEqual(Object.entries(direct), Object.entries(Object.assign(base(), attributesOf(record.attributes))));
+            compared += 1;
+          }
+    }
+    assert.ok(compared > 500);
   });
 
   test('truncated, corrupted and foreign bodies: refused when protobufjs refuses them, else read alike', () => {

@@ -1,7 +1,7 @@
 import { LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
-import { attributesOf, list, plainValue } from './otlp-common.js';
+import { assignAttributes, attributesOf, list, plainValue } from './otlp-common.js';
 import { canonicalizeLevel, rememberedLevel, type Mapping } from './pipeline.js';
 import { dict } from '../../../shared/dict.js';
 
@@ -66,7 +66,9 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
           continue;
         }
         const body = plainValue(record.body);
-        const attributes = Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(record.attributes));
+        const attributes = Object.assign(dict<AttributeValue>(), resource, scopeAttributes);
+        // The record's own win (assignAttributes: as attributesOf, without its dictionaries).
+        assignAttributes(attributes, record.attributes);
         if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
         const level = levelOf(record.severityNumber, record.severityText);
         // The sender's own severity text, when the number decided the level (`ERR` with number 17).
