@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeLogsRequest } from '../../../src/logs/modules/ingest/otlp-logs-decode.js';
+import { decodeLogsRequest, visitLogsRequest } from '../../../src/logs/modules/ingest/otlp-logs-decode.js';
 import { root } from '../../../src/logs/modules/ingest/otlp-proto.js';
 import { assignAttributes, attributesOf } from '../../../src/logs/modules/ingest/otlp-common.js';
 import { dict } from '../../../src/shared/dict.js';
@@ -115,7 +115,32 @@ function varint(value: number): Buffer {
   return Buffer.from(bytes);
 }
 
-/** Either both read the body into the same object, or both refuse it. */
+/** The request visitLogsRequest visits, put together again as one object. */
+function visited(body: Uint8Array): unknown {
+  const resourceLogs: Record<string, unknown>[] = [];
+  let scopes: Record<string, unknown>[] = [];
+  let records: Record<string, unknown>[] = [];
+  visitLogsRequest(body, {
+    resourceLogs: (m) => {
+      scopes = [];
+      resourceLogs.push({ ...m, scopeLogs: scopes });
+    },
+    scopeLogs: (m) => {
+      records = [];
+      scopes.push({ ...m, logRecords: records });
+    },
+    logRecord: (m) => records.push(m),
+  });
+  // Empty lists are left out, as decoding leaves them out.
+  for (const resource of resourceLogs) {
+    for (const scope of resource.scopeLogs as Record<string, unknown>[])
+      if ((scope.logRecords as unknown[]).length === 0) delete scope.logRecords;
+    if ((resource.scopeLogs as unknown[]).length === 0) delete resource.scopeLogs;
+  }
+  return resourceLogs.length === 0 ? {} : { resourceLogs };
+}
+
+/** Either protobufjs, the reader and the visitor read the body into the same object, or all three refuse it. */
 function assertSameReading(body: Uint8Array, what: string): void {
   let expected: unknown;
   let expectedError = false;
@@ -126,9 +151,11 @@ function assertSameReading(body: Uint8Array, what: string): void {
   }
   if (expectedError) {
     assert.throws(() => decodeLogsRequest(body), undefined, `${what}: protobufjs refuses it, so must the reader`);
+    assert.throws(() => visited(body), undefined, `${what}: protobufjs refuses it, so must the visitor`);
     return;
   }
   assert.deepEqual(decodeLogsRequest(body), expected, what);
+  assert.deepEqual(visited(body), expected, `${what} (visited)`);
 }
 
 describe('OTLP logs protobuf reader', () => {
@@ -233,6 +260,18 @@ describe('OTLP logs protobuf reader', () => {
     // Nested arrays past protobufjs's recursion limit (100).
     // (written by hand: protobufjs's encoder stops at the limit too).
     const delimited = (tag: number, bytes: Buffer) => Buffer.concat([Buffer.from([tag]), varint(bytes.length), bytes]);
+    // A resource after its scope logs, and twice (merged), and a scope after its records.
+    const Resource = root.lookupType('otlp.Resource');
+    const resourceBytes = (key: string) =>
+      delimited(0x0a, Buffer.from(Resource.encode(Resource.fromObject({ attributes: [{ key, value: { stringValue: key } }] })).finish()));
+    const scopeLogsBytes = Buffer.concat([
+      delimited(0x12, Buffer.from(root.lookupType('otlp.LogRecord').encode({ severityNumber: 9 }).finish())),
+      delimited(0x0a, Buffer.from('\x0a\x01s', 'latin1')),
+    ]);
+    assertSameReading(
+      delimited(0x0a, Buffer.concat([delimited(0x12, scopeLogsBytes), resourceBytes('service.name'), resourceBytes('host.name')])),
+      'a resource after its scope logs, twice',
+    );
     // An int64 whose varint runs past the end of its value, with more of the record after it.
     const record6 = Buffer.concat([delimited(0x2a, Buffer.from([0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])), Buffer.from([0x10, 0x09])]);
     assertSameReading(delimited(0x0a, delimited(0x12, delimited(0x12, record6))), 'a varint past its message');

@@ -32,6 +32,118 @@ export function decodeLogsRequest(body: Uint8Array): PlainObject {
   return m;
 }
 
+/** What visitLogsRequest calls, in the order of the decoded request's messages. */
+export interface LogsVisitor {
+  /** A ResourceLogs as decoded, without its `scopeLogs` (visited next). */
+  resourceLogs(resourceLogs: PlainObject): void;
+  /** A ScopeLogs as decoded, without its `logRecords` (visited next). */
+  scopeLogs(scopeLogs: PlainObject): void;
+  logRecord(record: PlainObject): void;
+}
+
+/**
+ * The request's messages one at a time, each record as soon as it is read: what iterating
+ * decodeLogsRequest's object visits, without the whole request's objects alive at once (a batch's
+ * records would outlive young-generation collections). A ResourceLogs' `resource` and a ScopeLogs'
+ * `scope` are read first (wherever the wire puts them, merged when repeated), then their children.
+ * Throws where decodeLogsRequest throws, after visiting what came before.
+ */
+export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
+  const reader = protobuf.Reader.create(body);
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) {
+      const m: PlainObject = {};
+      const scopeLogs = inParts(reader, 1, m, resourceLogsParts);
+      visitor.resourceLogs(m);
+      for (let index = 0; index < scopeLogs.length; index += 2) {
+        const scope: PlainObject = {};
+        const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
+        visitor.scopeLogs(scope);
+        for (let at = 0; at < records.length; at += 2) {
+          const record: PlainObject = {};
+          within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
+          visitor.logRecord(record);
+        }
+      }
+    } else reader.skipType(wire, 0, field);
+  }
+}
+
+/**
+ * Reads a length-delimited message at `depth` as `nested` does, but its children (field `children`
+ * of `parts`) only checked and kept as [start, end) pairs, for `within` to read later.
+ */
+function inParts(reader: Reader, depth: number, m: PlainObject, parts: Parts): number[] {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  const outer = reader.len;
+  reader.len = end;
+  const children = inPartsAt(reader, depth, m, parts);
+  reader.len = outer;
+  return children;
+}
+
+/** The fields of a message up to the reader's `len`: its children's ranges, the other fields read into `m`. */
+type Parts = (reader: Reader, m: PlainObject, depth: number, children: number[]) => void;
+
+function inPartsAt(reader: Reader, depth: number, m: PlainObject, parts: Parts): number[] {
+  const children: number[] = [];
+  parts(reader, m, depth, children);
+  return children;
+}
+
+/** A child's range [start, end), as nested would enter it (its length checked against its parent's end). */
+function childRange(reader: Reader, depth: number, children: number[]): void {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  children.push(reader.pos, end);
+  reader.pos = end;
+}
+
+/** Runs `read` on the range [start, end) of the body, then puts the reader back where it was. */
+function within<T>(reader: Reader, start: number, end: number, read: () => T): T {
+  const { pos, len } = reader;
+  reader.pos = start;
+  reader.len = end;
+  const result = read();
+  reader.pos = pos;
+  reader.len = len;
+  return result;
+}
+
+/** resourceLogsBody with its ScopeLogs as ranges. */
+function resourceLogsParts(reader: Reader, m: PlainObject, depth: number, children: number[]): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.resource = nested(reader, depth + 1, m.resource, resourceBody);
+    else if (field === 2 && wire === LENGTH) childRange(reader, depth + 1, children);
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+/** scopeLogsBody with its LogRecords as ranges. */
+function scopeLogsParts(reader: Reader, m: PlainObject, depth: number, children: number[]): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.scope = nested(reader, depth + 1, m.scope, scopeBody);
+    else if (field === 2 && wire === LENGTH) childRange(reader, depth + 1, children);
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
 /** A length-delimited message field at `depth`, merged into `into` when the message already has one. */
 function nested(reader: Reader, depth: number, into: unknown, body: Body): PlainObject {
   const length = reader.size();
