@@ -150,8 +150,8 @@ function assertSameReading(body: Uint8Array, what: string): void {
     expectedError = true;
   }
   if (expectedError) {
-    assert.throws(() => decodeLogsRequest(body), undefined, `${what}: protobufjs refuses it, so must the reader`);
-    assert.throws(() => visited(body), undefined, `${what}: protobufjs refuses it, so must the visitor`);
+    assert.throws(() => decodeLogsRequest(body), Error, `${what}: protobufjs refuses it, so must the reader`);
+    assert.throws(() => visited(body), Error, `${what}: protobufjs refuses it, so must the visitor`);
     return;
   }
   assert.deepEqual(decodeLogsRequest(body), expected, what);

@@ -243,12 +243,42 @@ export function generatedId(): string {
   idCounter = (idCounter + 1) % 2 ** 48;
   const high = Math.floor(idCounter / 2 ** 24);
   const low = idCounter % 2 ** 24;
-  const [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = ID_PREFIX as [number, number, number, number, number, number, number, number, number, number, number, number];
+  const [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = ID_PREFIX as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   // One flat string of 20 characters: no buffer, no concatenation.
   return String.fromCharCode(
-    p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11,
-    BASE64URL[(high >>> 18) & 63]!, BASE64URL[(high >>> 12) & 63]!, BASE64URL[(high >>> 6) & 63]!, BASE64URL[high & 63]!,
-    BASE64URL[(low >>> 18) & 63]!, BASE64URL[(low >>> 12) & 63]!, BASE64URL[(low >>> 6) & 63]!, BASE64URL[low & 63]!,
+    p0,
+    p1,
+    p2,
+    p3,
+    p4,
+    p5,
+    p6,
+    p7,
+    p8,
+    p9,
+    p10,
+    p11,
+    BASE64URL[(high >>> 18) & 63]!,
+    BASE64URL[(high >>> 12) & 63]!,
+    BASE64URL[(high >>> 6) & 63]!,
+    BASE64URL[high & 63]!,
+    BASE64URL[(low >>> 18) & 63]!,
+    BASE64URL[(low >>> 12) & 63]!,
+    BASE64URL[(low >>> 6) & 63]!,
+    BASE64URL[low & 63]!,
   );
 }
 

@@ -1,5 +1,4 @@
 import protobuf from 'protobufjs';
-import type { PlainObject } from '../../../shared/text/storable-text.js';
 
 /**
  * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
@@ -16,8 +15,44 @@ import type { PlainObject } from '../../../shared/text/storable-text.js';
  */
 
 type Reader = protobuf.Reader;
+
+/** A decoded message: the fields of the OTLP logs messages, by their OTLP/JSON names (each message has some). */
+export type Message = {
+  resourceLogs?: Message[];
+  resource?: Message;
+  scopeLogs?: Message[];
+  schemaUrl?: string;
+  attributes?: Message[];
+  droppedAttributesCount?: number;
+  scope?: Message;
+  logRecords?: Message[];
+  name?: string;
+  version?: string;
+  timeUnixNano?: string;
+  observedTimeUnixNano?: string;
+  severityNumber?: number;
+  severityText?: string;
+  body?: Message;
+  flags?: number;
+  traceId?: Uint8Array;
+  spanId?: Uint8Array;
+  eventName?: string;
+  key?: string;
+  value?: Message;
+  values?: Message[];
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string;
+  doubleValue?: number;
+  arrayValue?: Message;
+  kvlistValue?: Message;
+  bytesValue?: Uint8Array;
+};
+type Field = keyof Message;
+/** A message written by one of its own field names (never a client's). */
+const fieldsOf = (m: Message): Record<Field, unknown> => m as Record<Field, unknown>;
 /** Reads one message's fields into `m`, up to the reader's `len` (its end). */
-type Body = (reader: Reader, m: PlainObject, depth: number) => void;
+type Body = (reader: Reader, m: Message, depth: number) => void;
 
 /** Wire types. */
 const VARINT = 0;
@@ -25,9 +60,9 @@ const FIXED64 = 1;
 const LENGTH = 2;
 const FIXED32 = 5;
 
-export function decodeLogsRequest(body: Uint8Array): PlainObject {
+export function decodeLogsRequest(body: Uint8Array): Message {
   const reader = protobuf.Reader.create(body);
-  const m: PlainObject = {};
+  const m: Message = {};
   exportRequestBody(reader, m, 0);
   return m;
 }
@@ -35,10 +70,10 @@ export function decodeLogsRequest(body: Uint8Array): PlainObject {
 /** What visitLogsRequest calls, in the order of the decoded request's messages. */
 export interface LogsVisitor {
   /** A ResourceLogs as decoded, without its `scopeLogs` (visited next). */
-  resourceLogs(resourceLogs: PlainObject): void;
+  resourceLogs(resourceLogs: Message): void;
   /** A ScopeLogs as decoded, without its `logRecords` (visited next). */
-  scopeLogs(scopeLogs: PlainObject): void;
-  logRecord(record: PlainObject): void;
+  scopeLogs(scopeLogs: Message): void;
+  logRecord(record: Message): void;
 }
 
 /**
@@ -55,15 +90,15 @@ export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
     const wire = tag & 7;
     const field = tag >>> 3;
     if (field === 1 && wire === LENGTH) {
-      const m: PlainObject = {};
+      const m: Message = {};
       const scopeLogs = inParts(reader, 1, m, resourceLogsParts);
       visitor.resourceLogs(m);
       for (let index = 0; index < scopeLogs.length; index += 2) {
-        const scope: PlainObject = {};
+        const scope: Message = {};
         const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
         visitor.scopeLogs(scope);
         for (let at = 0; at < records.length; at += 2) {
-          const record: PlainObject = {};
+          const record: Message = {};
           within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
           visitor.logRecord(record);
         }
@@ -76,7 +111,7 @@ export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
  * Reads a length-delimited message at `depth` as `nested` does, but its children (field `children`
  * of `parts`) only checked and kept as [start, end) pairs, for `within` to read later.
  */
-function inParts(reader: Reader, depth: number, m: PlainObject, parts: Parts): number[] {
+function inParts(reader: Reader, depth: number, m: Message, parts: Parts): number[] {
   const length = reader.size();
   if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
   const end = reader.pos + length;
@@ -89,9 +124,9 @@ function inParts(reader: Reader, depth: number, m: PlainObject, parts: Parts): n
 }
 
 /** The fields of a message up to the reader's `len`: its children's ranges, the other fields read into `m`. */
-type Parts = (reader: Reader, m: PlainObject, depth: number, children: number[]) => void;
+type Parts = (reader: Reader, m: Message, depth: number, children: number[]) => void;
 
-function inPartsAt(reader: Reader, depth: number, m: PlainObject, parts: Parts): number[] {
+function inPartsAt(reader: Reader, depth: number, m: Message, parts: Parts): number[] {
   const children: number[] = [];
   parts(reader, m, depth, children);
   return children;
@@ -119,7 +154,7 @@ function within<T>(reader: Reader, start: number, end: number, read: () => T): T
 }
 
 /** resourceLogsBody with its ScopeLogs as ranges. */
-function resourceLogsParts(reader: Reader, m: PlainObject, depth: number, children: number[]): void {
+function resourceLogsParts(reader: Reader, m: Message, depth: number, children: number[]): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -132,7 +167,7 @@ function resourceLogsParts(reader: Reader, m: PlainObject, depth: number, childr
 }
 
 /** scopeLogsBody with its LogRecords as ranges. */
-function scopeLogsParts(reader: Reader, m: PlainObject, depth: number, children: number[]): void {
+function scopeLogsParts(reader: Reader, m: Message, depth: number, children: number[]): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -145,14 +180,14 @@ function scopeLogsParts(reader: Reader, m: PlainObject, depth: number, children:
 }
 
 /** A length-delimited message field at `depth`, merged into `into` when the message already has one. */
-function nested(reader: Reader, depth: number, into: unknown, body: Body): PlainObject {
+function nested(reader: Reader, depth: number, into: unknown, body: Body): Message {
   const length = reader.size();
   if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
   const end = reader.pos + length;
   if (end > reader.len) throw new RangeError('index out of range');
   const outer = reader.len;
   reader.len = end;
-  const m = (into as PlainObject | undefined) ?? {};
+  const m = (into as Message | undefined) ?? {};
   // Every read stops at `len`: the message ends exactly at `end`.
   body(reader, m, depth);
   reader.len = outer;
@@ -160,19 +195,19 @@ function nested(reader: Reader, depth: number, into: unknown, body: Body): Plain
 }
 
 /** An element of a repeated message field. */
-function push(m: PlainObject, name: string, element: PlainObject): void {
-  const list = m[name] as PlainObject[] | undefined;
+function push(m: Message, name: Field, element: Message): void {
+  const list = fieldsOf(m)[name] as Message[] | undefined;
   if (list) list.push(element);
-  else m[name] = [element];
+  else fieldsOf(m)[name] = [element];
 }
 
 /** A proto3 scalar without presence: kept unless it is its type's default. */
-function implicit(m: PlainObject, name: string, value: unknown, isDefault: boolean): void {
-  if (isDefault) delete m[name];
-  else m[name] = value;
+function implicit(m: Message, name: Field, value: unknown, isDefault: boolean): void {
+  if (isDefault) delete fieldsOf(m)[name];
+  else fieldsOf(m)[name] = value;
 }
 
-function exportRequestBody(reader: Reader, m: PlainObject, depth: number): void {
+function exportRequestBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -182,7 +217,7 @@ function exportRequestBody(reader: Reader, m: PlainObject, depth: number): void 
   }
 }
 
-function resourceLogsBody(reader: Reader, m: PlainObject, depth: number): void {
+function resourceLogsBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -194,7 +229,7 @@ function resourceLogsBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function resourceBody(reader: Reader, m: PlainObject, depth: number): void {
+function resourceBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -205,7 +240,7 @@ function resourceBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function scopeLogsBody(reader: Reader, m: PlainObject, depth: number): void {
+function scopeLogsBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -217,7 +252,7 @@ function scopeLogsBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function scopeBody(reader: Reader, m: PlainObject, depth: number): void {
+function scopeBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -230,7 +265,7 @@ function scopeBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function logRecordBody(reader: Reader, m: PlainObject, depth: number): void {
+function logRecordBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -254,7 +289,7 @@ function logRecordBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function keyValueBody(reader: Reader, m: PlainObject, depth: number): void {
+function keyValueBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -272,7 +307,7 @@ type AnyValueMember = 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' |
  * An AnyValue: its member last on the wire (setting one removes the other, as protobufjs's oneof
  * does), a message member merged with the one it holds already. Kept in locals, written once.
  */
-function anyValueBody(reader: Reader, m: PlainObject, depth: number): void {
+function anyValueBody(reader: Reader, m: Message, depth: number): void {
   // What a value seen before holds (a message merged with an earlier one): its one member, if any.
   let before: AnyValueMember | undefined;
   for (const name in m) {
@@ -280,7 +315,7 @@ function anyValueBody(reader: Reader, m: PlainObject, depth: number): void {
     break;
   }
   let member: AnyValueMember | undefined = before;
-  let value: unknown = before === undefined ? undefined : m[before];
+  let value: unknown = before === undefined ? undefined : fieldsOf(m)[before];
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -308,12 +343,11 @@ function anyValueBody(reader: Reader, m: PlainObject, depth: number): void {
       value = reader.bytes();
     } else reader.skipType(wire, depth, field);
   }
-  if (before !== undefined && before !== member) delete m[before];
-  // One of our own seven names, never a client's.
-  if (member !== undefined) m[member] = value;
+  if (before !== undefined && before !== member) delete fieldsOf(m)[before];
+  if (member !== undefined) fieldsOf(m)[member] = value;
 }
 
-function arrayValueBody(reader: Reader, m: PlainObject, depth: number): void {
+function arrayValueBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -323,7 +357,7 @@ function arrayValueBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function keyValueListBody(reader: Reader, m: PlainObject, depth: number): void {
+function keyValueListBody(reader: Reader, m: Message, depth: number): void {
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -333,23 +367,23 @@ function keyValueListBody(reader: Reader, m: PlainObject, depth: number): void {
   }
 }
 
-function implicitText(reader: Reader, m: PlainObject, name: string): void {
+function implicitText(reader: Reader, m: Message, name: Field): void {
   const value = reader.stringVerify();
   implicit(m, name, value, value.length === 0);
 }
 
-function implicitBytes(reader: Reader, m: PlainObject, name: string): void {
+function implicitBytes(reader: Reader, m: Message, name: Field): void {
   const value = reader.bytes();
   implicit(m, name, value, value.length === 0);
 }
 
-function implicitUint32(reader: Reader, m: PlainObject, name: string): void {
+function implicitUint32(reader: Reader, m: Message, name: Field): void {
   const value = reader.uint32();
   implicit(m, name, value, value === 0);
 }
 
 /** A fixed64 (nanosecond times) as its unsigned decimal text, read as two fixed32 (low first). */
-function implicitFixed64(reader: Reader, m: PlainObject, name: string): void {
+function implicitFixed64(reader: Reader, m: Message, name: Field): void {
   if (reader.pos + 8 > reader.len) throw new RangeError('index out of range');
   const low = reader.fixed32();
   const high = reader.fixed32();

@@ -211,7 +211,7 @@ export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] 
     const level = entry.level ?? '';
     const service = entry.service ?? '';
     let services = current.rows.get(level);
-    if (!services) current.rows.set(level, (services = new Map()));
+    if (!services) current.rows.set(level, (services = new Map<string, RollupRow>()));
     const row = services.get(service);
     if (row) row.count += 1;
     else services.set(service, { minute, level, service, count: 1 });
