@@ -145,6 +145,28 @@ class NdjsonLines {
   }
 }
 
+/** What an action line says: its action (the first key), `_index` (else the default) and `_id`. */
+interface ActionLine {
+  kind: string | undefined;
+  index: string;
+  explicitId: string | undefined;
+}
+
+function actionOf(line: string, defaultIndex: string): ActionLine {
+  let action: PlainObject | undefined;
+  try {
+    const parsed = JSON.parse(line) as unknown;
+    if (isPlainObject(parsed)) action = parsed;
+  } catch {
+    // not an action: reported by the caller
+  }
+  const kind = action ? Object.keys(action)[0] : undefined;
+  const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
+  const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
+  const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, MAX_ID_LENGTH) : undefined;
+  return { kind, index, explicitId };
+}
+
 /** Distinct action lines a body's parse remembers: shippers repeat one (`{"create":{}}`) for every document. */
 const ACTION_MEMORY = 64;
 
@@ -157,24 +179,16 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
   const lines = new NdjsonLines(body);
   const items: BulkItem[] = [];
   const entries: LogEntry[] = [];
-  // A parsed action is only read, so one parse serves every repeat of its line.
-  const actions = new Map<string, PlainObject | undefined>();
+  // An action line is read once: what it says serves every repeat of the line.
+  const actions = new Map<string, ActionLine>();
   for (let line = lines.next(); line !== undefined; line = lines.next()) {
     const lineNumber = lines.count;
     let action = actions.get(line);
-    if (action === undefined && !actions.has(line)) {
-      try {
-        const parsed = JSON.parse(line) as unknown;
-        if (isPlainObject(parsed)) action = parsed;
-      } catch {
-        // reported below
-      }
+    if (action === undefined) {
+      action = actionOf(line, defaultIndex);
       if (actions.size < ACTION_MEMORY) actions.set(line, action);
     }
-    const kind = action ? Object.keys(action)[0] : undefined;
-    const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
-    const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
-    const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, MAX_ID_LENGTH) : undefined;
+    const { kind, index, explicitId } = action;
     const id = explicitId ?? generatedId();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
       // The line is no action: assume the usual pairing and skip its document line too.
