@@ -14,7 +14,8 @@
  *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412] [--node-option=--flag …]
  * `--url`: the logs service on PostgreSQL; give it an empty database of its own (the service migrates it).
  * `--cpu-prof DIR`: the service runs with `--cpu-prof` and writes its profile into DIR when it stops
- * (bench/logs-store/profile-top.ts prints the functions that cost the most).
+ * (bench/logs-store/profile-top.ts prints the functions that cost the most). BENCH_SERVICE_STDOUT=1
+ * shows the service's stdout (with `--node-option=--trace-gc`, its collections).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
