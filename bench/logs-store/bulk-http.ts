@@ -5,7 +5,8 @@
  * actions, no `_id`) or OTLP/HTTP protobuf (`--otlp`), then sent with keep-alive, `--in-flight`
  * requests at a time. Prints one JSON line: events/s (wall clock), and the CPU an event (µs) of the
  * service (each busy thread too: the event loop, the SQLite writer), of the sender and, for
- * PostgreSQL, of every `postgres` process of this machine, read from /proc: steady when the machine
+ * PostgreSQL, of the server's `postgres` processes (those of the URL's port; every one of the machine
+ * when that server is not found), read from /proc: steady when the machine
  * is shared. `quiet2CoreEventsPerSecond` turns those into what a quiet 2-core machine would reach with
  * the sender on the same two cores: the lesser of 2 cores over all the CPU an event and 1 core over
  * the busiest thread's.
@@ -13,7 +14,8 @@
  *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412] [--node-option=--flag …]
  * `--url`: the logs service on PostgreSQL; give it an empty database of its own (the service migrates it).
  * `--cpu-prof DIR`: the service runs with `--cpu-prof` and writes its profile into DIR when it stops
- * (bench/logs-store/profile-top.ts prints the functions that cost the most).
+ * (bench/logs-store/profile-top.ts prints the functions that cost the most). BENCH_SERVICE_STDOUT=1
+ * shows the service's stdout (with `--node-option=--trace-gc`, its collections).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -125,7 +127,7 @@ nodeArgs.push(...args['node-option']);
 if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
 const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
   cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
+  stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   env: {
     ...process.env,
     NODE_ENV: 'production',
@@ -134,6 +136,8 @@ const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 
     DATA_DIR: dataDir,
     ...(args.url ? { LOGS_DATABASE_URL: args.url } : {}),
     LOGS_ADMIN_PASSWORD: PASSWORD,
+    // The bench's admin logs in without a second factor (the default asks admins to enrol one).
+    LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
     LOG_LEVEL: 'warn',
     LOGS_INGEST_RATE_PER_TENANT: '1000000000',
     LOGS_API_RATE_PER_USER: '1000000',
@@ -205,11 +209,38 @@ function threadMs(pid: number): Map<string, number> {
   }
   return out;
 }
-function postgresMs(): number {
-  let ticks = 0;
+/**
+ * The `postgres` processes counted: those of the server on the URL's port (its postmaster, found by
+ * `-p PORT` on its command line, and its children) when there is one, so that another server of a
+ * shared machine is left out; else every `postgres` process of the machine.
+ */
+function postgresPids(): { pids: string[]; scope: string } {
+  const all: { pid: string; ppid: string; command: string }[] = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
-      if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) ticks += ticksOf(`/proc/${pid}/stat`);
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]!;
+      all.push({ pid, ppid, command: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const port = args.url ? new URL(args.url).port || '5432' : '';
+  const postmasters = new Set(
+    all.filter((process) => new RegExp(`(^| )-p ?${port}( |$)`).test(process.command)).map((process) => process.pid),
+  );
+  if (postmasters.size === 0) return { pids: all.map((process) => process.pid), scope: 'machine' };
+  return {
+    pids: all.filter((process) => postmasters.has(process.pid) || postmasters.has(process.ppid)).map((process) => process.pid),
+    scope: `port ${port}`,
+  };
+}
+function postgresMs(): number {
+  let ticks = 0;
+  for (const pid of postgresPids().pids) {
+    try {
+      ticks += ticksOf(`/proc/${pid}/stat`);
     } catch {
       // gone meanwhile
     }
@@ -268,7 +299,7 @@ process.stdout.write(
     serviceUsPerEvent: us(serviceMs),
     serviceThreadsUsPerEvent: Object.fromEntries(threads.map((thread) => [thread.name, us(thread.ms)])),
     senderUsPerEvent: us(senderMs),
-    ...(args.url ? { postgresUsPerEvent: us(postgresUsed) } : {}),
+    ...(args.url ? { postgresUsPerEvent: us(postgresUsed), postgresCounted: postgresPids().scope } : {}),
     quiet2CoreEventsPerSecond: Math.round(Math.min(2e6 / totalUs, 1e6 / busiestUs)),
     loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   })}\n`,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
-import { withCanonicalLevel } from '../ingest/pipeline.js';
+import { canonicalizeLevel } from '../ingest/pipeline.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -44,17 +44,35 @@ const SPAN = ['span_id', 'span.id', 'spanId'];
 /** Every name of the core fields, each with a slot of its own in a flattened document (flattenDocument). */
 const CORE_SLOTS = new Map([TIMESTAMP, MESSAGE, LEVEL, SERVICE, HOST, TRACE, SPAN].flat().map((name, slot) => [name, slot]));
 
+/** The core fields' values of the document being read, by slot (documentToEntry). */
+const CORE_VALUES = new Array<AttributeValue | undefined>(CORE_SLOTS.size).fill(undefined);
+
+/** One core field's names in order of preference, with their slots (looked up once, not per document). */
+interface CoreField {
+  names: readonly string[];
+  slots: readonly number[];
+}
+const coreField = (names: readonly string[]): CoreField => ({ names, slots: names.map((name) => CORE_SLOTS.get(name)!) });
+const TIMESTAMP_FIELD = coreField(TIMESTAMP);
+const MESSAGE_FIELD = coreField(MESSAGE);
+const LEVEL_FIELD = coreField(LEVEL);
+const SERVICE_FIELD = coreField(SERVICE);
+const HOST_FIELD = coreField(HOST);
+const TRACE_FIELD = coreField(TRACE);
+const SPAN_FIELD = coreField(SPAN);
+
 /**
- * The value of the first of `names` the document has; the others it has stay attributes (as
- * Elasticsearch keeps every field of the source).
+ * The value of the first of the field's names the document has; the others it has stay attributes
+ * (as Elasticsearch keeps every field of the source).
  */
-function take(flat: FlatDocument, names: readonly string[]): AttributeValue | undefined {
+function take(flat: FlatDocument, field: CoreField): AttributeValue | undefined {
   let taken: AttributeValue | undefined;
-  for (const name of names) {
-    const value = flat.reserved[CORE_SLOTS.get(name)!];
+  const { reserved } = flat;
+  for (let index = 0; index < field.slots.length; index += 1) {
+    const value = reserved[field.slots[index]!];
     if (value === undefined) continue;
     if (taken === undefined) taken = value;
-    else flat.fields[name] = value;
+    else flat.fields[field.names[index]!] = value;
   }
   return taken;
 }
@@ -84,20 +102,23 @@ function serviceOfSyslogTag(tag: AttributeValue | undefined): string | undefined
 /** One source document -> a log entry; a string describing the problem when it cannot be read. */
 export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   if (!isPlainObject(doc)) return 'the document must be a JSON object';
-  const flat = flattenDocument(doc, CORE_SLOTS);
+  // One array for every document's core fields: filled by the walk, read by take() right after.
+  CORE_VALUES.fill(undefined);
+  const flat = flattenDocument(doc, CORE_SLOTS, CORE_VALUES);
   if (flat === undefined) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
-  const timestamp = timestampOf(take(flat, TIMESTAMP), now);
+  const timestamp = timestampOf(take(flat, TIMESTAMP_FIELD), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
-  const message = take(flat, MESSAGE);
+  const message = take(flat, MESSAGE_FIELD);
   return {
     timestamp,
     message: message === undefined ? '' : String(message),
-    level: asText(take(flat, LEVEL), 32),
-    service: asText(take(flat, SERVICE), 256) ?? serviceOfSyslogTag(flat.fields.syslogtag),
-    host: asText(take(flat, HOST), 256),
-    trace_id: asText(take(flat, TRACE), 64),
-    span_id: asText(take(flat, SPAN), 32),
+    level: asText(take(flat, LEVEL_FIELD), 32),
+    service: asText(take(flat, SERVICE_FIELD), 256) ?? serviceOfSyslogTag(flat.fields.syslogtag),
+    host: asText(take(flat, HOST_FIELD), 256),
+    trace_id: asText(take(flat, TRACE_FIELD), 64),
+    span_id: asText(take(flat, SPAN_FIELD), 32),
     attributes: flat.fields,
+    documentId: undefined,
   };
 }
 
@@ -124,6 +145,28 @@ class NdjsonLines {
   }
 }
 
+/** What an action line says: its action (the first key), `_index` (else the default) and `_id`. */
+interface ActionLine {
+  kind: string | undefined;
+  index: string;
+  explicitId: string | undefined;
+}
+
+function actionOf(line: string, defaultIndex: string): ActionLine {
+  let action: PlainObject | undefined;
+  try {
+    const parsed = JSON.parse(line) as unknown;
+    if (isPlainObject(parsed)) action = parsed;
+  } catch {
+    // not an action: reported by the caller
+  }
+  const kind = action ? Object.keys(action)[0] : undefined;
+  const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
+  const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
+  const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, MAX_ID_LENGTH) : undefined;
+  return { kind, index, explicitId };
+}
+
 /** Distinct action lines a body's parse remembers: shippers repeat one (`{"create":{}}`) for every document. */
 const ACTION_MEMORY = 64;
 
@@ -136,24 +179,16 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
   const lines = new NdjsonLines(body);
   const items: BulkItem[] = [];
   const entries: LogEntry[] = [];
-  // A parsed action is only read, so one parse serves every repeat of its line.
-  const actions = new Map<string, PlainObject | undefined>();
+  // An action line is read once: what it says serves every repeat of the line.
+  const actions = new Map<string, ActionLine>();
   for (let line = lines.next(); line !== undefined; line = lines.next()) {
     const lineNumber = lines.count;
     let action = actions.get(line);
-    if (action === undefined && !actions.has(line)) {
-      try {
-        const parsed = JSON.parse(line) as unknown;
-        if (isPlainObject(parsed)) action = parsed;
-      } catch {
-        // reported below
-      }
+    if (action === undefined) {
+      action = actionOf(line, defaultIndex);
       if (actions.size < ACTION_MEMORY) actions.set(line, action);
     }
-    const kind = action ? Object.keys(action)[0] : undefined;
-    const meta = action && kind && isPlainObject(action[kind]) ? action[kind] : {};
-    const index = typeof meta._index === 'string' ? meta._index : defaultIndex;
-    const explicitId = typeof meta._id === 'string' && meta._id !== '' ? meta._id.slice(0, MAX_ID_LENGTH) : undefined;
+    const { kind, index, explicitId } = action;
     const id = explicitId ?? generatedId();
     if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
       // The line is no action: assume the usual pairing and skip its document line too.
@@ -162,60 +197,103 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
         index,
         id,
         error: { type: 'action_request_validation_exception', reason: `line ${lineNumber}: expected an action (index or create)` },
+        entry: undefined,
       });
       lines.next();
       continue;
     }
-    /** Refuses this item with Elasticsearch's error type and a reason; the rest of the batch goes on. */
-    const refuse = (type: string, reason: string) => items.push({ action: kind, index, id, error: { type, reason } });
     if (kind === 'delete') {
-      refuse('illegal_argument_exception', 'logs are append-only: delete is not supported');
+      items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: delete is not supported'));
       continue;
     }
     const source = lines.next();
     if (kind === 'update') {
-      refuse('illegal_argument_exception', 'logs are append-only: update is not supported');
+      items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: update is not supported'));
       continue;
     }
     if (source === undefined) {
-      refuse('action_request_validation_exception', 'the action has no document line');
+      items.push(refused(kind, index, id, 'action_request_validation_exception', 'the action has no document line'));
       continue;
     }
     let doc: unknown;
     try {
       doc = JSON.parse(source);
     } catch {
-      refuse('mapper_parsing_exception', 'failed to parse the document: not JSON');
+      items.push(refused(kind, index, id, 'mapper_parsing_exception', 'failed to parse the document: not JSON'));
       continue;
     }
     const entry = documentToEntry(doc, now);
     if (typeof entry === 'string') {
-      refuse('mapper_parsing_exception', entry);
+      items.push(refused(kind, index, id, 'mapper_parsing_exception', entry));
       continue;
     }
-    items.push({ action: kind, index, id, entry: entries.length });
+    items.push({ action: kind, index, id, error: undefined, entry: entries.length });
     entries.push(storedDocument(entry, index, explicitId, id));
   }
   return { items, entries };
 }
 
+/** An item refused with Elasticsearch's error type and a reason; the rest of the batch goes on. */
+function refused(action: BulkItem['action'], index: string, id: string, type: string, reason: string): BulkItem {
+  return { action, index, id, error: { type, reason }, entry: undefined };
+}
+
 /** Elasticsearch's limit on an `_id`: 512 bytes (here characters; longer ones are cut). */
 export const MAX_ID_LENGTH = 512;
 
-const ID_PREFIX = randomBytes(9);
+/** 9 random bytes are 12 base64url characters exactly: the prefix's characters are made once. */
+const ID_PREFIX = [...randomBytes(9).toString('base64url')].map((character) => character.charCodeAt(0));
+const BASE64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((character) => character.charCodeAt(0));
 let idCounter = 0;
 
 /**
  * An `_id` for a document sent without one: 20 URL-safe characters, as Elasticsearch's own. A random
  * prefix per process and a counter: unique across instances and restarts without a lookup, so it is
  * stored as the `_id` attribute but not claimed in the id window (nobody can have sent it before).
+ * The base64url of the prefix's 9 bytes and the counter's 6 (big-endian), written without a buffer
+ * per document.
  */
 export function generatedId(): string {
   idCounter = (idCounter + 1) % 2 ** 48;
-  const bytes = Buffer.alloc(15);
-  ID_PREFIX.copy(bytes, 0);
-  bytes.writeUIntBE(idCounter, 9, 6);
-  return bytes.toString('base64url');
+  const high = Math.floor(idCounter / 2 ** 24);
+  const low = idCounter % 2 ** 24;
+  const [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = ID_PREFIX as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  // One flat string of 20 characters: no buffer, no concatenation.
+  return String.fromCharCode(
+    p0,
+    p1,
+    p2,
+    p3,
+    p4,
+    p5,
+    p6,
+    p7,
+    p8,
+    p9,
+    p10,
+    p11,
+    BASE64URL[(high >>> 18) & 63]!,
+    BASE64URL[(high >>> 12) & 63]!,
+    BASE64URL[(high >>> 6) & 63]!,
+    BASE64URL[high & 63]!,
+    BASE64URL[(low >>> 18) & 63]!,
+    BASE64URL[(low >>> 12) & 63]!,
+    BASE64URL[(low >>> 6) & 63]!,
+    BASE64URL[low & 63]!,
+  );
 }
 
 /**
@@ -230,7 +308,7 @@ export function storedDocument(entry: LogEntry, index: string, explicitId: strin
   if (explicitId === undefined) attributes._id = id;
   else if (attributes._id !== undefined) delete attributes._id;
   entry.documentId = explicitId;
-  return withCanonicalLevel(entry);
+  return canonicalizeLevel(entry);
 }
 
 /**
@@ -241,39 +319,75 @@ export function storedDocument(entry: LogEntry, index: string, explicitId: strin
 export function bulkResponse(items: readonly BulkItem[], duplicates: ReadonlySet<number>, tookMs: number) {
   let errors = false;
   const out = items.map((item, seq) => {
-    if (item.error) {
-      errors = true;
-      return answerOf(item.action, { _index: item.index, _id: item.id, status: 400, error: item.error });
-    }
-    if (item.entry !== undefined && duplicates.has(item.entry)) {
-      if (item.action === 'create') {
-        errors = true;
-        const reason = `[${item.id}]: version conflict, document already exists (current version [1])`;
-        return answerOf(item.action, {
-          _index: item.index,
-          _id: item.id,
-          status: 409,
-          error: { type: 'version_conflict_engine_exception', reason },
-        });
-      }
-      return answerOf(item.action, { _index: item.index, _id: item.id, _version: 1, result: 'noop', _shards: SHARDS, status: 200 });
-    }
-    return answerOf(item.action, {
-      _index: item.index,
-      _id: item.id,
-      _version: 1,
-      result: 'created',
-      _shards: SHARDS,
-      _seq_no: seq,
-      _primary_term: 1,
-      status: 201,
-    });
+    if (itemFailed(item, duplicates)) errors = true;
+    return itemAnswer(item, seq, duplicates);
   });
   return { took: tookMs, errors, items: out };
 }
 
+/**
+ * bulkResponse as JSON text, written directly: the answer to a batch of thousands of documents without
+ * an object per item and their serialization. An accepted document's item (nearly all of them) is
+ * text made from its action, `_index` and `_id`; any other item is its object's JSON.
+ */
+export function bulkResponseText(items: readonly BulkItem[], duplicates: ReadonlySet<number>, tookMs: number): string {
+  let errors = false;
+  let text = '';
+  let lastIndex: string | undefined;
+  let indexJson = '';
+  for (let seq = 0; seq < items.length; seq += 1) {
+    const item = items[seq]!;
+    if (seq > 0) text += ',';
+    if (item.error === undefined && (item.entry === undefined || !duplicates.has(item.entry))) {
+      if (item.index !== lastIndex) {
+        lastIndex = item.index;
+        indexJson = JSON.stringify(item.index);
+      }
+      text += `{"${item.action}":{"_index":${indexJson},"_id":${JSON.stringify(item.id)},"_version":1,"result":"created","_shards":${SHARDS_JSON},"_seq_no":${seq},"_primary_term":1,"status":201}}`;
+      continue;
+    }
+    if (itemFailed(item, duplicates)) errors = true;
+    text += JSON.stringify(itemAnswer(item, seq, duplicates));
+  }
+  return `{"took":${JSON.stringify(tookMs)},"errors":${errors},"items":[${text}]}`;
+}
+
+/** Whether the item is an error of the answer: refused, or a `create` of an `_id` already stored. */
+const itemFailed = (item: BulkItem, duplicates: ReadonlySet<number>): boolean =>
+  item.error !== undefined || (item.action === 'create' && item.entry !== undefined && duplicates.has(item.entry));
+
+/** One item of the answer: refused (400), a repeated `_id` (409 for `create`, `noop` for `index`), or created. */
+function itemAnswer(item: BulkItem, seq: number, duplicates: ReadonlySet<number>): Partial<Record<BulkItem['action'], object>> {
+  if (item.error) {
+    return answerOf(item.action, { _index: item.index, _id: item.id, status: 400, error: item.error });
+  }
+  if (item.entry !== undefined && duplicates.has(item.entry)) {
+    if (item.action === 'create') {
+      const reason = `[${item.id}]: version conflict, document already exists (current version [1])`;
+      return answerOf(item.action, {
+        _index: item.index,
+        _id: item.id,
+        status: 409,
+        error: { type: 'version_conflict_engine_exception', reason },
+      });
+    }
+    return answerOf(item.action, { _index: item.index, _id: item.id, _version: 1, result: 'noop', _shards: SHARDS, status: 200 });
+  }
+  return answerOf(item.action, {
+    _index: item.index,
+    _id: item.id,
+    _version: 1,
+    result: 'created',
+    _shards: SHARDS,
+    _seq_no: seq,
+    _primary_term: 1,
+    status: 201,
+  });
+}
+
 /** One shard, always all written: the same object in every item of an answer (it is only serialized). */
 const SHARDS = Object.freeze({ total: 1, successful: 1, failed: 0 });
+const SHARDS_JSON = JSON.stringify(SHARDS);
 
 /** `{action: answer}` with the key written out, not computed (thousands of items an answer). */
 function answerOf(action: BulkItem['action'], answer: object): Partial<Record<BulkItem['action'], object>> {

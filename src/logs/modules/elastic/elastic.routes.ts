@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { bulkResponse, parseBulk } from './bulk.js';
+import { bulkResponse, bulkResponseText, parseBulk } from './bulk.js';
 import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError, unsupported } from './elastic-errors.js';
@@ -149,7 +149,7 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       },
     }));
     // Writing.
-    const bulk = async (request: FastifyRequest) => {
+    const bulk = async (request: FastifyRequest, reply: FastifyReply) => {
       const started = deps.now();
       if (typeof request.body !== 'string') throw parsingError('the bulk body must be NDJSON');
       const { items, entries } = parseBulk(request.body, (request.params as { index?: string }).index ?? 'logs', started);
@@ -159,7 +159,12 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
         ({ duplicates } = await deps.store.append(request.tenantId, stored));
       });
-      return bulkResponse(items, new Set(duplicates), Math.max(0, deps.now() - started));
+      const took = Math.max(0, deps.now() - started);
+      // A `filter_path` (Elasticsearch's common parameter) selects from the answer's object: the text only without one.
+      if ((request.query as Record<string, unknown> | undefined)?.filter_path !== undefined) {
+        return bulkResponse(items, new Set(duplicates), took);
+      }
+      return reply.type('application/json; charset=utf-8').send(bulkResponseText(items, new Set(duplicates), took));
     };
     const bulkOptions = {
       bodyLimit: deps.bodyLimit,

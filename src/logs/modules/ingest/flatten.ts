@@ -76,19 +76,27 @@ export interface FlatDocument {
  * stops (arrays, MAX_DEPTH, MAX_KEYS), as everything above it is walked anyway. Every `_bulk`
  * document passes here: no array of keys per call, no stack of pairs. Fields named in `reserved`
  * (name -> slot) go to `reserved[slot]` instead of `fields` (and count towards MAX_KEYS alike), so
- * that the caller can take its core fields without deleting from `fields`.
+ * that the caller can take its core fields without deleting from `fields`; into `reservedValues`
+ * when given (every slot undefined), which the caller may reuse from document to document.
  */
-export function flattenDocument(doc: Record<string, unknown>, reserved?: ReadonlyMap<string, number>): FlatDocument | undefined {
-  const walk = new DocumentWalk(reserved);
-  return walk.object(doc, '', 0) ? { fields: walk.fields, reserved: walk.reserved } : undefined;
+export function flattenDocument(
+  doc: Record<string, unknown>,
+  reserved?: ReadonlyMap<string, number>,
+  reservedValues: (AttributeValue | undefined)[] = [],
+): FlatDocument | undefined {
+  const walk = new DocumentWalk(reserved, reservedValues);
+  return walk.object(doc, '', 0) ? { fields: walk.fields, reserved: reservedValues } : undefined;
 }
 
 class DocumentWalk {
   readonly fields = dict<AttributeValue>();
-  readonly reserved: (AttributeValue | undefined)[] = [];
   private count = 0;
 
-  constructor(private readonly reservedNames: ReadonlyMap<string, number> | undefined) {}
+  /** `reserved`: where the reserved names' values go (by slot), all undefined: a caller may reuse one array from document to document. */
+  constructor(
+    private readonly reservedNames: ReadonlyMap<string, number> | undefined,
+    private readonly reserved: (AttributeValue | undefined)[],
+  ) {}
 
   /** A field; the empty name (a top-level `""` key) is not kept, as flattenInto does not keep it. */
   private set(name: string, value: AttributeValue): void {
@@ -105,9 +113,10 @@ class DocumentWalk {
 
   /** The members of a plain object at `depth` (below MAX_DEPTH); false when the document nests too deep. */
   object(value: Record<string, unknown>, prefix: string, depth: number): boolean {
-    const keys = Object.keys(value);
-    for (let i = 0; i < keys.length; i += 1) {
-      const key = keys[i]!;
+    // for-in, not Object.keys: no array of names per object (V8 iterates a parsed object's own
+    // names from its shape's cache); inherited names are skipped as Object.keys skips them.
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
       if (!this.value(value[key], prefix === '' ? key : dottedName(prefix, key), depth + 1)) return false;
     }
     return true;

@@ -36,17 +36,25 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
         },
         async (request, reply: FastifyReply) => {
           const protobuf = Buffer.isBuffer(request.body);
-          let decoded: unknown;
-          try {
-            decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
-          } catch {
-            throw invalidBody(`not an OTLP ${signal.message}`);
-          }
           let mapping: Mapping<unknown>;
-          try {
-            mapping = signal.map(decoded, deps.now());
-          } catch (error) {
-            throw invalidBody((error as Error).message);
+          if (protobuf && signal.decodeAndMap) {
+            try {
+              mapping = signal.decodeAndMap(request.body as Buffer, deps.now());
+            } catch {
+              throw invalidBody(`not an OTLP ${signal.message}`);
+            }
+          } else {
+            let decoded: unknown;
+            try {
+              decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
+            } catch {
+              throw invalidBody(`not an OTLP ${signal.message}`);
+            }
+            try {
+              mapping = signal.map(decoded, deps.now());
+            } catch (error) {
+              throw invalidBody((error as Error).message);
+            }
           }
           await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
           const errorMessage = mapping.errors.join('; ');

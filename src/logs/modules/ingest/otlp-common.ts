@@ -35,8 +35,44 @@ function keyValues(values: unknown, depth = 0): Dict<unknown> {
 /** OTLP KeyValue list -> flattened dotted attributes (a repeated key: the last one wins). */
 export function attributesOf(values: unknown): Dict<AttributeValue> {
   const out = dict<AttributeValue>();
-  for (const [key, value] of Object.entries(keyValues(values))) flattenInto(out, value, key);
+  const plain = keyValues(values);
+  // One count of `out`'s names for every key (flattenInto would count them again at each).
+  const fields = { count: 0 };
+  for (const key in plain) flattenInto(out, plain[key], key, 0, fields);
   return out;
+}
+
+/**
+ * `Object.assign(target, attributesOf(values))` without its two dictionaries when that makes the same
+ * attributes: each key once and every value a scalar (what SDKs send), so that nothing is flattened
+ * and no key repeats; else exactly that.
+ */
+export function assignAttributes(target: Dict<AttributeValue>, values: unknown): void {
+  const keyValueList = list(values);
+  if (!scalarsOnce(keyValueList)) {
+    Object.assign(target, attributesOf(values));
+    return;
+  }
+  const fields = { count: 0 };
+  for (const kv of keyValueList) {
+    if (isPlainObject(kv) && typeof kv.key === 'string') flattenInto(target, plainValue(kv.value), kv.key, 0, fields);
+  }
+}
+
+/** Whether a short KeyValue list has each key once and no array or key-value list as a value. */
+function scalarsOnce(keyValueList: readonly unknown[]): boolean {
+  if (keyValueList.length > 64) return false;
+  for (let index = 0; index < keyValueList.length; index += 1) {
+    const kv = keyValueList[index];
+    if (!isPlainObject(kv)) continue;
+    const value = kv.value;
+    if (isPlainObject(value) && ('arrayValue' in value || 'kvlistValue' in value)) return false;
+    for (let before = 0; before < index; before += 1) {
+      const earlier = keyValueList[before];
+      if (isPlainObject(earlier) && earlier.key === kv.key) return false;
+    }
+  }
+  return true;
 }
 
 /** Attributes as both databases can store them (storableText on names and text values). */

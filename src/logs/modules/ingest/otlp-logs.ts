@@ -1,15 +1,17 @@
-import { canonicalLevel, LEVELS } from '../query/levels.js';
+import { LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
-import { attributesOf, list, plainValue } from './otlp-common.js';
-import { withCanonicalLevel, type Mapping } from './pipeline.js';
+import { assignAttributes, attributesOf, list, plainValue } from './otlp-common.js';
+import { canonicalizeLevel, rememberedLevel, type Mapping } from './pipeline.js';
 import { dict } from '../../../shared/dict.js';
+import { visitLogsRequest, type LogsVisitor } from './otlp-logs-decode.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
 function nanosToMs(value: unknown): number | undefined {
   if (value === undefined || value === null || value === '' || value === 0 || value === '0') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.floor(value / 1e6) : Number.NaN;
-  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return Number(BigInt(value) / 1_000_000n);
+  // Whole milliseconds of decimal nanoseconds: the digits but the last six (at most 14 of them: exact as a number).
+  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return value.length > 6 ? Number(value.slice(0, -6)) : 0;
   return Number.NaN;
 }
 
@@ -17,7 +19,9 @@ function nanosToMs(value: unknown): number | undefined {
 function idOf(value: unknown): string | undefined {
   let hex: string | undefined;
   if (typeof value === 'string') hex = value.toLowerCase();
-  else if (value instanceof Uint8Array) hex = Buffer.from(value).toString('hex');
+  // A Buffer (protobuf's bytes) as it is; another Uint8Array viewed, not copied.
+  else if (value instanceof Uint8Array)
+    hex = (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)).toString('hex');
   if (!hex || !/^[0-9a-f]+$/.test(hex) || /^0+$/.test(hex)) return undefined;
   return hex;
 }
@@ -36,55 +40,93 @@ export function levelOf(severityNumber: unknown, severityText: unknown): string 
  * under its dotted name (record attributes win). Records that cannot be read are counted, not stored.
  */
 export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
-  const result: Mapping<LogEntry> = { items: [], rejected: 0, errors: [] };
   if (!isPlainObject(request)) throw new Error('the body must be an ExportLogsServiceRequest object');
+  const mapper = new LogsMapper(now);
   for (const resourceLogs of list(request.resourceLogs)) {
     if (!isPlainObject(resourceLogs)) continue;
-    const resource = attributesOf((resourceLogs.resource as PlainObject | undefined)?.attributes);
-    const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;
-    const host = typeof resource['host.name'] === 'string' ? resource['host.name'] : undefined;
-    delete resource['service.name'];
-    delete resource['host.name'];
+    mapper.resourceLogs(resourceLogs);
     for (const scopeLogs of list(resourceLogs.scopeLogs)) {
       if (!isPlainObject(scopeLogs)) continue;
-      const scope = isPlainObject(scopeLogs.scope) ? scopeLogs.scope : {};
-      const scopeAttributes = dict<AttributeValue>();
-      if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
-      if (typeof scope.version === 'string' && scope.version !== '') scopeAttributes['otel.scope.version'] = scope.version;
-      for (const record of list(scopeLogs.logRecords)) {
-        if (!isPlainObject(record)) {
-          result.rejected += 1;
-          continue;
-        }
-        const time = nanosToMs(record.timeUnixNano) ?? nanosToMs(record.observedTimeUnixNano) ?? now;
-        if (Number.isNaN(time)) {
-          result.rejected += 1;
-          if (result.errors.length < 5) result.errors.push('timeUnixNano is not a number of nanoseconds');
-          continue;
-        }
-        const body = plainValue(record.body);
-        const attributes = Object.assign(dict<AttributeValue>(), resource, scopeAttributes, attributesOf(record.attributes));
-        if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
-        const level = levelOf(record.severityNumber, record.severityText);
-        // The sender's own severity text, when the number decided the level (`ERR` with number 17).
-        const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
-        const canonical = severityText === '' ? undefined : canonicalLevel(severityText);
-        if (canonical && (canonical.original !== undefined || canonical.level !== level))
-          attributes.severity_text = severityText.slice(0, 64);
-        result.items.push(
-          withCanonicalLevel({
-            timestamp: time,
-            message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
-            level,
-            service,
-            host,
-            trace_id: idOf(record.traceId),
-            span_id: idOf(record.spanId),
-            attributes,
-          }),
-        );
-      }
+      mapper.scopeLogs(scopeLogs);
+      for (const record of list(scopeLogs.logRecords)) mapper.logRecord(record);
     }
   }
-  return result;
+  return mapper.result;
+}
+
+/** mapOtlpLogs of a protobuf body, each record mapped as soon as it is read (visitLogsRequest); throws where decoding would. */
+export function mapOtlpLogsProtobuf(body: Uint8Array, now: number): Mapping<LogEntry> {
+  const mapper = new LogsMapper(now);
+  visitLogsRequest(body, mapper);
+  return mapper.result;
+}
+
+/**
+ * mapOtlpLogs as a visitor, one message at a time: a ResourceLogs (its `resource`), then each of its
+ * ScopeLogs (its `scope`), then each of their records; what it made is `result`. The protobuf path
+ * (otlp-logs-decode.ts visitLogsRequest) maps each record as soon as it is read.
+ */
+export class LogsMapper implements LogsVisitor {
+  readonly result: Mapping<LogEntry> = { items: [], rejected: 0, errors: [] };
+  private resource = dict<AttributeValue>();
+  private service: string | undefined;
+  private host: string | undefined;
+  private scopeAttributes = dict<AttributeValue>();
+
+  constructor(private readonly now: number) {}
+
+  resourceLogs(resourceLogs: PlainObject): void {
+    const resource = attributesOf((resourceLogs.resource as PlainObject | undefined)?.attributes);
+    this.service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;
+    this.host = typeof resource['host.name'] === 'string' ? resource['host.name'] : undefined;
+    delete resource['service.name'];
+    delete resource['host.name'];
+    this.resource = resource;
+  }
+
+  scopeLogs(scopeLogs: PlainObject): void {
+    const scope = isPlainObject(scopeLogs.scope) ? scopeLogs.scope : {};
+    const scopeAttributes = dict<AttributeValue>();
+    if (typeof scope.name === 'string' && scope.name !== '') scopeAttributes['otel.scope.name'] = scope.name;
+    if (typeof scope.version === 'string' && scope.version !== '') scopeAttributes['otel.scope.version'] = scope.version;
+    this.scopeAttributes = scopeAttributes;
+  }
+
+  logRecord(record: unknown): void {
+    const { result } = this;
+    if (!isPlainObject(record)) {
+      result.rejected += 1;
+      return;
+    }
+    const time = nanosToMs(record.timeUnixNano) ?? nanosToMs(record.observedTimeUnixNano) ?? this.now;
+    if (Number.isNaN(time)) {
+      result.rejected += 1;
+      if (result.errors.length < 5) result.errors.push('timeUnixNano is not a number of nanoseconds');
+      return;
+    }
+    const body = plainValue(record.body);
+    const attributes = Object.assign(dict<AttributeValue>(), this.resource, this.scopeAttributes);
+    // The record's own win (assignAttributes: as attributesOf, without its dictionaries).
+    assignAttributes(attributes, record.attributes);
+    if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
+    const level = levelOf(record.severityNumber, record.severityText);
+    // The sender's own severity text, when the number decided the level (`ERR` with number 17).
+    const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
+    const canonical = severityText === '' ? undefined : rememberedLevel(severityText);
+    if (canonical && (canonical.original !== undefined || canonical.level !== level)) attributes.severity_text = severityText.slice(0, 64);
+    // A fresh entry with attributes of its own: made canonical in place.
+    result.items.push(
+      canonicalizeLevel({
+        timestamp: time,
+        message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+        level,
+        service: this.service,
+        host: this.host,
+        trace_id: idOf(record.traceId),
+        span_id: idOf(record.spanId),
+        attributes,
+        documentId: undefined,
+      }),
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { decodeLogsRequest } from './otlp-logs-decode.js';
 
 /**
  * The OTLP protobuf messages for logs (opentelemetry-proto v1: common, resource, logs, collector),
@@ -101,4 +102,8 @@ export function otlpMessages(request: string, response: string, rejectedField: s
   };
 }
 
-export const logsMessages = otlpMessages('ExportLogsServiceRequest', 'ExportLogsServiceResponse', 'rejectedLogRecords');
+/** Logs read by a reader of their own (otlp-logs-decode.ts): the same shape as protobufjs's decode and toObject. */
+export const logsMessages: OtlpMessages = {
+  ...otlpMessages('ExportLogsServiceRequest', 'ExportLogsServiceResponse', 'rejectedLogRecords'),
+  decode: decodeLogsRequest,
+};

@@ -97,6 +97,33 @@ export function withCanonicalLevel(entry: LogEntry): LogEntry {
 }
 
 /**
+ * canonicalLevel of the levels senders use, remembered: a batch repeats a handful of them. At most
+ * LEVEL_MEMORY texts (a client's), starting over when full; blank is none (undefined). The answer
+ * is shared: only read.
+ */
+const LEVEL_MEMORY = 256;
+const levels = new Map<string, { level: string; original?: string } | undefined>();
+export function rememberedLevel(sent: string): { level: string; original?: string } | undefined {
+  let level = levels.get(sent);
+  if (level !== undefined || levels.has(sent)) return level;
+  level = sent.trim() === '' ? undefined : canonicalLevel(sent);
+  if (levels.size >= LEVEL_MEMORY) levels.clear();
+  levels.set(sent, level);
+  return level;
+}
+
+/**
+ * withCanonicalLevel on an entry the caller just made and owns, with attributes of its own (a
+ * dictionary): changed in place, no copy of every entry of a batch.
+ */
+export function canonicalizeLevel(entry: LogEntry): LogEntry {
+  const level = entry.level === undefined ? undefined : rememberedLevel(entry.level);
+  entry.level = level?.level;
+  if (level?.original !== undefined) entry.attributes!.severity_text = level.original;
+  return entry;
+}
+
+/**
  * Accepts `Content-Encoding: gzip`. The body limit applies to the decompressed bytes (Fastify counts
  * what this stream yields), and inflation stops with 413 past `maxInflateRatio` (inflate.ts).
  * Only for routes that authenticate in `onRequest`: a body is never inflated for an unknown

@@ -6,7 +6,7 @@ import type { MetricPoint } from '../infra/metric-point.js';
 import { mapOtlpMetrics } from './otlp-metrics.js';
 import { mapOtlpTraces } from './otlp-traces.js';
 import type { LogEntry, LogStore } from '../store/log-store.js';
-import { mapOtlpLogs } from './otlp-logs.js';
+import { mapOtlpLogs, mapOtlpLogsProtobuf } from './otlp-logs.js';
 import { logsMessages, type OtlpMessages } from './otlp-proto.js';
 import { metricsMessages, tracesMessages } from './otlp-proto-telemetry.js';
 import type { Mapping } from './pipeline.js';
@@ -18,6 +18,11 @@ export interface OtlpSignal<T> extends OtlpMessages {
   summary: string;
   /** Throws (400) when the body is not a request at all; counts items it cannot read. */
   map: (decoded: unknown, now: number) => Mapping<T>;
+  /**
+   * decode and map in one pass over a protobuf body, each item mapped as soon as it is read (the
+   * same mapping; throws only where decode would): for the busy signal, logs.
+   */
+  decodeAndMap?: (body: Uint8Array, now: number) => Mapping<T>;
   source: (request: FastifyRequest, items: readonly T[]) => IngestSource;
   /** Stores the batch in one committed write, and whatever must follow it before the answer. */
   store: (request: FastifyRequest, items: T[]) => Promise<void>;
@@ -37,6 +42,7 @@ export function logsSignal(deps: {
     summary: summary('logs'),
     ...logsMessages,
     map: mapOtlpLogs,
+    decodeAndMap: mapOtlpLogsProtobuf,
     source: (request, entries) =>
       otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
     store: async (request, entries) => {

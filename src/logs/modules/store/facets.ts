@@ -157,8 +157,11 @@ export class FacetDictionary {
         }
         const attributes = entry.attributes;
         for (const name in attributes) {
+          const key = attributeKey(name);
+          // A field given up (an `_id`, say): its value's text is not even made.
+          if (unfaceted.has(key)) continue;
           const text = attributeText(attributes[name]!);
-          const token = text === null ? null : tokenOf(attributeKey(name), text);
+          const token = text === null ? null : tokenOf(key, text);
           if (token !== null) tokens.push(token);
         }
         return tokens;

@@ -40,7 +40,13 @@ function documentIdOf(entry: LogEntry): string | undefined {
 
 /** The distinct document ids of a batch, in order. */
 export function documentIdsOf(entries: readonly LogEntry[]): string[] {
-  return [...new Set(entries.flatMap((entry) => documentIdOf(entry) ?? []))];
+  // A loop, not flatMap: most batches have no ids, and no array per entry is made for them.
+  const ids = new Set<string>();
+  for (const entry of entries) {
+    const id = documentIdOf(entry);
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
 }
 
 /** Keeps entries without an id and the first entry of each id that `stored` does not hold. */
@@ -190,9 +196,10 @@ const byMinuteHost = (a: HostRollupRow, b: HostRollupRow): number => a.minute - 
  * in that minute's map); the coarser buckets add up the minutes' rows.
  */
 export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] {
-  const minutes = new Map<number, { rows: Map<string, RollupRow>; hosts: Map<string, HostRollupRow> }>();
+  // Per minute: by level, then by service (no key text made per entry), and by host.
+  const minutes = new Map<number, { rows: Map<string, Map<string, RollupRow>>; hosts: Map<string, HostRollupRow> }>();
   let minute = Number.NaN;
-  let current = { rows: new Map<string, RollupRow>(), hosts: new Map<string, HostRollupRow>() };
+  let current = { rows: new Map<string, Map<string, RollupRow>>(), hosts: new Map<string, HostRollupRow>() };
   for (const entry of entries) {
     const entryMinute = entry.ts - mod(entry.ts, MINUTE);
     if (entryMinute !== minute) {
@@ -203,16 +210,17 @@ export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] 
     }
     const level = entry.level ?? '';
     const service = entry.service ?? '';
-    const key = `${level}\u0000${service}`;
-    const row = current.rows.get(key);
+    let services = current.rows.get(level);
+    if (!services) current.rows.set(level, (services = new Map<string, RollupRow>()));
+    const row = services.get(service);
     if (row) row.count += 1;
-    else current.rows.set(key, { minute, level, service, count: 1 });
+    else services.set(service, { minute, level, service, count: 1 });
     const host = entry.host ?? '';
     const hostRow = current.hosts.get(host);
     if (hostRow) hostRow.count += 1;
     else current.hosts.set(host, { minute, host, count: 1 });
   }
-  const rows = [...minutes.values()].flatMap((counts) => [...counts.rows.values()]);
+  const rows = [...minutes.values()].flatMap((counts) => [...counts.rows.values()].flatMap((services) => [...services.values()]));
   const hostRows = [...minutes.values()].flatMap((counts) => [...counts.hosts.values()]);
   return ROLLUP_BUCKETS.map(([bucketMs, table, hostTable]) => ({
     table,

@@ -1,0 +1,437 @@
+import protobuf from 'protobufjs';
+
+/**
+ * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
+ * the object otlp-proto.ts's `decode` makes with protobufjs for the other signals (decode, then
+ * toObject with 64-bit integers as decimal text, no defaults, bytes left binary), without
+ * protobufjs's message objects, their copy and a Long object for every 64-bit integer: the logs
+ * signal is the busy one. protobufjs's Reader reads the wire, and each message is read as protobufjs's
+ * generated decoder reads it (protobufjs 8): a field of the wrong wire type is skipped as unknown; a
+ * proto3 scalar equal to its default is left out (a later default removes an earlier value); text
+ * must be UTF-8 (stringVerify); a message field seen twice is merged; a oneof keeps its member last on
+ * the wire; a nested message must end where its length says, and nesting stops at protobufjs's
+ * recursion limit. test/logs/ingest/otlp-logs-decode.test.ts compares it with protobufjs on generated,
+ * truncated and corrupted bodies.
+ */
+
+type Reader = protobuf.Reader;
+
+/** A decoded message: the fields of the OTLP logs messages, by their OTLP/JSON names (each message has some). */
+export type Message = {
+  resourceLogs?: Message[];
+  resource?: Message;
+  scopeLogs?: Message[];
+  schemaUrl?: string;
+  attributes?: Message[];
+  droppedAttributesCount?: number;
+  scope?: Message;
+  logRecords?: Message[];
+  name?: string;
+  version?: string;
+  timeUnixNano?: string;
+  observedTimeUnixNano?: string;
+  severityNumber?: number;
+  severityText?: string;
+  body?: Message;
+  flags?: number;
+  traceId?: Uint8Array;
+  spanId?: Uint8Array;
+  eventName?: string;
+  key?: string;
+  value?: Message;
+  values?: Message[];
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string;
+  doubleValue?: number;
+  arrayValue?: Message;
+  kvlistValue?: Message;
+  bytesValue?: Uint8Array;
+};
+type Field = keyof Message;
+/** A message written by one of its own field names (never a client's). */
+const fieldsOf = (m: Message): Record<Field, unknown> => m as Record<Field, unknown>;
+/** Reads one message's fields into `m`, up to the reader's `len` (its end). */
+type Body = (reader: Reader, m: Message, depth: number) => void;
+
+/** Wire types. */
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH = 2;
+const FIXED32 = 5;
+
+export function decodeLogsRequest(body: Uint8Array): Message {
+  const reader = protobuf.Reader.create(body);
+  const m: Message = {};
+  exportRequestBody(reader, m, 0);
+  return m;
+}
+
+/** What visitLogsRequest calls, in the order of the decoded request's messages. */
+export interface LogsVisitor {
+  /** A ResourceLogs as decoded, without its `scopeLogs` (visited next). */
+  resourceLogs(resourceLogs: Message): void;
+  /** A ScopeLogs as decoded, without its `logRecords` (visited next). */
+  scopeLogs(scopeLogs: Message): void;
+  logRecord(record: Message): void;
+}
+
+/**
+ * The request's messages one at a time, each record as soon as it is read: what iterating
+ * decodeLogsRequest's object visits, without the whole request's objects alive at once (a batch's
+ * records would outlive young-generation collections). A ResourceLogs' `resource` and a ScopeLogs'
+ * `scope` are read first (wherever the wire puts them, merged when repeated), then their children.
+ * Throws where decodeLogsRequest throws, after visiting what came before.
+ */
+export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
+  const reader = protobuf.Reader.create(body);
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) {
+      const m: Message = {};
+      const scopeLogs = inParts(reader, 1, m, resourceLogsParts);
+      visitor.resourceLogs(m);
+      for (let index = 0; index < scopeLogs.length; index += 2) {
+        const scope: Message = {};
+        const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
+        visitor.scopeLogs(scope);
+        for (let at = 0; at < records.length; at += 2) {
+          const record: Message = {};
+          within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
+          visitor.logRecord(record);
+        }
+      }
+    } else reader.skipType(wire, 0, field);
+  }
+}
+
+/**
+ * Reads a length-delimited message at `depth` as `nested` does, but its children (field `children`
+ * of `parts`) only checked and kept as [start, end) pairs, for `within` to read later.
+ */
+function inParts(reader: Reader, depth: number, m: Message, parts: Parts): number[] {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  const outer = reader.len;
+  reader.len = end;
+  const children = inPartsAt(reader, depth, m, parts);
+  reader.len = outer;
+  return children;
+}
+
+/** The fields of a message up to the reader's `len`: its children's ranges, the other fields read into `m`. */
+type Parts = (reader: Reader, m: Message, depth: number, children: number[]) => void;
+
+function inPartsAt(reader: Reader, depth: number, m: Message, parts: Parts): number[] {
+  const children: number[] = [];
+  parts(reader, m, depth, children);
+  return children;
+}
+
+/** A child's range [start, end), as nested would enter it (its length checked against its parent's end). */
+function childRange(reader: Reader, depth: number, children: number[]): void {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  children.push(reader.pos, end);
+  reader.pos = end;
+}
+
+/** Runs `read` on the range [start, end) of the body, then puts the reader back where it was. */
+function within<T>(reader: Reader, start: number, end: number, read: () => T): T {
+  const { pos, len } = reader;
+  reader.pos = start;
+  reader.len = end;
+  const result = read();
+  reader.pos = pos;
+  reader.len = len;
+  return result;
+}
+
+/** resourceLogsBody with its ScopeLogs as ranges. */
+function resourceLogsParts(reader: Reader, m: Message, depth: number, children: number[]): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.resource = nested(reader, depth + 1, m.resource, resourceBody);
+    else if (field === 2 && wire === LENGTH) childRange(reader, depth + 1, children);
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+/** scopeLogsBody with its LogRecords as ranges. */
+function scopeLogsParts(reader: Reader, m: Message, depth: number, children: number[]): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.scope = nested(reader, depth + 1, m.scope, scopeBody);
+    else if (field === 2 && wire === LENGTH) childRange(reader, depth + 1, children);
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+/** A length-delimited message field at `depth`, merged into `into` when the message already has one. */
+function nested(reader: Reader, depth: number, into: unknown, body: Body): Message {
+  const length = reader.size();
+  if (depth > protobuf.Reader.recursionLimit) throw new Error('max depth exceeded');
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  const outer = reader.len;
+  reader.len = end;
+  const m = (into as Message | undefined) ?? {};
+  // Every read stops at `len`: the message ends exactly at `end`.
+  body(reader, m, depth);
+  reader.len = outer;
+  return m;
+}
+
+/** An element of a repeated message field. */
+function push(m: Message, name: Field, element: Message): void {
+  const list = fieldsOf(m)[name] as Message[] | undefined;
+  if (list) list.push(element);
+  else fieldsOf(m)[name] = [element];
+}
+
+/** A proto3 scalar without presence: kept unless it is its type's default. */
+function implicit(m: Message, name: Field, value: unknown, isDefault: boolean): void {
+  if (isDefault) delete fieldsOf(m)[name];
+  else fieldsOf(m)[name] = value;
+}
+
+function exportRequestBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'resourceLogs', nested(reader, depth + 1, undefined, resourceLogsBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function resourceLogsBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.resource = nested(reader, depth + 1, m.resource, resourceBody);
+    else if (field === 2 && wire === LENGTH) push(m, 'scopeLogs', nested(reader, depth + 1, undefined, scopeLogsBody));
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function resourceBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 2 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function scopeLogsBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) m.scope = nested(reader, depth + 1, m.scope, scopeBody);
+    else if (field === 2 && wire === LENGTH) push(m, 'logRecords', nested(reader, depth + 1, undefined, logRecordBody));
+    else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'schemaUrl');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function scopeBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) implicitText(reader, m, 'name');
+    else if (field === 2 && wire === LENGTH) implicitText(reader, m, 'version');
+    else if (field === 3 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 4 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function logRecordBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === FIXED64) implicitFixed64(reader, m, 'timeUnixNano');
+    else if (field === 11 && wire === FIXED64) implicitFixed64(reader, m, 'observedTimeUnixNano');
+    else if (field === 2 && wire === VARINT) {
+      const value = reader.int32();
+      implicit(m, 'severityNumber', value, value === 0);
+    } else if (field === 3 && wire === LENGTH) implicitText(reader, m, 'severityText');
+    else if (field === 5 && wire === LENGTH) m.body = nested(reader, depth + 1, m.body, anyValueBody);
+    else if (field === 6 && wire === LENGTH) push(m, 'attributes', nested(reader, depth + 1, undefined, keyValueBody));
+    else if (field === 7 && wire === VARINT) implicitUint32(reader, m, 'droppedAttributesCount');
+    else if (field === 8 && wire === FIXED32) {
+      const value = reader.fixed32();
+      implicit(m, 'flags', value, value === 0);
+    } else if (field === 9 && wire === LENGTH) implicitBytes(reader, m, 'traceId');
+    else if (field === 10 && wire === LENGTH) implicitBytes(reader, m, 'spanId');
+    else if (field === 12 && wire === LENGTH) implicitText(reader, m, 'eventName');
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function keyValueBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) implicitText(reader, m, 'key');
+    else if (field === 2 && wire === LENGTH) m.value = nested(reader, depth + 1, m.value, anyValueBody);
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+/** The members of AnyValue's oneof, of which a message holds one at most. */
+type AnyValueMember = 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
+
+/**
+ * An AnyValue: its member last on the wire (setting one removes the other, as protobufjs's oneof
+ * does), a message member merged with the one it holds already. Kept in locals, written once.
+ */
+function anyValueBody(reader: Reader, m: Message, depth: number): void {
+  // What a value seen before holds (a message merged with an earlier one): its one member, if any.
+  let before: AnyValueMember | undefined;
+  for (const name in m) {
+    before = name as AnyValueMember;
+    break;
+  }
+  let member: AnyValueMember | undefined = before;
+  let value: unknown = before === undefined ? undefined : fieldsOf(m)[before];
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) {
+      member = 'stringValue';
+      value = reader.stringVerify();
+    } else if (field === 2 && wire === VARINT) {
+      member = 'boolValue';
+      value = reader.bool();
+    } else if (field === 3 && wire === VARINT) {
+      member = 'intValue';
+      value = signedVarint64(reader);
+    } else if (field === 4 && wire === FIXED64) {
+      member = 'doubleValue';
+      value = reader.double();
+    } else if (field === 5 && wire === LENGTH) {
+      value = nested(reader, depth + 1, member === 'arrayValue' ? value : undefined, arrayValueBody);
+      member = 'arrayValue';
+    } else if (field === 6 && wire === LENGTH) {
+      value = nested(reader, depth + 1, member === 'kvlistValue' ? value : undefined, keyValueListBody);
+      member = 'kvlistValue';
+    } else if (field === 7 && wire === LENGTH) {
+      member = 'bytesValue';
+      value = reader.bytes();
+    } else reader.skipType(wire, depth, field);
+  }
+  if (before !== undefined && before !== member) delete fieldsOf(m)[before];
+  if (member !== undefined) fieldsOf(m)[member] = value;
+}
+
+function arrayValueBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'values', nested(reader, depth + 1, undefined, anyValueBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function keyValueListBody(reader: Reader, m: Message, depth: number): void {
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) push(m, 'values', nested(reader, depth + 1, undefined, keyValueBody));
+    else reader.skipType(wire, depth, field);
+  }
+}
+
+function implicitText(reader: Reader, m: Message, name: Field): void {
+  const value = reader.stringVerify();
+  implicit(m, name, value, value.length === 0);
+}
+
+function implicitBytes(reader: Reader, m: Message, name: Field): void {
+  const value = reader.bytes();
+  implicit(m, name, value, value.length === 0);
+}
+
+function implicitUint32(reader: Reader, m: Message, name: Field): void {
+  const value = reader.uint32();
+  implicit(m, name, value, value === 0);
+}
+
+/** A fixed64 (nanosecond times) as its unsigned decimal text, read as two fixed32 (low first). */
+function implicitFixed64(reader: Reader, m: Message, name: Field): void {
+  if (reader.pos + 8 > reader.len) throw new RangeError('index out of range');
+  const low = reader.fixed32();
+  const high = reader.fixed32();
+  // Below 2^53 a double holds it exactly.
+  const text = high < 0x200000 ? String(high * 4294967296 + low) : ((BigInt(high) << 32n) | BigInt(low)).toString();
+  implicit(m, name, text, low === 0 && high === 0);
+}
+
+/**
+ * An int64 varint as its signed decimal text, without a Long: read into two 32-bit halves as
+ * protobufjs's readLongVarint reads them (the same bounds and errors).
+ */
+function signedVarint64(reader: Reader): string {
+  const { buf } = reader;
+  let low = 0;
+  let high = 0;
+  let i = 0;
+  let done = false;
+  if (reader.len - reader.pos > 4) {
+    for (; i < 4 && !done; i += 1) {
+      low = (low | ((buf[reader.pos]! & 127) << (i * 7))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) {
+      low = (low | ((buf[reader.pos]! & 127) << 28)) >>> 0;
+      high = (high | ((buf[reader.pos]! & 127) >> 4)) >>> 0;
+      done = buf[reader.pos++]! < 128;
+      i = 0;
+    }
+  } else {
+    for (; i < 4 && !done; i += 1) {
+      if (reader.pos >= reader.len) throw new RangeError('index out of range');
+      low = (low | ((buf[reader.pos]! & 127) << (i * 7))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) throw new RangeError('index out of range');
+  }
+  if (!done) {
+    const near = reader.len - reader.pos <= 4;
+    for (; i < 5 && !done; i += 1) {
+      if (near && reader.pos >= reader.len) throw new RangeError('index out of range');
+      high = (high | ((buf[reader.pos]! & 127) << (i * 7 + 3))) >>> 0;
+      done = buf[reader.pos++]! < 128;
+    }
+    if (!done) throw new Error('invalid varint encoding');
+  }
+  if (high === 0) return String(low);
+  // Below 2^53 a double holds it exactly; else (and every negative value) BigInt.
+  if (high < 0x200000) return String(high * 4294967296 + low);
+  return BigInt.asIntN(64, (BigInt(high) << 32n) | BigInt(low)).toString();
+}
