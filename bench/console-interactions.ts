@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     only: { type: 'string' },
     headful: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(args.events);
@@ -51,6 +52,8 @@ const ADMIN_PASSWORD = 'Admin#Passw0rd';
 const TENANT = 'default';
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
+/** Runs slower than this are reported one by one, with their API calls. */
+const SLOW_MS = 250;
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
@@ -168,6 +171,8 @@ async function request(base: string, method: string, path: string, token?: strin
 async function arm(page: Page, done: string): Promise<void> {
   await page.evaluate(`(() => {
     const bench = (window.__bench = { start: undefined });
+    performance.setResourceTimingBufferSize(1000);
+    performance.clearResourceTimings();
     const mark = (event) => { if (bench.start === undefined) bench.start = event.timeStamp; };
     addEventListener('pointerdown', mark, { capture: true, once: true });
     addEventListener('keydown', mark, { capture: true, once: true });
@@ -185,7 +190,15 @@ async function arm(page: Page, done: string): Promise<void> {
   })()`);
 }
 
-const drawnMs = (page: Page): Promise<number> => page.evaluate('window.__bench.result') as Promise<number>;
+/** The API calls made since the action: path, time to the first byte and to the last (ms), for a slow run's report. */
+let lastCalls: string[] = [];
+async function drawnMs(page: Page): Promise<number> {
+  const ms = (await page.evaluate('window.__bench.result')) as number;
+  lastCalls = (await page.evaluate(`performance.getEntriesByType('resource')
+    .filter((entry) => entry.name.includes('/api/') && entry.startTime >= window.__bench.start - 1)
+    .map((entry) => new URL(entry.name).pathname + ' ' + Math.round(entry.responseStart - entry.startTime) + '/' + Math.round(entry.responseEnd - entry.startTime) + ' ms')`)) as string[];
+  return ms;
+}
 
 /** Marks the page's current #status as the old one: a fresh, filled one is the new search drawn. */
 const markOld = (page: Page) => page.evaluate(`document.querySelector('#status')?.setAttribute('data-old', '1')`);
@@ -388,8 +401,12 @@ try {
     await interaction(ctx, RUNS); // warm-up (not counted): the console's code and the route's statements
     const times: number[] = [];
     for (let i = 0; i < RUNS; i += 1) {
+      lastCalls = [];
       const ms = await interaction(ctx, i);
       if (Number.isFinite(ms)) times.push(ms);
+      // A slow run named with what it asked (the run's query: QUERIES[i], field FIELDS[i]) and its calls.
+      if (ms > SLOW_MS || args.verbose)
+        log(`  ${name} #${i} (${QUERIES[i % QUERIES.length]}; ${FIELDS[i % FIELDS.length]}): ${Math.round(ms)} ms; ${lastCalls.join(', ')}`);
     }
     times.sort((a, b) => a - b);
     const result = { name, p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times.at(-1)!), runs: times.length };

@@ -435,6 +435,29 @@ for (const { dialect, writers, name } of SETUPS) {
       }
     });
 
+    test("field statistics of every query: matches, entries with the field, distinct values and the top ten (the rollups' answers for level, service and host included)", async () => {
+      for (const query of QUERIES) {
+        for (const field of ['level', 'service', 'host', 'status']) {
+          for (const [from, to] of [RANGES[0]!, RANGES[4]!]) {
+            const matched = expected('big', query, from, to);
+            const counts = new Map<string, number>();
+            for (const entry of matched) {
+              const value = field in entry ? (entry as unknown as Record<string, string>)[field] : entry.attributes[field];
+              if (value === undefined || value === '') continue;
+              counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
+            }
+            const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+            const stats = await store.fieldStats({ tenantId: 'big', condition: searchCondition(query), from, to, field, limit: 10 });
+            assert.deepEqual(
+              { ...stats, values: stats.values.map((row) => [row.value, row.count]) },
+              { matched: matched.length, present: [...counts.values()].reduce((a, b) => a + b, 0), distinct: counts.size, values: top },
+              `${field} of ${JSON.stringify(query)} [${from - T0}, ${to - T0}]`,
+            );
+          }
+        }
+      }
+    });
+
     test('distinct values and counts of rolled-up and other fields', async () => {
       for (const field of ['level', 'service', 'host', 'status', 'code']) {
         for (const [from, to] of RANGES) {

@@ -402,7 +402,16 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const field = resolveField(request.field);
     if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
     const from = await this.#visibleFrom(request.tenantId, request.from);
-    const plan = await this.#plan(request.tenantId, from, request.to + 1, request.condition ?? EVERYTHING);
+    const condition = request.condition ?? EVERYTHING;
+    // Level, service or host under a condition of level, service and host (in)equalities: from the rollups.
+    const column = rollupColumn(field);
+    const filters = column === undefined ? null : rollupFilters(condition);
+    const table = column === undefined || filters === null ? null : rollupTable(filters, column);
+    if (filters !== null && table !== null) {
+      const counts = await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, filters, table, field, null);
+      return rolledUpStats(counts, request.limit);
+    }
+    const plan = await this.#plan(request.tenantId, from, request.to + 1, condition);
     if (plan === null) return { matched: 0, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
     const source = await this.rowsOf(plan, value);
@@ -601,6 +610,21 @@ export function toStoredEntry(row: EntryRow): StoredLogEntry {
   if (row.trace_id !== null) entry.trace_id = row.trace_id;
   if (row.span_id !== null) entry.span_id = row.span_id;
   return entry;
+}
+
+/** A field's statistics from counts per value (null or '': entries without it, as the rollups keep them). */
+function rolledUpStats(counts: readonly BucketCount[], limit: number): FieldStats {
+  const values = new Map<string, number>();
+  let matched = 0;
+  for (const row of counts) {
+    matched += row.count;
+    if (row.group === null || row.group === undefined || row.group === '') continue;
+    const value = String(row.group);
+    values.set(value, (values.get(value) ?? 0) + row.count);
+  }
+  let present = 0;
+  for (const n of values.values()) present += n;
+  return { matched, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
 }
 
 function sortDistinct(values: Map<string, number>, q: string | undefined, limit: number): { value: string; count: number }[] {
