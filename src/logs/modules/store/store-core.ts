@@ -415,19 +415,28 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return { matched: 0, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
     const source = await this.rowsOf(plan, value);
-    // Matches, those with the field, and its distinct values: one pass; then its most frequent values.
-    const { rows: totals } = await sql<{ matched: number | string; present: number | string; distinct: number | string }>`
-      SELECT count(*) AS matched, count(${value}) AS present, count(DISTINCT ${value}) AS ${sql.ref('distinct')}
-      FROM ${source} l WHERE ${plan.where}`.execute(this.reads);
-    const { rows } = await sql<{ value: string | number; n: number | string }>`SELECT ${value} AS value, count(*) AS n
-      FROM ${await this.rowsOf(plan, value)} l WHERE ${plan.where} AND ${value} IS NOT NULL
-      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
+    // One pass over the matches, counted by value; from those counts, the totals (the row with `top`
+    // 0) and the most frequent values (the others).
+    const { rows } = await sql<{
+      value: string | number | null;
+      n: number | string;
+      present: number | string | null;
+      distinct: number | string | null;
+      top: number | string;
+    }>`
+      WITH counted AS MATERIALIZED (SELECT ${value} AS value, count(*) AS n FROM ${source} l WHERE ${plan.where} GROUP BY 1)
+      SELECT NULL AS value, sum(n) AS n, sum(CASE WHEN value IS NOT NULL THEN n ELSE 0 END) AS present, count(value) AS ${sql.ref('distinct')}, 0 AS top
+      FROM counted
+      UNION ALL
+      SELECT * FROM (SELECT value, n, CAST(NULL AS BIGINT) AS present, CAST(NULL AS BIGINT) AS ${sql.ref('distinct')}, 1 AS top FROM counted
+        WHERE value IS NOT NULL ORDER BY n DESC, value ASC LIMIT ${request.limit}) most`.execute(this.reads);
+    const totals = rows.find((row) => Number(row.top) === 0);
     const values = new Map<string, number>();
-    for (const row of rows) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
+    for (const row of rows) if (Number(row.top) === 1) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
     return {
-      matched: Number(totals[0]?.matched ?? 0),
-      present: Number(totals[0]?.present ?? 0),
-      distinct: Number(totals[0]?.distinct ?? 0),
+      matched: Number(totals?.n ?? 0),
+      present: Number(totals?.present ?? 0),
+      distinct: Number(totals?.distinct ?? 0),
       values: sortDistinct(values, undefined, request.limit),
     };
   }
