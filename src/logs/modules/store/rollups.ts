@@ -87,9 +87,7 @@ export async function rolledUpMinutes(
     ...(intervalMs === null ? [] : [sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)}) AS bucket`]),
     ...(groupColumn === null ? [] : [sql`${sql.ref(groupColumn)} AS grp`]),
   ];
-  const filterSql = filters.map(
-    (filter) => sql` AND ${sql.ref(filter.column)} ${filter.negated ? sql`<>` : sql`=`} ${text(filter.value)}`,
-  );
+  const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} ${filter.negated ? sql`<>` : sql`=`} ${text(filter.value)}`);
   // Whole hours from the hourly twin when buckets are whole hours (or there are none): over ten
   // days that is 240 rows a level and service instead of 14,400 (docs/benchmarks.md).
   const [lo, hi] = minutes;
