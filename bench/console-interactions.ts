@@ -64,7 +64,13 @@ const builtMark = join(dataDir, 'built.json');
 async function buildStore(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const url = args.url ?? `sqlite:${join(dataDir, 'logs.sqlite')}`;
-  const marker = { events: EVENTS, dialect, day: new Date(DAY_START).toISOString(), url: args.url ? 'postgres' : 'logs.sqlite' };
+  // Which store was built where: another PostgreSQL database given is built anew.
+  const marker = {
+    events: EVENTS,
+    dialect,
+    day: new Date(DAY_START).toISOString(),
+    url: args.url ? args.url.replace(/\/\/[^@]*@/, '//') : 'logs.sqlite',
+  };
   if (existsSync(builtMark) && readFileSync(builtMark, 'utf8') === JSON.stringify(marker)) {
     log(`reusing the store in ${dataDir}`);
     return;

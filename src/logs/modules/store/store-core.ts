@@ -318,7 +318,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     groupField: FieldRef,
   ): Promise<BucketCount[] | null> {
     const column = rollupColumn(groupField);
-    if (column === undefined || from >= end) return null;
+    if (!this.countsByValueInIndex || column === undefined || from >= end) return null;
     const plan = await this.#plan(tenantId, from, end, condition);
     if (plan === null) return [];
     const all = await this.indexBuckets(plan, intervalMs);
@@ -348,6 +348,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     for (const [bucket, count] of left) if (count > 0) counts.push({ bucket, group: null, count });
     return counts;
   }
+
+  /** Whether indexBuckets can answer (a dialect that has one says so), so that #countsValueByValue is tried. */
+  protected readonly countsByValueInIndex: boolean = false;
 
   /**
    * A plan's matches per time bucket counted in the dialect's index, or null when it cannot. Only

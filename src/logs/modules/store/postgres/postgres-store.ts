@@ -400,6 +400,8 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     );
   }
 
+  protected override readonly countsByValueInIndex = true;
+
   protected override async indexBuckets(plan: PostgresPlan, intervalMs: number | null): Promise<BucketCount[] | null> {
     return this.#postingsCounts(plan, intervalMs);
   }
