@@ -221,6 +221,11 @@ describe('console explore, the everyday tools, in Chromium', { timeout: 900_000 
     assert.deepEqual(rows[0], ['@timestamp', 'host', 'latency']);
     assert.equal(rows.length, 37);
     assert.deepEqual(rows[1]!.slice(1), ['h3', '39'], 'newest first, as on screen');
+    // What was saved is said beside the buttons: the file, its size and its columns.
+    await page.waitForFunction(() => document.querySelector('#export-message')?.textContent?.startsWith('Saved '));
+    assert.match(await textOf(page, '#export-message'), /^Saved logs-[\dT-]+Z\.csv \(\d+(\.\d)? (B|KiB)\): @timestamp, host, latency$/);
+    await assertAccessible(page, 'an export saved');
+    await screenshot(page, 'explore-export');
 
     const lines = downloads.next();
     await page.click('#export-ndjson');

@@ -176,19 +176,38 @@ export function send<T = Record<string, unknown>>(method: string, path: string, 
   return api<T>(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
-/** Saves what a protected URL answers as a file (a plain link cannot carry the access token). */
-export async function download(path: string, fallbackName: string, init: RequestInit = {}): Promise<void> {
+/**
+ * Saves what a protected URL answers as a file (a plain link cannot carry the access token).
+ * `onProgress` hears the bytes received so far as the answer streams in (a long export shows it is
+ * under way); resolves with the file's name and size once saved.
+ */
+export async function download(
+  path: string,
+  fallbackName: string,
+  init: RequestInit = {},
+  onProgress?: (bytes: number) => void,
+): Promise<{ filename: string; bytes: number }> {
   const response = await authorized(path, init);
   if (!response.ok) throw new ApiError(response.status, await json(response));
   // The service names the file (audit-<time>.csv); keep its name.
   const disposition = response.headers.get('content-disposition') ?? '';
   const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? fallbackName;
-  const url = URL.createObjectURL(await response.blob());
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  const reader = response.body!.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    chunks.push(read.value);
+    received += read.value.byteLength;
+    onProgress?.(received);
+  }
+  const type = response.headers.get('content-type') ?? 'application/octet-stream';
+  const url = URL.createObjectURL(new Blob(chunks, { type }));
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   document.body.append(link);
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return { filename, bytes: received };
 }
 
 /** Ends the session on the server (refreshing first if the access token is due, so the logout counts). */

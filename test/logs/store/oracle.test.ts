@@ -388,6 +388,28 @@ for (const { dialect, writers, name } of SETUPS) {
         });
         const total = grouped.reduce((sum, bucket) => sum + Object.values(bucket.groups ?? {}).reduce((a, b) => a + b, 0), 0);
         assert.equal(total, expected('big', query, RANGES[4]![0], RANGES[4]![1]).length, `grouped ${query}`);
+        // Each group's count in each bucket (level and service are counted a value at a time in the index where it can).
+        for (const groupBy of ['level', 'service'] as const) {
+          for (const [[from, to], intervalMs] of [
+            [RANGES[4]!, 10 * MINUTE],
+            [RANGES[3]!, 1000],
+          ] as const) {
+            const buckets = await store.histogram({ tenantId: 'big', condition: searchCondition(query), from, to, intervalMs, groupBy });
+            const want = new Map<string, number>();
+            for (const entry of expected('big', query, from, to)) {
+              const key = `${entry.timestamp - (((entry.timestamp % intervalMs) + intervalMs) % intervalMs)} ${entry[groupBy] ?? ''}`;
+              want.set(key, (want.get(key) ?? 0) + 1);
+            }
+            const got = new Map<string, number>();
+            for (const bucket of buckets)
+              for (const [group, count] of Object.entries(bucket.groups ?? {})) if (count > 0) got.set(`${bucket.ts} ${group}`, count);
+            assert.deepEqual(
+              [...got].sort(),
+              [...want].sort(),
+              `${JSON.stringify(query)} by ${groupBy} [${from - T0}, ${to - T0}] every ${intervalMs}`,
+            );
+          }
+        }
       }
     });
 
@@ -432,6 +454,29 @@ for (const { dialect, writers, name } of SETUPS) {
           users.slice(0, 5),
           `${query} by user`,
         );
+      }
+    });
+
+    test("field statistics of every query: matches, entries with the field, distinct values and the top ten (the rollups' answers for level, service and host included)", async () => {
+      for (const query of QUERIES) {
+        for (const field of ['level', 'service', 'host', 'status']) {
+          for (const [from, to] of [RANGES[0]!, RANGES[4]!]) {
+            const matched = expected('big', query, from, to);
+            const counts = new Map<string, number>();
+            for (const entry of matched) {
+              const value = field in entry ? (entry as unknown as Record<string, string>)[field] : entry.attributes[field];
+              if (value === undefined || value === '') continue;
+              counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
+            }
+            const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+            const stats = await store.fieldStats({ tenantId: 'big', condition: searchCondition(query), from, to, field, limit: 10 });
+            assert.deepEqual(
+              { ...stats, values: stats.values.map((row) => [row.value, row.count]) },
+              { matched: matched.length, present: [...counts.values()].reduce((a, b) => a + b, 0), distinct: counts.size, values: top },
+              `${field} of ${JSON.stringify(query)} [${from - T0}, ${to - T0}]`,
+            );
+          }
+        }
       }
     });
 

@@ -3,7 +3,7 @@ import { api, ApiError, download } from '../api.js';
 import type { ExportBody, HistogramBody, HistogramResponse, LogEntry, PageResponse, SearchBody } from '../api-types.js';
 import { button, el } from '../dom.js';
 import { problem } from '../feedback.js';
-import { count } from '../format.js';
+import { bytes, count } from '../format.js';
 import { words } from '../i18n.js';
 import { changed, type PageContext, type View } from '../page.js';
 import { entryDetail } from './detail.js';
@@ -119,9 +119,16 @@ export function renderExplore(ctx: PageContext): View {
   const exportMessage = el('span', { id: 'export-message', role: 'status' });
   const exportAs = (format: ExportBody['format']) => {
     const body: ExportBody = { query: params.get('q') ?? '', timeRange: range, format, order, columns: ['@timestamp', ...columns] };
+    // Under way (with the bytes received, as they stream in), then what was saved: its name, size and columns.
     exportMessage.textContent = t.exporting;
-    download('/api/v1/logs/export', `logs.${format}`, { method: 'POST', body: JSON.stringify(body) }).then(
-      () => (exportMessage.textContent = ''),
+    let shown = 0;
+    download('/api/v1/logs/export', `logs.${format}`, { method: 'POST', body: JSON.stringify(body) }, (received) => {
+      // The first bytes at once, then at most every 256 KiB: a redraw per network chunk would cost more than it tells.
+      if (shown > 0 && received - shown < 262_144) return;
+      shown = received;
+      exportMessage.textContent = `${t.exporting} ${bytes(received)}`;
+    }).then(
+      (saved) => (exportMessage.textContent = `${t.exported} ${saved.filename} (${bytes(saved.bytes)}): ${body.columns!.join(', ')}`),
       (error: unknown) => exportMessage.replaceChildren(problem(error)),
     );
   };

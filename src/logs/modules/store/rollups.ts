@@ -18,6 +18,8 @@ type RollupColumn = (typeof ROLLUP_TABLES)[RollupTable][number];
 export interface RollupFilter {
   column: RollupColumn;
   value: string;
+  /** Counts every other value (`NOT level:info`), none included. */
+  negated?: boolean;
 }
 
 /** The rolled-up column of a field; undefined for any other field. */
@@ -36,12 +38,17 @@ export function rollupTable(filters: readonly RollupFilter[], group: RollupColum
   return null;
 }
 
-/** The rolled-up column equalities a condition consists of, or null when rollups cannot answer it. */
+/** The rolled-up column equalities (and their negations) a condition consists of, or null when rollups cannot answer it. */
 export function rollupFilters(condition: Condition): RollupFilter[] | null {
   if (condition.kind === 'all') return [];
   if (condition.kind === 'equals') {
     const column = rollupColumn(condition.field);
     return column ? [{ column, value: condition.value }] : null;
+  }
+  if (condition.kind === 'not' && condition.child.kind === 'equals') {
+    const column = rollupColumn(condition.child.field);
+    // The rollups keep "none" as '': `NOT field:""` cannot be told from them.
+    return column && condition.child.value !== '' ? [{ column, value: condition.child.value, negated: true }] : null;
   }
   if (condition.kind === 'and') {
     const parts = condition.children.map(rollupFilters);
@@ -80,7 +87,7 @@ export async function rolledUpMinutes(
     ...(intervalMs === null ? [] : [sql`minute - (((minute % ${int(intervalMs)}) + ${int(intervalMs)}) % ${int(intervalMs)}) AS bucket`]),
     ...(groupColumn === null ? [] : [sql`${sql.ref(groupColumn)} AS grp`]),
   ];
-  const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} = ${text(filter.value)}`);
+  const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} ${filter.negated ? sql`<>` : sql`=`} ${text(filter.value)}`);
   // Whole hours from the hourly twin when buckets are whole hours (or there are none): over ten
   // days that is 240 rows a level and service instead of 14,400 (docs/benchmarks.md).
   const [lo, hi] = minutes;

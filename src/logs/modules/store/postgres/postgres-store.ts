@@ -400,6 +400,12 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     );
   }
 
+  protected override readonly countsByValueInIndex = true;
+
+  protected override async indexBuckets(plan: PostgresPlan, intervalMs: number | null): Promise<BucketCount[] | null> {
+    return this.#postingsCounts(plan, intervalMs);
+  }
+
   protected override async countBuckets(plan: PostgresPlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
     const counts = groupField === null ? await this.#postingsCounts(plan, intervalMs) : null;
     return counts ?? super.countBuckets(plan, intervalMs, groupField);
