@@ -8,7 +8,8 @@
 // bench/otlp-sink.mjs (span sampling 0.1). GET of 1 KiB and POST of a 1 KiB JSON body.
 //
 // Needs: `npm run build`, wrk. Options (env): BENCH_DURATION (5 s), BENCH_CONNECTIONS (50),
-// BENCH_TOP (25 sites), BENCH_DIST (the build; default dist/), BENCH_INTERVAL (sampling, bytes: 256).
+// BENCH_TOP (25 sites), BENCH_DIST (the build; default dist/), BENCH_INTERVAL (sampling, bytes: 256),
+// BENCH_LIVE=1 (only what is still alive when sampling stops: what outlives its request).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -19,6 +20,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const TOP = Number(process.env.BENCH_TOP ?? 25);
 const INTERVAL = Number(process.env.BENCH_INTERVAL ?? 256);
+const LIVE = process.env.BENCH_LIVE === '1';
 const DIST = process.env.BENCH_DIST ?? join(ROOT, 'dist');
 const PORTS = { upstream: 9331, gateway: 9333, sink: 9335, inspector: 9339 };
 const PASSWORD = 'Bench#Passw0rd1';
@@ -110,13 +112,13 @@ async function main() {
   ]) {
     await session.send('HeapProfiler.startSampling', {
       samplingInterval: INTERVAL,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMajorGC: !LIVE,
+      includeObjectsCollectedByMinorGC: !LIVE,
     });
     const result = wrk(url, { ...options, duration: DURATION, script });
     const { profile } = await session.send('HeapProfiler.stopSampling');
     const { total, sites } = sitesOf(profile);
-    lines.push(`### ${method}: ${fmt(total / result.requests, 0)} bytes allocated a request (${result.requests} requests)`, '');
+    lines.push(`### ${method}: ${fmt(total / result.requests, 0)} bytes ${LIVE ? 'still alive at the end' : 'allocated'} a request (${result.requests} requests)`, '');
     lines.push('| bytes a request | share | where |', '|---|---|---|');
     for (const [site, bytes] of sites.slice(0, TOP))
       lines.push(`| ${fmt(bytes / result.requests, 0)} | ${fmt((100 * bytes) / total, 1)} % | ${site} |`);
