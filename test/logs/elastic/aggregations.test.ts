@@ -150,6 +150,37 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('terms alone on level and host (counted as field statistics are), entries without the field in missing', async () => {
+      const aggs = await search({
+        levels: { terms: { field: 'level', missing: 'none' } },
+        plain: { terms: { field: 'level' } },
+        hosts: { terms: { field: 'host', size: 2 } },
+      });
+      const count = (predicate: (doc: Doc) => boolean) => docs.filter(predicate).length;
+      const byCount = (rows: [string, number][]) => rows.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+      const levelRows = byCount([
+        ['none', count((doc) => doc.level === undefined)],
+        ['error', count((doc) => doc.level === 'error')],
+        ['info', count((doc) => doc.level === 'info')],
+      ]);
+      assert.deepEqual(
+        aggs.levels.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        levelRows,
+      );
+      // Without `missing`, entries without a level are in no bucket (nor in sum_other_doc_count).
+      assert.deepEqual(
+        aggs.plain.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        levelRows.filter(([key]) => key !== 'none'),
+      );
+      assert.equal(aggs.plain.sum_other_doc_count, 0);
+      const hostRows = byCount(['a', 'b', 'c'].map((host) => [host, count((doc) => doc.host === host)] as [string, number]));
+      assert.deepEqual(
+        aggs.hosts.buckets.map((bucket: any) => [bucket.key, bucket.doc_count]),
+        hostRows.slice(0, 2),
+      );
+      assert.equal(aggs.hosts.sum_other_doc_count, hostRows[2]![1]);
+    });
+
     test('terms with missing and min_doc_count 0; top_hits per bucket', async () => {
       const aggs = await search({
         levels: {

@@ -567,8 +567,9 @@ export async function runAggregations(
   /**
    * A top-level date_histogram alone, or a terms on level/service/host over one (Grafana's
    * logs-volume), counted by store.histogram as the log console's histogram is (from the per-minute
-   * rollups where the filter allows): the rows store.aggregate would give, for the terms level and
-   * the date_histogram level. Undefined when the aggregation is not of that shape.
+   * rollups where the filter allows), or such a terms alone by store.fieldStats: the rows
+   * store.aggregate would give, for the terms level and the date_histogram level. Undefined when the
+   * aggregation is not of that shape.
    */
   const countedByHistogram = async (child: Agg): Promise<{ total: number } | undefined> => {
     const fits = (inner: Agg | undefined): inner is Agg & { spec: DateHistogram } =>
@@ -582,6 +583,16 @@ export async function runAggregations(
       const rows = buckets.filter((bucket) => bucket.count > 0).map((bucket) => ({ keys: [bucket.ts], count: bucket.count, metrics: [] }));
       levels.set(child, levelOf(rows, []));
       return { total: rows.reduce((sum, row) => sum + row.count, 0) };
+    }
+    if (child.spec.kind === 'terms' && resolveField(child.spec.field).kind === 'column' && child.children.length === 0) {
+      // A terms alone on level/service/host: counted as the console's field statistics are (from the
+      // rollups where the filter allows); entries without the field are the null group.
+      const stats = await store.fieldStats({ ...filter, field: child.spec.field, limit: MAX_GROUPS });
+      if (stats.distinct > MAX_GROUPS) throw new RangeError(`more than ${MAX_GROUPS} groups`);
+      const rows: AggregateRow[] = stats.values.map(({ value, count }) => ({ keys: [value], count, metrics: [] }));
+      if (stats.matched > stats.present) rows.push({ keys: [null], count: stats.matched - stats.present, metrics: [] });
+      levels.set(child, levelOf(rows, []));
+      return { total: stats.matched };
     }
     const inner = child.children[0];
     if (child.spec.kind !== 'terms' || resolveField(child.spec.field).kind !== 'column' || child.children.length !== 1 || !fits(inner)) {
