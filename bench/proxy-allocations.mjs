@@ -118,7 +118,10 @@ async function main() {
     const result = wrk(url, { ...options, duration: DURATION, script });
     const { profile } = await session.send('HeapProfiler.stopSampling');
     const { total, sites } = sitesOf(profile);
-    lines.push(`### ${method}: ${fmt(total / result.requests, 0)} bytes ${LIVE ? 'still alive at the end' : 'allocated'} a request (${result.requests} requests)`, '');
+    lines.push(
+      `### ${method}: ${fmt(total / result.requests, 0)} bytes ${LIVE ? 'still alive at the end' : 'allocated'} a request (${result.requests} requests)`,
+      '',
+    );
     lines.push('| bytes a request | share | where |', '|---|---|---|');
     for (const [site, bytes] of sites.slice(0, TOP))
       lines.push(`| ${fmt(bytes / result.requests, 0)} | ${fmt((100 * bytes) / total, 1)} % | ${site} |`);

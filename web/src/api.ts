@@ -192,11 +192,12 @@ export async function download(
   // The service names the file (audit-<time>.csv); keep its name.
   const disposition = response.headers.get('content-disposition') ?? '';
   const filename = /filename="([^"]+)"/.exec(disposition)?.[1] ?? fallbackName;
-  const chunks: Uint8Array[] = [];
+  // A fetch body's chunks are never on a shared buffer: typed so, as Blob takes them.
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let received = 0;
   const reader = response.body!.getReader();
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    chunks.push(read.value);
+    chunks.push(read.value as Uint8Array<ArrayBuffer>);
     received += read.value.byteLength;
     onProgress?.(received);
   }
