@@ -85,6 +85,8 @@ export class InFlightRequests {
   #closed(res: ServerResponse): void {
     const tracked = (res as ServerResponse & { [TRACKED]?: Tracked })[TRACKED];
     if (tracked !== undefined) {
+      // Unlinked once, whatever calls this again.
+      (res as ServerResponse & { [TRACKED]?: Tracked })[TRACKED] = undefined;
       if (tracked.prev === undefined) this.#first = tracked.next;
       else tracked.prev.next = tracked.next;
       if (tracked.next !== undefined) tracked.next.prev = tracked.prev;
