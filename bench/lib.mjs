@@ -90,6 +90,24 @@ export async function wrkAsync(url, options) {
   return wrkResult((await promisify(execFile)(command, args, { encoding: 'utf8' })).stdout);
 }
 
+/**
+ * The environment of `cli.js gateway` as the proxy benchmarks run it: the defaults as deployed
+ * (access log at info, telemetry to `sinkPort`), one process, the upstream of master-data.
+ */
+export function benchGatewayEnv({ port, dataDir, password, upstreamPort, sinkPort }) {
+  return {
+    ...process.env,
+    HOST: '127.0.0.1',
+    GATEWAY_PORT: String(port),
+    DATA_DIR: dataDir,
+    GATEWAY_ADMIN_PASSWORD: password,
+    LOG_LEVEL: 'info',
+    GATEWAY_WORKERS: '1',
+    SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${upstreamPort}`,
+    GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${sinkPort}`,
+  };
+}
+
 /** The gateway's wrapped token for its administrator. */
 export async function gatewayLogin(port, password) {
   const response = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {

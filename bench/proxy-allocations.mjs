@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import WebSocket from 'ws';
-import { HERE, ROOT, fmt, gatewayLogin, run, start, stop, waitForPort, wrk } from './lib.mjs';
+import { HERE, ROOT, benchGatewayEnv, fmt, gatewayLogin, run, start, stop, waitForPort, wrk } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -85,17 +85,13 @@ async function main() {
     'taskset',
     ['-c', '0', process.execPath, `--inspect=127.0.0.1:${PORTS.inspector}`, join(DIST, 'cli.js'), 'gateway'],
     {
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        GATEWAY_PORT: String(PORTS.gateway),
-        DATA_DIR: dataDir,
-        GATEWAY_ADMIN_PASSWORD: PASSWORD,
-        LOG_LEVEL: 'info',
-        GATEWAY_WORKERS: '1',
-        SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
-        GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`,
-      },
+      env: benchGatewayEnv({
+        port: PORTS.gateway,
+        dataDir: dataDir,
+        password: PASSWORD,
+        upstreamPort: PORTS.upstream,
+        sinkPort: PORTS.sink,
+      }),
     },
   );
   await waitForPort(PORTS.gateway);

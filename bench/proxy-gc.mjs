@@ -13,7 +13,7 @@
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERE, ROOT, fmt, gatewayLogin, run, start, stop, waitForPort, wrk } from './lib.mjs';
+import { HERE, ROOT, benchGatewayEnv, fmt, gatewayLogin, run, start, stop, waitForPort, wrk } from './lib.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -44,17 +44,7 @@ async function main() {
       : [join(DIST, 'cli.js'), 'gateway'];
   const target = start(TARGET, 'taskset', ['-c', '0', process.execPath, '--trace-gc-nvp', ...program], {
     stdio: ['ignore', openSync(traceFile, 'w'), 'pipe'],
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      GATEWAY_PORT: String(PORTS.gateway),
-      DATA_DIR: tmp,
-      GATEWAY_ADMIN_PASSWORD: PASSWORD,
-      LOG_LEVEL: 'info',
-      GATEWAY_WORKERS: '1',
-      SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
-      GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`,
-    },
+    env: benchGatewayEnv({ port: PORTS.gateway, dataDir: tmp, password: PASSWORD, upstreamPort: PORTS.upstream, sinkPort: PORTS.sink }),
   });
   await waitForPort(PORTS.gateway);
   const token = TARGET === 'floor' ? undefined : await gatewayLogin(PORTS.gateway, PASSWORD);
