@@ -14,7 +14,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { HERE, ROOT, cpuMs, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
+import { HERE, ROOT, benchGatewayEnv, cpuMs, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
 
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 8);
 const BURST = Number(process.env.BENCH_BURST ?? 3);
@@ -42,15 +42,7 @@ async function startArm(arm) {
   const nodeArgs = NODE_ARGS.split(' ').filter(Boolean);
   arm.child = start(arm.name, 'taskset', ['-c', '0', process.execPath, ...nodeArgs, join(arm.dist, 'cli.js'), 'gateway'], {
     env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      GATEWAY_PORT: String(arm.port),
-      DATA_DIR: dataDir,
-      GATEWAY_ADMIN_PASSWORD: PASSWORD,
-      LOG_LEVEL: 'info',
-      GATEWAY_WORKERS: '1',
-      SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
-      GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}`,
+      ...benchGatewayEnv({ port: arm.port, dataDir, password: PASSWORD, upstreamPort: PORTS.upstream, sinkPort: PORTS.sink }),
       ...env,
     },
   });
