@@ -91,8 +91,11 @@ export class LoginLockout<User, Client extends { ip: string }, DB extends { logi
     if (limited.length > 0) throw await this.hooks.lockedOut(attempt, Math.max(...limited.map((state) => state.retryAfterSeconds)));
   }
 
-  /** A wrong second factor: counted against the account and the address as a wrong password is. */
-  async failedSecondFactor(name: string, client: Client): Promise<void> {
+  /**
+   * A refusal found past a right password (a wrong second factor, a channel the account may not use):
+   * counted against the account and the address as a wrong password is.
+   */
+  async countFailure(name: string, client: Client): Promise<void> {
     await this.#perAccount.hit(name.toLowerCase());
     if (this.rules.perAddress.counts === 'failures') await this.#perAddress.hit(client.ip);
   }

@@ -234,6 +234,22 @@ for (const dialect of DIALECTS) {
       const refused = await bulk(user.username, PASSWORD);
       assert.equal(refused.statusCode, 401);
       assert.equal(refused.json().error.type, 'security_exception');
+      // The answer of a wrong password: nothing tells whoever tries that this one is right.
+      const wrong = await bulk(user.username, 'not-the-password');
+      assert.equal(wrong.statusCode, 401);
+      assert.deepEqual(refused.json(), wrong.json());
+      const audited = (await auditActions(logs, 'ingest.basic_auth')).filter((row) => row.actor === user.username);
+      assert.deepEqual(audited.map((row) => (row.details as { reason: string }).reason).sort(), [
+        'invalid_credentials',
+        'second_factor_required',
+      ]);
+      // Each refusal counts toward the Basic credential's lockout (limit 5 here), not the console login's.
+      for (let attempt = 3; attempt <= 5; attempt += 1) assert.equal((await bulk(user.username, PASSWORD)).statusCode, 401);
+      const locked = await bulk(user.username, PASSWORD);
+      assert.equal(locked.statusCode, 429);
+      const login = await passwordStep(logs, user.username);
+      assert.equal(login.statusCode, 401, login.body);
+      assert.ok(login.json().mfa.challenge, 'the console login still reaches its second step');
     });
 
     test('removal: by the user with a current code, or by an administrator; both audited', async () => {

@@ -162,7 +162,7 @@ export class AuthService {
         await this.recordOwn('auth.mfa_verify', 'failure', user, client, { reason: 'challenge_invalid' });
         throw new AppError('MFA_CHALLENGE_INVALID');
       }
-      await this.lockout.failedSecondFactor(user.no_pegawai, client);
+      await this.lockout.countFailure(user.no_pegawai, client);
       await this.deps.mfa.challengeFailed(challenge.digest);
       await this.recordOwn('auth.mfa_verify', 'failure', user, client, { reason: outcome.refused });
       throw new AppError('MFA_CODE_INVALID');
@@ -248,7 +248,7 @@ export class AuthService {
       if (code === undefined) throw new AppError('MFA_REQUIRED', { data: { requireMfa: true } });
       const outcome = await this.deps.mfa.redeem(user.id, code);
       if ('refused' in outcome) {
-        await this.lockout.failedSecondFactor(user.no_pegawai, client);
+        await this.lockout.countFailure(user.no_pegawai, client);
         await this.recordOwn('auth.change_expired_password', 'failure', user, client, { reason: outcome.refused });
         throw new AppError('MFA_CODE_INVALID');
       }

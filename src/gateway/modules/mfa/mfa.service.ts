@@ -133,7 +133,7 @@ export class MfaService {
     await this.deps.lockout.assertNotLimited({ name: user.no_pegawai, client, action: 'auth.mfa_remove' });
     const outcome = await this.redeem(user.id, code);
     if ('refused' in outcome) {
-      await this.deps.lockout.failedSecondFactor(user.no_pegawai, client);
+      await this.deps.lockout.countFailure(user.no_pegawai, client);
       await this.deps.audit.record({
         action: 'auth.mfa_remove',
         outcome: 'failure',
@@ -172,7 +172,7 @@ export class MfaService {
         return true;
       }));
     if (!replaced) {
-      await this.deps.lockout.failedSecondFactor(user.no_pegawai, client);
+      await this.deps.lockout.countFailure(user.no_pegawai, client);
       await this.deps.audit.record({
         action: 'auth.mfa_recovery_codes',
         outcome: 'failure',

@@ -36,7 +36,7 @@ export class LogsAuthService {
    */
   async login(username: string, password: string, client: Client): Promise<LoginAnswer> {
     await this.deps.loginGuard.assertSecondFactorOpen(username, client, 'auth.login');
-    const user = await this.deps.loginGuard.verify(username, password, client, 'auth.login', 'login');
+    const user = await this.deps.loginGuard.verify(username, password, client);
     await this.deps.secondFactor.afterPassword(user, client);
     return this.deps.issuer.open(user, client, 'password');
   }

@@ -144,10 +144,8 @@ export function logsGuards({ config, apiKeys, tokens, sessions, users, tenants, 
       cached && cached.expiresAt > now() && timingSafeEqual(cached.digest, digest) ? await users.findById(cached.userId) : undefined;
     let user = fresh && fresh.password_hash === cached!.passwordHash ? fresh : undefined;
     if (!user) {
-      user = await loginGuard.verify(username, password, clientOf(request), 'ingest.basic_auth', 'basic');
       // A password is one factor: an account with (or required to have) a second one uses an API key.
-      if (!(await passwordAlone(user.id)))
-        throw new AppError('LOGS_INVALID_CREDENTIALS', { data: { detail: 'this account has a second factor: use an API key' } });
+      user = await loginGuard.verifyBasic(username, password, clientOf(request), (found) => passwordAlone(found.id));
       if (basicCache.size >= 10_000) basicCache.clear();
       basicCache.set(key, { digest, userId: user.id, passwordHash: user.password_hash, expiresAt: now() + config.basicAuthCacheMs });
     }

@@ -18,13 +18,14 @@ export interface LoginGuardDeps {
 }
 
 /**
-/**
  * How a password arrives: an interactive login (`/api/auth/login`), or HTTP Basic on every request of a
  * shipper or data source. Each has counters of its own: a shipper still sending an old password
  * locks out its own Basic credential, never the same user's interactive login (the administrator's
  * way in), and a login typed wrong never stops ingestion.
  */
-export type PasswordChannel = 'login' | 'basic';
+type PasswordChannel = 'login' | 'basic';
+
+const BASIC_AUTH_ACTION = 'ingest.basic_auth';
 
 const PREFIXES: Record<PasswordChannel, { address: string; username: string }> = {
   login: { address: 'address:', username: 'username:' },
@@ -166,8 +167,40 @@ export class LoginGuard {
     throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
-  /** Login and HTTP Basic, each on its own counters: the shared lockout (shared/auth/login-lockout.ts). */
-  verify(username: string, password: string, client: Client, action: string, channel: PasswordChannel): Promise<LogsUsersTable> {
-    return this.lockouts[channel].verify(username, password, client, action);
+  /** An interactive login's password: the shared lockout (shared/auth/login-lockout.ts) on the login channel's counters. */
+  verify(username: string, password: string, client: Client): Promise<LogsUsersTable> {
+    return this.lockouts.login.verify(username, password, client, 'auth.login');
+  }
+
+  /**
+   * HTTP Basic, on the Basic channel's counters. A right password of an account that a password alone
+   * does not stand for (it has, or must have, a second factor) gets the same 401 as a wrong one (more
+   * would tell whoever tries that the password is right), audited with why, and counts as a failure:
+   * a shipper left on such an account locks out its own Basic credential (not the interactive login),
+   * and the lockout's 429 ends the password work it causes, as for a wrong password.
+   */
+  async verifyBasic(
+    username: string,
+    password: string,
+    client: Client,
+    passwordAlone: (user: LogsUsersTable) => Promise<boolean>,
+  ): Promise<LogsUsersTable> {
+    let alone = true;
+    const lockout = this.lockouts.basic;
+    const user = await lockout.verify(username, password, client, BASIC_AUTH_ACTION, {
+      keepFailures: async (found) => !(alone = await passwordAlone(found)),
+    });
+    if (alone) return user;
+    await lockout.countFailure(username, client);
+    await this.deps.audit.record({
+      tenantId: user.tenant_id,
+      action: BASIC_AUTH_ACTION,
+      outcome: 'failure',
+      actorId: user.id,
+      actor: username.slice(0, 128),
+      ...client,
+      details: { reason: 'second_factor_required' },
+    });
+    throw new AppError('LOGS_INVALID_CREDENTIALS');
   }
 }
