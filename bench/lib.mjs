@@ -92,19 +92,20 @@ export async function wrkAsync(url, options) {
 
 /**
  * The environment of `cli.js gateway` as the proxy benchmarks run it: the defaults as deployed
- * (access log at info, telemetry to `sinkPort`), one process, the upstream of master-data.
+ * (access log at `logLevel`, info by default; telemetry to `sinkPort`, none without it), one process,
+ * the upstream of master-data.
  */
-export function benchGatewayEnv({ port, dataDir, password, upstreamPort, sinkPort }) {
+export function benchGatewayEnv({ port, dataDir, password, upstreamPort, sinkPort, logLevel = 'info' }) {
   return {
     ...process.env,
     HOST: '127.0.0.1',
     GATEWAY_PORT: String(port),
     DATA_DIR: dataDir,
     GATEWAY_ADMIN_PASSWORD: password,
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: logLevel,
     GATEWAY_WORKERS: '1',
     SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${upstreamPort}`,
-    GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${sinkPort}`,
+    ...(sinkPort === undefined ? {} : { GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${sinkPort}` }),
   };
 }
 

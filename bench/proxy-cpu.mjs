@@ -21,7 +21,7 @@
 import { readdirSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERE, ROOT, cpuMs, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
+import { HERE, ROOT, benchGatewayEnv, cpuMs, fmt, gatewayLogin, pin, run, start, stop, waitForPort, wrk } from './lib.mjs';
 import { componentsOf, ALL_NAMES } from './profile-components.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -81,15 +81,14 @@ async function startGateway(round) {
   const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = start('gateway', 'taskset', ['-c', '0', process.execPath, ...nodeArgs, join(DIST, 'cli.js'), 'gateway'], {
     env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      GATEWAY_PORT: String(PORTS.gateway),
-      DATA_DIR: dataDir,
-      GATEWAY_ADMIN_PASSWORD: PASSWORD,
-      LOG_LEVEL,
-      GATEWAY_WORKERS: '1',
-      SERVER_SERVICE_MASTER_DATA: `http://127.0.0.1:${PORTS.upstream}`,
-      ...(SINK === 'null' ? { GATEWAY_TELEMETRY_URL: `http://127.0.0.1:${PORTS.sink}` } : {}),
+      ...benchGatewayEnv({
+        port: PORTS.gateway,
+        dataDir,
+        password: PASSWORD,
+        upstreamPort: PORTS.upstream,
+        sinkPort: SINK === 'null' ? PORTS.sink : undefined,
+        logLevel: LOG_LEVEL,
+      }),
       ...EXTRA_ENV,
     },
   });
