@@ -3,7 +3,7 @@ import { looksLikeRecoveryCode, matchRecoveryCode, newRecoveryCodes, recoveryCod
 import { newTotpSecret, totpUri, verifyTotp } from '../../../shared/mfa/totp.js';
 import type { LogsConfig } from '../../config.js';
 import type { LogsMfaChallengesTable, LogsUsersTable } from '../../db/schema.js';
-import { auditActor, type LogsAuditRepository } from '../audit/audit.repository.js';
+import { auditActor, type AuditEntry, type LogsAuditRepository } from '../audit/audit.repository.js';
 import type { Client } from '../auth/client.js';
 import type { LoginGuard } from '../auth/login-guard.js';
 import type { LoginAnswer, SessionIssuer } from '../auth/session-issuer.js';
@@ -86,14 +86,7 @@ export class SecondFactor {
     }
     if (await this.required(user.id)) {
       const enrolmentToken = await this.newChallenge('enrolment', user.id, ENROLMENT_TTL_MS);
-      await this.deps.audit.record({
-        tenantId: user.tenant_id,
-        action: 'auth.login',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'mfa_enrolment_required' },
-      });
+      await this.record(user.tenant_id, 'auth.login', 'failure', user, client, { details: { reason: 'mfa_enrolment_required' } });
       throw new AppError('LOGS_MFA_ENROLMENT_REQUIRED', {
         data: { mfa: { enrolment_token: enrolmentToken, expires_in: ENROLMENT_TTL_MS / 1000 } },
       });
@@ -109,29 +102,14 @@ export class SecondFactor {
     await this.deps.loginGuard.assertSecondFactorOpen(user.username, client, 'auth.mfa_verify');
     const method = await this.spend(user, code);
     if (!method) {
-      await this.deps.loginGuard.secondFactorFailed(user.username);
       await this.deps.mfa.challengeFailed(hash, CHALLENGE_MAX_FAILURES, this.nowIso());
-      await this.deps.audit.record({
-        tenantId: user.tenant_id,
-        action: 'auth.mfa_verify',
-        outcome: 'failure',
-        ...auditActor(user),
-        ...client,
-        details: { reason: 'invalid_code' },
-      });
-      throw new AppError('LOGS_INVALID_CREDENTIALS');
+      throw await this.wrongCode(user, user.tenant_id, 'auth.mfa_verify', user, client);
     }
     if (!(await this.deps.mfa.useChallenge(hash, this.nowIso()))) throw new AppError('LOGS_INVALID_TOKEN');
     await this.deps.loginGuard.secondFactorPassed(user.username);
     if (method === 'recovery_code') {
-      await this.deps.audit.record({
-        tenantId: user.tenant_id,
-        action: 'auth.mfa_recovery_code_used',
-        outcome: 'success',
-        ...auditActor(user),
-        ...client,
-        details: { left: (await this.deps.mfa.recoveryDigests(user.id)).length },
-      });
+      const left = (await this.deps.mfa.recoveryDigests(user.id)).length;
+      await this.record(user.tenant_id, 'auth.mfa_recovery_code_used', 'success', user, client, { details: { left } });
     }
     return this.deps.issuer.open(user, client, method === 'totp' ? 'password+totp' : 'password+recovery_code');
   }
@@ -186,14 +164,7 @@ export class SecondFactor {
     const user = await this.deps.users.findById(actor.userId);
     if (!user) throw new AppError('LOGS_INVALID_TOKEN');
     if (step === undefined) {
-      await this.deps.audit.record({
-        tenantId: actor.homeTenantId,
-        action: 'auth.mfa_enrol',
-        outcome: 'failure',
-        ...auditActor(actor),
-        ...client,
-        details: { reason: 'invalid_code' },
-      });
+      await this.record(actor.homeTenantId, 'auth.mfa_enrol', 'failure', actor, client, { details: { reason: 'invalid_code' } });
       throw new AppError('LOGS_INVALID_CREDENTIALS');
     }
     const codes = newRecoveryCodes();
@@ -201,14 +172,7 @@ export class SecondFactor {
       throw new AppError('LOGS_INVALID_TOKEN');
     if (!(await this.deps.mfa.confirmTotp(actor.userId, step, codes.map(recoveryCodeDigest), this.nowIso())))
       throw new AppError('LOGS_MFA_ALREADY_ENROLLED');
-    await this.deps.audit.record({
-      tenantId: actor.homeTenantId,
-      action: 'auth.mfa_enrol',
-      outcome: 'success',
-      ...auditActor(actor),
-      ...client,
-      details: { method: 'totp' },
-    });
+    await this.record(actor.homeTenantId, 'auth.mfa_enrol', 'success', actor, client, { details: { method: 'totp' } });
     if (enrolmentTokenHash === undefined) return { recovery_codes: codes };
     return { recovery_codes: codes, login: await this.deps.issuer.open(user, client, 'password+totp') };
   }
@@ -220,25 +184,10 @@ export class SecondFactor {
     if (!user || !totp?.confirmed_at) throw new AppError('LOGS_MFA_NOT_ENROLLED');
     await this.deps.loginGuard.assertSecondFactorOpen(user.username, client, 'auth.mfa_remove');
     const step = verifyTotp(totp.secret, code, this.deps.now(), totp.last_used_step);
-    if (step === undefined || !(await this.deps.mfa.useStep(user.id, step))) {
-      await this.deps.loginGuard.secondFactorFailed(user.username);
-      await this.deps.audit.record({
-        tenantId: actor.homeTenantId,
-        action: 'auth.mfa_remove',
-        outcome: 'failure',
-        ...auditActor(actor),
-        ...client,
-        details: { reason: 'invalid_code' },
-      });
-      throw new AppError('LOGS_INVALID_CREDENTIALS');
-    }
+    if (step === undefined || !(await this.deps.mfa.useStep(user.id, step)))
+      throw await this.wrongCode(user, actor.homeTenantId, 'auth.mfa_remove', actor, client);
     await this.deps.mfa.removeTotp(user.id);
-    await this.deps.audit.record({
-      tenantId: actor.homeTenantId,
-      action: 'auth.mfa_remove',
-      outcome: 'success',
-      ...auditActor(actor),
-      ...client,
+    await this.record(actor.homeTenantId, 'auth.mfa_remove', 'success', actor, client, {
       targetType: 'user',
       targetId: user.id,
       details: { by: 'self' },
@@ -256,19 +205,10 @@ export class SecondFactor {
     await this.deps.loginGuard.assertSecondFactorOpen(user.username, client, 'auth.mfa_recovery_codes');
     const step = looksLikeRecoveryCode(code) ? undefined : verifyTotp(totp.secret, code, this.deps.now(), totp.last_used_step);
     const codes = newRecoveryCodes();
-    const audited = { tenantId: actor.homeTenantId, action: 'auth.mfa_recovery_codes', ...auditActor(actor), ...client } as const;
-    if (step === undefined || !(await this.deps.mfa.replaceRecoveryCodes(user.id, step, codes.map(recoveryCodeDigest), this.nowIso()))) {
-      await this.deps.loginGuard.secondFactorFailed(user.username);
-      await this.deps.audit.record({
-        ...audited,
-        outcome: 'failure',
-        targetType: 'user',
-        targetId: user.id,
-        details: { reason: 'invalid_code' },
-      });
-      throw new AppError('LOGS_INVALID_CREDENTIALS');
-    }
-    await this.deps.audit.record({ ...audited, outcome: 'success', targetType: 'user', targetId: user.id });
+    const target = { targetType: 'user', targetId: user.id } as const;
+    if (step === undefined || !(await this.deps.mfa.replaceRecoveryCodes(user.id, step, codes.map(recoveryCodeDigest), this.nowIso())))
+      throw await this.wrongCode(user, actor.homeTenantId, 'auth.mfa_recovery_codes', actor, client, target);
+    await this.record(actor.homeTenantId, 'auth.mfa_recovery_codes', 'success', actor, client, target);
     return { recovery_codes: codes };
   }
 
@@ -283,16 +223,37 @@ export class SecondFactor {
     if (!user) throw new AppError('LOGS_NOT_FOUND');
     await assertCanActOnUser(actor, this.deps.users, user.id);
     if (!(await this.deps.mfa.removeTotp(user.id))) throw new AppError('LOGS_MFA_NOT_ENROLLED');
-    await this.deps.audit.record({
-      tenantId,
-      action: 'auth.mfa_remove',
-      outcome: 'success',
-      ...auditActor(actor),
-      ...client,
+    await this.record(tenantId, 'auth.mfa_remove', 'success', actor, client, {
       targetType: 'user',
       targetId: user.id,
       details: { by: 'administrator', username: user.username },
     });
+  }
+
+  /** An audit record of what a person did (or tried) with a second factor, their own or another's. */
+  private record(
+    tenantId: string,
+    action: string,
+    outcome: AuditEntry['outcome'],
+    actor: Parameters<typeof auditActor>[0],
+    client: Client,
+    more: Pick<AuditEntry, 'targetType' | 'targetId' | 'details'> = {},
+  ): Promise<void> {
+    return this.deps.audit.record({ tenantId, action, outcome, ...auditActor(actor), ...client, ...more });
+  }
+
+  /** A wrong code: one failure toward the account's lockout, audited; returns the 401 to throw. */
+  private async wrongCode(
+    user: LogsUsersTable,
+    tenantId: string,
+    action: string,
+    actor: Parameters<typeof auditActor>[0],
+    client: Client,
+    target: Pick<AuditEntry, 'targetType' | 'targetId'> = {},
+  ): Promise<AppError> {
+    await this.deps.loginGuard.secondFactorFailed(user.username);
+    await this.record(tenantId, action, 'failure', actor, client, { ...target, details: { reason: 'invalid_code' } });
+    return new AppError('LOGS_INVALID_CREDENTIALS');
   }
 
   /** The user an enrolment-only credential stands for, and the credential's hash. */
