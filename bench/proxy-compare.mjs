@@ -16,7 +16,8 @@
 // Writes bench/results/proxy-compare-<time>.md; with BENCH_RECORD=1 (a quiet machine) also the
 // section "## Proxy: side by side (issue 43)" of docs/benchmarks.md.
 //
-// BENCH_GATEWAY_ENV (KEY=VALUE,...): settings for the gateway's `cli.js all`, for A/B runs.
+// BENCH_GATEWAY_ENV (KEY=VALUE,...): settings for the gateway's `cli.js all`, for A/B runs;
+// BENCH_ONLY (names, e.g. `gateway,node floor`): only those targets, their lines printed.
 // Needs: `npm run build`, `cd bench && npm install`, nginx, caddy, wrk and taskset.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,9 @@ const GATEWAY_ENV = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 if (RECORD && Object.keys(GATEWAY_ENV).length > 0) throw new Error('BENCH_RECORD=1 records the defaults: unset BENCH_GATEWAY_ENV');
+/** BENCH_ONLY=gateway[,nginx,...]: measure these targets only and print their lines (no table, no ratios). */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
+if (RECORD && ONLY) throw new Error('BENCH_RECORD=1 records every target: unset BENCH_ONLY');
 const PORTS = { upstream: 9601, nginx: 9602, caddy: 9603, gateway: 9604, logs: 9605, express: 9606, floor: 9607 };
 const PASSWORD = 'Bench#Passw0rd1';
 const PREFIX = '/api/v1/master-data';
@@ -249,9 +253,10 @@ async function main() {
   const runs = [];
   for (let round = 1; round <= ROUNDS; round += 1) {
     const results = new Map();
-    for (const target of TARGETS) results.set(target.name, await measure(target, round));
+    for (const target of TARGETS) if (!ONLY || ONLY.has(target.name)) results.set(target.name, await measure(target, round));
     runs.push(results);
   }
+  if (ONLY) return;
   const rows = [];
   const ratioRows = [];
   const verdicts = [];
