@@ -92,6 +92,7 @@ for (const dialect of DIALECTS) {
 
     test('a client that sends a whole `_bulk` and leaves before the answer: its events are stored, the service keeps serving, nothing leaks', async () => {
       const baseline = logs.baseline();
+      const linesBefore = logs.logLines().length;
       const DOCS = 2000;
       const markers = Array.from({ length: REPEAT }, (_, i) => `leftbulk${i}x${Date.now()}`);
       await Promise.all(
@@ -116,6 +117,19 @@ for (const dialect of DIALECTS) {
           assert.equal((JSON.parse(found.body.toString()) as { total: number }).total, DOCS, marker);
         });
       }
+      // Every request has its last line in the operator's log: `request abandoned` (as nginx's 499) when
+      // the service saw the client gone before it answered, `request completed` if it answered first.
+      await eventually(async () => {
+        const lines = logs.logLines().slice(linesBefore);
+        const uploads = lines.filter(
+          (line) => line.msg === 'incoming request' && (line.req as { path?: string }).path === '/api/v1/_elastic/_bulk',
+        );
+        assert.equal(uploads.length, REPEAT);
+        for (const upload of uploads) {
+          const ends = lines.filter((line) => line.reqId === upload.reqId && /^request (abandoned|completed)/.test(String(line.msg)));
+          assert.equal(ends.length, 1, `the end of ${String(upload.reqId)}`);
+        }
+      });
       await logs.stillServes(baseline);
     });
 

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface RouteMetricsOptions {
@@ -8,6 +9,10 @@ export interface RouteMetricsOptions {
   /** Route patterns not measured (the probes, the scrape). */
   unmeasured: ReadonlySet<string>;
 }
+
+const MEASURED = Symbol('measured request');
+
+type MeasuredResponse = ServerResponse & { [MEASURED]?: FastifyRequest };
 
 /**
  * Request metrics of a service's own Fastify routes (docs/metrics.md): `<prefix>_http_request_duration_seconds`
@@ -35,13 +40,26 @@ export function measureRoutes(app: FastifyInstance, { registry, prefix, unmeasur
     if (route === undefined || unmeasured.has(route)) return;
     duration.observe({ route, method: request.method, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
-  // A client that closes the connection before its answer leaves no response, so onResponse never
-  // runs: such requests are counted here, and logged as nginx logs its 499 (client closed request).
-  app.addHook('onRequestAbort', async (request) => {
-    const route = request.routeOptions.url;
-    if (route === undefined || unmeasured.has(route)) return;
+  // A client that closes the connection before its answer was written out (a closed tab, a
+  // dashboard's refresh, a shipper that gave up) leaves no response, so onResponse never runs: such
+  // requests are counted here, and logged as nginx logs its 499 (client closed request). Fastify's
+  // onRequestAbort would see only those whose body was still arriving, not a GET or a whole upload.
+  function closed(this: MeasuredResponse): void {
+    const request = this[MEASURED];
+    if (request === undefined || this.writableFinished) return;
+    const route = request.routeOptions.url!;
     abandoned.inc({ route, method: request.method });
     request.log.info({ route, method: request.method }, 'request abandoned: the client closed the connection before the answer');
+  }
+  app.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.url;
+    if (route !== undefined && !unmeasured.has(route)) {
+      const res = reply.raw as MeasuredResponse;
+      res[MEASURED] = request;
+      // One listener for every request ('close' comes once, with the response as `this`): no closure each.
+      res.on('close', closed);
+    }
+    done();
   });
 }
 
