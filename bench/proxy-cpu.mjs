@@ -45,17 +45,20 @@ const tmp = mkdtempSync(join(tmpdir(), 'gerbang-proxy-cpu-'));
 const TARGET = process.env.BENCH_TARGET ?? 'gateway';
 
 /** The node floor (bench/node-floor.mjs: relaying only) in the gateway's place, to calibrate the machine. */
-async function startFloor() {
+async function startFloor(round) {
+  const profileDir = join(tmp, `profile-floor-${round}`);
+  const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = start('floor', 'taskset', [
     '-c',
     '0',
     process.execPath,
+    ...nodeArgs,
     join(HERE, 'node-floor.mjs'),
     String(PORTS.gateway),
     `http://127.0.0.1:${PORTS.upstream}`,
   ]);
   await waitForPort(PORTS.gateway);
-  return { child };
+  return { child, profileDir };
 }
 
 /**
@@ -106,7 +109,7 @@ async function main() {
   const url = (path) => `http://127.0.0.1:${PORTS.gateway}/api/v1/master-data${path}`;
   const rows = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const gateway = TARGET === 'floor' ? await startFloor() : await startGateway(round);
+    const gateway = TARGET === 'floor' ? await startFloor(round) : await startGateway(round);
     const token = TARGET === 'floor' ? undefined : await gatewayLogin(PORTS.gateway, PASSWORD);
     const options = { connections: CONNECTIONS, token, cpus: '1' };
     wrk(url('/1k'), { ...options, duration: 3 }); // warm-up: JIT, pools
