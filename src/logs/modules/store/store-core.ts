@@ -28,7 +28,17 @@ import {
 } from './log-store.js';
 import { compareText, MINUTE, mod, splitByMinute } from './minutes.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
-import { rolledUpMinutes, rollupColumn, rollupFilters, rollupTable, type RollupFilter, type RollupTable } from './rollups.js';
+import {
+  indexCoverage,
+  rolledUpMinutes,
+  rollupColumn,
+  rollupFilters,
+  rollupTable,
+  splitIndexFilter,
+  type RollupColumn,
+  type RollupFilter,
+  type RollupTable,
+} from './rollups.js';
 import { dict } from '../../../shared/dict.js';
 
 const EVERYTHING: Condition = { kind: 'all' };
@@ -202,11 +212,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     plan: Plan,
     bound: number | undefined,
   ): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
-    const filters = rollupFilters(condition);
-    const rollups = filters === null ? null : rollupTable(filters, null);
-    if (filters !== null && rollups !== null) {
+    const rollups = await this.#rollupPlan(tenantId, from, end, condition, null);
+    if (rollups !== null) {
       let total = 0;
-      for (const row of await this.#rollupCounts(tenantId, from, end, condition, filters, rollups, null, null)) total += row.count;
+      for (const row of await this.#rollupCounts(tenantId, from, end, condition, rollups, null, null)) total += row.count;
       return { total, totalRelation: 'eq' };
     }
     return this.countMatches(plan, bound);
@@ -288,13 +297,14 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const end = request.to + 1;
     const from = await this.#visibleFrom(request.tenantId, request.from);
     // Whole minutes filtered and grouped only by rolled-up columns come from the per-minute rollups.
-    const filters = rollupFilters(condition);
     const groupColumn = groupField === null ? null : (rollupColumn(groupField) ?? undefined);
     const rollups =
-      filters === null || groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupTable(filters, groupColumn);
+      groupColumn === undefined || request.intervalMs % MINUTE !== 0
+        ? null
+        : await this.#rollupPlan(request.tenantId, from, end, condition, groupColumn);
     const counts =
-      filters !== null && rollups !== null
-        ? await this.#rollupCounts(request.tenantId, from, end, condition, filters, rollups, groupField, request.intervalMs)
+      rollups !== null
+        ? await this.#rollupCounts(request.tenantId, from, end, condition, rollups, groupField, request.intervalMs)
         : ((groupField === null
             ? null
             : await this.#countsValueByValue(request.tenantId, from, end, condition, request.intervalMs, groupField)) ??
@@ -323,7 +333,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return [];
     const all = await this.indexBuckets(plan, intervalMs);
     if (all === null) return null;
-    const present = await this.#rollupCounts(tenantId, from, end, EVERYTHING, [], rollupTable([], column)!, groupField, null);
+    const present = await this.#rollupCounts(tenantId, from, end, EVERYTHING, everyEntry(column), groupField, null);
     const values = [
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
@@ -389,6 +399,28 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   /**
+   * How the rollups count a condition's matches of [from, end) grouped by `group`, or null when the
+   * rows must be read. An `_index` filter (what a named index or pattern adds, elastic-dsl.ts's
+   * indexQuery) is settled for the whole minutes from the index rollups when every entry there
+   * satisfies it (dropped) or none does (no match there); the ragged edges are read from the rows
+   * with the whole condition either way.
+   */
+  async #rollupPlan(tenantId: string, from: number, end: number, condition: Condition, group: RollupColumn | null): Promise<RollupPlan | null> {
+    const filters = rollupFilters(condition);
+    if (filters !== null) {
+      const table = rollupTable(filters, group);
+      return table === null ? null : { filters, table, minutesMatch: true };
+    }
+    const split = splitIndexFilter(condition);
+    const rest = split === null ? null : rollupFilters(split.rest);
+    const table = rest === null ? null : rollupTable(rest, group);
+    if (split === null || rest === null || table === null) return null;
+    const { minutes } = from < end ? splitByMinute(from, end - 1) : { minutes: null };
+    const coverage = minutes === null ? 'none' : await indexCoverage(this.reads, this.dialect, tenantId, minutes, split.test);
+    return coverage === null ? null : { filters: rest, table, minutesMatch: coverage === 'all' };
+  }
+
+  /**
    * Counts of [from, end) from a rollup table for its whole minutes and from the rows for the ragged
    * edges, per bucket of `intervalMs` (a whole number of minutes; null: one bucket, 0) and group.
    */
@@ -397,8 +429,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     from: number,
     end: number,
     condition: Condition,
-    filters: readonly RollupFilter[],
-    table: RollupTable,
+    { filters, table, minutesMatch }: RollupPlan,
     groupField: FieldRef | null,
     intervalMs: number | null,
   ): Promise<BucketCount[]> {
@@ -409,7 +440,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       const edge = await this.#bucketCounts(tenantId, edgeFrom, edgeEnd, condition, intervalMs ?? MINUTE, groupField);
       counts.push(...(intervalMs === null ? edge.map((row) => ({ ...row, bucket: 0 })) : edge));
     }
-    if (minutes) {
+    if (minutes && minutesMatch) {
       const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
       counts.push(...(await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs })));
     }
@@ -441,7 +472,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const column = rollupColumn(field);
     if (column) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, EVERYTHING, [], rollupTable([], column)!, field, null);
+      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, EVERYTHING, everyEntry(column), field, null);
       for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
@@ -468,10 +499,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const condition = request.condition ?? EVERYTHING;
     // Level, service or host under a condition of level, service and host (in)equalities: from the rollups.
     const column = rollupColumn(field);
-    const filters = column === undefined ? null : rollupFilters(condition);
-    const table = column === undefined || filters === null ? null : rollupTable(filters, column);
-    if (filters !== null && table !== null) {
-      const counts = await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, filters, table, field, null);
+    const rollups = column === undefined ? null : await this.#rollupPlan(request.tenantId, from, request.to + 1, condition, column);
+    if (rollups !== null) {
+      const counts = await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, rollups, field, null);
       return rolledUpStats(counts, request.limit);
     }
     const byValue =
@@ -610,6 +640,19 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async ping(): Promise<void> {
     await sql`SELECT 1 FROM log_rollups LIMIT 1`.execute(this.writes);
   }
+}
+
+/** What the rollups count by: level, service and host filters, in a table that has their columns. */
+interface RollupPlan {
+  filters: readonly RollupFilter[];
+  table: RollupTable;
+  /** False when the whole minutes hold no match (an `_index` filter none of their entries satisfies). */
+  minutesMatch: boolean;
+}
+
+/** Every entry, by one rolled-up column. */
+function everyEntry(column: RollupColumn): RollupPlan {
+  return { filters: [], table: rollupTable([], column)!, minutesMatch: true };
 }
 
 function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {
