@@ -81,7 +81,7 @@ function expectedTotal(q: string, index: string, from: number, to: number): numb
   ).length;
 }
 
-const QUERIES = ['', 'level:error', 'level:error AND service:api', 'host:h1', 'NOT level:info'];
+const QUERIES = ['', 'level:error AND service:api', 'host:h1', 'NOT level:info'];
 const INDEXES = ['logs', 'logs*', 'logs-b', 'metrics', 'nothing', 'logs,metrics', 'log*,metrics', '5'];
 /** Whole hours, ragged ranges inside one hour and across several, and a range no entry is in. */
 const RANGES: [number, number][] = [
@@ -142,17 +142,19 @@ for (const dialect of DIALECTS) {
             const expected = expectedTotal(q, index, from, to);
             assert.equal(await total(condition), expected, what);
             assert.equal(await total(onRows(condition)), expected, `${what} on the rows`);
-            for (const groupBy of [undefined, 'service', 'level'] as const) {
-              for (const intervalMs of [10 * MINUTE, HOUR]) {
-                const asked = { tenantId: 'acme', from, to, intervalMs, groupBy };
-                assert.deepEqual(
-                  await store.histogram({ ...asked, condition }),
-                  await store.histogram({ ...asked, condition: onRows(condition) }),
-                  `histogram by ${intervalMs / MINUTE} min and ${groupBy ?? 'nothing'}: ${what}`,
-                );
-              }
+            for (const [intervalMs, groupBy] of [
+              [10 * MINUTE, undefined],
+              [HOUR, undefined],
+              [10 * MINUTE, 'level'],
+            ] as const) {
+              const asked = { tenantId: 'acme', from, to, intervalMs, groupBy };
+              assert.deepEqual(
+                await store.histogram({ ...asked, condition }),
+                await store.histogram({ ...asked, condition: onRows(condition) }),
+                `histogram by ${intervalMs / MINUTE} min and ${groupBy ?? 'nothing'}: ${what}`,
+              );
             }
-            for (const field of ['service', 'host'] as const) {
+            for (const field of ['service'] as const) {
               const asked = { tenantId: 'acme', from, to, field, limit: 10 };
               assert.deepEqual(
                 await store.fieldStats({ ...asked, condition }),
