@@ -76,8 +76,7 @@ function expectedTotal(q: string, index: string, from: number, to: number): numb
     'NOT level:info': (entry) => entry.level !== 'info',
   };
   return [...OLD, ...ENTRIES].filter(
-    (entry) =>
-      entry.timestamp >= from && entry.timestamp <= to && matchesIndex(entry.attributes?._index) && matchesQuery[q]!(entry),
+    (entry) => entry.timestamp >= from && entry.timestamp <= to && matchesIndex(entry.attributes?._index) && matchesQuery[q]!(entry),
   ).length;
 }
 
@@ -138,7 +137,8 @@ for (const dialect of DIALECTS) {
           for (const q of QUERIES) {
             const condition = conditionOf(q, index);
             const what = `${q || '*'} in ${index} over [${from - T0}, ${to - T0}]`;
-            const total = async (c: Condition) => (await store.search({ tenantId: 'acme', from, to, page: 1, limit: 0, condition: c })).total;
+            const total = async (c: Condition) =>
+              (await store.search({ tenantId: 'acme', from, to, page: 1, limit: 0, condition: c })).total;
             const expected = expectedTotal(q, index, from, to);
             assert.equal(await total(condition), expected, what);
             assert.equal(await total(onRows(condition)), expected, `${what} on the rows`);
@@ -172,7 +172,7 @@ for (const dialect of DIALECTS) {
 describe('index rollup rows of a batch', () => {
   test('entries count under their _index, entries without one under "", any other _index not at all', () => {
     const entries = prepareEntries(
-      ['logs', 'logs', undefined, 'other', 7, '', true].map((index, i) => ({
+      ['logs', 'logs', undefined, 'other', 7, '', true].map((index, i): LogEntry => ({
         timestamp: T0 + i * 1_000,
         message: 'm',
         attributes: index === undefined ? {} : { _index: index },
