@@ -182,7 +182,9 @@ export async function indexCoverage(
     selects.push(sql`SELECT 1 AS total, '' AS idx, sum(count) AS n FROM ${sql.table(name)}
       WHERE tenant_id = ${tenantId} AND minute >= ${int(lo)} AND minute < ${int(hi)}`);
   }
-  const { rows } = await sql<{ total: number; idx: string; n: number | string | null }>`${sql.join(selects, sql` UNION ALL `)}`.execute(reads);
+  const { rows } = await sql<{ total: number; idx: string; n: number | string | null }>`${sql.join(selects, sql` UNION ALL `)}`.execute(
+    reads,
+  );
   let [entries, counted, matching] = [0, 0, 0];
   for (const row of rows) {
     const n = Number(row.n ?? 0);

@@ -405,7 +405,13 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
    * satisfies it (dropped) or none does (no match there); the ragged edges are read from the rows
    * with the whole condition either way.
    */
-  async #rollupPlan(tenantId: string, from: number, end: number, condition: Condition, group: RollupColumn | null): Promise<RollupPlan | null> {
+  async #rollupPlan(
+    tenantId: string,
+    from: number,
+    end: number,
+    condition: Condition,
+    group: RollupColumn | null,
+  ): Promise<RollupPlan | null> {
     const filters = rollupFilters(condition);
     if (filters !== null) {
       const table = rollupTable(filters, group);

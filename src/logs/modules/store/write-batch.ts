@@ -218,7 +218,11 @@ const byMinuteIndex = (a: IndexRollupRow, b: IndexRollupRow): number => a.minute
  */
 export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] {
   // Per minute: by level, then by service (no key text made per entry), by host, and by index.
-  type MinuteCounts = { rows: Map<string, Map<string, RollupRow>>; hosts: Map<string, HostRollupRow>; indexes: Map<string, IndexRollupRow> };
+  type MinuteCounts = {
+    rows: Map<string, Map<string, RollupRow>>;
+    hosts: Map<string, HostRollupRow>;
+    indexes: Map<string, IndexRollupRow>;
+  };
   const minutes = new Map<number, MinuteCounts>();
   let minute = Number.NaN;
   let current: MinuteCounts = { rows: new Map(), hosts: new Map(), indexes: new Map() };
