@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
-import type { LogEntry, LogStore } from '../../../src/logs/modules/store/index.js';
+import { sql, type KyselyPlugin } from 'kysely';
+import { createLogStore, type LogEntry, type LogStore } from '../../../src/logs/modules/store/index.js';
 import type { Condition } from '../../../src/logs/modules/query/condition.js';
 import { dslSearch } from '../../../src/logs/modules/query/elastic-dsl.js';
 import { indexCoverage, splitIndexFilter } from '../../../src/logs/modules/store/rollups.js';
@@ -165,6 +165,39 @@ for (const dialect of DIALECTS) {
           }
         }
       }
+    });
+
+    test('a batch of another index stored while the rollups are read: those minutes are counted from the rows', async () => {
+      const { db, dialect: storeDialect } = testStore.database;
+      const writer = createLogStore(db, storeDialect);
+      const entry = (index: string, minute: number): LogEntry => ({
+        timestamp: T0 + minute * MINUTE + 1_000,
+        level: 'error',
+        message: `race ${index}`,
+        attributes: { _index: index },
+      });
+      await writer.append('race', [entry('logs', 1), entry('logs', 2)]);
+      // Right after the first look at the index rollups (every entry in `logs`), an entry of another index arrives.
+      const coverageReads = new Set<unknown>();
+      let arrived = false;
+      const reads = db.withPlugin({
+        transformQuery: (args) => {
+          if (JSON.stringify(args.node).includes('"log_index_rollups"')) coverageReads.add(args.queryId);
+          return args.node;
+        },
+        transformResult: async (args) => {
+          if (!arrived && coverageReads.has(args.queryId)) {
+            arrived = true;
+            await writer.append('race', [entry('other', 3)]);
+          }
+          return args.result;
+        },
+      } satisfies KyselyPlugin);
+      const racing = createLogStore(db, storeDialect, { reads });
+      const condition = conditionOf('level:error', 'logs');
+      const { total } = await racing.search({ tenantId: 'race', from: T0, to: T0 + 10 * MINUTE - 1, page: 1, limit: 0, condition });
+      assert.ok(arrived, 'the other entry arrived between the two reads');
+      assert.equal(total, 2, 'the entry of `other` is not counted');
     });
   });
 }

@@ -415,7 +415,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const filters = rollupFilters(condition);
     if (filters !== null) {
       const table = rollupTable(filters, group);
-      return table === null ? null : { filters, table, minutesMatch: true };
+      return table === null ? null : { filters, table, minutesMatch: true, recheck: null };
     }
     const split = splitIndexFilter(condition);
     const rest = split === null ? null : rollupFilters(split.rest);
@@ -423,7 +423,9 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (split === null || rest === null || table === null) return null;
     const { minutes } = from < end ? splitByMinute(from, end - 1) : { minutes: null };
     const coverage = minutes === null ? 'none' : await indexCoverage(this.reads, this.dialect, tenantId, minutes, split.test);
-    return coverage === null ? null : { filters: rest, table, minutesMatch: coverage === 'all' };
+    if (coverage === null) return null;
+    const recheck = async () => (await indexCoverage(this.reads, this.dialect, tenantId, minutes!, split.test)) === 'all';
+    return { filters: rest, table, minutesMatch: coverage === 'all', recheck: coverage === 'all' ? recheck : null };
   }
 
   /**
@@ -435,7 +437,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     from: number,
     end: number,
     condition: Condition,
-    { filters, table, minutesMatch }: RollupPlan,
+    { filters, table, minutesMatch, recheck }: RollupPlan,
     groupField: FieldRef | null,
     intervalMs: number | null,
   ): Promise<BucketCount[]> {
@@ -448,7 +450,15 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     }
     if (minutes && minutesMatch) {
       const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
-      counts.push(...(await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs })));
+      const rolledUp = await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs });
+      // A dropped `_index` filter still holds for every entry once they are counted (entries are only
+      // added, so it held for those counted): else a batch of another index came meanwhile, and the
+      // minutes are counted from the rows.
+      if (recheck === null || (await recheck())) counts.push(...rolledUp);
+      else {
+        const rows = await this.#bucketCounts(tenantId, minutes[0], minutes[1], condition, intervalMs ?? MINUTE, groupField);
+        counts.push(...(intervalMs === null ? rows.map((row) => ({ ...row, bucket: 0 })) : rows));
+      }
     }
     return counts;
   }
@@ -654,11 +664,13 @@ interface RollupPlan {
   table: RollupTable;
   /** False when the whole minutes hold no match (an `_index` filter none of their entries satisfies). */
   minutesMatch: boolean;
+  /** With an `_index` filter dropped: whether it still holds for every entry of the whole minutes. */
+  recheck: (() => Promise<boolean>) | null;
 }
 
 /** Every entry, by one rolled-up column. */
 function everyEntry(column: RollupColumn): RollupPlan {
-  return { filters: [], table: rollupTable([], column)!, minutesMatch: true };
+  return { filters: [], table: rollupTable([], column)!, minutesMatch: true, recheck: null };
 }
 
 function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {
