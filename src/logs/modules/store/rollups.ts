@@ -116,7 +116,7 @@ function pieces([lo, hi]: [number, number], table: string, hourlyTable: string, 
 }
 
 /** Whether an entry with this index rollup key (write-batch.ts's indexRollupKey: '' for none) satisfies an `_index` filter. */
-type IndexTest = (idx: string) => boolean;
+export type IndexTest = (idx: string) => boolean;
 
 /**
  * An `_index` filter as the index rollups can settle it: equalities and prefixes (`logs`, `logs-*`,

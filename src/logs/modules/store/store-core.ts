@@ -35,6 +35,7 @@ import {
   rollupFilters,
   rollupTable,
   splitIndexFilter,
+  type IndexTest,
   type RollupColumn,
   type RollupFilter,
   type RollupTable,
@@ -212,10 +213,11 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     plan: Plan,
     bound: number | undefined,
   ): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
-    const rollups = await this.#rollupPlan(tenantId, from, end, condition, null);
-    if (rollups !== null) {
+    const rollups = rollupPlan(condition, null);
+    const counts = rollups === null ? null : await this.#rollupCounts(tenantId, from, end, condition, rollups, null, null);
+    if (counts !== null) {
       let total = 0;
-      for (const row of await this.#rollupCounts(tenantId, from, end, condition, rollups, null, null)) total += row.count;
+      for (const row of counts) total += row.count;
       return { total, totalRelation: 'eq' };
     }
     return this.countMatches(plan, bound);
@@ -298,17 +300,15 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const from = await this.#visibleFrom(request.tenantId, request.from);
     // Whole minutes filtered and grouped only by rolled-up columns come from the per-minute rollups.
     const groupColumn = groupField === null ? null : (rollupColumn(groupField) ?? undefined);
-    const rollups =
-      groupColumn === undefined || request.intervalMs % MINUTE !== 0
-        ? null
-        : await this.#rollupPlan(request.tenantId, from, end, condition, groupColumn);
+    const rollups = groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupPlan(condition, groupColumn);
     const counts =
-      rollups !== null
-        ? await this.#rollupCounts(request.tenantId, from, end, condition, rollups, groupField, request.intervalMs)
-        : ((groupField === null
-            ? null
-            : await this.#countsValueByValue(request.tenantId, from, end, condition, request.intervalMs, groupField)) ??
-          (await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField)));
+      (rollups === null
+        ? null
+        : await this.#rollupCounts(request.tenantId, from, end, condition, rollups, groupField, request.intervalMs)) ??
+      (groupField === null
+        ? null
+        : await this.#countsValueByValue(request.tenantId, from, end, condition, request.intervalMs, groupField)) ??
+      (await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField));
     return fillBuckets(starts, counts, groupField !== null, request.nullGroup ?? '');
   }
 
@@ -333,7 +333,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return [];
     const all = await this.indexBuckets(plan, intervalMs);
     if (all === null) return null;
-    const present = await this.#rollupCounts(tenantId, from, end, EVERYTHING, everyEntry(column), groupField, null);
+    const present = await this.#everyEntryCounts(tenantId, from, end, groupField);
     const values = [
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
@@ -399,68 +399,45 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   /**
-   * How the rollups count a condition's matches of [from, end) grouped by `group`, or null when the
-   * rows must be read. An `_index` filter (what a named index or pattern adds, elastic-dsl.ts's
-   * indexQuery) is settled for the whole minutes from the index rollups when every entry there
-   * satisfies it (dropped) or none does (no match there); the ragged edges are read from the rows
-   * with the whole condition either way.
-   */
-  async #rollupPlan(
-    tenantId: string,
-    from: number,
-    end: number,
-    condition: Condition,
-    group: RollupColumn | null,
-  ): Promise<RollupPlan | null> {
-    const filters = rollupFilters(condition);
-    if (filters !== null) {
-      const table = rollupTable(filters, group);
-      return table === null ? null : { filters, table, minutesMatch: true, recheck: null };
-    }
-    const split = splitIndexFilter(condition);
-    const rest = split === null ? null : rollupFilters(split.rest);
-    const table = rest === null ? null : rollupTable(rest, group);
-    if (split === null || rest === null || table === null) return null;
-    const { minutes } = from < end ? splitByMinute(from, end - 1) : { minutes: null };
-    const coverage = minutes === null ? 'none' : await indexCoverage(this.reads, this.dialect, tenantId, minutes, split.test);
-    if (coverage === null) return null;
-    const recheck = async () => (await indexCoverage(this.reads, this.dialect, tenantId, minutes!, split.test)) === 'all';
-    return { filters: rest, table, minutesMatch: coverage === 'all', recheck: coverage === 'all' ? recheck : null };
-  }
-
-  /**
    * Counts of [from, end) from a rollup table for its whole minutes and from the rows for the ragged
    * edges, per bucket of `intervalMs` (a whole number of minutes; null: one bucket, 0) and group.
+   * Null when the plan's `_index` filter is not settled for those minutes (rollupPlan): the caller
+   * reads the rows.
    */
   async #rollupCounts(
     tenantId: string,
     from: number,
     end: number,
     condition: Condition,
-    { filters, table, minutesMatch, recheck }: RollupPlan,
+    { filters, table, indexTest }: RollupPlan,
     groupField: FieldRef | null,
     intervalMs: number | null,
-  ): Promise<BucketCount[]> {
+  ): Promise<BucketCount[] | null> {
     const counts: BucketCount[] = [];
     if (from >= end) return counts;
     const { minutes, edges } = splitByMinute(from, end - 1);
+    if (minutes) {
+      const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
+      const rolledUp = await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs });
+      // The `_index` filter is settled after the counts were read: entries are only ever added, so
+      // when every entry of those minutes (or none) satisfies it now, every one (or none) of those
+      // counted did, whatever batches came meanwhile.
+      const coverage = indexTest === null ? 'all' : await indexCoverage(this.reads, this.dialect, tenantId, minutes, indexTest);
+      if (coverage === null) return null;
+      if (coverage === 'all') counts.push(...rolledUp);
+    }
     for (const [edgeFrom, edgeEnd] of edges) {
       const edge = await this.#bucketCounts(tenantId, edgeFrom, edgeEnd, condition, intervalMs ?? MINUTE, groupField);
       counts.push(...(intervalMs === null ? edge.map((row) => ({ ...row, bucket: 0 })) : edge));
     }
-    if (minutes && minutesMatch) {
-      const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
-      const rolledUp = await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs });
-      // A dropped `_index` filter still holds for every entry once they are counted (entries are only
-      // added, so it held for those counted): else a batch of another index came meanwhile, and the
-      // minutes are counted from the rows.
-      if (recheck === null || (await recheck())) counts.push(...rolledUp);
-      else {
-        const rows = await this.#bucketCounts(tenantId, minutes[0], minutes[1], condition, intervalMs ?? MINUTE, groupField);
-        counts.push(...(intervalMs === null ? rows.map((row) => ({ ...row, bucket: 0 })) : rows));
-      }
-    }
     return counts;
+  }
+
+  /** Every entry of [from, end) counted by a rolled-up column (per one bucket, 0), from the rollups. */
+  async #everyEntryCounts(tenantId: string, from: number, end: number, field: FieldRef): Promise<BucketCount[]> {
+    const plan: RollupPlan = { filters: [], table: rollupTable([], rollupColumn(field)!)!, indexTest: null };
+    // Never null: there is no `_index` filter to settle.
+    return (await this.#rollupCounts(tenantId, from, end, EVERYTHING, plan, field, null))!;
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
@@ -488,7 +465,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const column = rollupColumn(field);
     if (column) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, EVERYTHING, everyEntry(column), field, null);
+      const counts = await this.#everyEntryCounts(request.tenantId, from, to + 1, field);
       for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
@@ -515,11 +492,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const condition = request.condition ?? EVERYTHING;
     // Level, service or host under a condition of level, service and host (in)equalities: from the rollups.
     const column = rollupColumn(field);
-    const rollups = column === undefined ? null : await this.#rollupPlan(request.tenantId, from, request.to + 1, condition, column);
-    if (rollups !== null) {
-      const counts = await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, rollups, field, null);
-      return rolledUpStats(counts, request.limit);
-    }
+    const rollups = column === undefined ? null : rollupPlan(condition, column);
+    const counts =
+      rollups === null ? null : await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, rollups, field, null);
+    if (counts !== null) return rolledUpStats(counts, request.limit);
     const byValue =
       column === undefined ? null : await this.#countsValueByValue(request.tenantId, from, request.to + 1, condition, null, field);
     if (byValue !== null) return rolledUpStats(byValue, request.limit);
@@ -662,15 +638,25 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
 interface RollupPlan {
   filters: readonly RollupFilter[];
   table: RollupTable;
-  /** False when the whole minutes hold no match (an `_index` filter none of their entries satisfies). */
-  minutesMatch: boolean;
-  /** With an `_index` filter dropped: whether it still holds for every entry of the whole minutes. */
-  recheck: (() => Promise<boolean>) | null;
+  /** An `_index` filter ANDed with them, settled from the index rollups (rollups.ts, indexCoverage); null: none. */
+  indexTest: IndexTest | null;
 }
 
-/** Every entry, by one rolled-up column. */
-function everyEntry(column: RollupColumn): RollupPlan {
-  return { filters: [], table: rollupTable([], column)!, minutesMatch: true, recheck: null };
+/**
+ * How the rollups count a condition's matches grouped by `group`, or null when they cannot. An
+ * `_index` filter (what a named index or pattern adds, elastic-dsl.ts's indexQuery) ANDed with
+ * filters the rollups count is kept apart, for #rollupCounts to settle.
+ */
+function rollupPlan(condition: Condition, group: RollupColumn | null): RollupPlan | null {
+  const filters = rollupFilters(condition);
+  if (filters !== null) {
+    const table = rollupTable(filters, group);
+    return table === null ? null : { filters, table, indexTest: null };
+  }
+  const split = splitIndexFilter(condition);
+  const rest = split === null ? null : rollupFilters(split.rest);
+  const table = rest === null ? null : rollupTable(rest, group);
+  return split === null || rest === null || table === null ? null : { filters: rest, table, indexTest: split.test };
 }
 
 function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {
