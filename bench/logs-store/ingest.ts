@@ -36,7 +36,7 @@ const url = args.dialect === 'sqlite' ? `sqlite:${args.file}` : args.url;
 if (!url) throw new Error('--url postgres://... is required for --dialect postgres');
 const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialect });
 if (args.dialect === 'postgres') {
-  await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
+  await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_index_rollups, log_index_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,
   );
 }

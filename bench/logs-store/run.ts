@@ -79,7 +79,7 @@ const database = await openDatabase<any>(url, { sqliteThread: sqliteThreadDialec
 if (dialect === 'postgres' && !queriesOnly) {
   // A clean slate in the given database.
   const { sql } = await import('kysely');
-  await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
+  await sql`DROP TABLE IF EXISTS log_entries, log_blocks, log_rollups, log_host_rollups, log_rollups_hourly, log_host_rollups_hourly, log_index_rollups, log_index_rollups_hourly, log_fields, log_facet_values, log_unfaceted_fields, log_document_ids, log_retention_floors, log_batches, log_postings, logs_migrations, logs_migrations_lock CASCADE`.execute(
     database.db,
   );
 }

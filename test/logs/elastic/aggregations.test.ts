@@ -278,6 +278,53 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(aggs.off.buckets), ['a']);
     });
 
+    test('missing on value_count and cardinality: documents without the field have that value', async () => {
+      const aggs = await search({
+        vc: { value_count: { field: 'level' } },
+        vcm: { value_count: { field: 'level', missing: 'none' } },
+        c: { cardinality: { field: 'level' } },
+        cm: { cardinality: { field: 'level', missing: 'none' } },
+        // A value some documents have: not one more.
+        same: { cardinality: { field: 'level', missing: 'error' } },
+        zero: { cardinality: { field: 'latency', missing: 0 } },
+        far: { cardinality: { field: 'latency', missing: '1000' } },
+        everywhere: { cardinality: { field: 'host', missing: 'z' } },
+        hosts: {
+          terms: { field: 'host' },
+          aggs: {
+            c: { cardinality: { field: 'level', missing: 'none' } },
+            v: { value_count: { field: 'latency', missing: 5 } },
+            plain: { value_count: { field: 'latency' } },
+          },
+        },
+      });
+      /** Elasticsearch's answer: each document without the field counted with the missing value. */
+      const distinct = (of: Doc[], field: keyof Doc, missing: string | number) =>
+        new Set(of.map((doc) => String(doc[field] ?? missing))).size;
+      const withLevel = docs.filter((doc) => doc.level !== undefined).length;
+      assert.deepEqual(
+        [aggs.vc.value, aggs.vcm.value, aggs.c.value, aggs.cm.value, aggs.same.value],
+        [withLevel, COUNT, 2, distinct(docs, 'level', 'none'), distinct(docs, 'level', 'error')],
+      );
+      assert.deepEqual([aggs.cm.value, aggs.same.value], [3, 2]);
+      assert.deepEqual(
+        [aggs.zero.value, aggs.far.value, aggs.everywhere.value],
+        [distinct(docs, 'latency', 0), distinct(docs, 'latency', 1000), 3],
+      );
+      assert.deepEqual([aggs.zero.value, aggs.far.value], [60, 61]);
+      for (const host of ['a', 'b', 'c']) {
+        const ofHost = docs.filter((doc) => doc.host === host);
+        const bucket = aggs.hosts.buckets.find((b: any) => b.key === host);
+        assert.deepEqual(
+          [bucket.c.value, bucket.v.value, bucket.plain.value],
+          [distinct(ofHost, 'level', 'none'), ofHost.length, ofHost.filter((doc) => doc.latency !== undefined).length],
+          `host ${host}`,
+        );
+      }
+      // Host a's documents have no level at all: the missing value is their only one.
+      assert.equal(aggs.hosts.buckets.find((b: any) => b.key === 'a').c.value, 1);
+    });
+
     test("hits.total taken from the aggregations' counts is every match, those without the grouped field included", async () => {
       for (const aggs of [
         { levels: { terms: { field: 'level', size: 1 } } },
@@ -295,7 +342,8 @@ for (const dialect of DIALECTS) {
     test('bad aggregation input is a 400', async () => {
       for (const aggs of [
         { x: { stats: { field: 'latency', missing: 'many' } } },
-        { x: { cardinality: { field: 'latency', missing: 0 } } },
+        { x: { cardinality: { field: 'latency', missing: {} } } },
+        { x: { value_count: { field: 'latency', missing: [1] } } },
         { x: { histogram: { field: 'latency', interval: 10, keyed: 'yes' } } },
         { x: { filters: { filters: [{ term: { host: 'a' } }], other_bucket_key: 3 } } },
         { x: { range: { field: 'latency', ranges: [{ from: 'a' }] } } },

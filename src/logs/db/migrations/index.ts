@@ -25,6 +25,7 @@ import * as m0023 from './0023_saved_searches.js';
 import * as m0026 from './0026_mfa_totp.js';
 import * as m0027 from './0027_session_details.js';
 import * as m0028 from './0028_passkeys.js';
+import * as m0029 from './0029_index_rollups.js';
 
 /**
  * Every logs-service migration (docs/architecture.md, "Migrations"): one file each in this folder,
@@ -58,6 +59,7 @@ export const logsMigrations = migrationSequence(
     '0026_mfa_totp': m0026,
     '0027_session_details': m0027,
     '0028_passkeys': m0028,
+    '0029_index_rollups': m0029,
   },
   // The names versions before this one recorded (numbered by ranges, run in name order): the order
   // above is the order the migrations were added in, so every such history is its first migrations

@@ -5,7 +5,7 @@ import { dateValue, fieldName, shown } from '../query/elastic-dsl.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 import { both, type Condition } from '../query/condition.js';
 import { dslSearch } from '../query/elastic-dsl.js';
-import { resolveField } from '../query/fields.js';
+import { resolveField, type FieldRef } from '../query/fields.js';
 import { hitOf, sortOf, sourceFilterOf } from './search.js';
 
 const NOTHING: Condition = { kind: 'not', child: { kind: 'all' } };
@@ -93,6 +93,11 @@ interface Metric {
   percents: number[];
   /** The value of documents without the field (`missing`); they are left out when undefined. */
   missing: number | undefined;
+  /**
+   * `missing` of cardinality and value_count, as the field's text: documents without the field have
+   * that value (value_count counts them; cardinality counts it once more unless a document has it).
+   */
+  missingTerm: string | undefined;
   /** percentiles: an object by percent (true, the default) or a list of {key, value}. */
   keyed: boolean;
 }
@@ -224,14 +229,21 @@ function parseBucket(kind: string, spec: Record<string, unknown>, now: number): 
 
 const DEFAULT_PERCENTS = [1, 5, 25, 50, 75, 95, 99];
 
-/** Metrics that take `missing`: the value of documents without the field. */
+/** Metrics that take `missing`: the value of documents without the field (a number). */
 const MISSING_METRICS = new Set(['avg', 'sum', 'min', 'max', 'stats', 'extended_stats', 'percentiles']);
+/** Metrics that take `missing` as a term (a string or a number). */
+const MISSING_TERM_METRICS = new Set(['cardinality', 'value_count']);
 
 function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
   const allowed = kind === 'percentiles' ? ['field', 'percents', 'keyed'] : kind === 'extended_stats' ? ['field', 'sigma'] : ['field'];
-  only(spec, MISSING_METRICS.has(kind) ? [...allowed, 'missing'] : allowed, kind);
+  only(spec, MISSING_METRICS.has(kind) || MISSING_TERM_METRICS.has(kind) ? [...allowed, 'missing'] : allowed, kind);
   let missing: number | undefined;
-  if (spec.missing !== undefined) {
+  let missingTerm: string | undefined;
+  if (spec.missing !== undefined && MISSING_TERM_METRICS.has(kind)) {
+    if (typeof spec.missing !== 'string' && !(typeof spec.missing === 'number' && Number.isFinite(spec.missing)))
+      throw parsingError(`[${kind}] missing must be a string or a number`);
+    missingTerm = String(spec.missing);
+  } else if (spec.missing !== undefined) {
     missing = typeof spec.missing === 'number' ? spec.missing : typeof spec.missing === 'string' ? Number(spec.missing) : NaN;
     if (!Number.isFinite(missing) || (typeof spec.missing === 'string' && spec.missing.trim() === ''))
       throw parsingError(`[${kind}] missing must be a number`);
@@ -245,7 +257,7 @@ function parseMetric(kind: MetricKind, spec: Record<string, unknown>): Metric {
     percents = spec.percents.map(Number);
     if (percents.some((p) => !Number.isFinite(p) || p < 0 || p > 100)) throw parsingError('[percentiles] percents must be 0 to 100');
   }
-  return { kind, field: fieldName(spec.field), percents, missing, keyed: spec.keyed !== false };
+  return { kind, field: fieldName(spec.field), percents, missing, missingTerm, keyed: spec.keyed !== false };
 }
 
 function parseFilters(spec: Record<string, unknown>, now: number): FilterBuckets {
@@ -685,14 +697,36 @@ export async function runAggregations(
         entry.metrics.set(child.name, metricOf(spec, numbers));
       }
     }
-    for (const child of metrics.filter((metric) => metric.spec.kind === 'value_count')) {
-      const field = resolveField(child.spec.field);
+    /** Matches per group that have the field (the timestamp: every match), or its value `term`. */
+    const countsWith = async (field: FieldRef, term?: string): Promise<Map<string, number>> => {
+      const condition: Condition | undefined =
+        field.kind === 'timestamp' ? undefined : term === undefined ? { kind: 'exists', field } : { kind: 'equals', field, value: term };
       const counted =
-        field.kind === 'timestamp'
+        condition === undefined
           ? rows
-          : await store.aggregate({ ...narrowed(filter, { kind: 'exists', field }), groups, metrics: [], maxGroups: MAX_GROUPS });
-      const counts = new Map(counted.map((row) => [JSON.stringify(row.keys), row.count]));
+          : await store.aggregate({ ...narrowed(filter, condition), groups, metrics: [], maxGroups: MAX_GROUPS });
+      return new Map(counted.map((row) => [JSON.stringify(row.keys), row.count]));
+    };
+    for (const child of metrics.filter((metric) => metric.spec.kind === 'value_count')) {
+      // With `missing` every match has a value (a field holds one value per document here).
+      if (child.spec.missingTerm !== undefined) {
+        for (const entry of byKeys.values()) entry.metrics.set(child.name, { value: entry.count });
+        continue;
+      }
+      const counts = await countsWith(resolveField(child.spec.field));
       for (const [keys, entry] of byKeys) entry.metrics.set(child.name, { value: counts.get(keys) ?? 0 });
+    }
+    for (const child of metrics.filter((metric) => metric.spec.kind === 'cardinality' && metric.spec.missingTerm !== undefined)) {
+      // The missing value is one more distinct value where a match lacks the field and none has that value.
+      const field = resolveField(child.spec.field);
+      if (field.kind === 'timestamp') continue;
+      const present = await countsWith(field);
+      const withTerm = await countsWith(field, child.spec.missingTerm);
+      for (const [keys, entry] of byKeys) {
+        const distinct = Number((entry.metrics.get(child.name) as { value: number | null } | undefined)?.value ?? 0);
+        const lacking = entry.count > (present.get(keys) ?? 0);
+        entry.metrics.set(child.name, { value: distinct + (lacking && !withTerm.get(keys) ? 1 : 0) });
+      }
     }
     if (agg) levels.set(agg, level);
     for (const child of groupChildren) {

@@ -14,7 +14,7 @@ const ROLLUP_TABLES = { log_rollups: ['level', 'service'], log_host_rollups: ['h
 export type RollupTable = keyof typeof ROLLUP_TABLES;
 /** Each per-minute rollup table's twin by hour (ROLLUP_BUCKETS in write-batch.ts). */
 const HOURLY_ROLLUPS: Record<RollupTable, string> = { log_rollups: 'log_rollups_hourly', log_host_rollups: 'log_host_rollups_hourly' };
-type RollupColumn = (typeof ROLLUP_TABLES)[RollupTable][number];
+export type RollupColumn = (typeof ROLLUP_TABLES)[RollupTable][number];
 export interface RollupFilter {
   column: RollupColumn;
   value: string;
@@ -90,18 +90,7 @@ export async function rolledUpMinutes(
   const filterSql = filters.map((filter) => sql` AND ${sql.ref(filter.column)} ${filter.negated ? sql`<>` : sql`=`} ${text(filter.value)}`);
   // Whole hours from the hourly twin when buckets are whole hours (or there are none): over ten
   // days that is 240 rows a level and service instead of 14,400 (docs/benchmarks.md).
-  const [lo, hi] = minutes;
-  const [hourLo, hourHi] = [lo + mod(-lo, HOUR), hi - mod(hi, HOUR)];
-  const pieces: [string, number, number][] =
-    (intervalMs === null || intervalMs % HOUR === 0) && hourLo < hourHi
-      ? [
-          [table, lo, hourLo],
-          [HOURLY_ROLLUPS[table], hourLo, hourHi],
-          [table, hourHi, hi],
-        ]
-      : [[table, lo, hi]];
-  for (const [name, pieceLo, pieceHi] of pieces) {
-    if (pieceLo >= pieceHi) continue;
+  for (const [name, pieceLo, pieceHi] of pieces(minutes, table, HOURLY_ROLLUPS[table], intervalMs === null || intervalMs % HOUR === 0)) {
     const { rows } = await sql<{ bucket?: number; grp?: string; n: number }>`
       SELECT ${sql.join([...keys, sql`${sumOfCounts} AS n`])}
       FROM ${sql.table(name)} WHERE tenant_id = ${tenantId} AND minute >= ${int(pieceLo)} AND minute < ${int(pieceHi)}${sql.join(filterSql, sql``)}
@@ -110,4 +99,101 @@ export async function rolledUpMinutes(
       counts.push({ bucket: Number(row.bucket ?? 0), group: row.grp === '' ? null : (row.grp ?? null), count: Number(row.n) });
   }
   return counts;
+}
+
+/** [lo, hi) as [table, from, to) pieces: whole hours from the hourly table when `byHour`, the minutes around them from the other. */
+function pieces([lo, hi]: [number, number], table: string, hourlyTable: string, byHour: boolean): [string, number, number][] {
+  const [hourLo, hourHi] = [lo + mod(-lo, HOUR), hi - mod(hi, HOUR)];
+  const all: [string, number, number][] =
+    byHour && hourLo < hourHi
+      ? [
+          [table, lo, hourLo],
+          [hourlyTable, hourLo, hourHi],
+          [table, hourHi, hi],
+        ]
+      : [[table, lo, hi]];
+  return all.filter(([, pieceLo, pieceHi]) => pieceLo < pieceHi);
+}
+
+/** Whether an entry with this index rollup key (write-batch.ts's indexRollupKey: '' for none) satisfies an `_index` filter. */
+export type IndexTest = (idx: string) => boolean;
+
+/**
+ * An `_index` filter as the index rollups can settle it: equalities and prefixes (`logs`, `logs-*`,
+ * what an index pattern becomes, elastic-dsl.ts's indexQuery), ORed or ANDed, tested as the rows
+ * are (compile-sqlite.ts, compile-postgres.ts): an entry without `_index` satisfies none, and only
+ * string values are counted (indexRollupKey), which equal a value exactly and start with a prefix
+ * as text. Undefined for any other condition.
+ */
+function indexTest(condition: Condition): IndexTest | undefined {
+  if (condition.kind === 'equals' || condition.kind === 'prefix') {
+    if (condition.field.kind !== 'attribute' || condition.field.name !== '_index') return undefined;
+    const value = condition.value;
+    return condition.kind === 'equals' ? (idx) => idx !== '' && idx === value : (idx) => idx !== '' && idx.startsWith(value);
+  }
+  if (condition.kind === 'and' || condition.kind === 'or') {
+    const tests = condition.children.map(indexTest);
+    if (tests.some((test) => test === undefined)) return undefined;
+    const all = tests as IndexTest[];
+    return condition.kind === 'and' ? (idx) => all.every((test) => test(idx)) : (idx) => all.some((test) => test(idx));
+  }
+  return undefined;
+}
+
+/** A condition as its `_index` filter (the ANDed parts that are one) and the rest (`all` when nothing else), or null without one. */
+export function splitIndexFilter(condition: Condition): { test: IndexTest; rest: Condition } | null {
+  const whole = indexTest(condition);
+  if (whole) return { test: whole, rest: { kind: 'all' } };
+  if (condition.kind !== 'and') return null;
+  const tests: IndexTest[] = [];
+  const rest: Condition[] = [];
+  for (const child of condition.children) {
+    const test = indexTest(child);
+    if (test) tests.push(test);
+    else rest.push(child);
+  }
+  if (tests.length === 0) return null;
+  return {
+    test: (idx) => tests.every((test) => test(idx)),
+    rest: rest.length === 0 ? { kind: 'all' } : rest.length === 1 ? rest[0]! : { kind: 'and', children: rest },
+  };
+}
+
+/**
+ * Whether every entry of whole minutes [minutes[0], minutes[1]) satisfies an `_index` filter
+ * ('all'), none does ('none'), or neither or not known (null). Known when the index rollups count
+ * as many entries as the host rollups (both written in each batch's transaction; entries stored
+ * before the index rollups existed, or with an `_index` that is not a non-empty string, are not
+ * counted by index, which leaves their minutes unknown).
+ */
+export async function indexCoverage(
+  reads: Kysely<any>,
+  { int }: RollupSql,
+  tenantId: string,
+  minutes: [number, number],
+  test: IndexTest,
+): Promise<'all' | 'none' | null> {
+  const selects: RawBuilder<unknown>[] = [];
+  for (const [name, lo, hi] of pieces(minutes, 'log_index_rollups', 'log_index_rollups_hourly', true)) {
+    selects.push(sql`SELECT 0 AS total, idx, sum(count) AS n FROM ${sql.table(name)}
+      WHERE tenant_id = ${tenantId} AND minute >= ${int(lo)} AND minute < ${int(hi)} GROUP BY idx`);
+  }
+  for (const [name, lo, hi] of pieces(minutes, 'log_host_rollups', 'log_host_rollups_hourly', true)) {
+    selects.push(sql`SELECT 1 AS total, '' AS idx, sum(count) AS n FROM ${sql.table(name)}
+      WHERE tenant_id = ${tenantId} AND minute >= ${int(lo)} AND minute < ${int(hi)}`);
+  }
+  const { rows } = await sql<{ total: number; idx: string; n: number | string | null }>`${sql.join(selects, sql` UNION ALL `)}`.execute(
+    reads,
+  );
+  let [entries, counted, matching] = [0, 0, 0];
+  for (const row of rows) {
+    const n = Number(row.n ?? 0);
+    if (Number(row.total) === 1) entries += n;
+    else {
+      counted += n;
+      if (test(row.idx)) matching += n;
+    }
+  }
+  if (counted !== entries) return null;
+  return matching === entries ? 'all' : matching === 0 ? 'none' : null;
 }

@@ -28,7 +28,18 @@ import {
 } from './log-store.js';
 import { compareText, MINUTE, mod, splitByMinute } from './minutes.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
-import { rolledUpMinutes, rollupColumn, rollupFilters, rollupTable, type RollupFilter, type RollupTable } from './rollups.js';
+import {
+  indexCoverage,
+  rolledUpMinutes,
+  rollupColumn,
+  rollupFilters,
+  rollupTable,
+  splitIndexFilter,
+  type IndexTest,
+  type RollupColumn,
+  type RollupFilter,
+  type RollupTable,
+} from './rollups.js';
 import { dict } from '../../../shared/dict.js';
 
 const EVERYTHING: Condition = { kind: 'all' };
@@ -202,11 +213,11 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     plan: Plan,
     bound: number | undefined,
   ): Promise<{ total: number; totalRelation: 'eq' | 'gte' }> {
-    const filters = rollupFilters(condition);
-    const rollups = filters === null ? null : rollupTable(filters, null);
-    if (filters !== null && rollups !== null) {
+    const rollups = rollupPlan(condition, null);
+    const counts = rollups === null ? null : await this.#rollupCounts(tenantId, from, end, condition, rollups, null, null);
+    if (counts !== null) {
       let total = 0;
-      for (const row of await this.#rollupCounts(tenantId, from, end, condition, filters, rollups, null, null)) total += row.count;
+      for (const row of counts) total += row.count;
       return { total, totalRelation: 'eq' };
     }
     return this.countMatches(plan, bound);
@@ -288,17 +299,16 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const end = request.to + 1;
     const from = await this.#visibleFrom(request.tenantId, request.from);
     // Whole minutes filtered and grouped only by rolled-up columns come from the per-minute rollups.
-    const filters = rollupFilters(condition);
     const groupColumn = groupField === null ? null : (rollupColumn(groupField) ?? undefined);
-    const rollups =
-      filters === null || groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupTable(filters, groupColumn);
+    const rollups = groupColumn === undefined || request.intervalMs % MINUTE !== 0 ? null : rollupPlan(condition, groupColumn);
     const counts =
-      filters !== null && rollups !== null
-        ? await this.#rollupCounts(request.tenantId, from, end, condition, filters, rollups, groupField, request.intervalMs)
-        : ((groupField === null
-            ? null
-            : await this.#countsValueByValue(request.tenantId, from, end, condition, request.intervalMs, groupField)) ??
-          (await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField)));
+      (rollups === null
+        ? null
+        : await this.#rollupCounts(request.tenantId, from, end, condition, rollups, groupField, request.intervalMs)) ??
+      (groupField === null
+        ? null
+        : await this.#countsValueByValue(request.tenantId, from, end, condition, request.intervalMs, groupField)) ??
+      (await this.#bucketCounts(request.tenantId, from, end, condition, request.intervalMs, groupField));
     return fillBuckets(starts, counts, groupField !== null, request.nullGroup ?? '');
   }
 
@@ -323,7 +333,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return [];
     const all = await this.indexBuckets(plan, intervalMs);
     if (all === null) return null;
-    const present = await this.#rollupCounts(tenantId, from, end, EVERYTHING, [], rollupTable([], column)!, groupField, null);
+    const present = await this.#everyEntryCounts(tenantId, from, end, groupField);
     const values = [
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
@@ -391,29 +401,43 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   /**
    * Counts of [from, end) from a rollup table for its whole minutes and from the rows for the ragged
    * edges, per bucket of `intervalMs` (a whole number of minutes; null: one bucket, 0) and group.
+   * Null when the plan's `_index` filter is not settled for those minutes (rollupPlan): the caller
+   * reads the rows.
    */
   async #rollupCounts(
     tenantId: string,
     from: number,
     end: number,
     condition: Condition,
-    filters: readonly RollupFilter[],
-    table: RollupTable,
+    { filters, table, indexTest }: RollupPlan,
     groupField: FieldRef | null,
     intervalMs: number | null,
-  ): Promise<BucketCount[]> {
+  ): Promise<BucketCount[] | null> {
     const counts: BucketCount[] = [];
     if (from >= end) return counts;
     const { minutes, edges } = splitByMinute(from, end - 1);
+    if (minutes) {
+      const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
+      const rolledUp = await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs });
+      // The `_index` filter is settled after the counts were read: entries are only ever added, so
+      // when every entry of those minutes (or none) satisfies it now, every one (or none) of those
+      // counted did, whatever batches came meanwhile.
+      const coverage = indexTest === null ? 'all' : await indexCoverage(this.reads, this.dialect, tenantId, minutes, indexTest);
+      if (coverage === null) return null;
+      if (coverage === 'all') counts.push(...rolledUp);
+    }
     for (const [edgeFrom, edgeEnd] of edges) {
       const edge = await this.#bucketCounts(tenantId, edgeFrom, edgeEnd, condition, intervalMs ?? MINUTE, groupField);
       counts.push(...(intervalMs === null ? edge.map((row) => ({ ...row, bucket: 0 })) : edge));
     }
-    if (minutes) {
-      const groupColumn = groupField === null ? null : rollupColumn(groupField)!;
-      counts.push(...(await rolledUpMinutes(this.reads, this.dialect, { tenantId, minutes, filters, table, groupColumn, intervalMs })));
-    }
     return counts;
+  }
+
+  /** Every entry of [from, end) counted by a rolled-up column (per one bucket, 0), from the rollups. */
+  async #everyEntryCounts(tenantId: string, from: number, end: number, field: FieldRef): Promise<BucketCount[]> {
+    const plan: RollupPlan = { filters: [], table: rollupTable([], rollupColumn(field)!)!, indexTest: null };
+    // Never null: there is no `_index` filter to settle.
+    return (await this.#rollupCounts(tenantId, from, end, EVERYTHING, plan, field, null))!;
   }
 
   async fields(tenantId: string): Promise<FieldInfo[]> {
@@ -441,7 +465,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const column = rollupColumn(field);
     if (column) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const counts = await this.#rollupCounts(request.tenantId, from, to + 1, EVERYTHING, [], rollupTable([], column)!, field, null);
+      const counts = await this.#everyEntryCounts(request.tenantId, from, to + 1, field);
       for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
@@ -468,12 +492,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     const condition = request.condition ?? EVERYTHING;
     // Level, service or host under a condition of level, service and host (in)equalities: from the rollups.
     const column = rollupColumn(field);
-    const filters = column === undefined ? null : rollupFilters(condition);
-    const table = column === undefined || filters === null ? null : rollupTable(filters, column);
-    if (filters !== null && table !== null) {
-      const counts = await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, filters, table, field, null);
-      return rolledUpStats(counts, request.limit);
-    }
+    const rollups = column === undefined ? null : rollupPlan(condition, column);
+    const counts =
+      rollups === null ? null : await this.#rollupCounts(request.tenantId, from, request.to + 1, condition, rollups, field, null);
+    if (counts !== null) return rolledUpStats(counts, request.limit);
     const byValue =
       column === undefined ? null : await this.#countsValueByValue(request.tenantId, from, request.to + 1, condition, null, field);
     if (byValue !== null) return rolledUpStats(byValue, request.limit);
@@ -610,6 +632,31 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   async ping(): Promise<void> {
     await sql`SELECT 1 FROM log_rollups LIMIT 1`.execute(this.writes);
   }
+}
+
+/** What the rollups count by: level, service and host filters, in a table that has their columns. */
+interface RollupPlan {
+  filters: readonly RollupFilter[];
+  table: RollupTable;
+  /** An `_index` filter ANDed with them, settled from the index rollups (rollups.ts, indexCoverage); null: none. */
+  indexTest: IndexTest | null;
+}
+
+/**
+ * How the rollups count a condition's matches grouped by `group`, or null when they cannot. An
+ * `_index` filter (what a named index or pattern adds, elastic-dsl.ts's indexQuery) ANDed with
+ * filters the rollups count is kept apart, for #rollupCounts to settle.
+ */
+function rollupPlan(condition: Condition, group: RollupColumn | null): RollupPlan | null {
+  const filters = rollupFilters(condition);
+  if (filters !== null) {
+    const table = rollupTable(filters, group);
+    return table === null ? null : { filters, table, indexTest: null };
+  }
+  const split = splitIndexFilter(condition);
+  const rest = split === null ? null : rollupFilters(split.rest);
+  const table = rest === null ? null : rollupTable(rest, group);
+  return split === null || rest === null || table === null ? null : { filters: rest, table, indexTest: split.test };
 }
 
 function groupKey(group: AggregateRequest['groups'][number], value: unknown): number | string | null {

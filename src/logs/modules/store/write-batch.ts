@@ -155,14 +155,14 @@ export function prepareEntries(entries: readonly LogEntry[], first = 0): Prepare
 }
 
 /**
- * The rollup tables by bucket, [bucket, level and service table, host table]: per minute, and per hour
- * for counts over days; `minute` holds the bucket's first millisecond in both.
+ * The rollup tables by bucket, [bucket, level and service table, host table, index table]: per
+ * minute, and per hour for counts over days; `minute` holds the bucket's first millisecond in all.
  */
 export const ROLLUP_BUCKETS = [
-  [MINUTE, 'log_rollups', 'log_host_rollups'],
-  [HOUR, 'log_rollups_hourly', 'log_host_rollups_hourly'],
+  [MINUTE, 'log_rollups', 'log_host_rollups', 'log_index_rollups'],
+  [HOUR, 'log_rollups_hourly', 'log_host_rollups_hourly', 'log_index_rollups_hourly'],
 ] as const;
-export const ROLLUP_TABLE_NAMES = ROLLUP_BUCKETS.flatMap(([, table, hostTable]) => [table, hostTable]);
+export const ROLLUP_TABLE_NAMES = ROLLUP_BUCKETS.flatMap(([, table, hostTable, indexTable]) => [table, hostTable, indexTable]);
 
 export interface RollupRow {
   minute: number;
@@ -177,17 +177,38 @@ export interface HostRollupRow {
   count: number;
 }
 
+/** Entries of a bucket by their `_index` attribute ('' for none); rollups.ts's indexCoverage reads them. */
+export interface IndexRollupRow {
+  minute: number;
+  idx: string;
+  count: number;
+}
+
+/**
+ * The key an entry is counted under in the index rollups: its `_index` when a non-empty string, ''
+ * when it has none; undefined (not counted, so the index rollups of its bucket stay incomplete and
+ * are not used) for any other value, which an `_index` filter on the rows may or may not match.
+ */
+export function indexRollupKey(attributes: Record<string, AttributeValue>): string | undefined {
+  const index = attributes._index;
+  if (index === undefined) return '';
+  return typeof index === 'string' && index !== '' ? index : undefined;
+}
+
 /** A batch's rows for one pair of rollup tables of ROLLUP_BUCKETS. */
 export interface BatchRollups {
   table: (typeof ROLLUP_BUCKETS)[number][1];
   hostTable: (typeof ROLLUP_BUCKETS)[number][2];
+  indexTable: (typeof ROLLUP_BUCKETS)[number][3];
   rows: RollupRow[];
   hostRows: HostRollupRow[];
+  indexRows: IndexRollupRow[];
 }
 
 const byMinuteLevelService = (a: RollupRow, b: RollupRow): number =>
   a.minute - b.minute || compareText(a.level, b.level) || compareText(a.service, b.service);
 const byMinuteHost = (a: HostRollupRow, b: HostRollupRow): number => a.minute - b.minute || compareText(a.host, b.host);
+const byMinuteIndex = (a: IndexRollupRow, b: IndexRollupRow): number => a.minute - b.minute || compareText(a.idx, b.idx);
 
 /**
  * A batch's counts for every pair of rollup tables (ROLLUP_BUCKETS): by level and service, and by host
@@ -196,16 +217,21 @@ const byMinuteHost = (a: HostRollupRow, b: HostRollupRow): number => a.minute - 
  * in that minute's map); the coarser buckets add up the minutes' rows.
  */
 export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] {
-  // Per minute: by level, then by service (no key text made per entry), and by host.
-  const minutes = new Map<number, { rows: Map<string, Map<string, RollupRow>>; hosts: Map<string, HostRollupRow> }>();
+  // Per minute: by level, then by service (no key text made per entry), by host, and by index.
+  type MinuteCounts = {
+    rows: Map<string, Map<string, RollupRow>>;
+    hosts: Map<string, HostRollupRow>;
+    indexes: Map<string, IndexRollupRow>;
+  };
+  const minutes = new Map<number, MinuteCounts>();
   let minute = Number.NaN;
-  let current = { rows: new Map<string, Map<string, RollupRow>>(), hosts: new Map<string, HostRollupRow>() };
+  let current: MinuteCounts = { rows: new Map(), hosts: new Map(), indexes: new Map() };
   for (const entry of entries) {
     const entryMinute = entry.ts - mod(entry.ts, MINUTE);
     if (entryMinute !== minute) {
       minute = entryMinute;
       let counts = minutes.get(minute);
-      if (!counts) minutes.set(minute, (counts = { rows: new Map(), hosts: new Map() }));
+      if (!counts) minutes.set(minute, (counts = { rows: new Map(), hosts: new Map(), indexes: new Map() }));
       current = counts;
     }
     const level = entry.level ?? '';
@@ -219,14 +245,22 @@ export function batchRollups(entries: readonly PreparedEntry[]): BatchRollups[] 
     const hostRow = current.hosts.get(host);
     if (hostRow) hostRow.count += 1;
     else current.hosts.set(host, { minute, host, count: 1 });
+    const idx = indexRollupKey(entry.attributes);
+    if (idx === undefined) continue;
+    const indexRow = current.indexes.get(idx);
+    if (indexRow) indexRow.count += 1;
+    else current.indexes.set(idx, { minute, idx, count: 1 });
   }
   const rows = [...minutes.values()].flatMap((counts) => [...counts.rows.values()].flatMap((services) => [...services.values()]));
   const hostRows = [...minutes.values()].flatMap((counts) => [...counts.hosts.values()]);
-  return ROLLUP_BUCKETS.map(([bucketMs, table, hostTable]) => ({
+  const indexRows = [...minutes.values()].flatMap((counts) => [...counts.indexes.values()]);
+  return ROLLUP_BUCKETS.map(([bucketMs, table, hostTable, indexTable]) => ({
     table,
     hostTable,
+    indexTable,
     rows: (bucketMs === MINUTE ? rows : coarser(rows, bucketMs, (row) => `${row.level}\u0000${row.service}`)).sort(byMinuteLevelService),
     hostRows: (bucketMs === MINUTE ? hostRows : coarser(hostRows, bucketMs, (row) => row.host)).sort(byMinuteHost),
+    indexRows: (bucketMs === MINUTE ? indexRows : coarser(indexRows, bucketMs, (row) => row.idx)).sort(byMinuteIndex),
   }));
 }
 

@@ -223,6 +223,10 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
         SELECT ${tenantId}, r.minute, r.host, r.count
         FROM json_to_recordset(${JSON.stringify(rollups.hostRows)}::json) AS r(minute bigint, host text, count bigint)
         ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
+      await sql`INSERT INTO ${sql.table(rollups.indexTable)} AS r0 (tenant_id, minute, idx, count)
+        SELECT ${tenantId}, r.minute, r.idx, r.count
+        FROM json_to_recordset(${JSON.stringify(rollups.indexRows)}::json) AS r(minute bigint, idx text, count bigint)
+        ON CONFLICT (tenant_id, minute, idx) DO UPDATE SET count = r0.count + excluded.count`.execute(trx);
     }
     if (newFields.length > 0) {
       await sql`INSERT INTO log_fields (tenant_id, name, type)

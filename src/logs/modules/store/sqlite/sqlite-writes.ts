@@ -400,9 +400,10 @@ async function writePrepared(
     );
   }
   // Per minute and per hour (the hourly tables answer counts over days).
-  for (const { table, hostTable, rows, hostRows } of batch.rollups) {
+  for (const { table, hostTable, indexTable, rows, hostRows, indexRows } of batch.rollups) {
     const rollups = JSON.stringify(rows.map((row) => [row.minute, row.level, row.service, row.count]));
     const hostRollups = JSON.stringify(hostRows.map((row) => [row.minute, row.host, row.count]));
+    const indexRollups = JSON.stringify(indexRows.map((row) => [row.minute, row.idx, row.count]));
     writes.push(
       sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
@@ -410,6 +411,9 @@ async function writePrepared(
       sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
       ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.compile(connection),
+      sql`INSERT INTO ${sql.table(indexTable)} (tenant_id, minute, idx, count)
+      SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexRollups}) WHERE true
+      ON CONFLICT (tenant_id, minute, idx) DO UPDATE SET count = count + excluded.count`.compile(connection),
     );
   }
   if (newFields.length > 0) {
