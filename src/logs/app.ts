@@ -54,6 +54,7 @@ import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts, sourceCountsJob } from './modules/dashboards/source-counts.js';
 import { otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { elasticRoutes } from './modules/elastic/elastic.routes.js';
+import { BatchGate, INGEST_BATCHES_AT_ONCE } from './modules/ingest/pipeline.js';
 import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -382,7 +383,16 @@ export async function buildLogsService({
     prefix: '/api/v1/k8s',
   });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
-  const ingest = { stats, storage, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
+  const ingest = {
+    stats,
+    storage,
+    guards,
+    bodyLimit: config.ingestBodyLimit,
+    maxInflateRatio: config.ingestMaxInflateRatio,
+    now,
+    // One for every ingest route: they share the store's writer.
+    batches: new BatchGate(INGEST_BATCHES_AT_ONCE),
+  };
   const gatewayLogs = {
     store,
     gatewayUsername: config.gatewayShipperUsername,

@@ -29,6 +29,8 @@ export interface Accounting {
   now: () => number;
   /** Turns a failed write into its 503 (full, read-only, database down) and raises readiness `storage`. */
   storage?: StorageWatch | undefined;
+  /** The batches decoded at once, shared by every ingest route of the service (admitted); none: no limit. */
+  batches?: BatchGate | undefined;
 }
 
 /** Requests whose failed batch ingestBatch already counted (countFailedBatch must not count it again). */
@@ -79,6 +81,49 @@ export async function ingestBatch<T>(
   if (stored > 0) storage?.succeeded();
   stats.leave(tenantId, source, stored);
   stats.record(tenantId, source, { received, stored, rejected: mapping.rejected }, { latencyMs: now() - started });
+}
+
+/**
+ * Decodes and stores one request's batch (`work`) once the service's BatchGate admits it: at most
+ * INGEST_BATCHES_AT_ONCE batches between decoding and commit (BatchGate).
+ */
+export function admitted<T>(accounting: Accounting, work: () => Promise<T>): Promise<T> {
+  return accounting.batches ? accounting.batches.run(work) : work();
+}
+
+/** One batch being written and one decoded beside it, ready for the writer (BatchGate). */
+export const INGEST_BATCHES_AT_ONCE = 2;
+
+/**
+ * At most `limit` batches at a time from their decoding to their commit; the others wait, as the
+ * request bodies they arrived as. A decoded batch (thousands of objects) that waits for the store's
+ * writer is copied by every young-generation collection meanwhile, and then by the old generation's;
+ * a body is one string, never copied. With a batch being written and one decoded beside it, the
+ * writer has its next batch ready and the event loop no third to carry. The order of admission is
+ * the order of arrival.
+ */
+export class BatchGate {
+  #admitted = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(readonly limit: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#admitted < this.limit) this.#admitted += 1;
+    // A slot is handed from the batch that leaves to the first waiting one (#leave).
+    else await new Promise<void>((admit) => this.#waiting.push(admit));
+    try {
+      return await work();
+    } finally {
+      this.#leave();
+    }
+  }
+
+  #leave(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#admitted -= 1;
+  }
 }
 
 /**
