@@ -383,23 +383,14 @@ export async function buildLogsService({
     prefix: '/api/v1/k8s',
   });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
-  const ingest = {
-    stats,
-    storage,
-    guards,
-    bodyLimit: config.ingestBodyLimit,
-    maxInflateRatio: config.ingestMaxInflateRatio,
-    now,
-    // One for every ingest route: they share the store's writer.
-    batches: new BatchGate(INGEST_BATCHES_AT_ONCE),
-  };
+  const ingest = { stats, storage, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
   const gatewayLogs = {
     store,
     gatewayUsername: config.gatewayShipperUsername,
     onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername),
   };
   await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
-  await app.register(elasticRoutes({ ...ingest, store }), { prefix: '/api/v1/_elastic' });
+  await app.register(elasticRoutes({ ...ingest, store, batches: new BatchGate(INGEST_BATCHES_AT_ONCE) }), { prefix: '/api/v1/_elastic' });
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

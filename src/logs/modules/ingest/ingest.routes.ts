@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { errorResponses, invalidBody } from '../../http/errors.js';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { acceptGzip, acceptProtobuf, admitted, countFailedBatch, ingestBatch, type Accounting, type Mapping } from './pipeline.js';
+import { acceptGzip, acceptProtobuf, countFailedBatch, ingestBatch, type Accounting, type Mapping } from './pipeline.js';
 import type { OtlpSignal } from './signals.js';
 
 export interface IngestDeps extends Accounting {
@@ -36,30 +36,27 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
         },
         async (request, reply: FastifyReply) => {
           const protobuf = Buffer.isBuffer(request.body);
-          const mapping = await admitted(deps, async () => {
-            let mapping: Mapping<unknown>;
-            if (protobuf && signal.decodeAndMap) {
-              try {
-                mapping = signal.decodeAndMap(request.body as Buffer, deps.now());
-              } catch {
-                throw invalidBody(`not an OTLP ${signal.message}`);
-              }
-            } else {
-              let decoded: unknown;
-              try {
-                decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
-              } catch {
-                throw invalidBody(`not an OTLP ${signal.message}`);
-              }
-              try {
-                mapping = signal.map(decoded, deps.now());
-              } catch (error) {
-                throw invalidBody((error as Error).message);
-              }
+          let mapping: Mapping<unknown>;
+          if (protobuf && signal.decodeAndMap) {
+            try {
+              mapping = signal.decodeAndMap(request.body as Buffer, deps.now());
+            } catch {
+              throw invalidBody(`not an OTLP ${signal.message}`);
             }
-            await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
-            return mapping;
-          });
+          } else {
+            let decoded: unknown;
+            try {
+              decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
+            } catch {
+              throw invalidBody(`not an OTLP ${signal.message}`);
+            }
+            try {
+              mapping = signal.map(decoded, deps.now());
+            } catch (error) {
+              throw invalidBody((error as Error).message);
+            }
+          }
+          await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
           const errorMessage = mapping.errors.join('; ');
           if (protobuf) {
             reply.header('content-type', 'application/x-protobuf');

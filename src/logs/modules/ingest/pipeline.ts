@@ -29,8 +29,6 @@ export interface Accounting {
   now: () => number;
   /** Turns a failed write into its 503 (full, read-only, database down) and raises readiness `storage`. */
   storage?: StorageWatch | undefined;
-  /** The batches decoded at once, shared by every ingest route of the service (admitted); none: no limit. */
-  batches?: BatchGate | undefined;
 }
 
 /** Requests whose failed batch ingestBatch already counted (countFailedBatch must not count it again). */
@@ -84,11 +82,12 @@ export async function ingestBatch<T>(
 }
 
 /**
- * Decodes and stores one request's batch (`work`) once the service's BatchGate admits it: at most
- * INGEST_BATCHES_AT_ONCE batches between decoding and commit (BatchGate).
+ * Decodes and stores one request's batch (`work`) once `gate` admits it (BatchGate); at once without
+ * one. The service gates `_bulk` (INGEST_BATCHES_AT_ONCE); OTLP, whose records are mapped as they are
+ * read, gained nothing from it when measured (docs/benchmarks.md, "the third pass").
  */
-export function admitted<T>(accounting: Accounting, work: () => Promise<T>): Promise<T> {
-  return accounting.batches ? accounting.batches.run(work) : work();
+export function admitted<T>(gate: BatchGate | undefined, work: () => Promise<T>): Promise<T> {
+  return gate ? gate.run(work) : work();
 }
 
 /** One batch being written and one decoded beside it, ready for the writer (BatchGate). */
