@@ -52,6 +52,34 @@ for (const dialect of DIALECTS) {
       return response.json().hits.total.value as number;
     }
 
+    // The service parses at most two `_bulk` batches ahead of their commit (pipeline.ts BatchGate): the others wait their turn.
+    test(
+      'more batches at once than are parsed at once: each answered once stored, a refused one frees its place',
+      { timeout: 120_000 },
+      async () => {
+        const marker = uniqueName('concurrent').toLowerCase();
+        const headers = await logs.admin();
+        const batch = (n: number) =>
+          ndjson([
+            { create: { _id: `${marker}-same` } },
+            { message: `retried ${marker} same ${n}` },
+            ...Array.from({ length: 50 }, (_, i) => [{ index: {} }, { message: `retried ${marker} b${n} e${i}` }]).flat(),
+          ]);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, n) =>
+            logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: n === 3 ? '\n' : batch(n) }),
+          ),
+        );
+        assert.deepEqual(
+          answers.map((answer) => answer.statusCode),
+          [200, 200, 200, 400, 200, 200, 200, 200],
+        );
+        const sameId = answers.filter((_, n) => n !== 3).map((answer) => answer.json().items[0].create.status as number);
+        assert.deepEqual(sameId.sort(), [201, 409, 409, 409, 409, 409, 409], 'one _id sent in concurrent batches is stored once');
+        assert.equal(await stored(marker), 7 * 50 + 1);
+      },
+    );
+
     test('an _id is remembered until LOGS_INGEST_ID_WINDOW has passed, then the same _id is stored again', async () => {
       const marker = uniqueName('window').toLowerCase();
       const id = `${marker}-id`;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseBulk } from '../../../src/logs/modules/elastic/bulk.js';
+import { PARSE_CHUNK, parseBulk, parseBulkInTurns, type BulkParse } from '../../../src/logs/modules/elastic/bulk.js';
 
 const NOW = Date.UTC(2026, 10, 29);
 const ndjson = (...lines: unknown[]) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
@@ -71,5 +71,35 @@ describe('parseBulk', () => {
       { ...entry!.attributes },
       { msg: 'second', 'log.level': 'WARN', _index: 'app', 'nested.a': '[1,2]', _id: items[0]!.id },
     );
+  });
+
+  test('in turns: the same items and entries, with a turn of the event loop every PARSE_CHUNK actions', async () => {
+    const lines: unknown[] = [];
+    for (let i = 0; i < 2 * PARSE_CHUNK + 200; i += 1) {
+      if (i % 97 === 0) lines.push({ delete: { _id: `d${i}` } });
+      else if (i % 89 === 0) lines.push({ index: {} }, '{"message": not json');
+      else lines.push(i % 2 ? { create: { _index: 'a', _id: `id-${i}` } } : { index: {} }, { message: `m${i}`, level: 'WARN', n: i });
+    }
+    const body = `${ndjson(...lines)}\n`;
+    // Generated ids differ from parse to parse: compared where they are not.
+    const comparable = ({ items, entries }: BulkParse) => ({
+      items: items.map((item) => ({ ...item, id: item.action === 'create' || item.action === 'delete' ? item.id : '' })),
+      entries: entries.map((entry) => ({ ...entry, attributes: { ...entry.attributes, _id: entry.documentId ?? '' } })),
+    });
+    let turns = 0;
+    const inTurns = await parseBulkInTurns(body, 'logs', NOW, async () => {
+      turns += 1;
+    });
+    assert.deepEqual(comparable(inTurns), comparable(parseBulk(body, 'logs', NOW)));
+    assert.equal(inTurns.items.length, 2 * PARSE_CHUNK + 200);
+    assert.equal(turns, 2);
+
+    // With the event loop's own turns, what was waiting (a reply of the SQLite thread, say) runs before the parse ends.
+    let ranMeanwhile = false;
+    setImmediate(() => (ranMeanwhile = true));
+    const parsed = parseBulkInTurns(body, 'logs', NOW);
+    assert.equal(ranMeanwhile, false);
+    await parsed;
+    assert.equal(ranMeanwhile, true);
   });
 });

@@ -176,61 +176,107 @@ const ACTION_MEMORY = 64;
  * `delete` are refused per item (logs are append-only).
  */
 export function parseBulk(body: string, defaultIndex: string, now: number): BulkParse {
-  const lines = new NdjsonLines(body);
-  const items: BulkItem[] = [];
-  const entries: LogEntry[] = [];
+  const parser = new BulkParser(body, defaultIndex, now);
+  while (parser.read(Infinity));
+  return parser;
+}
+
+/** Actions parseBulkInTurns reads between turns of the event loop. */
+export const PARSE_CHUNK = 500;
+
+/**
+ * parseBulk with a turn of the event loop every PARSE_CHUNK actions: a body of thousands of documents
+ * in one go would hold the event loop for tens of milliseconds, and with it the SQLite writer's
+ * reply to a batch in the middle of its transaction (the writer idles meanwhile).
+ */
+export async function parseBulkInTurns(
+  body: string,
+  defaultIndex: string,
+  now: number,
+  turn: () => Promise<void> = nextTurn,
+): Promise<BulkParse> {
+  const parser = new BulkParser(body, defaultIndex, now);
+  while (parser.read(PARSE_CHUNK)) await turn();
+  return parser;
+}
+
+/** A turn of the event loop: whatever is ready runs first. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** parseBulk's reading of one body, some actions at a time (read). */
+class BulkParser implements BulkParse {
+  readonly items: BulkItem[] = [];
+  readonly entries: LogEntry[] = [];
+  readonly #lines: NdjsonLines;
   // An action line is read once: what it says serves every repeat of the line.
-  const actions = new Map<string, ActionLine>();
-  for (let line = lines.next(); line !== undefined; line = lines.next()) {
-    const lineNumber = lines.count;
-    let action = actions.get(line);
-    if (action === undefined) {
-      action = actionOf(line, defaultIndex);
-      if (actions.size < ACTION_MEMORY) actions.set(line, action);
-    }
-    const { kind, index, explicitId } = action;
-    const id = explicitId ?? generatedId();
-    if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
-      // The line is no action: assume the usual pairing and skip its document line too.
-      items.push({
-        action: 'index',
-        index,
-        id,
-        error: { type: 'action_request_validation_exception', reason: `line ${lineNumber}: expected an action (index or create)` },
-        entry: undefined,
-      });
-      lines.next();
-      continue;
-    }
-    if (kind === 'delete') {
-      items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: delete is not supported'));
-      continue;
-    }
-    const source = lines.next();
-    if (kind === 'update') {
-      items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: update is not supported'));
-      continue;
-    }
-    if (source === undefined) {
-      items.push(refused(kind, index, id, 'action_request_validation_exception', 'the action has no document line'));
-      continue;
-    }
-    let doc: unknown;
-    try {
-      doc = JSON.parse(source);
-    } catch {
-      items.push(refused(kind, index, id, 'mapper_parsing_exception', 'failed to parse the document: not JSON'));
-      continue;
-    }
-    const entry = documentToEntry(doc, now);
-    if (typeof entry === 'string') {
-      items.push(refused(kind, index, id, 'mapper_parsing_exception', entry));
-      continue;
-    }
-    items.push({ action: kind, index, id, error: undefined, entry: entries.length });
-    entries.push(storedDocument(entry, index, explicitId, id));
+  readonly #actions = new Map<string, ActionLine>();
+
+  constructor(
+    body: string,
+    private readonly defaultIndex: string,
+    private readonly now: number,
+  ) {
+    this.#lines = new NdjsonLines(body);
   }
-  return { items, entries };
+
+  /** Reads up to `actions` actions; false once the body is read to its end. */
+  read(actions: number): boolean {
+    const lines = this.#lines;
+    const { items, entries, defaultIndex, now } = this;
+    const actionLines = this.#actions;
+    for (let count = 0; count < actions; count += 1) {
+      const line = lines.next();
+      if (line === undefined) return false;
+      const lineNumber = lines.count;
+      let action = actionLines.get(line);
+      if (action === undefined) {
+        action = actionOf(line, defaultIndex);
+        if (actionLines.size < ACTION_MEMORY) actionLines.set(line, action);
+      }
+      const { kind, index, explicitId } = action;
+      const id = explicitId ?? generatedId();
+      if (kind !== 'index' && kind !== 'create' && kind !== 'update' && kind !== 'delete') {
+        // The line is no action: assume the usual pairing and skip its document line too.
+        items.push({
+          action: 'index',
+          index,
+          id,
+          error: { type: 'action_request_validation_exception', reason: `line ${lineNumber}: expected an action (index or create)` },
+          entry: undefined,
+        });
+        lines.next();
+        continue;
+      }
+      if (kind === 'delete') {
+        items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: delete is not supported'));
+        continue;
+      }
+      const source = lines.next();
+      if (kind === 'update') {
+        items.push(refused(kind, index, id, 'illegal_argument_exception', 'logs are append-only: update is not supported'));
+        continue;
+      }
+      if (source === undefined) {
+        items.push(refused(kind, index, id, 'action_request_validation_exception', 'the action has no document line'));
+        continue;
+      }
+      let doc: unknown;
+      try {
+        doc = JSON.parse(source);
+      } catch {
+        items.push(refused(kind, index, id, 'mapper_parsing_exception', 'failed to parse the document: not JSON'));
+        continue;
+      }
+      const entry = documentToEntry(doc, now);
+      if (typeof entry === 'string') {
+        items.push(refused(kind, index, id, 'mapper_parsing_exception', entry));
+        continue;
+      }
+      items.push({ action: kind, index, id, error: undefined, entry: entries.length });
+      entries.push(storedDocument(entry, index, explicitId, id));
+    }
+    return true;
+  }
 }
 
 /** An item refused with Elasticsearch's error type and a reason; the rest of the batch goes on. */

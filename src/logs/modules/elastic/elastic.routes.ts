@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
-import { bulkResponse, bulkResponseText, parseBulk } from './bulk.js';
-import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
+import { bulkResponse, bulkResponseText, parseBulkInTurns } from './bulk.js';
+import { acceptGzip, admitted, countFailedBatch, ingestBatch, type Accounting, type BatchGate } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError, unsupported } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
@@ -30,6 +30,8 @@ export interface ElasticDeps extends Accounting {
   bodyLimit: number;
   /** LOGS_INGEST_MAX_INFLATE_RATIO (inflate.ts). */
   maxInflateRatio?: number;
+  /** The `_bulk` batches decoded at once (pipeline.ts BatchGate); none: no limit. */
+  batches?: BatchGate | undefined;
 }
 
 /** The version the official clients and shippers see: an 8.x they all accept. */
@@ -151,13 +153,17 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
     // Writing.
     const bulk = async (request: FastifyRequest, reply: FastifyReply) => {
       const started = deps.now();
-      if (typeof request.body !== 'string') throw parsingError('the bulk body must be NDJSON');
-      const { items, entries } = parseBulk(request.body, (request.params as { index?: string }).index ?? 'logs', started);
-      if (items.length === 0) throw parsingError('the bulk request holds no actions');
-      const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
-      let duplicates: readonly number[] = [];
-      await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
-        ({ duplicates } = await deps.store.append(request.tenantId, stored));
+      const body = request.body;
+      if (typeof body !== 'string') throw parsingError('the bulk body must be NDJSON');
+      const { items, duplicates } = await admitted(deps.batches, async () => {
+        const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
+        if (items.length === 0) throw parsingError('the bulk request holds no actions');
+        const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
+        let duplicates: readonly number[] = [];
+        await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
+          ({ duplicates } = await deps.store.append(request.tenantId, stored));
+        });
+        return { items, duplicates };
       });
       const took = Math.max(0, deps.now() - started);
       // A `filter_path` (Elasticsearch's common parameter) selects from the answer's object: the text only without one.

@@ -245,19 +245,28 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     bodies[index] = ftsBody(entry.message);
   }
   await nextTurn();
-  // Taken last: the dictionary may have changed while this batch waited for turns of the event loop.
+  // Each of the steps below takes milliseconds for a batch of thousands: a turn of the event loop
+  // between them, so that the SQLite writer's reply to another batch is not held behind them all.
+  const packed = encoded ? packValues(entryValues) : undefined;
+  await nextTurn();
+  const rollups = batchRollups(sorted);
+  // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
+  const newFields = caches.fields.newFields(tenantId, sorted);
+  await nextTurn();
+  // Taken last: the dictionary may have changed while this batch waited for turns of the event loop
+  // (and if it changes from here on, the writer takes the facets again: writePrepared).
   const facetsAt = caches.facets.stateOf(tenantId);
   const facets = facetsAt === undefined ? undefined : caches.facets.facetsOf(tenantId, sorted);
+  if (facets) await nextTurn();
   return {
     tenantId,
     entries: sorted,
     places,
     entryValues,
-    packed: encoded ? packValues(entryValues) : undefined,
+    packed,
     bodies,
-    rollups: batchRollups(sorted),
-    // The catalogue only grows: fields it learns meanwhile are stored again, which changes nothing.
-    newFields: caches.fields.newFields(tenantId, sorted),
+    rollups,
+    newFields,
     facets,
     facetsAt,
     // In time order, so each hour's entries are consecutive.
