@@ -104,24 +104,40 @@ export const DistinctResponse = Type.Object({
   values: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() })),
 });
 
+/** Matches a field's statistics are counted in at most, by default (Kibana's Discover shows its sample's size likewise). */
+export const DEFAULT_FIELD_STATS_SAMPLE = 10_000;
+const MAX_FIELD_STATS_SAMPLE = 1_000_000;
+
 export const FieldStatsBody = Type.Object({
   ...SearchFields,
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many of the most frequent values (default 10)' })),
+  sampleSize: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_FIELD_STATS_SAMPLE,
+      description: `With more matches than this, present, distinct and values are counted in the newest this many (default ${DEFAULT_FIELD_STATS_SAMPLE}; see sampled)`,
+    }),
+  ),
 });
 export const FieldStatsResponse = Type.Object({
   field: Type.String(),
   type: Type.Union([Type.Literal('string'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('date'), Type.Null()], {
     description: "The field's type in the tenant's logs; null when no entry of the tenant has it",
   }),
-  matched: Type.Integer({ description: 'Entries matching the query in the range' }),
-  present: Type.Integer({ description: 'Of those, entries that have the field' }),
-  coverage: Type.Number({ description: 'present / matched (0 when nothing matched)' }),
-  distinct: Type.Integer({ description: 'Distinct values of the field among the matches' }),
+  matched: Type.Integer({ description: 'Entries matching the query in the range (always every one)' }),
+  sampled: Type.Boolean({
+    description:
+      'true: present, coverage, distinct and values are of a sample, the newest sampleSize of the matches (by @timestamp), not of every match; false: of every match',
+  }),
+  sampleSize: Type.Integer({ description: 'The entries present, distinct and values were counted in: matched, or the sample when sampled' }),
+  present: Type.Integer({ description: 'Of the entries counted (sampleSize), those that have the field' }),
+  coverage: Type.Number({ description: 'present / sampleSize (0 when nothing matched)' }),
+  distinct: Type.Integer({ description: 'Distinct values of the field among the entries counted' }),
   values: Type.Array(
     Type.Object({
       value: Type.String(),
-      count: Type.Integer(),
-      share: Type.Number({ description: 'count / matched' }),
+      count: Type.Integer({ description: 'Entries counted (of sampleSize) with this value' }),
+      share: Type.Number({ description: 'count / sampleSize' }),
     }),
     { description: 'Most frequent first' },
   ),

@@ -478,32 +478,60 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       column === undefined ? null : await this.#countsValueByValue(request.tenantId, from, request.to + 1, condition, null, field);
     if (byValue !== null) return rolledUpStats(byValue, request.limit);
     const plan = await this.#plan(request.tenantId, from, request.to + 1, condition);
-    if (plan === null) return { matched: 0, present: 0, distinct: 0, values: [] };
+    if (plan === null) return { matched: 0, counted: 0, sampled: false, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
-    const source = await this.rowsOf(plan, value);
-    // One pass over the matches, counted by value; from those counts, the totals (the row with `top`
+    if (request.sample !== undefined) {
+      // Past `sample` matches, the values of the newest `sample` only (every match's row would be read).
+      const { total } = await this.#countMatches(request.tenantId, from, request.to + 1, condition, plan, undefined);
+      if (total > request.sample) {
+        const newest = await this.newestMatches(plan, request.sample, value);
+        const stats = await this.#countValues(newest.rows, newest.where, value, request.limit);
+        return { ...stats, matched: total, sampled: true };
+      }
+    }
+    const stats = await this.#countValues(await this.rowsOf(plan, value), plan.where, value, request.limit);
+    return { ...stats, matched: stats.counted, sampled: false };
+  }
+
+  /**
+   * The rows (`rows`, as `l`) of the newest `n` matches of a plan (by time, ties by id), and the
+   * condition to read them with (`reads`: what the query computes over them, as for rowsOf).
+   */
+  protected async newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<{ rows: RawBuilder<unknown>; where: RawBuilder<unknown> }> {
+    const rows = sql`(SELECT * FROM ${await this.rowsOf(plan, reads)} l WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${n})`;
+    return { rows, where: sql`TRUE` };
+  }
+
+  /** A field's values over the rows `rows` (as `l`) that `where` keeps: how many rows, how many have it, its distinct and most frequent values. */
+  async #countValues(
+    rows: RawBuilder<unknown>,
+    where: RawBuilder<unknown>,
+    value: RawBuilder<unknown>,
+    limit: number,
+  ): Promise<Omit<FieldStats, 'matched' | 'sampled'>> {
+    // One pass over the rows, counted by value; from those counts, the totals (the row with `top`
     // 0) and the most frequent values (the others).
-    const { rows } = await sql<{
+    const { rows: found } = await sql<{
       value: string | number | null;
       n: number | string;
       present: number | string | null;
       distinct: number | string | null;
       top: number | string;
     }>`
-      WITH counted AS MATERIALIZED (SELECT ${value} AS value, count(*) AS n FROM ${source} l WHERE ${plan.where} GROUP BY 1)
+      WITH counted AS MATERIALIZED (SELECT ${value} AS value, count(*) AS n FROM ${rows} l WHERE ${where} GROUP BY 1)
       SELECT NULL AS value, sum(n) AS n, sum(CASE WHEN value IS NOT NULL THEN n ELSE 0 END) AS present, count(value) AS ${sql.ref('distinct')}, 0 AS top
       FROM counted
       UNION ALL
       SELECT * FROM (SELECT value, n, CAST(NULL AS BIGINT) AS present, CAST(NULL AS BIGINT) AS ${sql.ref('distinct')}, 1 AS top FROM counted
-        WHERE value IS NOT NULL ORDER BY n DESC, value ASC LIMIT ${request.limit}) most`.execute(this.reads);
-    const totals = rows.find((row) => Number(row.top) === 0);
+        WHERE value IS NOT NULL ORDER BY n DESC, value ASC LIMIT ${limit}) most`.execute(this.reads);
+    const totals = found.find((row) => Number(row.top) === 0);
     const values = new Map<string, number>();
-    for (const row of rows) if (Number(row.top) === 1) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
+    for (const row of found) if (Number(row.top) === 1) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
     return {
-      matched: Number(totals?.n ?? 0),
+      counted: Number(totals?.n ?? 0),
       present: Number(totals?.present ?? 0),
       distinct: Number(totals?.distinct ?? 0),
-      values: sortDistinct(values, undefined, request.limit),
+      values: sortDistinct(values, undefined, limit),
     };
   }
 
@@ -702,7 +730,7 @@ function rolledUpStats(counts: readonly BucketCount[], limit: number): FieldStat
   }
   let present = 0;
   for (const n of values.values()) present += n;
-  return { matched, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
+  return { matched, counted: matched, sampled: false, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
 }
 
 function sortDistinct(values: Map<string, number>, q: string | undefined, limit: number): { value: string; count: number }[] {
