@@ -105,7 +105,7 @@ export const DistinctResponse = Type.Object({
 });
 
 /** Matches a field's statistics are counted in at most, by default (Kibana's Discover shows its sample's size likewise). */
-export const DEFAULT_FIELD_STATS_SAMPLE = 10_000;
+export const DEFAULT_FIELD_STATS_SAMPLE = 2_000;
 const MAX_FIELD_STATS_SAMPLE = 1_000_000;
 
 export const FieldStatsBody = Type.Object({

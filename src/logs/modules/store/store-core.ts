@@ -481,25 +481,27 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (plan === null) return { matched: 0, counted: 0, sampled: false, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
     if (request.sample !== undefined) {
-      // Past `sample` matches, the values of the newest `sample` only (every match's row would be read).
+      // The newest `sample` matches; only when there are more is every match counted (its rows are not read).
+      const newest = await this.newestMatches(plan, request.sample, value);
+      const stats = await this.#countValues(newest.rows, newest.where, value, request.limit);
+      if (!newest.more) return { ...stats, matched: stats.counted, sampled: false };
       const { total } = await this.#countMatches(request.tenantId, from, request.to + 1, condition, plan, undefined);
-      if (total > request.sample) {
-        const newest = await this.newestMatches(plan, request.sample, value);
-        const stats = await this.#countValues(newest.rows, newest.where, value, request.limit);
-        return { ...stats, matched: total, sampled: true };
-      }
+      return { ...stats, matched: total, sampled: true };
     }
     const stats = await this.#countValues(await this.rowsOf(plan, value), plan.where, value, request.limit);
     return { ...stats, matched: stats.counted, sampled: false };
   }
 
   /**
-   * The rows (`rows`, as `l`) of the newest `n` matches of a plan (by time, ties by id), and the
-   * condition to read them with (`reads`: what the query computes over them, as for rowsOf).
+   * The rows (`rows`, as `l`, to be read with `where`) of the newest `n` matches of a plan (by time,
+   * ties by id), and whether there are more matches (`reads`: what the query computes over them, as
+   * for rowsOf).
    */
-  protected async newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<{ rows: RawBuilder<unknown>; where: RawBuilder<unknown> }> {
-    const rows = sql`(SELECT * FROM ${await this.rowsOf(plan, reads)} l WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${n})`;
-    return { rows, where: sql`TRUE` };
+  protected async newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
+    const source = await this.rowsOf(plan, reads);
+    const newest = (limit: number) => sql`(SELECT * FROM ${source} l WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${limit})`;
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${newest(n + 1)} l`.execute(this.reads);
+    return { rows: newest(n), where: sql`TRUE`, more: Number(rows[0]?.n ?? 0) > n };
   }
 
   /** A field's values over the rows `rows` (as `l`) that `where` keeps: how many rows, how many have it, its distinct and most frequent values. */
@@ -647,6 +649,14 @@ function groupKey(group: AggregateRequest['groups'][number], value: unknown): nu
 
 function numberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
+}
+
+/** What LogStoreCore.newestMatches finds. */
+export interface NewestMatches {
+  rows: RawBuilder<unknown>;
+  where: RawBuilder<unknown>;
+  /** More matches than the newest asked for. */
+  more: boolean;
 }
 
 export interface BoundedTotal {

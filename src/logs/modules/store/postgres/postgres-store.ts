@@ -11,6 +11,7 @@ import {
   type BoundedTotal,
   type BucketCount,
   type DocumentIdWindow,
+  type NewestMatches,
   type ReadDialect,
   type ReadPlan,
   type TimePage,
@@ -536,16 +537,16 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
-   * The newest `n` matches as the hits of their entries (read of the columns `reads` names): the
-   * matches found as a page newest first finds them (timePage), their entries not read whole.
+   * The newest `n` matches as the hits of their entries (read of the columns `reads` names): found
+   * as a page newest first finds them (timePage), their entries not read whole.
    */
-  protected override async newestMatches(
-    plan: PostgresPlan,
-    n: number,
-    reads: RawBuilder<unknown>,
-  ): Promise<{ rows: RawBuilder<unknown>; where: RawBuilder<unknown> }> {
-    const hits = await this.#newestHits(plan, n);
-    return { rows: entriesAt(plan.tenantId, hits, columnsRead(reads, this.reads)), where: sql`TRUE` };
+  protected override async newestMatches(plan: PostgresPlan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
+    const hits = await this.#newestHits(plan, n + 1);
+    return {
+      rows: entriesAt(plan.tenantId, hits.slice(0, n), columnsRead(reads, this.reads)),
+      where: sql`TRUE`,
+      more: hits.length > n,
+    };
   }
 
   /** The newest `n` matches (ties by id), newest first: from exact postings alone; else their candidates checked on the rows. */

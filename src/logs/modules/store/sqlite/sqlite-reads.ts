@@ -53,6 +53,11 @@ export class SqliteReads {
    * in time order without sorting every match. Not for a plan with displaced entries.
    */
   async timePage(plan: SqlitePlan, page: TimePage): Promise<StoredLogEntry[]> {
+    return plan.entries(await this.pageRows(plan, page));
+  }
+
+  /** The rows of timePage's page, not yet read as entries. */
+  async pageRows(plan: SqlitePlan, page: TimePage): Promise<EntryRow[]> {
     const descending = page.order === 'desc';
     let { lo, hi } = plan;
     if (page.after) {
@@ -77,7 +82,7 @@ export class SqliteReads {
       if (descending) hi = chunk.next;
       else lo = chunk.next;
     }
-    return plan.entries(found.slice(page.after ? 0 : page.offset, wanted));
+    return found.slice(page.after ? 0 : page.offset, wanted);
   }
 
   /**
