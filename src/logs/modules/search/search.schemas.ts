@@ -106,16 +106,15 @@ export const DistinctResponse = Type.Object({
 
 /** Matches a field's statistics are counted in at most, by default (Kibana's Discover shows its sample's size likewise). */
 export const DEFAULT_FIELD_STATS_SAMPLE = 2_000;
-const MAX_FIELD_STATS_SAMPLE = 1_000_000;
 
 export const FieldStatsBody = Type.Object({
   ...SearchFields,
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many of the most frequent values (default 10)' })),
-  sampleSize: Type.Optional(
+  sample: Type.Optional(
     Type.Integer({
-      minimum: 1,
-      maximum: MAX_FIELD_STATS_SAMPLE,
-      description: `With more matches than this, present, distinct and values are counted in the newest this many (default ${DEFAULT_FIELD_STATS_SAMPLE}; see sampled)`,
+      minimum: 100,
+      maximum: 100_000,
+      description: `Matches counted at most: with more, present, distinct and values are of the newest this many (default ${DEFAULT_FIELD_STATS_SAMPLE.toLocaleString('en')}; see sampled)`,
     }),
   ),
 });
@@ -125,19 +124,18 @@ export const FieldStatsResponse = Type.Object({
     description: "The field's type in the tenant's logs; null when no entry of the tenant has it",
   }),
   matched: Type.Integer({ description: 'Entries matching the query in the range (always every one)' }),
-  sampled: Type.Boolean({
+  sampled: Type.Integer({
     description:
-      'true: present, coverage, distinct and values are of a sample, the newest sampleSize of the matches (by @timestamp), not of every match; false: of every match',
+      'Entries present, coverage, distinct and values were counted in: every match (sampled = matched), or with more matches than `sample` the newest `sample` of them by @timestamp (sampled < matched), for a field that the store counts on the rows (level, service and host are counted in every match where the store keeps their counts)',
   }),
-  sampleSize: Type.Integer({ description: 'The entries present, distinct and values were counted in: matched, or the sample when sampled' }),
-  present: Type.Integer({ description: 'Of the entries counted (sampleSize), those that have the field' }),
-  coverage: Type.Number({ description: 'present / sampleSize (0 when nothing matched)' }),
+  present: Type.Integer({ description: 'Of the entries counted (sampled), those that have the field' }),
+  coverage: Type.Number({ description: 'present / sampled (0 when nothing matched)' }),
   distinct: Type.Integer({ description: 'Distinct values of the field among the entries counted' }),
   values: Type.Array(
     Type.Object({
       value: Type.String(),
-      count: Type.Integer({ description: 'Entries counted (of sampleSize) with this value' }),
-      share: Type.Number({ description: 'count / sampleSize' }),
+      count: Type.Integer({ description: 'Entries counted (of sampled) with this value' }),
+      share: Type.Number({ description: 'count / sampled' }),
     }),
     { description: 'Most frequent first' },
   ),

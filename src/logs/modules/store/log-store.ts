@@ -114,7 +114,7 @@ export interface FieldStatsRequest extends Omit<SearchRequest, 'page' | 'limit' 
   /**
    * With more matches than this, `present`, `distinct` and `values` are counted in the newest this
    * many of them (by time, ties by id) where the store would read every match's row for them
-   * (FieldStats.sampled). Default: every match.
+   * (FieldStats.counted). Default: every match.
    */
   sample?: number | undefined;
 }
@@ -122,10 +122,8 @@ export interface FieldStatsRequest extends Omit<SearchRequest, 'page' | 'limit' 
 export interface FieldStats {
   /** Entries matching the query in the range (always all of them). */
   matched: number;
-  /** The entries `present`, `distinct` and `values` are counted in: `matched`, or the sample's size. */
+  /** The entries `present`, `distinct` and `values` are counted in: `matched`, or fewer, the newest (a sample: FieldStatsRequest.sample). */
   counted: number;
-  /** Whether those are of a sample (the newest `counted` of the matches: FieldStatsRequest.sample), not of every match. */
-  sampled: boolean;
   /** Of the entries counted, those that have the field. */
   present: number;
   /** Distinct values of the field among them. */

@@ -478,18 +478,18 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       column === undefined ? null : await this.#countsValueByValue(request.tenantId, from, request.to + 1, condition, null, field);
     if (byValue !== null) return rolledUpStats(byValue, request.limit);
     const plan = await this.#plan(request.tenantId, from, request.to + 1, condition);
-    if (plan === null) return { matched: 0, counted: 0, sampled: false, present: 0, distinct: 0, values: [] };
+    if (plan === null) return { matched: 0, counted: 0, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
     if (request.sample !== undefined) {
       // The newest `sample` matches; only when there are more is every match counted (its rows are not read).
       const newest = await this.newestMatches(plan, request.sample, value);
       const stats = await this.#countValues(newest.rows, newest.where, value, request.limit);
-      if (!newest.more) return { ...stats, matched: stats.counted, sampled: false };
+      if (!newest.more) return { ...stats, matched: stats.counted };
       const { total } = await this.#countMatches(request.tenantId, from, request.to + 1, condition, plan, undefined);
-      return { ...stats, matched: total, sampled: true };
+      return { ...stats, matched: total };
     }
     const stats = await this.#countValues(await this.rowsOf(plan, value), plan.where, value, request.limit);
-    return { ...stats, matched: stats.counted, sampled: false };
+    return { ...stats, matched: stats.counted };
   }
 
   /**
@@ -510,7 +510,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     where: RawBuilder<unknown>,
     value: RawBuilder<unknown>,
     limit: number,
-  ): Promise<Omit<FieldStats, 'matched' | 'sampled'>> {
+  ): Promise<Omit<FieldStats, 'matched'>> {
     // One pass over the rows, counted by value; from those counts, the totals (the row with `top`
     // 0) and the most frequent values (the others).
     const { rows: found } = await sql<{
@@ -740,7 +740,7 @@ function rolledUpStats(counts: readonly BucketCount[], limit: number): FieldStat
   }
   let present = 0;
   for (const n of values.values()) present += n;
-  return { matched, counted: matched, sampled: false, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
+  return { matched, counted: matched, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
 }
 
 function sortDistinct(values: Map<string, number>, q: string | undefined, limit: number): { value: string; count: number }[] {
