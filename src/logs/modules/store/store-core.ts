@@ -321,36 +321,49 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (!this.countsByValueInIndex || column === undefined || from >= end) return null;
     const plan = await this.#plan(tenantId, from, end, condition);
     if (plan === null) return [];
-    const all = await this.indexBuckets(plan, intervalMs);
-    if (all === null) return null;
     const present = await this.#rollupCounts(tenantId, from, end, EVERYTHING, [], rollupTable([], column)!, groupField, null);
     const values = [
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
     if (values.length > GROUP_VALUES_COUNTED_APART) return null;
-    const left = new Map<number, number>();
-    for (const row of all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
-    const counts: BucketCount[] = [];
+    const ofValues: { value: string; plan: Plan }[] = [];
     for (const value of values) {
       const ofValue = await this.#plan(tenantId, from, end, {
         kind: 'and',
         children: [condition, { kind: 'equals', field: { kind: 'column', column }, value }],
       });
-      if (ofValue === null) continue;
-      const buckets = await this.indexBuckets(ofValue, intervalMs);
-      if (buckets === null) return null;
+      if (ofValue !== null) ofValues.push({ value, plan: ofValue });
+    }
+    const counted = await this.indexBucketsOfEach([plan, ...ofValues.map((of) => of.plan)], intervalMs);
+    if (counted === null) return null;
+    const [all, ...byValue] = counted as [BucketCount[], ...BucketCount[][]];
+    const left = new Map<number, number>();
+    for (const row of all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
+    const counts: BucketCount[] = [];
+    byValue.forEach((buckets, index) => {
       for (const row of buckets) {
         if (row.count === 0) continue;
-        counts.push({ bucket: row.bucket, group: value, count: row.count });
+        counts.push({ bucket: row.bucket, group: ofValues[index]!.value, count: row.count });
         left.set(row.bucket, (left.get(row.bucket) ?? 0) - row.count);
       }
-    }
+    });
     for (const [bucket, count] of left) if (count > 0) counts.push({ bucket, group: null, count });
     return counts;
   }
 
   /** Whether indexBuckets can answer (a dialect that has one says so), so that #countsValueByValue is tried. */
   protected readonly countsByValueInIndex: boolean = false;
+
+  /** indexBuckets of each plan (of one tenant and range), or null when it cannot answer one of them. */
+  protected async indexBucketsOfEach(plans: readonly Plan[], intervalMs: number | null): Promise<BucketCount[][] | null> {
+    const counted: BucketCount[][] = [];
+    for (const plan of plans) {
+      const buckets = await this.indexBuckets(plan, intervalMs);
+      if (buckets === null) return null;
+      counted.push(buckets);
+    }
+    return counted;
+  }
 
   /**
    * A plan's matches per time bucket counted in the dialect's index, or null when it cannot. Only

@@ -104,59 +104,84 @@ export async function postingsCounts(
   stopAbove = Infinity,
   most = Infinity,
 ): Promise<PostingsCounts | null> {
+  return (await postingsCountsOfEach(db, tenantId, from, end, [expr], intervalMs, stopAbove, most))[0]!;
+}
+
+/**
+ * postingsCounts of several expressions over one range in one pass: each piece, its postings and
+ * times are read once, and a token's places decoded once a piece (a histogram by level counts the
+ * query and the query with each level: six expressions sharing the query's tokens). `stopAbove`
+ * stops the pass once every expression's matches passed it.
+ */
+export async function postingsCountsOfEach(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  exprs: readonly PostingsExpr[],
+  intervalMs: number | null,
+  stopAbove = Infinity,
+  most = Infinity,
+): Promise<(PostingsCounts | null)[]> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
-  const counts = new Map<number, number>();
-  let total = 0;
-  const add = (bucket: number, count: number): void => {
-    if (count === 0) return;
-    counts.set(bucket, (counts.get(bucket) ?? 0) + count);
-    total += count;
-  };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  const candidates: Hit[] = [];
+  const counting = exprs.map((expr) => ({ expr, counts: new Map<number, number>(), total: 0, candidates: [] as Hit[], many: false }));
+  const add = (of: (typeof counting)[number], bucket: number, count: number): void => {
+    if (count === 0) return;
+    of.counts.set(bucket, (of.counts.get(bucket) ?? 0) + count);
+    of.total += count;
+  };
+  const lookup: PostingsExpr = exprs.length === 1 ? exprs[0]! : { kind: 'or', children: [...exprs] };
   let entries = 0;
-  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, expr, oneBucket)) {
-    const untimed: { piece: PieceRow; places: number[] }[] = [];
+  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, lookup, oneBucket)) {
+    const untimed: { of: (typeof counting)[number]; piece: PieceRow; places: number[] }[] = [];
     for (const piece of pieces) {
       entries += piece.entries;
-      if (piece.times === null && expr.kind === 'token') {
-        const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
-        add(bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
-        continue;
-      }
-      const { places, exact } = matchOf(expr, piece, postings);
-      if (places.length === 0) continue;
-      if (piece.times === null) {
-        if (exact) add(bucketStart(Number(piece.first_ts)), places.length);
-        else untimed.push({ piece, places });
-        continue;
-      }
-      const times = timesOf(piece.times, Number(piece.first_ts), piece.entries);
-      for (const place of places) {
-        const ts = times[place]!;
-        if (ts < from || ts >= end) continue;
-        if (exact) add(bucketStart(ts), 1);
-        else candidates.push({ ts, id: idOf(piece.batch, place) });
+      const decoded = new Map<string, number[]>();
+      let times: number[] | undefined;
+      for (const of of counting) {
+        if (of.many) continue;
+        const { expr } = of;
+        if (piece.times === null && expr.kind === 'token') {
+          const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
+          add(of, bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+          continue;
+        }
+        const { places, exact } = matchOf(expr, piece, postings, decoded);
+        if (places.length === 0) continue;
+        if (piece.times === null) {
+          if (exact) add(of, bucketStart(Number(piece.first_ts)), places.length);
+          else untimed.push({ of, piece, places });
+          continue;
+        }
+        times ??= timesOf(piece.times, Number(piece.first_ts), piece.entries);
+        for (const place of places) {
+          const ts = times[place]!;
+          if (ts < from || ts >= end) continue;
+          if (exact) add(of, bucketStart(ts), 1);
+          else of.candidates.push({ ts, id: idOf(piece.batch, place) });
+        }
       }
     }
     if (untimed.length > 0) {
-      const times = await readTimes(
-        db,
-        tenantId,
-        untimed.map(({ piece }) => piece),
-      );
-      for (const { piece, places } of untimed) {
-        const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
-        for (const place of places) candidates.push({ ts: at[place]!, id: idOf(piece.batch, place) });
+      const read = await readTimes(db, tenantId, [...new Set(untimed.map(({ piece }) => piece))]);
+      for (const { of, piece, places } of untimed) {
+        const at = timesOf(read.get(piece.batch)!, Number(piece.first_ts), piece.entries);
+        for (const place of places) of.candidates.push({ ts: at[place]!, id: idOf(piece.batch, place) });
       }
     }
-    if (candidates.length > most) return null;
-    if (total > stopAbove) return { counts: bucketCounts(counts), candidates: [] }; // at least this many: past the bound
+    for (const of of counting) if (of.candidates.length > most) of.many = true;
+    if (counting.every((of) => of.many || of.total > stopAbove)) break; // at least this many: past the bound
   }
-  if (candidates.length > entries / DENSE) return null;
-  return { counts: bucketCounts(counts), candidates };
+  return counting.map((of) => {
+    if (of.many) return null;
+    // Past the bound the count is what it is: its candidates need no check.
+    if (of.total > stopAbove) return { counts: bucketCounts(of.counts), candidates: [] };
+    if (of.candidates.length > entries / DENSE) return null;
+    return { counts: bucketCounts(of.counts), candidates: of.candidates };
+  });
 }
 
 function bucketCounts(counts: Map<number, number>): BucketCount[] {
@@ -342,11 +367,17 @@ async function readGroups(
  * `postings` (readPostings); `exact`: they are its matches, else candidates (a phrase the piece has no
  * pair for, or of three words or more).
  */
-function matchOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): { places: number[]; exact: boolean } {
+function matchOf(
+  expr: PostingsExpr,
+  piece: PieceRow,
+  postings: Map<string, Map<number, Buffer>>,
+  decoded = new Map<string, number[]>(),
+): { places: number[]; exact: boolean } {
   const matched = evaluate(expr, {
     groups: postings.get(piece.batch) ?? new Map<number, Buffer>(),
     count: piece.groups,
     pairs: piece.pairs,
+    decoded,
   });
   if (!matched.negated) return matched;
   const all: number[] = [];
@@ -375,6 +406,19 @@ interface PieceRows {
   groups: Map<number, Buffer>;
   count: number;
   pairs: number;
+  /** The places of the tokens decoded so far (tokenPlaces), shared by the expressions read of the piece. */
+  decoded: Map<string, number[]>;
+}
+
+/** The places of `token` in a piece, decoded once. */
+function tokenPlaces(token: string, piece: PieceRows): number[] {
+  let places = piece.decoded.get(token);
+  if (places === undefined) {
+    const data = groupValue(token, piece);
+    places = data === undefined ? [] : placesOf(data, token);
+    piece.decoded.set(token, places);
+  }
+  return places;
 }
 
 /** The value of `token`'s group in a piece, if read and present. */
@@ -388,10 +432,8 @@ function groupValue(token: string, piece: PieceRows): Buffer | undefined {
  */
 function evaluate(expr: PostingsExpr, piece: PieceRows): Places {
   switch (expr.kind) {
-    case 'token': {
-      const data = groupValue(expr.token, piece);
-      return { places: data === undefined ? [] : placesOf(data, expr.token), negated: false, exact: true };
-    }
+    case 'token':
+      return { places: tokenPlaces(expr.token, piece), negated: false, exact: true };
     case 'prefix': {
       const group = groupOfPrefix(expr.prefix, piece.count);
       const values = group === null ? [...piece.groups.values()] : [piece.groups.get(group)];
@@ -421,10 +463,6 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
     const data = groupValue(token, piece);
     return data === undefined ? 0 : countOf(data, token);
   };
-  const placesOfToken = (token: string): number[] => {
-    const data = groupValue(token, piece);
-    return data === undefined ? [] : placesOf(data, token);
-  };
   let places: number[] | null = null;
   let exact = tokens.length === 2;
   for (let index = 1; index < tokens.length && places?.length !== 0; index += 1) {
@@ -432,7 +470,7 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
     const pair = pairToken(first, second);
     // A pair posted at all is posted for every entry that holds it (readPostings reads the words' groups only without it).
     const paired = entriesOf(pair) > 0 || (piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs);
-    const found = paired ? placesOfToken(pair) : merge(placesOfToken(first), placesOfToken(second), (inA, inB) => inA && inB);
+    const found = paired ? tokenPlaces(pair, piece) : merge(tokenPlaces(first, piece), tokenPlaces(second, piece), (inA, inB) => inA && inB);
     if (!paired) exact = false;
     places = places === null ? found : merge(places, found, (inA, inB) => inA && inB);
   }

@@ -18,7 +18,7 @@ import {
 } from '../store-core.js';
 import type { FieldRef } from '../../query/fields.js';
 import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
-import { candidateHits, matchHits, postingsCounts } from './postgres-postings-read.js';
+import { candidateHits, matchHits, postingsCounts, postingsCountsOfEach, type PostingsCounts } from './postgres-postings-read.js';
 import { lastPieceNumber, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
@@ -412,6 +412,30 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     return counts ?? super.countBuckets(plan, intervalMs, groupField);
   }
 
+  /** All of them in one pass over the postings (postingsCountsOfEach) when the postings count each. */
+  protected override async indexBucketsOfEach(plans: readonly PostgresPlan[], intervalMs: number | null): Promise<BucketCount[][] | null> {
+    if (plans.length === 0) return [];
+    if (!plans.every((plan) => plan.postings?.exactByPairs)) return super.indexBucketsOfEach(plans, intervalMs);
+    const { tenantId, from, end } = plans[0]!;
+    const found = await postingsCountsOfEach(
+      this.reads,
+      tenantId,
+      from,
+      end,
+      plans.map((plan) => plan.postings!.expr),
+      intervalMs,
+      Infinity,
+      ROWS_AT_MOST,
+    );
+    const counted: BucketCount[][] = [];
+    for (const [index, plan] of plans.entries()) {
+      const counts = await this.#withCandidates(plan, found[index]!, intervalMs);
+      if (counts === null) return null;
+      counted.push(counts);
+    }
+    return counted;
+  }
+
   /**
    * Counts from the postings: of an exact plan, from them alone; of one exact by pairs (a phrase of
    * two words), the matches they tell and the candidates' rows, each checked. Null for the rest, which
@@ -429,6 +453,11 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       stopAbove,
       ROWS_AT_MOST,
     );
+    return this.#withCandidates(plan, found, intervalMs);
+  }
+
+  /** What the postings counted of a plan, with its candidates checked on their rows and added; null stays null. */
+  async #withCandidates(plan: PostgresPlan, found: PostingsCounts | null, intervalMs: number | null): Promise<BucketCount[] | null> {
     if (found === null || found.candidates.length === 0) return found?.counts ?? null;
     const candidates: PostgresPlan = { ...plan };
     this.#hits.set(candidates, Promise.resolve(found.candidates));
