@@ -326,24 +326,15 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
     if (values.length > GROUP_VALUES_COUNTED_APART) return null;
-    const ofValues: { value: string; plan: Plan }[] = [];
-    for (const value of values) {
-      const ofValue = await this.#plan(tenantId, from, end, {
-        kind: 'and',
-        children: [condition, { kind: 'equals', field: { kind: 'column', column }, value }],
-      });
-      if (ofValue !== null) ofValues.push({ value, plan: ofValue });
-    }
-    const counted = await this.indexBucketsOfEach([plan, ...ofValues.map((of) => of.plan)], intervalMs);
+    const counted = await this.indexCountsByValue({ tenantId, from, end, condition, column, values, intervalMs }, plan);
     if (counted === null) return null;
-    const [all, ...byValue] = counted as [BucketCount[], ...BucketCount[][]];
     const left = new Map<number, number>();
-    for (const row of all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
+    for (const row of counted.all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
     const counts: BucketCount[] = [];
-    byValue.forEach((buckets, index) => {
+    counted.byValue.forEach((buckets, index) => {
       for (const row of buckets) {
         if (row.count === 0) continue;
-        counts.push({ bucket: row.bucket, group: ofValues[index]!.value, count: row.count });
+        counts.push({ bucket: row.bucket, group: values[index]!, count: row.count });
         left.set(row.bucket, (left.get(row.bucket) ?? 0) - row.count);
       }
     });
@@ -354,15 +345,25 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   /** Whether indexBuckets can answer (a dialect that has one says so), so that #countsValueByValue is tried. */
   protected readonly countsByValueInIndex: boolean = false;
 
-  /** indexBuckets of each plan (of one tenant and range), or null when it cannot answer one of them. */
-  protected async indexBucketsOfEach(plans: readonly Plan[], intervalMs: number | null): Promise<BucketCount[][] | null> {
-    const counted: BucketCount[][] = [];
-    for (const plan of plans) {
-      const buckets = await this.indexBuckets(plan, intervalMs);
+  /**
+   * indexBuckets of a plan (`all`), and of it with each value of a rolled-up column (`byValue`, in
+   * the order of `ask.values`), or null when the index cannot count one of them. Here one plan and
+   * one count a value; a dialect may count them all at once.
+   */
+  protected async indexCountsByValue(ask: ValueCountsAsked, plan: Plan): Promise<{ all: BucketCount[]; byValue: BucketCount[][] } | null> {
+    const all = await this.indexBuckets(plan, ask.intervalMs);
+    if (all === null) return null;
+    const byValue: BucketCount[][] = [];
+    for (const value of ask.values) {
+      const ofValue = await this.#plan(ask.tenantId, ask.from, ask.end, {
+        kind: 'and',
+        children: [ask.condition, { kind: 'equals', field: { kind: 'column', column: ask.column }, value }],
+      });
+      const buckets = ofValue === null ? [] : await this.indexBuckets(ofValue, ask.intervalMs);
       if (buckets === null) return null;
-      counted.push(buckets);
+      byValue.push(buckets);
     }
-    return counted;
+    return { all, byValue };
   }
 
   /**
@@ -662,6 +663,17 @@ function groupKey(group: AggregateRequest['groups'][number], value: unknown): nu
 
 function numberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
+}
+
+/** The counts LogStoreCore.indexCountsByValue is asked for: a condition's matches in [from, end), and those of each value of `column`. */
+export interface ValueCountsAsked {
+  tenantId: string;
+  from: number;
+  end: number;
+  condition: Condition;
+  column: NonNullable<ReturnType<typeof rollupColumn>>;
+  values: readonly string[];
+  intervalMs: number | null;
 }
 
 /** What LogStoreCore.newestMatches finds. */

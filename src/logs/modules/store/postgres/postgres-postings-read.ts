@@ -104,88 +104,135 @@ export async function postingsCounts(
   stopAbove = Infinity,
   most = Infinity,
 ): Promise<PostingsCounts | null> {
-  return (await postingsCountsOfEach(db, tenantId, from, end, [expr], intervalMs, stopAbove, most))[0]!;
+  return (await countPostings(db, tenantId, from, end, expr, [], intervalMs, stopAbove, most))?.all ?? null;
 }
 
 /**
- * postingsCounts of several expressions over one range in one pass: each piece, its postings and
- * times are read once, and a token's places decoded once a piece (a histogram by level counts the
- * query and the query with each level: six expressions sharing the query's tokens). `stopAbove`
- * stops the pass once every expression's matches passed it.
+ * postingsCounts of `expr`, and of its matches split by the value tokens of one field (`values`: the
+ * facet tokens of level's values, say; an entry has one at most) in the same pass: a piece's matches
+ * are found once, and each is counted under the value its place has (a histogram by level: one pass,
+ * not one per level). A candidate goes to its value's candidates too. Null as postingsCounts.
  */
-export async function postingsCountsOfEach(
+export async function postingsCountsByValue(
   db: Kysely<any>,
   tenantId: string,
   from: number,
   end: number,
-  exprs: readonly PostingsExpr[],
+  expr: PostingsExpr,
+  values: readonly string[],
   intervalMs: number | null,
-  stopAbove = Infinity,
   most = Infinity,
-): Promise<(PostingsCounts | null)[]> {
+): Promise<{ all: PostingsCounts; byValue: PostingsCounts[] } | null> {
+  return countPostings(db, tenantId, from, end, expr, values, intervalMs, Infinity, most);
+}
+
+async function countPostings(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  values: readonly string[],
+  intervalMs: number | null,
+  stopAbove: number,
+  most: number,
+): Promise<{ all: PostingsCounts; byValue: PostingsCounts[] } | null> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  const counting = exprs.map((expr) => ({ expr, counts: new Map<number, number>(), total: 0, candidates: [] as Hit[], many: false }));
-  const add = (of: (typeof counting)[number], bucket: number, count: number): void => {
-    if (count === 0) return;
-    of.counts.set(bucket, (of.counts.get(bucket) ?? 0) + count);
-    of.total += count;
-  };
-  const lookup: PostingsExpr = exprs.length === 1 ? exprs[0]! : { kind: 'or', children: [...exprs] };
+  const all = new Tally();
+  const byValue = values.map(() => new Tally());
+  // The postings read: the expression's, and the values' tokens.
+  const read: PostingsExpr =
+    values.length === 0 ? expr : { kind: 'and', children: [expr, ...values.map((token): PostingsExpr => ({ kind: 'token', token }))] };
   let entries = 0;
-  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, lookup, oneBucket)) {
-    const untimed: { of: (typeof counting)[number]; piece: PieceRow; places: number[] }[] = [];
+  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, read, oneBucket)) {
+    const untimed: { piece: PieceRow; places: number[]; valueAt: Int8Array | null }[] = [];
     for (const piece of pieces) {
       entries += piece.entries;
-      const decoded = new Map<string, number[]>();
-      let times: number[] | undefined;
-      for (const of of counting) {
-        if (of.many) continue;
-        const { expr } = of;
-        if (piece.times === null && expr.kind === 'token') {
-          const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
-          add(of, bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+      if (piece.times === null && expr.kind === 'token' && values.length === 0) {
+        const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
+        all.add(bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+        continue;
+      }
+      const rows = pieceRows(piece, postings);
+      const { places, exact } = matchOf(expr, piece, rows);
+      if (places.length === 0) continue;
+      // Each place's value (its index in `values`; -1: none of them).
+      let valueAt: Int8Array | null = null;
+      if (values.length > 0) {
+        valueAt = new Int8Array(piece.entries).fill(-1);
+        for (const [index, token] of values.entries()) for (const place of tokenPlaces(token, rows)) valueAt[place] = index;
+      }
+      if (piece.times === null) {
+        if (!exact) {
+          untimed.push({ piece, places, valueAt });
           continue;
         }
-        const { places, exact } = matchOf(expr, piece, postings, decoded);
-        if (places.length === 0) continue;
-        if (piece.times === null) {
-          if (exact) add(of, bucketStart(Number(piece.first_ts)), places.length);
-          else untimed.push({ of, piece, places });
-          continue;
-        }
-        times ??= timesOf(piece.times, Number(piece.first_ts), piece.entries);
-        for (const place of places) {
-          const ts = times[place]!;
-          if (ts < from || ts >= end) continue;
-          if (exact) add(of, bucketStart(ts), 1);
-          else of.candidates.push({ ts, id: idOf(piece.batch, place) });
+        const bucket = bucketStart(Number(piece.first_ts));
+        all.add(bucket, places.length);
+        if (valueAt !== null) for (const place of places) if (valueAt[place]! >= 0) byValue[valueAt[place]!]!.add(bucket, 1);
+        continue;
+      }
+      const times = timesOf(piece.times, Number(piece.first_ts), piece.entries);
+      for (const place of places) {
+        const ts = times[place]!;
+        if (ts < from || ts >= end) continue;
+        const value = valueAt === null ? -1 : valueAt[place]!;
+        if (exact) {
+          const bucket = bucketStart(ts);
+          all.add(bucket, 1);
+          if (value >= 0) byValue[value]!.add(bucket, 1);
+        } else {
+          const hit = { ts, id: idOf(piece.batch, place) };
+          all.candidates.push(hit);
+          if (value >= 0) byValue[value]!.candidates.push(hit);
         }
       }
     }
     if (untimed.length > 0) {
-      const read = await readTimes(db, tenantId, [...new Set(untimed.map(({ piece }) => piece))]);
-      for (const { of, piece, places } of untimed) {
-        const at = timesOf(read.get(piece.batch)!, Number(piece.first_ts), piece.entries);
-        for (const place of places) of.candidates.push({ ts: at[place]!, id: idOf(piece.batch, place) });
+      const times = await readTimes(
+        db,
+        tenantId,
+        untimed.map(({ piece }) => piece),
+      );
+      for (const { piece, places, valueAt } of untimed) {
+        const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
+        for (const place of places) {
+          const hit = { ts: at[place]!, id: idOf(piece.batch, place) };
+          all.candidates.push(hit);
+          if (valueAt !== null && valueAt[place]! >= 0) byValue[valueAt[place]!]!.candidates.push(hit);
+        }
       }
     }
-    for (const of of counting) if (of.candidates.length > most) of.many = true;
-    if (counting.every((of) => of.many || of.total > stopAbove)) break; // at least this many: past the bound
+    if (all.candidates.length > most) return null;
+    // At least this many: past the bound.
+    if (all.total > stopAbove) return { all: { counts: all.buckets(), candidates: [] }, byValue: [] };
   }
-  return counting.map((of) => {
-    if (of.many) return null;
-    // Past the bound the count is what it is: its candidates need no check.
-    if (of.total > stopAbove) return { counts: bucketCounts(of.counts), candidates: [] };
-    if (of.candidates.length > entries / DENSE) return null;
-    return { counts: bucketCounts(of.counts), candidates: of.candidates };
-  });
+  if (all.candidates.length > entries / DENSE) return null;
+  return { all: all.counted(), byValue: byValue.map((tally) => tally.counted()) };
 }
 
-function bucketCounts(counts: Map<number, number>): BucketCount[] {
-  return [...counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
+/** Matches counted per bucket, and candidates, as postingsCounts gathers them. */
+class Tally {
+  readonly #counts = new Map<number, number>();
+  total = 0;
+  readonly candidates: Hit[] = [];
+
+  add(bucket: number, count: number): void {
+    if (count === 0) return;
+    this.#counts.set(bucket, (this.#counts.get(bucket) ?? 0) + count);
+    this.total += count;
+  }
+
+  buckets(): BucketCount[] {
+    return [...this.#counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
+  }
+
+  counted(): PostingsCounts {
+    return { counts: this.buckets(), candidates: this.candidates };
+  }
 }
 
 /**
@@ -367,18 +414,8 @@ async function readGroups(
  * `postings` (readPostings); `exact`: they are its matches, else candidates (a phrase the piece has no
  * pair for, or of three words or more).
  */
-function matchOf(
-  expr: PostingsExpr,
-  piece: PieceRow,
-  postings: Map<string, Map<number, Buffer>>,
-  decoded = new Map<string, number[]>(),
-): { places: number[]; exact: boolean } {
-  const matched = evaluate(expr, {
-    groups: postings.get(piece.batch) ?? new Map<number, Buffer>(),
-    count: piece.groups,
-    pairs: piece.pairs,
-    decoded,
-  });
+function matchOf(expr: PostingsExpr, piece: PieceRow, rows: PieceRows): { places: number[]; exact: boolean } {
+  const matched = evaluate(expr, rows);
   if (!matched.negated) return matched;
   const all: number[] = [];
   for (let place = 0, next = 0; place < piece.entries; place += 1) {
@@ -388,9 +425,14 @@ function matchOf(
   return { places: all, exact: matched.exact };
 }
 
+/** A piece's group rows of `postings` (readPostings), for evaluate. */
+function pieceRows(piece: PieceRow, postings: Map<string, Map<number, Buffer>>): PieceRows {
+  return { groups: postings.get(piece.batch) ?? new Map<number, Buffer>(), count: piece.groups, pairs: piece.pairs, decoded: new Map() };
+}
+
 /** The places matchOf gives, exact or not. */
 function matchesOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): number[] {
-  return matchOf(expr, piece, postings).places;
+  return matchOf(expr, piece, pieceRows(piece, postings)).places;
 }
 
 /** Places of a piece, ascending; `negated`: every place but these (a NOT stays a list until the end). */
@@ -406,7 +448,7 @@ interface PieceRows {
   groups: Map<number, Buffer>;
   count: number;
   pairs: number;
-  /** The places of the tokens decoded so far (tokenPlaces), shared by the expressions read of the piece. */
+  /** The places of the tokens decoded so far (tokenPlaces). */
   decoded: Map<string, number[]>;
 }
 

@@ -15,10 +15,11 @@ import {
   type ReadDialect,
   type ReadPlan,
   type TimePage,
+  type ValueCountsAsked,
 } from '../store-core.js';
 import type { FieldRef } from '../../query/fields.js';
 import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
-import { candidateHits, matchHits, postingsCounts, postingsCountsOfEach, type PostingsCounts } from './postgres-postings-read.js';
+import { candidateHits, matchHits, postingsCounts, postingsCountsByValue, type PostingsCounts } from './postgres-postings-read.js';
 import { lastPieceNumber, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
@@ -412,28 +413,35 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     return counts ?? super.countBuckets(plan, intervalMs, groupField);
   }
 
-  /** All of them in one pass over the postings (postingsCountsOfEach) when the postings count each. */
-  protected override async indexBucketsOfEach(plans: readonly PostgresPlan[], intervalMs: number | null): Promise<BucketCount[][] | null> {
-    if (plans.length === 0) return [];
-    if (!plans.every((plan) => plan.postings?.exactByPairs)) return super.indexBucketsOfEach(plans, intervalMs);
-    const { tenantId, from, end } = plans[0]!;
-    const found = await postingsCountsOfEach(
+  /**
+   * In one pass over the postings (postingsCountsByValue) when they count the plan and the column is
+   * faceted: each match counted under the facet its entry has.
+   */
+  protected override async indexCountsByValue(
+    ask: ValueCountsAsked,
+    plan: PostgresPlan,
+  ): Promise<{ all: BucketCount[]; byValue: BucketCount[][] } | null> {
+    if (!plan.postings?.exactByPairs) return super.indexCountsByValue(ask, plan);
+    const equalities: Condition[] = ask.values.map((value) => ({ kind: 'equals', field: { kind: 'column', column: ask.column }, value }));
+    const facets = await readFacetLookup(this.reads, plan.tenantId, { kind: 'or', children: equalities });
+    const tokens = equalities.map((equality) => postingsPlan(equality, facets)?.expr);
+    if (!tokens.every((expr) => expr?.kind === 'token')) return super.indexCountsByValue(ask, plan);
+    const found = await postingsCountsByValue(
       this.reads,
-      tenantId,
-      from,
-      end,
-      plans.map((plan) => plan.postings!.expr),
-      intervalMs,
-      Infinity,
+      plan.tenantId,
+      plan.from,
+      plan.end,
+      plan.postings.expr,
+      tokens.map((expr) => (expr as { token: string }).token),
+      ask.intervalMs,
       ROWS_AT_MOST,
     );
-    const counted: BucketCount[][] = [];
-    for (const [index, plan] of plans.entries()) {
-      const counts = await this.#withCandidates(plan, found[index]!, intervalMs);
-      if (counts === null) return null;
-      counted.push(counts);
-    }
-    return counted;
+    if (found === null) return null;
+    // A value's candidates are of that value: checked on the rows with the plan's condition alone.
+    const all = await this.#withCandidates(plan, found.all, ask.intervalMs);
+    const byValue: BucketCount[][] = [];
+    for (const counts of found.byValue) byValue.push((await this.#withCandidates(plan, counts, ask.intervalMs))!);
+    return all === null ? null : { all, byValue };
   }
 
   /**
