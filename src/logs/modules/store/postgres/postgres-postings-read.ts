@@ -159,12 +159,7 @@ async function countPostings(
       const rows = pieceRows(piece, postings);
       const { places, exact } = matchOf(expr, piece, rows);
       if (places.length === 0) continue;
-      // Each place's value (its index in `values`; -1: none of them).
-      let valueAt: Int8Array | null = null;
-      if (values.length > 0) {
-        valueAt = new Int8Array(piece.entries).fill(-1);
-        for (const [index, token] of values.entries()) for (const place of tokenPlaces(token, rows)) valueAt[place] = index;
-      }
+      const valueAt = values.length === 0 ? null : valuesAt(piece.entries, values, rows);
       if (piece.times === null) {
         if (!exact) {
           untimed.push({ piece, places, valueAt });
@@ -212,6 +207,16 @@ async function countPostings(
   }
   if (all.candidates.length > entries / DENSE) return null;
   return { all: all.counted(), byValue: byValue.map((tally) => tally.counted()) };
+}
+
+/** Each place's value in a piece: its index in `values` (tokens), -1 for none of them. */
+function valuesAt(entries: number, values: readonly string[], rows: PieceRows): Int8Array {
+  const at = new Int8Array(entries).fill(-1);
+  for (let index = 0; index < values.length; index += 1) {
+    const places = tokenPlaces(values[index]!, rows);
+    for (let i = 0; i < places.length; i += 1) at[places[i]!] = index;
+  }
+  return at;
 }
 
 /** Matches counted per bucket, and candidates, as postingsCounts gathers them. */
