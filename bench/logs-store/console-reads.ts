@@ -109,7 +109,8 @@ for (const [i, query] of QUERIES.entries()) {
   const base = { tenantId: 'default', condition, from, to };
   const jobs: [string, () => Promise<unknown>][] = [];
   if (what.includes('stats'))
-    for (const field of args.fields.split(',')) jobs.push([`stats ${field}`, () => store.fieldStats({ ...base, field, limit: 10, sample: Number(args.sample) || undefined })]);
+    for (const field of args.fields.split(','))
+      jobs.push([`stats ${field}`, () => store.fieldStats({ ...base, field, limit: 10, sample: Number(args.sample) || undefined })]);
   if (what.includes('histogram'))
     jobs.push([`histogram by level`, () => store.histogram({ ...base, intervalMs: MINUTE, groupBy: 'level' })]);
   if (what.includes('page')) jobs.push([`page`, () => store.search({ ...base, page: 1, limit: 500, trackTotal: 10_000 })]);

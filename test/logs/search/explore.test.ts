@@ -168,14 +168,17 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([whole.matched, whole.sampled, whole.values[0]], [300, 300, { value: 'old', count: 200, share: 200 / 300 }]);
       // Level, service and host without a text query are counted in every match (the per-minute counts), whatever the sample.
       const levels = (await stats('level', { timeRange, sample: 100 })).json();
-      assert.deepEqual([levels.matched, levels.sampled, pairs(levels)], [
-        300,
-        300,
+      assert.deepEqual(
+        [levels.matched, levels.sampled, pairs(levels)],
         [
-          ['info', 200],
-          ['error', 100],
+          300,
+          300,
+          [
+            ['info', 200],
+            ['error', 100],
+          ],
         ],
-      ]);
+      );
       assert.equal((await stats('route', { timeRange, sample: 99 })).statusCode, 400);
     });
 

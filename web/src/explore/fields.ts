@@ -64,7 +64,8 @@ export function fieldsSidebar(options: {
       });
       // Type, and in how many of the entries counted the field is present (Kibana's "exists in"); past
       // the service's sample, what they were counted in: "Counted in the newest 2,000 of 1,234,567 entries".
-      const sample = stats.sampled < stats.matched ? ` · ${t.fieldSampled} ${count(stats.sampled)} ${t.of} ${count(stats.matched)} ${t.total}` : '';
+      const sample =
+        stats.sampled < stats.matched ? ` · ${t.fieldSampled} ${count(stats.sampled)} ${t.of} ${count(stats.matched)} ${t.total}` : '';
       summary.textContent = `${stats.type ?? '–'} · ${t.presentIn} ${count(stats.present)} / ${count(stats.sampled)} (${percent(stats.coverage)}) · ${count(stats.distinct)} ${t.distinctValues}${sample}`;
       values.replaceChildren(
         ...(stats.values.length ? stats.values.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]),

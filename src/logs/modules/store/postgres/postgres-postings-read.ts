@@ -517,7 +517,9 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
     const pair = pairToken(first, second);
     // A pair posted at all is posted for every entry that holds it (readPostings reads the words' groups only without it).
     const paired = entriesOf(pair) > 0 || (piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs);
-    const found = paired ? tokenPlaces(pair, piece) : merge(tokenPlaces(first, piece), tokenPlaces(second, piece), (inA, inB) => inA && inB);
+    const found = paired
+      ? tokenPlaces(pair, piece)
+      : merge(tokenPlaces(first, piece), tokenPlaces(second, piece), (inA, inB) => inA && inB);
     if (!paired) exact = false;
     places = places === null ? found : merge(places, found, (inA, inB) => inA && inB);
   }

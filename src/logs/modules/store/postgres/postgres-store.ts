@@ -516,7 +516,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     }
     if (plan.postings === null) {
       const found = await this.#walkBlocks(plan, page, lo, hi, wanted);
-      return found.length === 0 ? [] : (await this.timeSorted(plan, plan.where, page, wanted, 0, entriesAt(plan.tenantId, found))).slice(skip, wanted);
+      return found.length === 0
+        ? []
+        : (await this.timeSorted(plan, plan.where, page, wanted, 0, entriesAt(plan.tenantId, found))).slice(skip, wanted);
     }
     const found: StoredLogEntry[] = [];
     const hits = new HitsTaken(matchHits(this.reads, plan.tenantId, lo, hi, plan.postings.expr, page.order));

@@ -20,7 +20,14 @@ import type {
 import { DAY, mod } from '../minutes.js';
 import type { Condition } from '../../query/condition.js';
 import { compileSqlite, indexQuery, sqliteFields } from '../condition-sql/compile-sqlite.js';
-import { LogStoreCore, type BucketCount, type NewestMatches, type DocumentIdWindow, type ReadDialect, type TimePage } from '../store-core.js';
+import {
+  LogStoreCore,
+  type BucketCount,
+  type NewestMatches,
+  type DocumentIdWindow,
+  type ReadDialect,
+  type TimePage,
+} from '../store-core.js';
 import { FieldCatalogueCache } from '../write-batch.js';
 import { FtsHours, hourOfId } from './fts-hours.js';
 import { SqliteReads, type SqlitePlan } from './sqlite-reads.js';
@@ -175,7 +182,11 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     if (plan.displaced) return super.newestMatches(plan, n, reads);
     const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined });
     const ids = JSON.stringify(found.slice(0, n).map((row) => Number(row.id)));
-    return { rows: sql`(SELECT * FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids})))`, where: sql`TRUE`, more: found.length > n };
+    return {
+      rows: sql`(SELECT * FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids})))`,
+      where: sql`TRUE`,
+      more: found.length > n,
+    };
   }
 
   protected override async countBuckets(plan: SqlitePlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
