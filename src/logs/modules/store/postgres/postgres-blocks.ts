@@ -230,10 +230,11 @@ function blockOf(id: number): number {
  * Hits a block may have at most for entriesAt to read each by its place in the arrays (`b.message[7]`)
  * rather than unnest the block: an element read so costs about as much as unnesting the block once
  * for each hit (the array is decompressed again), and nothing more. A page of a rare word has one hit
- * in each of 500 blocks: 30 ms by place against 200–300 ms unnested; at 16 a block the two cost the
- * same; at 64, unnesting is the cheaper (docs/performance-notes.md, "PostgreSQL store").
+ * in each of 500 blocks: 30 ms by place against 200–300 ms unnested; at 4 a block by place is still
+ * the cheaper, at 16 (a page of a word in one entry of eight) unnesting (docs/performance-notes.md,
+ * "PostgreSQL store").
  */
-const HITS_READ_BY_PLACE = 16;
+const HITS_READ_BY_PLACE = 8;
 
 /**
  * The entries `hits` names, as a subquery: with few hits a block (HITS_READ_BY_PLACE), each read at

@@ -177,9 +177,15 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     return plan.displaced ? super.timePage(plan, page) : this.#idReads.timePage(plan, page);
   }
 
-  /** The newest matches walked in id order as a page is (SqliteReads.pageRows), then their rows by id. */
+  /**
+   * No more matches than `n` (counted in the index alone, when it answers the plan): every match's
+   * row, read in one pass. Else the newest, walked in id order as a page is (SqliteReads.pageRows),
+   * then their rows by id.
+   */
   protected override async newestMatches(plan: SqlitePlan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
     if (plan.displaced) return super.newestMatches(plan, n, reads);
+    if (plan.index !== null && (await this.#idReads.countRows(plan, plan.index, n)) <= n)
+      return { rows: sql`log_entries`, where: plan.where, more: false };
     const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined });
     const ids = JSON.stringify(found.slice(0, n).map((row) => Number(row.id)));
     return {
