@@ -231,10 +231,10 @@ function blockOf(id: number): number {
  * rather than unnest the block: an element read so costs about as much as unnesting the block once
  * for each hit (the array is decompressed again), and nothing more. A page of a rare word has one hit
  * in each of 500 blocks: 30 ms by place against 200–300 ms unnested; at 4 a block by place is still
- * the cheaper, at 16 (a page of a word in one entry of eight) unnesting (docs/performance-notes.md,
- * "PostgreSQL store").
+ * the cheaper, at 8 (a page of `level:error`, one entry of 16) or more unnesting
+ * (docs/performance-notes.md, "PostgreSQL store").
  */
-const HITS_READ_BY_PLACE = 8;
+const HITS_READ_BY_PLACE = 4;
 
 /**
  * The entries `hits` names, as a subquery: with few hits a block (HITS_READ_BY_PLACE), each read at

@@ -186,7 +186,7 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     if (plan.displaced) return super.newestMatches(plan, n, reads);
     if (plan.index !== null && (await this.#idReads.countRows(plan, plan.index, n)) <= n)
       return { rows: sql`log_entries`, where: plan.where, more: false };
-    const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined });
+    const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined }, sql`l.id, l.ts`);
     const ids = JSON.stringify(found.slice(0, n).map((row) => Number(row.id)));
     return {
       rows: sql`(SELECT * FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids})))`,
