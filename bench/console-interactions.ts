@@ -134,11 +134,10 @@ async function startService(): Promise<Service> {
     LOGS_RETENTION_DAYS: '36500',
   };
   if (args.url) env.LOGS_DATABASE_URL = args.url;
-  if (args['cpu-prof']) {
-    mkdirSync(args['cpu-prof'], { recursive: true });
-    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${args['cpu-prof']}`;
-  }
-  const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS: given to the service's process itself (start.mjs runs the services in it).
+  const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
+  if (args['cpu-prof']) mkdirSync(args['cpu-prof'], { recursive: true });
+  const child = spawn(process.execPath, [...profile, 'scripts/start.mjs'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -2,7 +2,7 @@
 // rows are checked against the API's own answer to the same request, an entry's detail with its
 // trace link to the waterfall, the fields sidebar (a value as a filter, and left out), the URL holding
 // the search, a syntax error marked at its position, drag-to-zoom, live tail, 10,000 rows drawn a
-// window at a time, the tenant switcher, the keyboard alone, a phone-sized screen and the language.
+// window at a time (and a field's values counted in the service's sample of them), the tenant switcher, the keyboard alone, a phone-sized screen and the language.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
@@ -291,6 +291,18 @@ describe('console explore in Chromium', { timeout: 900_000 }, () => {
     await page.waitForSelector('#results tr.entry[aria-rowindex="5001"]');
     assert.equal(await textOf(page, '#results tr.entry[aria-rowindex="5001"] .c-message'), `${BIG} line 5000`);
     await screenshot(page, 'explore-10000');
+
+    // Past the service's sample (2,000 matches), a field's values are of the newest matches, and the sidebar says so.
+    await (await page.waitForSelector('xpath/.//button[contains(@class, "field") and text()="host"]'))!.click();
+    await page.waitForFunction(() => Boolean(document.querySelector('#fields li[data-field="host"] .field-summary')?.textContent));
+    assert.equal(
+      await textOf(page, '#fields li[data-field="host"] .field-summary'),
+      'string · in 2,000 / 2,000 (100.0%) · 1 distinct values · Counted in the newest 2,000 of 10,000 entries',
+    );
+    assert.deepEqual(
+      await page.$$eval('#fields li[data-field="host"] .value-row button.value', (buttons) => buttons.map((button) => button.textContent)),
+      ['bulk (2,000, 100.0%)'],
+    );
     await page.close();
   });
 

@@ -63,6 +63,7 @@ for (const dialect of DIALECTS) {
         field: 'http.status',
         type: 'number',
         matched: 30,
+        sampled: 30,
         present: 30,
         coverage: 1,
         distinct: 2,
@@ -109,6 +110,76 @@ for (const dialect of DIALECTS) {
       );
       const nothing = (await stats('level', { timeRange: HOUR_RANGE, query: 'nosuchword' })).json();
       assert.deepEqual([nothing.matched, nothing.coverage, nothing.values], [0, 0, []]);
+    });
+
+    test('field statistics past the sample: counted in the newest `sample` matches and said so (sampled < matched); within it, of every match', async () => {
+      // 300 entries, 10 s apart, two hours before the others: the oldest 200 have route "old", the
+      // newest 100 "even" or "odd" by i; every third an error.
+      const start = T0 - 2 * 60 * MINUTE;
+      const docs = Array.from({ length: 300 }, (_, i) => ({
+        '@timestamp': iso(start + i * 10_000),
+        message: `sampled line ${i}`,
+        level: i % 3 === 0 ? 'error' : 'info',
+        route: i < 200 ? 'old' : i % 2 === 0 ? 'even' : 'odd',
+        n: i,
+      }));
+      const stored = await logs.request({ method: 'POST', url: '/api/v1/_elastic/_bulk', headers, payload: ndjson(docs) });
+      assert.equal(stored.json().errors, false);
+      const timeRange = { from: iso(start), to: iso(start + 60 * MINUTE) };
+      const pairs = (body: { values: { value: string; count: number }[] }) => body.values.map((value) => [value.value, value.count]);
+
+      // Every query shape the stores find matches by (all, a word, a phrase, a range on the rows): the newest 100.
+      for (const query of ['', 'sampled', '"sampled line"', 'n:>=100']) {
+        const sampled = await stats('route', { timeRange, query, sample: 100 });
+        assert.equal(sampled.statusCode, 200, sampled.body);
+        const body = sampled.json();
+        assert.deepEqual(
+          [body.matched, body.sampled, body.present, body.coverage, body.distinct],
+          [query === 'n:>=100' ? 200 : 300, 100, 100, 1, 2],
+          `${query}: every match counted, the values of the newest 100`,
+        );
+        assert.deepEqual(
+          body.values,
+          [
+            { value: 'even', count: 50, share: 0.5 },
+            { value: 'odd', count: 50, share: 0.5 },
+          ],
+          `${query}: counts and shares of the sample, not of every match`,
+        );
+      }
+      // The newest 100 that are not errors reach back past i = 200: 33 of them "old".
+      const notErrors = (await stats('route', { timeRange, query: 'NOT level:error', sample: 100 })).json();
+      assert.deepEqual([notErrors.matched, notErrors.sampled], [200, 100]);
+      assert.deepEqual(pairs(notErrors), [
+        ['even', 34],
+        ['odd', 33],
+        ['old', 33],
+      ]);
+      // No more matches than the sample (100 errors): every one counted.
+      const errors = (await stats('route', { timeRange, query: 'level:error', sample: 100 })).json();
+      assert.deepEqual([errors.matched, errors.sampled], [100, 100]);
+      assert.deepEqual(pairs(errors), [
+        ['old', 67],
+        ['odd', 17],
+        ['even', 16],
+      ]);
+      // The default sample (2,000) holds all 300.
+      const whole = (await stats('route', { timeRange })).json();
+      assert.deepEqual([whole.matched, whole.sampled, whole.values[0]], [300, 300, { value: 'old', count: 200, share: 200 / 300 }]);
+      // Level, service and host without a text query are counted in every match (the per-minute counts), whatever the sample.
+      const levels = (await stats('level', { timeRange, sample: 100 })).json();
+      assert.deepEqual(
+        [levels.matched, levels.sampled, pairs(levels)],
+        [
+          300,
+          300,
+          [
+            ['info', 200],
+            ['error', 100],
+          ],
+        ],
+      );
+      assert.equal((await stats('route', { timeRange, sample: 99 })).statusCode, 400);
     });
 
     test('sort oldest or newest first; searchAfter walks every entry of the range, page after page', async () => {

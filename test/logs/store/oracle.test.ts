@@ -472,9 +472,47 @@ for (const { dialect, writers, name } of SETUPS) {
             const stats = await store.fieldStats({ tenantId: 'big', condition: searchCondition(query), from, to, field, limit: 10 });
             assert.deepEqual(
               { ...stats, values: stats.values.map((row) => [row.value, row.count]) },
-              { matched: matched.length, present: [...counts.values()].reduce((a, b) => a + b, 0), distinct: counts.size, values: top },
+              {
+                matched: matched.length,
+                counted: matched.length,
+                present: [...counts.values()].reduce((a, b) => a + b, 0),
+                distinct: counts.size,
+                values: top,
+              },
               `${field} of ${JSON.stringify(query)} [${from - T0}, ${to - T0}]`,
             );
+          }
+        }
+      }
+    });
+
+    test('field statistics with a sample: past it, of the newest matches (by time, ties by id), every match counted', async () => {
+      for (const query of QUERIES) {
+        for (const field of ['status', 'user']) {
+          for (const [from, to] of [RANGES[0]!, RANGES[3]!, RANGES[4]!]) {
+            for (const sample of [7, 100]) {
+              const matched = expected('big', query, from, to).sort(byTime('desc'));
+              const counts = new Map<string, number>();
+              for (const entry of matched.slice(0, sample)) {
+                const value = entry.attributes[field];
+                if (value === undefined || value === '') continue;
+                counts.set(String(value), (counts.get(String(value)) ?? 0) + 1);
+              }
+              const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+              const condition = searchCondition(query);
+              const stats = await store.fieldStats({ tenantId: 'big', condition, from, to, field, limit: 10, sample });
+              assert.deepEqual(
+                { ...stats, values: stats.values.map((row) => [row.value, row.count]) },
+                {
+                  matched: matched.length,
+                  counted: Math.min(sample, matched.length),
+                  present: [...counts.values()].reduce((a, b) => a + b, 0),
+                  distinct: counts.size,
+                  values: top,
+                },
+                `${field} of ${JSON.stringify(query)} [${from - T0}, ${to - T0}], sample ${sample}`,
+              );
+            }
           }
         }
       }

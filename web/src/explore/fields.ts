@@ -9,7 +9,8 @@ import { words } from '../i18n.js';
  * The fields sidebar: every field of the tenant's logs (a box narrows the list); a field opens to its
  * type, its coverage and its ten most frequent values among the matches of the current query and
  * range, with counts and share, each with a button to keep only that value (`field:"value"`) and
- * one to leave it out (`NOT field:"value"`).
+ * one to leave it out (`NOT field:"value"`). Past the service's sample (2,000 matches), those are of
+ * the newest matches, and the summary says so.
  */
 /** The share of the matches as a bar (CSSOM width: the CSP allows no style attributes). */
 function shareBar(share: number): HTMLElement {
@@ -61,8 +62,11 @@ export function fieldsSidebar(options: {
         method: 'POST',
         body: JSON.stringify(body),
       });
-      // Type, and in how many of the matches the field is present (Kibana's "exists in").
-      summary.textContent = `${stats.type ?? '–'} · ${t.presentIn} ${count(stats.present)} / ${count(stats.matched)} (${percent(stats.coverage)}) · ${count(stats.distinct)} ${t.distinctValues}`;
+      // Type, and in how many of the entries counted the field is present (Kibana's "exists in"); past
+      // the service's sample, what they were counted in: "Counted in the newest 2,000 of 1,234,567 entries".
+      const sample =
+        stats.sampled < stats.matched ? ` · ${t.fieldSampled} ${count(stats.sampled)} ${t.of} ${count(stats.matched)} ${t.total}` : '';
+      summary.textContent = `${stats.type ?? '–'} · ${t.presentIn} ${count(stats.present)} / ${count(stats.sampled)} (${percent(stats.coverage)}) · ${count(stats.distinct)} ${t.distinctValues}${sample}`;
       values.replaceChildren(
         ...(stats.values.length ? stats.values.map(valueRow) : [el('li', { className: 'empty', textContent: t.none })]),
       );

@@ -19,6 +19,7 @@ import {
   ContextResponse,
   ExportBody,
   FieldsResponse,
+  DEFAULT_FIELD_STATS_SAMPLE,
   FieldStatsBody,
   FieldStatsResponse,
   HistogramBody,
@@ -337,15 +338,17 @@ export function searchRoutes({
               to,
               field,
               limit: body.size ?? 10,
+              sample: body.sample ?? DEFAULT_FIELD_STATS_SAMPLE,
             }),
             store.fields(request.tenantId),
           ]),
         );
-        const share = (n: number) => (stats.matched === 0 ? 0 : n / stats.matched);
+        const share = (n: number) => (stats.counted === 0 ? 0 : n / stats.counted);
         return {
           field,
           type: fields.find((known) => known.name === field)?.type ?? null,
           matched: stats.matched,
+          sampled: stats.counted,
           present: stats.present,
           coverage: share(stats.present),
           distinct: stats.distinct,

@@ -104,24 +104,38 @@ export const DistinctResponse = Type.Object({
   values: Type.Array(Type.Object({ value: Type.String(), count: Type.Integer() })),
 });
 
+/** Matches a field's statistics are counted in at most, by default (Kibana's Discover shows its sample's size likewise). */
+export const DEFAULT_FIELD_STATS_SAMPLE = 2_000;
+
 export const FieldStatsBody = Type.Object({
   ...SearchFields,
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many of the most frequent values (default 10)' })),
+  sample: Type.Optional(
+    Type.Integer({
+      minimum: 100,
+      maximum: 100_000,
+      description: `Matches counted at most: with more, present, distinct and values are of the newest this many (default ${DEFAULT_FIELD_STATS_SAMPLE.toLocaleString('en')}; see sampled)`,
+    }),
+  ),
 });
 export const FieldStatsResponse = Type.Object({
   field: Type.String(),
   type: Type.Union([Type.Literal('string'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('date'), Type.Null()], {
     description: "The field's type in the tenant's logs; null when no entry of the tenant has it",
   }),
-  matched: Type.Integer({ description: 'Entries matching the query in the range' }),
-  present: Type.Integer({ description: 'Of those, entries that have the field' }),
-  coverage: Type.Number({ description: 'present / matched (0 when nothing matched)' }),
-  distinct: Type.Integer({ description: 'Distinct values of the field among the matches' }),
+  matched: Type.Integer({ description: 'Entries matching the query in the range (always every one)' }),
+  sampled: Type.Integer({
+    description:
+      'Entries present, coverage, distinct and values were counted in: every match (sampled = matched), or with more matches than `sample` the newest `sample` of them by @timestamp (sampled < matched), for a field that the store counts on the rows (level, service and host are counted in every match where the store keeps their counts)',
+  }),
+  present: Type.Integer({ description: 'Of the entries counted (sampled), those that have the field' }),
+  coverage: Type.Number({ description: 'present / sampled (0 when nothing matched)' }),
+  distinct: Type.Integer({ description: 'Distinct values of the field among the entries counted' }),
   values: Type.Array(
     Type.Object({
       value: Type.String(),
-      count: Type.Integer(),
-      share: Type.Number({ description: 'count / matched' }),
+      count: Type.Integer({ description: 'Entries counted (of sampled) with this value' }),
+      share: Type.Number({ description: 'count / sampled' }),
     }),
     { description: 'Most frequent first' },
   ),

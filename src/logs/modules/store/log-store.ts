@@ -111,12 +111,20 @@ export interface FieldStatsRequest extends Omit<SearchRequest, 'page' | 'limit' 
   field: string;
   /** Most frequent values returned. */
   limit: number;
+  /**
+   * With more matches than this, `present`, `distinct` and `values` are counted in the newest this
+   * many of them (by time, ties by id) where the store would read every match's row for them
+   * (FieldStats.counted). Default: every match.
+   */
+  sample?: number | undefined;
 }
 
 export interface FieldStats {
-  /** Entries matching the query in the range. */
+  /** Entries matching the query in the range (always all of them). */
   matched: number;
-  /** Of those, the entries that have the field. */
+  /** The entries `present`, `distinct` and `values` are counted in: `matched`, or fewer, the newest (a sample: FieldStatsRequest.sample). */
+  counted: number;
+  /** Of the entries counted, those that have the field. */
   present: number;
   /** Distinct values of the field among them. */
   distinct: number;

@@ -331,36 +331,50 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     if (!this.countsByValueInIndex || column === undefined || from >= end) return null;
     const plan = await this.#plan(tenantId, from, end, condition);
     if (plan === null) return [];
-    const all = await this.indexBuckets(plan, intervalMs);
-    if (all === null) return null;
     const present = await this.#everyEntryCounts(tenantId, from, end, groupField);
     const values = [
       ...new Set(present.map((row) => row.group).filter((value): value is string => typeof value === 'string' && value !== '')),
     ];
     if (values.length > GROUP_VALUES_COUNTED_APART) return null;
+    const counted = await this.indexCountsByValue({ tenantId, from, end, condition, column, values, intervalMs }, plan);
+    if (counted === null) return null;
     const left = new Map<number, number>();
-    for (const row of all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
+    for (const row of counted.all) left.set(row.bucket, (left.get(row.bucket) ?? 0) + row.count);
     const counts: BucketCount[] = [];
-    for (const value of values) {
-      const ofValue = await this.#plan(tenantId, from, end, {
-        kind: 'and',
-        children: [condition, { kind: 'equals', field: { kind: 'column', column }, value }],
-      });
-      if (ofValue === null) continue;
-      const buckets = await this.indexBuckets(ofValue, intervalMs);
-      if (buckets === null) return null;
+    counted.byValue.forEach((buckets, index) => {
       for (const row of buckets) {
         if (row.count === 0) continue;
-        counts.push({ bucket: row.bucket, group: value, count: row.count });
+        counts.push({ bucket: row.bucket, group: values[index]!, count: row.count });
         left.set(row.bucket, (left.get(row.bucket) ?? 0) - row.count);
       }
-    }
+    });
     for (const [bucket, count] of left) if (count > 0) counts.push({ bucket, group: null, count });
     return counts;
   }
 
   /** Whether indexBuckets can answer (a dialect that has one says so), so that #countsValueByValue is tried. */
   protected readonly countsByValueInIndex: boolean = false;
+
+  /**
+   * indexBuckets of a plan (`all`), and of it with each value of a rolled-up column (`byValue`, in
+   * the order of `ask.values`), or null when the index cannot count one of them. Here one plan and
+   * one count a value; a dialect may count them all at once.
+   */
+  protected async indexCountsByValue(ask: ValueCountsAsked, plan: Plan): Promise<{ all: BucketCount[]; byValue: BucketCount[][] } | null> {
+    const all = await this.indexBuckets(plan, ask.intervalMs);
+    if (all === null) return null;
+    const byValue: BucketCount[][] = [];
+    for (const value of ask.values) {
+      const ofValue = await this.#plan(ask.tenantId, ask.from, ask.end, {
+        kind: 'and',
+        children: [ask.condition, { kind: 'equals', field: { kind: 'column', column: ask.column }, value }],
+      });
+      const buckets = ofValue === null ? [] : await this.indexBuckets(ofValue, ask.intervalMs);
+      if (buckets === null) return null;
+      byValue.push(buckets);
+    }
+    return { all, byValue };
+  }
 
   /**
    * A plan's matches per time bucket counted in the dialect's index, or null when it cannot. Only
@@ -500,32 +514,62 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       column === undefined ? null : await this.#countsValueByValue(request.tenantId, from, request.to + 1, condition, null, field);
     if (byValue !== null) return rolledUpStats(byValue, request.limit);
     const plan = await this.#plan(request.tenantId, from, request.to + 1, condition);
-    if (plan === null) return { matched: 0, present: 0, distinct: 0, values: [] };
+    if (plan === null) return { matched: 0, counted: 0, present: 0, distinct: 0, values: [] };
     const value = plan.fields.value(field);
-    const source = await this.rowsOf(plan, value);
-    // One pass over the matches, counted by value; from those counts, the totals (the row with `top`
+    if (request.sample !== undefined) {
+      // The newest `sample` matches; only when there are more is every match counted (its rows are not read).
+      const newest = await this.newestMatches(plan, request.sample, value);
+      const stats = await this.#countValues(newest.rows, newest.where, value, request.limit);
+      if (!newest.more) return { ...stats, matched: stats.counted };
+      const { total } = await this.#countMatches(request.tenantId, from, request.to + 1, condition, plan, undefined);
+      return { ...stats, matched: total };
+    }
+    const stats = await this.#countValues(await this.rowsOf(plan, value), plan.where, value, request.limit);
+    return { ...stats, matched: stats.counted };
+  }
+
+  /**
+   * The rows (`rows`, as `l`, to be read with `where`) of the newest `n` matches of a plan (by time,
+   * ties by id), and whether there are more matches (`reads`: what the query computes over them, as
+   * for rowsOf).
+   */
+  protected async newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
+    const source = await this.rowsOf(plan, reads);
+    const newest = (limit: number) => sql`(SELECT * FROM ${source} l WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${limit})`;
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${newest(n + 1)} l`.execute(this.reads);
+    return { rows: newest(n), where: sql`TRUE`, more: Number(rows[0]?.n ?? 0) > n };
+  }
+
+  /** A field's values over the rows `rows` (as `l`) that `where` keeps: how many rows, how many have it, its distinct and most frequent values. */
+  async #countValues(
+    rows: RawBuilder<unknown>,
+    where: RawBuilder<unknown>,
+    value: RawBuilder<unknown>,
+    limit: number,
+  ): Promise<Omit<FieldStats, 'matched'>> {
+    // One pass over the rows, counted by value; from those counts, the totals (the row with `top`
     // 0) and the most frequent values (the others).
-    const { rows } = await sql<{
+    const { rows: found } = await sql<{
       value: string | number | null;
       n: number | string;
       present: number | string | null;
       distinct: number | string | null;
       top: number | string;
     }>`
-      WITH counted AS MATERIALIZED (SELECT ${value} AS value, count(*) AS n FROM ${source} l WHERE ${plan.where} GROUP BY 1)
+      WITH counted AS MATERIALIZED (SELECT ${value} AS value, count(*) AS n FROM ${rows} l WHERE ${where} GROUP BY 1)
       SELECT NULL AS value, sum(n) AS n, sum(CASE WHEN value IS NOT NULL THEN n ELSE 0 END) AS present, count(value) AS ${sql.ref('distinct')}, 0 AS top
       FROM counted
       UNION ALL
       SELECT * FROM (SELECT value, n, CAST(NULL AS BIGINT) AS present, CAST(NULL AS BIGINT) AS ${sql.ref('distinct')}, 1 AS top FROM counted
-        WHERE value IS NOT NULL ORDER BY n DESC, value ASC LIMIT ${request.limit}) most`.execute(this.reads);
-    const totals = rows.find((row) => Number(row.top) === 0);
+        WHERE value IS NOT NULL ORDER BY n DESC, value ASC LIMIT ${limit}) most`.execute(this.reads);
+    const totals = found.find((row) => Number(row.top) === 0);
     const values = new Map<string, number>();
-    for (const row of rows) if (Number(row.top) === 1) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
+    for (const row of found) if (Number(row.top) === 1) values.set(String(row.value), (values.get(String(row.value)) ?? 0) + Number(row.n));
     return {
-      matched: Number(totals?.n ?? 0),
+      counted: Number(totals?.n ?? 0),
       present: Number(totals?.present ?? 0),
       distinct: Number(totals?.distinct ?? 0),
-      values: sortDistinct(values, undefined, request.limit),
+      values: sortDistinct(values, undefined, limit),
     };
   }
 
@@ -668,6 +712,25 @@ function numberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
 }
 
+/** The counts LogStoreCore.indexCountsByValue is asked for: a condition's matches in [from, end), and those of each value of `column`. */
+export interface ValueCountsAsked {
+  tenantId: string;
+  from: number;
+  end: number;
+  condition: Condition;
+  column: NonNullable<ReturnType<typeof rollupColumn>>;
+  values: readonly string[];
+  intervalMs: number | null;
+}
+
+/** What LogStoreCore.newestMatches finds. */
+export interface NewestMatches {
+  rows: RawBuilder<unknown>;
+  where: RawBuilder<unknown>;
+  /** More matches than the newest asked for. */
+  more: boolean;
+}
+
 export interface BoundedTotal {
   total: number;
   totalRelation: 'eq' | 'gte';
@@ -749,7 +812,7 @@ function rolledUpStats(counts: readonly BucketCount[], limit: number): FieldStat
   }
   let present = 0;
   for (const n of values.values()) present += n;
-  return { matched, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
+  return { matched, counted: matched, present, distinct: values.size, values: sortDistinct(values, undefined, limit) };
 }
 
 function sortDistinct(values: Map<string, number>, q: string | undefined, limit: number): { value: string; count: number }[] {

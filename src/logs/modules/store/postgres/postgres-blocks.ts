@@ -227,9 +227,20 @@ function blockOf(id: number): number {
 }
 
 /**
- * The entries `hits` names, as a subquery: their blocks, each unnested once, and of them the hits
- * (a hash of their ids; OFFSET 0 keeps the planner from folding the reads' condition into the unnest).
- * Of `columns` only, when given (the others null).
+ * Hits a block may have at most for entriesAt to read each by its place in the arrays (`b.message[7]`)
+ * rather than unnest the block: an element read so costs about as much as unnesting the block once
+ * for each hit (the array is decompressed again), and nothing more. A page of a rare word has one hit
+ * in each of 500 blocks: 30 ms by place against 200–300 ms unnested; at 4 a block by place is still
+ * the cheaper, at 8 (a page of `level:error`, one entry of 16) or more unnesting
+ * (docs/performance-notes.md, "PostgreSQL store").
+ */
+const HITS_READ_BY_PLACE = 4;
+
+/**
+ * The entries `hits` names, as a subquery: with few hits a block (HITS_READ_BY_PLACE), each read at
+ * its place in its block's arrays; else their blocks, each unnested once, and of them the hits (a hash
+ * of their ids). OFFSET 0 keeps the planner from folding the reads' condition into the read. Of
+ * `columns` only, when given (the others null).
  */
 export function entriesAt(tenantId: string, hits: readonly Hit[], columns?: readonly Column[]): RawBuilder<unknown> {
   const blocks = new Set<number>();
@@ -239,8 +250,22 @@ export function entriesAt(tenantId: string, hits: readonly Hit[], columns?: read
     [lo, hi] = [Math.min(lo, hit.ts), Math.max(hi, hit.ts)];
   }
   const ids = hits.map((hit) => hit.id);
-  return sql`(SELECT * FROM ${entriesOfBlocks(tenantId, [...blocks], lo, hi, columns)} AS r
-    WHERE r.id IN (SELECT unnest(${ids}::bigint[])) OFFSET 0)`;
+  if (hits.length === 0 || hits.length > HITS_READ_BY_PLACE * blocks.size) {
+    return sql`(SELECT * FROM ${entriesOfBlocks(tenantId, [...blocks], lo, hi, columns)} AS r
+      WHERE r.id IN (SELECT unnest(${ids}::bigint[])) OFFSET 0)`;
+  }
+  const read = COLUMNS.filter((column) => columns === undefined || columns.includes(column));
+  const values = COLUMNS.map((column) =>
+    read.includes(column)
+      ? sql`b.${sql.ref(column)}[k.place] AS ${sql.ref(column)}`
+      : sql`NULL::${sql.raw(column === 'ts' ? 'bigint' : column === 'attributes' ? 'jsonb' : 'text')} AS ${sql.ref(column)}`,
+  );
+  return sql`(SELECT b.tenant_id, k.id, ${sql.join(values)}
+    FROM (SELECT h.id, h.id - ((h.id % ${PLACES}) % ${BLOCK_ENTRIES}) AS first_id, ((h.id % ${PLACES}) % ${BLOCK_ENTRIES})::int + 1 AS place
+      FROM unnest(${ids}::bigint[]) AS h(id)) k
+    JOIN log_blocks b ON b.tenant_id = ${tenantId} AND b.first_id = k.first_id
+      AND b.first_ts >= ${lo - mod(lo, HOUR)}::bigint AND b.first_ts <= ${hi}::bigint
+    OFFSET 0)`;
 }
 
 /** The columns of the entries (`l`) a condition's SQL reads, and the time: what counting its matches needs. */

@@ -104,41 +104,86 @@ export async function postingsCounts(
   stopAbove = Infinity,
   most = Infinity,
 ): Promise<PostingsCounts | null> {
+  return (await countPostings(db, tenantId, from, end, expr, [], intervalMs, stopAbove, most))?.all ?? null;
+}
+
+/**
+ * postingsCounts of `expr`, and of its matches split by the value tokens of one field (`values`: the
+ * facet tokens of level's values, say; an entry has one at most) in the same pass: a piece's matches
+ * are found once, and each is counted under the value its place has (a histogram by level: one pass,
+ * not one per level). A candidate goes to its value's candidates too. Null as postingsCounts.
+ */
+export async function postingsCountsByValue(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  values: readonly string[],
+  intervalMs: number | null,
+  most = Infinity,
+): Promise<{ all: PostingsCounts; byValue: PostingsCounts[] } | null> {
+  return countPostings(db, tenantId, from, end, expr, values, intervalMs, Infinity, most);
+}
+
+async function countPostings(
+  db: Kysely<any>,
+  tenantId: string,
+  from: number,
+  end: number,
+  expr: PostingsExpr,
+  values: readonly string[],
+  intervalMs: number | null,
+  stopAbove: number,
+  most: number,
+): Promise<{ all: PostingsCounts; byValue: PostingsCounts[] } | null> {
   const interval = sql`${intervalMs ?? 1}::bigint`;
   const bucketOf = (ts: RawBuilder<unknown>) => sql`(${ts} - (((${ts} % ${interval}) + ${interval}) % ${interval}))`;
   const oneBucket = intervalMs === null ? sql`TRUE` : sql`${bucketOf(sql.ref('first_ts'))} = ${bucketOf(sql.ref('last_ts'))}`;
-  const counts = new Map<number, number>();
-  let total = 0;
-  const add = (bucket: number, count: number): void => {
-    if (count === 0) return;
-    counts.set(bucket, (counts.get(bucket) ?? 0) + count);
-    total += count;
-  };
   const bucketStart = (ts: number): number => (intervalMs === null ? 0 : ts - mod(ts, intervalMs));
-  const candidates: Hit[] = [];
+  const all = new Tally();
+  const byValue = values.map(() => new Tally());
+  // The postings read: the expression's, and the values' tokens.
+  const read: PostingsExpr =
+    values.length === 0 ? expr : { kind: 'and', children: [expr, ...values.map((token): PostingsExpr => ({ kind: 'token', token }))] };
   let entries = 0;
-  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, expr, oneBucket)) {
-    const untimed: { piece: PieceRow; places: number[] }[] = [];
+  for await (const { pieces, postings } of piecePages(db, tenantId, from, end, read, oneBucket)) {
+    const untimed: { piece: PieceRow; places: number[]; valueAt: Int8Array | null }[] = [];
     for (const piece of pieces) {
       entries += piece.entries;
-      if (piece.times === null && expr.kind === 'token') {
+      if (piece.times === null && expr.kind === 'token' && values.length === 0) {
         const data = postings.get(piece.batch)?.get(groupOf(expr.token, piece.groups));
-        add(bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
+        all.add(bucketStart(Number(piece.first_ts)), data === undefined ? 0 : countOf(data, expr.token));
         continue;
       }
-      const { places, exact } = matchOf(expr, piece, postings);
+      const rows = pieceRows(piece, postings);
+      const { places, exact } = matchOf(expr, piece, rows);
       if (places.length === 0) continue;
+      const valueAt = values.length === 0 ? null : valuesAt(piece.entries, values, rows);
       if (piece.times === null) {
-        if (exact) add(bucketStart(Number(piece.first_ts)), places.length);
-        else untimed.push({ piece, places });
+        if (!exact) {
+          untimed.push({ piece, places, valueAt });
+          continue;
+        }
+        const bucket = bucketStart(Number(piece.first_ts));
+        all.add(bucket, places.length);
+        if (valueAt !== null) for (const place of places) if (valueAt[place]! >= 0) byValue[valueAt[place]!]!.add(bucket, 1);
         continue;
       }
       const times = timesOf(piece.times, Number(piece.first_ts), piece.entries);
       for (const place of places) {
         const ts = times[place]!;
         if (ts < from || ts >= end) continue;
-        if (exact) add(bucketStart(ts), 1);
-        else candidates.push({ ts, id: idOf(piece.batch, place) });
+        const value = valueAt === null ? -1 : valueAt[place]!;
+        if (exact) {
+          const bucket = bucketStart(ts);
+          all.add(bucket, 1);
+          if (value >= 0) byValue[value]!.add(bucket, 1);
+        } else {
+          const hit = { ts, id: idOf(piece.batch, place) };
+          all.candidates.push(hit);
+          if (value >= 0) byValue[value]!.candidates.push(hit);
+        }
       }
     }
     if (untimed.length > 0) {
@@ -147,20 +192,52 @@ export async function postingsCounts(
         tenantId,
         untimed.map(({ piece }) => piece),
       );
-      for (const { piece, places } of untimed) {
+      for (const { piece, places, valueAt } of untimed) {
         const at = timesOf(times.get(piece.batch)!, Number(piece.first_ts), piece.entries);
-        for (const place of places) candidates.push({ ts: at[place]!, id: idOf(piece.batch, place) });
+        for (const place of places) {
+          const hit = { ts: at[place]!, id: idOf(piece.batch, place) };
+          all.candidates.push(hit);
+          if (valueAt !== null && valueAt[place]! >= 0) byValue[valueAt[place]!]!.candidates.push(hit);
+        }
       }
     }
-    if (candidates.length > most) return null;
-    if (total > stopAbove) return { counts: bucketCounts(counts), candidates: [] }; // at least this many: past the bound
+    if (all.candidates.length > most) return null;
+    // At least this many: past the bound.
+    if (all.total > stopAbove) return { all: { counts: all.buckets(), candidates: [] }, byValue: [] };
   }
-  if (candidates.length > entries / DENSE) return null;
-  return { counts: bucketCounts(counts), candidates };
+  if (all.candidates.length > entries / DENSE) return null;
+  return { all: all.counted(), byValue: byValue.map((tally) => tally.counted()) };
 }
 
-function bucketCounts(counts: Map<number, number>): BucketCount[] {
-  return [...counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
+/** Each place's value in a piece: its index in `values` (tokens), -1 for none of them. */
+function valuesAt(entries: number, values: readonly string[], rows: PieceRows): Int8Array {
+  const at = new Int8Array(entries).fill(-1);
+  for (let index = 0; index < values.length; index += 1) {
+    const places = tokenPlaces(values[index]!, rows);
+    for (let i = 0; i < places.length; i += 1) at[places[i]!] = index;
+  }
+  return at;
+}
+
+/** Matches counted per bucket, and candidates, as postingsCounts gathers them. */
+class Tally {
+  readonly #counts = new Map<number, number>();
+  total = 0;
+  readonly candidates: Hit[] = [];
+
+  add(bucket: number, count: number): void {
+    if (count === 0) return;
+    this.#counts.set(bucket, (this.#counts.get(bucket) ?? 0) + count);
+    this.total += count;
+  }
+
+  buckets(): BucketCount[] {
+    return [...this.#counts].filter(([, count]) => count !== 0).map(([bucket, count]) => ({ bucket, group: null, count }));
+  }
+
+  counted(): PostingsCounts {
+    return { counts: this.buckets(), candidates: this.candidates };
+  }
 }
 
 /**
@@ -342,12 +419,8 @@ async function readGroups(
  * `postings` (readPostings); `exact`: they are its matches, else candidates (a phrase the piece has no
  * pair for, or of three words or more).
  */
-function matchOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): { places: number[]; exact: boolean } {
-  const matched = evaluate(expr, {
-    groups: postings.get(piece.batch) ?? new Map<number, Buffer>(),
-    count: piece.groups,
-    pairs: piece.pairs,
-  });
+function matchOf(expr: PostingsExpr, piece: PieceRow, rows: PieceRows): { places: number[]; exact: boolean } {
+  const matched = evaluate(expr, rows);
   if (!matched.negated) return matched;
   const all: number[] = [];
   for (let place = 0, next = 0; place < piece.entries; place += 1) {
@@ -357,9 +430,14 @@ function matchOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<
   return { places: all, exact: matched.exact };
 }
 
+/** A piece's group rows of `postings` (readPostings), for evaluate. */
+function pieceRows(piece: PieceRow, postings: Map<string, Map<number, Buffer>>): PieceRows {
+  return { groups: postings.get(piece.batch) ?? new Map<number, Buffer>(), count: piece.groups, pairs: piece.pairs, decoded: new Map() };
+}
+
 /** The places matchOf gives, exact or not. */
 function matchesOf(expr: PostingsExpr, piece: PieceRow, postings: Map<string, Map<number, Buffer>>): number[] {
-  return matchOf(expr, piece, postings).places;
+  return matchOf(expr, piece, pieceRows(piece, postings)).places;
 }
 
 /** Places of a piece, ascending; `negated`: every place but these (a NOT stays a list until the end). */
@@ -375,6 +453,19 @@ interface PieceRows {
   groups: Map<number, Buffer>;
   count: number;
   pairs: number;
+  /** The places of the tokens decoded so far (tokenPlaces). */
+  decoded: Map<string, number[]>;
+}
+
+/** The places of `token` in a piece, decoded once. */
+function tokenPlaces(token: string, piece: PieceRows): number[] {
+  let places = piece.decoded.get(token);
+  if (places === undefined) {
+    const data = groupValue(token, piece);
+    places = data === undefined ? [] : placesOf(data, token);
+    piece.decoded.set(token, places);
+  }
+  return places;
 }
 
 /** The value of `token`'s group in a piece, if read and present. */
@@ -388,10 +479,8 @@ function groupValue(token: string, piece: PieceRows): Buffer | undefined {
  */
 function evaluate(expr: PostingsExpr, piece: PieceRows): Places {
   switch (expr.kind) {
-    case 'token': {
-      const data = groupValue(expr.token, piece);
-      return { places: data === undefined ? [] : placesOf(data, expr.token), negated: false, exact: true };
-    }
+    case 'token':
+      return { places: tokenPlaces(expr.token, piece), negated: false, exact: true };
     case 'prefix': {
       const group = groupOfPrefix(expr.prefix, piece.count);
       const values = group === null ? [...piece.groups.values()] : [piece.groups.get(group)];
@@ -421,10 +510,6 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
     const data = groupValue(token, piece);
     return data === undefined ? 0 : countOf(data, token);
   };
-  const placesOfToken = (token: string): number[] => {
-    const data = groupValue(token, piece);
-    return data === undefined ? [] : placesOf(data, token);
-  };
   let places: number[] | null = null;
   let exact = tokens.length === 2;
   for (let index = 1; index < tokens.length && places?.length !== 0; index += 1) {
@@ -432,7 +517,9 @@ function phrasePlaces(tokens: readonly string[], piece: PieceRows): Places {
     const pair = pairToken(first, second);
     // A pair posted at all is posted for every entry that holds it (readPostings reads the words' groups only without it).
     const paired = entriesOf(pair) > 0 || (piece.pairs > 0 && entriesOf(first) >= piece.pairs && entriesOf(second) >= piece.pairs);
-    const found = paired ? placesOfToken(pair) : merge(placesOfToken(first), placesOfToken(second), (inA, inB) => inA && inB);
+    const found = paired
+      ? tokenPlaces(pair, piece)
+      : merge(tokenPlaces(first, piece), tokenPlaces(second, piece), (inA, inB) => inA && inB);
     if (!paired) exact = false;
     places = places === null ? found : merge(places, found, (inA, inB) => inA && inB);
   }

@@ -11,13 +11,15 @@ import {
   type BoundedTotal,
   type BucketCount,
   type DocumentIdWindow,
+  type NewestMatches,
   type ReadDialect,
   type ReadPlan,
   type TimePage,
+  type ValueCountsAsked,
 } from '../store-core.js';
 import type { FieldRef } from '../../query/fields.js';
 import { postingsPlan, type Hit, type PostingsPlan } from './postgres-postings.js';
-import { candidateHits, matchHits, postingsCounts } from './postgres-postings-read.js';
+import { candidateHits, matchHits, postingsCounts, postingsCountsByValue, type PostingsCounts } from './postgres-postings-read.js';
 import { lastPieceNumber, removePostings, type EmptiedHour } from './postgres-postings-write.js';
 import {
   columnsRead,
@@ -416,6 +418,37 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
   }
 
   /**
+   * In one pass over the postings (postingsCountsByValue) when they count the plan and the column is
+   * faceted: each match counted under the facet its entry has.
+   */
+  protected override async indexCountsByValue(
+    ask: ValueCountsAsked,
+    plan: PostgresPlan,
+  ): Promise<{ all: BucketCount[]; byValue: BucketCount[][] } | null> {
+    if (!plan.postings?.exactByPairs) return super.indexCountsByValue(ask, plan);
+    const equalities: Condition[] = ask.values.map((value) => ({ kind: 'equals', field: { kind: 'column', column: ask.column }, value }));
+    const facets = await readFacetLookup(this.reads, plan.tenantId, { kind: 'or', children: equalities });
+    const tokens = equalities.map((equality) => postingsPlan(equality, facets)?.expr);
+    if (!tokens.every((expr) => expr?.kind === 'token')) return super.indexCountsByValue(ask, plan);
+    const found = await postingsCountsByValue(
+      this.reads,
+      plan.tenantId,
+      plan.from,
+      plan.end,
+      plan.postings.expr,
+      tokens.map((expr) => (expr as { token: string }).token),
+      ask.intervalMs,
+      ROWS_AT_MOST,
+    );
+    if (found === null) return null;
+    // A value's candidates are of that value: checked on the rows with the plan's condition alone.
+    const all = await this.#withCandidates(plan, found.all, ask.intervalMs);
+    const byValue: BucketCount[][] = [];
+    for (const counts of found.byValue) byValue.push((await this.#withCandidates(plan, counts, ask.intervalMs))!);
+    return all === null ? null : { all, byValue };
+  }
+
+  /**
    * Counts from the postings: of an exact plan, from them alone; of one exact by pairs (a phrase of
    * two words), the matches they tell and the candidates' rows, each checked. Null for the rest, which
    * the core counts on the rows rowsOf gives: for candidates, the rows at their times, each checked.
@@ -432,6 +465,11 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       stopAbove,
       ROWS_AT_MOST,
     );
+    return this.#withCandidates(plan, found, intervalMs);
+  }
+
+  /** What the postings counted of a plan, with its candidates checked on their rows and added; null stays null. */
+  async #withCandidates(plan: PostgresPlan, found: PostingsCounts | null, intervalMs: number | null): Promise<BucketCount[] | null> {
     if (found === null || found.candidates.length === 0) return found?.counts ?? null;
     const candidates: PostgresPlan = { ...plan };
     this.#hits.set(candidates, Promise.resolve(found.candidates));
@@ -480,7 +518,12 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
       if (page.order === 'desc') hi = Math.min(hi, page.after.timestamp + 1);
       else lo = Math.max(lo, page.after.timestamp);
     }
-    if (plan.postings === null) return (await this.#walkBlocks(plan, page, lo, hi, wanted)).slice(skip, wanted);
+    if (plan.postings === null) {
+      const found = await this.#walkBlocks(plan, page, lo, hi, wanted);
+      return found.length === 0
+        ? []
+        : (await this.timeSorted(plan, plan.where, page, wanted, 0, entriesAt(plan.tenantId, found))).slice(skip, wanted);
+    }
     const found: StoredLogEntry[] = [];
     const hits = new HitsTaken(matchHits(this.reads, plan.tenantId, lo, hi, plan.postings.expr, page.order));
     try {
@@ -499,9 +542,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
    * The first `wanted` entries of [lo, hi) in the page's order that match, without postings: the
    * range's blocks an hour at a time, nearest its end (start) first, and in an hour those that reach
    * nearest first, 4, 8, 16… at a time; an entry found is final once no unread block reaches as near.
-   * The walk reads the columns the condition needs; the page's entries are read whole at the end.
+   * The walk reads the columns the condition needs; the caller reads what else it needs of the entries found.
    */
-  async #walkBlocks(plan: PostgresPlan, page: TimePage, lo: number, hi: number, wanted: number): Promise<StoredLogEntry[]> {
+  async #walkBlocks(plan: PostgresPlan, page: TimePage, lo: number, hi: number, wanted: number): Promise<Hit[]> {
     const descending = page.order === 'desc';
     const edgeOf = (block: BlockSpan): number => (descending ? block.last_ts : block.first_ts);
     const nearer = (a: number, b: number): number => (descending ? b - a : a - b); // < 0: a is nearer
@@ -528,14 +571,56 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
           ORDER BY l.ts ${descending ? sql`DESC` : sql`ASC`}, l.id ${descending ? sql`DESC` : sql`ASC`} LIMIT ${wanted}`.execute(
           this.reads,
         );
-        found = [...found, ...rows].sort(byTime).slice(0, wanted);
+        found = [...found, ...rows.map((row) => ({ id: Number(row.id), ts: Number(row.ts) }))].sort(byTime).slice(0, wanted);
         const unread = blocks[start + size];
         if (unread !== undefined && found.length === wanted && nearer(found.at(-1)!.ts, edgeOf(unread)) < 0) break walk;
       }
     }
-    return found.length === 0 ? [] : this.timeSorted(plan, plan.where, page, wanted, 0, entriesAt(plan.tenantId, found));
+    return found;
+  }
+
+  /**
+   * The newest `n` matches as the hits of their entries (read of the columns `reads` names): found
+   * as a page newest first finds them (timePage), their entries not read whole.
+   */
+  protected override async newestMatches(plan: PostgresPlan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
+    const hits = await this.#newestHits(plan, n + 1);
+    return {
+      rows: entriesAt(plan.tenantId, hits.slice(0, n), columnsRead(reads, this.reads)),
+      where: sql`TRUE`,
+      more: hits.length > n,
+    };
+  }
+
+  /** The newest `n` matches (ties by id), newest first: from exact postings alone; else their candidates checked on the rows. */
+  async #newestHits(plan: PostgresPlan, n: number): Promise<Hit[]> {
+    const page: TimePage = { order: 'desc', offset: 0, limit: n, after: undefined };
+    if (plan.postings === null) return this.#walkBlocks(plan, page, plan.from, plan.end, n);
+    const { exact } = plan.postings;
+    const columns = columnsRead(plan.where, this.reads);
+    const found: Hit[] = [];
+    const hits = new HitsTaken(matchHits(this.reads, plan.tenantId, plan.from, plan.end, plan.postings.expr, 'desc'));
+    try {
+      for (let want = Math.min(n, HITS_PER_STATEMENT); found.length < n; want = Math.min(4 * want, HITS_PER_STATEMENT)) {
+        const chunk = await hits.take(want);
+        if (chunk.length === 0) break;
+        if (exact) {
+          // A chunk holds every hit of its last time: sorted, its first ones are the newest.
+          found.push(...chunk.sort(newestFirst).slice(0, n - found.length));
+          continue;
+        }
+        const { rows } = await sql<{ id: string; ts: string }>`SELECT l.id, l.ts FROM ${entriesAt(plan.tenantId, chunk, columns)} l
+          WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${n - found.length}`.execute(this.reads);
+        found.push(...rows.map((row) => ({ id: Number(row.id), ts: Number(row.ts) })));
+      }
+    } finally {
+      await hits.close();
+    }
+    return found;
   }
 }
+
+const newestFirst = (a: Hit, b: Hit): number => b.ts - a.ts || b.id - a.id;
 
 /** Hits per statement that reads their entries (a bigint[] parameter). */
 const HITS_PER_STATEMENT = 20_000;

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { StoredLogEntry } from '../log-store.js';
 import { mod } from '../minutes.js';
 import type { BucketCount, EntryRow, ReadPlan, TimePage } from '../store-core.js';
@@ -53,6 +53,11 @@ export class SqliteReads {
    * in time order without sorting every match. Not for a plan with displaced entries.
    */
   async timePage(plan: SqlitePlan, page: TimePage): Promise<StoredLogEntry[]> {
+    return plan.entries(await this.pageRows(plan, page));
+  }
+
+  /** The rows of timePage's page, not yet read as entries; of `columns` (those of an entry by default; `l.id, l.ts` at least). */
+  async pageRows(plan: SqlitePlan, page: TimePage, columns: RawBuilder<unknown> = SQLITE_ENTRY_COLUMNS): Promise<EntryRow[]> {
     const descending = page.order === 'desc';
     let { lo, hi } = plan;
     if (page.after) {
@@ -71,13 +76,13 @@ export class SqliteReads {
     const wanted = (page.after ? 0 : page.offset) + page.limit;
     const found: EntryRow[] = [];
     while (found.length < wanted && lo <= hi) {
-      const chunk = await this.#chunk(plan, lo, hi, page.order, wanted - found.length);
+      const chunk = await this.#chunk(plan, lo, hi, page.order, wanted - found.length, columns);
       if (chunk === null) break;
       found.push(...chunk.rows.filter(beyond).sort(descending ? newestFirst : oldestFirst));
       if (descending) hi = chunk.next;
       else lo = chunk.next;
     }
-    return plan.entries(found.slice(page.after ? 0 : page.offset, wanted));
+    return found.slice(page.after ? 0 : page.offset, wanted);
   }
 
   /**
@@ -90,16 +95,17 @@ export class SqliteReads {
     hi: number,
     order: 'asc' | 'desc',
     count: number,
+    columns: RawBuilder<unknown>,
   ): Promise<{ rows: EntryRow[]; next: number } | null> {
     const descending = order === 'desc';
-    const first = await this.#rowsOf(plan, lo, hi, order, count);
+    const first = await this.#rowsOf(plan, lo, hi, order, count, columns);
     if (first.lastId === null) return null;
     const second = idSecond(first.lastId);
     // The rest of the last second: its entries are in arrival order, so all of them are sorted together.
     const [restLo, restHi] = descending
       ? [Math.max(lo, firstIdOf(second)), first.lastId - 1]
       : [first.lastId + 1, Math.min(hi, lastIdOf(second))];
-    const rest = restLo > restHi ? [] : (await this.#rowsOf(plan, restLo, restHi, order, undefined)).rows;
+    const rest = restLo > restHi ? [] : (await this.#rowsOf(plan, restLo, restHi, order, undefined, columns)).rows;
     return { rows: [...first.rows, ...rest], next: descending ? firstIdOf(second) - 1 : lastIdOf(second) + 1 };
   }
 
@@ -108,12 +114,18 @@ export class SqliteReads {
    * at (null: none). From the index when the plan has one (rows outside the time range left out), else
    * checked on the rows.
    */
-  async #rowsOf(plan: SqlitePlan, lo: number, hi: number, order: 'asc' | 'desc', limit: number | undefined) {
+  async #rowsOf(
+    plan: SqlitePlan,
+    lo: number,
+    hi: number,
+    order: 'asc' | 'desc',
+    limit: number | undefined,
+    columns: RawBuilder<unknown> = SQLITE_ENTRY_COLUMNS,
+  ) {
     const direction = order === 'asc' ? sql`ASC` : sql`DESC`;
     const inRange = (row: EntryRow) => Number(row.ts) >= plan.from && Number(row.ts) < plan.end;
     if (plan.index === null) {
-      const { rows } =
-        await sql<EntryRow>`SELECT ${SQLITE_ENTRY_COLUMNS} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
+      const { rows } = await sql<EntryRow>`SELECT ${columns} FROM log_entries l WHERE ${plan.where} AND l.id BETWEEN ${lo} AND ${hi}
         ORDER BY l.id ${direction} LIMIT ${limit ?? -1}`.execute(this.reads);
       return { rows, lastId: rows.length > 0 ? Number(rows.at(-1)!.id) : null };
     }
@@ -123,7 +135,7 @@ export class SqliteReads {
     let lastId: number | null = null;
     for (const slice of plan.fts.slices(lo, hi, order)) {
       const table = sql.table(slice.table);
-      const { rows } = await sql<EntryRow>`SELECT ${SQLITE_ENTRY_COLUMNS} FROM (SELECT rowid AS id FROM ${table}
+      const { rows } = await sql<EntryRow>`SELECT ${columns} FROM (SELECT rowid AS id FROM ${table}
           WHERE ${table} MATCH ${plan.index} AND rowid BETWEEN ${slice.lo} AND ${slice.hi} ORDER BY rowid ${direction}
           LIMIT ${limit === undefined ? -1 : limit - seen}) m
         CROSS JOIN log_entries l ON l.id = m.id ORDER BY l.id ${direction}`.execute(this.reads);

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AttributeCodes } from '../attribute-codes.js';
 import { readFacetLookup } from '../facet-dictionary.js';
 import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/condition.js';
@@ -20,7 +20,14 @@ import type {
 import { DAY, mod } from '../minutes.js';
 import type { Condition } from '../../query/condition.js';
 import { compileSqlite, indexQuery, sqliteFields } from '../condition-sql/compile-sqlite.js';
-import { LogStoreCore, type BucketCount, type DocumentIdWindow, type ReadDialect, type TimePage } from '../store-core.js';
+import {
+  LogStoreCore,
+  type BucketCount,
+  type NewestMatches,
+  type DocumentIdWindow,
+  type ReadDialect,
+  type TimePage,
+} from '../store-core.js';
 import { FieldCatalogueCache } from '../write-batch.js';
 import { FtsHours, hourOfId } from './fts-hours.js';
 import { SqliteReads, type SqlitePlan } from './sqlite-reads.js';
@@ -168,6 +175,24 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
 
   protected override async timePage(plan: SqlitePlan, page: TimePage): Promise<StoredLogEntry[]> {
     return plan.displaced ? super.timePage(plan, page) : this.#idReads.timePage(plan, page);
+  }
+
+  /**
+   * No more matches than `n` (counted in the index alone, when it answers the plan): every match's
+   * row, read in one pass. Else the newest, walked in id order as a page is (SqliteReads.pageRows),
+   * then their rows by id.
+   */
+  protected override async newestMatches(plan: SqlitePlan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
+    if (plan.displaced) return super.newestMatches(plan, n, reads);
+    if (plan.index !== null && (await this.#idReads.countRows(plan, plan.index, n)) <= n)
+      return { rows: sql`log_entries`, where: plan.where, more: false };
+    const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined }, sql`l.id, l.ts`);
+    const ids = JSON.stringify(found.slice(0, n).map((row) => Number(row.id)));
+    return {
+      rows: sql`(SELECT * FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids})))`,
+      where: sql`TRUE`,
+      more: found.length > n,
+    };
   }
 
   protected override async countBuckets(plan: SqlitePlan, intervalMs: number, groupField: FieldRef | null): Promise<BucketCount[]> {
