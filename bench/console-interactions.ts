@@ -28,6 +28,7 @@ import { openDatabase } from '../src/shared/db/database.js';
 import { migrateToLatest } from '../src/shared/db/migrator.js';
 import { createLogStore, sqliteThreadDialect, type LogEntry } from '../src/logs/modules/store/index.js';
 import { logsMigrations } from '../src/logs/db/migrations/index.js';
+import { CONSOLE_QUERIES } from './logs-store/console-queries.js';
 import { DAY, DAY_START, generateEvents } from './logs-store/generate.js';
 
 const { values: args } = parseArgs({
@@ -229,28 +230,7 @@ const hour = (i: number) => {
   const from = DAY_START + ((i * 7) % 23) * HOUR + 13 * MINUTE;
   return { from: new Date(from).toISOString(), to: new Date(from + HOUR - 1).toISOString() };
 };
-const QUERIES = [
-  'declined',
-  'level:error',
-  'service:payroll',
-  '"Connection timeout"',
-  'host:node-07',
-  'timeout AND service:gateway',
-  'Cache refreshed',
-  'level:warn pool',
-  'NOT level:info',
-  'http.route:"/healthz"',
-  'service:finance level:error',
-  'u1234*',
-  'Disk usage',
-  'upstream 503',
-  'scheduler',
-  'level:fatal',
-  'service:checkout',
-  'insufficient funds',
-  'host:node-42 level:debug',
-  'logged in',
-];
+const QUERIES = CONSOLE_QUERIES;
 const FIELDS = ['level', 'service', 'host', 'http.method', 'http.route', 'http.status_code', 'k8s.pod.name', 'duration_ms'];
 
 interface Context {

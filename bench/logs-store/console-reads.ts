@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { CONSOLE_QUERIES } from './console-queries.js';
 import { openDatabase } from '../../src/shared/db/database.js';
 import { createLogStore, openStoreReads, sqliteThreadDialect } from '../../src/logs/modules/store/index.js';
 import { searchCondition } from '../../src/logs/modules/query/condition.js';
@@ -35,28 +36,7 @@ const { values: args } = parseArgs({
 });
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
-const QUERIES = args.queries?.split(',') ?? [
-  'declined',
-  'level:error',
-  'service:payroll',
-  '"Connection timeout"',
-  'host:node-07',
-  'timeout AND service:gateway',
-  'Cache refreshed',
-  'level:warn pool',
-  'NOT level:info',
-  'http.route:"/healthz"',
-  'service:finance level:error',
-  'u1234*',
-  'Disk usage',
-  'upstream 503',
-  'scheduler',
-  'level:fatal',
-  'service:checkout',
-  'insufficient funds',
-  'host:node-42 level:debug',
-  'logged in',
-];
+const QUERIES = args.queries?.split(',') ?? CONSOLE_QUERIES;
 const dialect = args.url ? 'postgres' : 'sqlite';
 const url =
   args.url ?? `sqlite:${join(process.env.BENCH_CONSOLE_DIR || '/tmp/gerbang-bench-console', `sqlite-${args.events}`, 'logs.sqlite')}`;
