@@ -200,6 +200,47 @@ for (const dialect of DIALECTS) {
       assert.ok(arrived, 'the other entry arrived between the two reads');
       assert.equal(total, 2, 'the entry of `other` is not counted');
     });
+
+    test('the indexes and their entries (`_cat/indices`): the row scan’s, from the index rollups where they count every entry', async () => {
+      const expected = (from: number, to: number) => {
+        const counts = new Map<string, number>();
+        for (const entry of [...OLD, ...ENTRIES]) {
+          const index = entry.attributes?._index;
+          if (index === undefined || entry.timestamp < from || entry.timestamp > to) continue;
+          counts.set(String(index), (counts.get(String(index)) ?? 0) + 1);
+        }
+        return [...counts].sort(([a], [b]) => (a < b ? -1 : 1));
+      };
+      const distinct = async (from?: number, to?: number) =>
+        (await store.distinct({ tenantId: 'acme', field: '_index', limit: 100, from, to }))
+          .map(({ value, count }): [string, number] => [value, count])
+          .sort(([a], [b]) => (a < b ? -1 : 1));
+      for (const [from, to] of RANGES) assert.deepEqual(await distinct(from, to), expected(from, to), `${from}..${to}`);
+      assert.deepEqual(await distinct(), expected(-Infinity, Infinity), 'all time (hour 3 stored before the index rollups: the rows)');
+
+      // Hours 0 to 2 are counted whole by index: read from the rollups (made to say 1,000 more `logs`
+      // entries in hour 0 to tell), while all time, not counted whole, still comes from the rows.
+      const { db } = testStore.database;
+      const bump = async (by: number) => {
+        await sql`UPDATE log_index_rollups_hourly SET count = count + ${by} WHERE tenant_id = 'acme' AND minute = ${T0} AND idx = 'logs'`.execute(
+          db,
+        );
+        await sql`UPDATE log_host_rollups_hourly SET count = count + ${by} WHERE tenant_id = 'acme' AND minute = ${T0} AND host = 'h0'`.execute(
+          db,
+        );
+      };
+      await bump(1000);
+      try {
+        const whole = expected(T0, T0 + 3 * HOUR - 1).map(([index, count]): [string, number] => [
+          index,
+          index === 'logs' ? count + 1000 : count,
+        ]);
+        assert.deepEqual(await distinct(T0, T0 + 3 * HOUR - 1), whole);
+        assert.deepEqual(await distinct(), expected(-Infinity, Infinity));
+      } finally {
+        await bump(-1000);
+      }
+    });
   });
 }
 

@@ -160,19 +160,18 @@ export function splitIndexFilter(condition: Condition): { test: IndexTest; rest:
 }
 
 /**
- * Whether every entry of whole minutes [minutes[0], minutes[1]) satisfies an `_index` filter
- * ('all'), none does ('none'), or neither or not known (null). Known when the index rollups count
- * as many entries as the host rollups (both written in each batch's transaction; entries stored
- * before the index rollups existed, or with an `_index` that is not a non-empty string, are not
- * counted by index, which leaves their minutes unknown).
+ * The entries of whole minutes [minutes[0], minutes[1]) by their index rollup key (write-batch.ts's
+ * indexRollupKey: '' for none), or null when not known: known when the index rollups count as many
+ * entries as the host rollups (both written in each batch's transaction; entries stored before the
+ * index rollups existed, or with an `_index` that is not a non-empty string, are not counted by
+ * index, which leaves their minutes unknown).
  */
-export async function indexCoverage(
+export async function indexRollupCounts(
   reads: Kysely<any>,
   { int }: RollupSql,
   tenantId: string,
   minutes: [number, number],
-  test: IndexTest,
-): Promise<'all' | 'none' | null> {
+): Promise<Map<string, number> | null> {
   const selects: RawBuilder<unknown>[] = [];
   for (const [name, lo, hi] of pieces(minutes, 'log_index_rollups', 'log_index_rollups_hourly', true)) {
     selects.push(sql`SELECT 0 AS total, idx, sum(count) AS n FROM ${sql.table(name)}
@@ -185,15 +184,36 @@ export async function indexCoverage(
   const { rows } = await sql<{ total: number; idx: string; n: number | string | null }>`${sql.join(selects, sql` UNION ALL `)}`.execute(
     reads,
   );
-  let [entries, counted, matching] = [0, 0, 0];
+  let [entries, counted] = [0, 0];
+  const byIndex = new Map<string, number>();
   for (const row of rows) {
     const n = Number(row.n ?? 0);
     if (Number(row.total) === 1) entries += n;
-    else {
+    else if (n > 0) {
       counted += n;
-      if (test(row.idx)) matching += n;
+      byIndex.set(row.idx, (byIndex.get(row.idx) ?? 0) + n);
     }
   }
-  if (counted !== entries) return null;
+  return counted === entries ? byIndex : null;
+}
+
+/**
+ * Whether every entry of whole minutes [minutes[0], minutes[1]) satisfies an `_index` filter
+ * ('all'), none does ('none'), or neither or not known (null: indexRollupCounts).
+ */
+export async function indexCoverage(
+  reads: Kysely<any>,
+  rollupSql: RollupSql,
+  tenantId: string,
+  minutes: [number, number],
+  test: IndexTest,
+): Promise<'all' | 'none' | null> {
+  const byIndex = await indexRollupCounts(reads, rollupSql, tenantId, minutes);
+  if (byIndex === null) return null;
+  let [entries, matching] = [0, 0];
+  for (const [idx, n] of byIndex) {
+    entries += n;
+    if (test(idx)) matching += n;
+  }
   return matching === entries ? 'all' : matching === 0 ? 'none' : null;
 }

@@ -30,6 +30,7 @@ import { compareText, MINUTE, mod, splitByMinute } from './minutes.js';
 import { nextTurn, type PreparedEntry } from './write-batch.js';
 import {
   indexCoverage,
+  indexRollupCounts,
   rolledUpMinutes,
   rollupColumn,
   rollupFilters,
@@ -464,11 +465,10 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
   }
 
   async distinct(request: DistinctRequest): Promise<{ value: string; count: number }[]> {
-    const { containsIgnoringCase } = this.dialect;
     const field = resolveField(request.field);
     if (field.kind === 'timestamp') throw new QuerySyntaxError(`${request.field} has no distinct values`, 0);
     const from = await this.#visibleFrom(request.tenantId, request.from ?? Number.MIN_SAFE_INTEGER);
-    const to = request.to ?? Number.MAX_SAFE_INTEGER - 1;
+    const end = (request.to ?? Number.MAX_SAFE_INTEGER - 1) + 1;
     const values = new Map<string, number>();
     const add = (value: string | number | null, count: number): void => {
       if (value === null) return;
@@ -476,26 +476,61 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
       values.set(key, (values.get(key) ?? 0) + count);
     };
 
-    const column = rollupColumn(field);
-    if (column) {
+    if (rollupColumn(field)) {
       // Few values, answered from the per-minute rollups (plus the ragged minutes at the edges).
-      const counts = await this.#everyEntryCounts(request.tenantId, from, to + 1, field);
+      const counts = await this.#everyEntryCounts(request.tenantId, from, end, field);
       for (const row of counts) add(row.group ?? null, row.count);
       return sortDistinct(values, request.q, request.limit);
     }
+    if (field.kind === 'attribute' && field.name === '_index') {
+      // The indexes and their entries (`_cat/indices`): from the index rollups where they count every entry.
+      const counts = await this.#indexCounts(request.tenantId, from, end, field);
+      if (counts !== null) {
+        for (const [idx, n] of counts) if (idx !== '') add(idx, n);
+        return sortDistinct(values, request.q, request.limit);
+      }
+    }
+    for (const row of await this.#distinctOnRows(request.tenantId, from, end, field, request.q, request.limit)) add(row.value, row.n);
+    return sortDistinct(values, request.q, request.limit);
+  }
 
-    const plan = await this.#plan(request.tenantId, from, to + 1, EVERYTHING);
+  /** A field's values in [from, end) and their entries, read from the rows: the most frequent `limit` (null: all). */
+  async #distinctOnRows(
+    tenantId: string,
+    from: number,
+    end: number,
+    field: FieldRef,
+    q: string | undefined,
+    limit: number | null,
+  ): Promise<{ value: string | number; n: number }[]> {
+    const plan = await this.#plan(tenantId, from, end, EVERYTHING);
     if (plan === null) return [];
     const value = plan.fields.value(field);
-    const needle = request.q === undefined || request.q === '' ? sql`` : sql` AND ${containsIgnoringCase(value, request.q)}`;
-    const { rows } = await sql<{
-      value: string | number;
-      n: number;
-    }>`SELECT ${value} AS value, count(*) AS n FROM ${await this.rowsOf(plan, value)} l
+    const needle = q === undefined || q === '' ? sql`` : sql` AND ${this.dialect.containsIgnoringCase(value, q)}`;
+    const { rows } = await sql<{ value: string | number; n: number | string }>`
+      SELECT ${value} AS value, count(*) AS n FROM ${await this.rowsOf(plan, value)} l
       WHERE ${plan.where} AND ${value} IS NOT NULL${needle}
-      GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${request.limit}`.execute(this.reads);
-    for (const row of rows) add(row.value, Number(row.n));
-    return sortDistinct(values, request.q, request.limit);
+      GROUP BY 1 ORDER BY 2 DESC, 1 ASC${limit === null ? sql`` : sql` LIMIT ${limit}`}`.execute(this.reads);
+    return rows.map((row) => ({ value: row.value, n: Number(row.n) }));
+  }
+
+  /**
+   * Entries of [from, end) by their index rollup key ('' for none): the whole minutes from the index
+   * rollups, the ragged ones at the edges from the rows; null when the rollups do not count every
+   * entry of those minutes (rollups.ts indexRollupCounts), for the caller to read the rows.
+   */
+  async #indexCounts(tenantId: string, from: number, end: number, field: FieldRef): Promise<Map<string, number> | null> {
+    if (from >= end) return new Map();
+    const { minutes, edges } = splitByMinute(from, end - 1);
+    const counts = minutes === null ? new Map<string, number>() : await indexRollupCounts(this.reads, this.dialect, tenantId, minutes);
+    if (counts === null) return null;
+    for (const [edgeFrom, edgeEnd] of edges) {
+      for (const row of await this.#distinctOnRows(tenantId, edgeFrom, edgeEnd, field, undefined, null)) {
+        const idx = String(row.value);
+        counts.set(idx, (counts.get(idx) ?? 0) + row.n);
+      }
+    }
+    return counts;
   }
 
   async fieldStats(input: FieldStatsRequest): Promise<FieldStats> {
