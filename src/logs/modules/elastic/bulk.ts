@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
+import { nextTurn } from '../store/write-batch.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
 import { canonicalizeLevel } from '../ingest/pipeline.js';
@@ -199,9 +200,6 @@ export async function parseBulkInTurns(
   while (parser.read(PARSE_CHUNK)) await turn();
   return parser;
 }
-
-/** A turn of the event loop: whatever is ready runs first. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** parseBulk's reading of one body, some actions at a time (read). */
 class BulkParser implements BulkParse {
