@@ -17,13 +17,10 @@
  * (bench/logs-store/profile-top.ts prints the functions that cost the most). BENCH_SERVICE_STDOUT=1
  * shows the service's stdout (with `--node-option=--trace-gc`, its collections).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateEvents } from './generate.js';
+import { startBenchService } from './service-runtime.js';
 import { root as otlpRoot } from '../../src/logs/modules/ingest/otlp-proto.js';
 import type { LogEntry } from '../../src/logs/modules/store/log-store.js';
 
@@ -43,8 +40,6 @@ const events = Number(args.events);
 const batchSize = Number(args.batch);
 const inFlight = Number(args['in-flight']);
 const port = Number(args.port);
-const ROOT = resolve(import.meta.dirname, '../..');
-const PASSWORD = 'Bench#Passw0rd1';
 
 // ---- the bodies, made before anything is measured
 
@@ -121,70 +116,17 @@ const bodyBytes = bodies.reduce((sum, body) => sum + body.length, 0);
 
 // ---- the service
 
-const dataDir = mkdtempSync(join(tmpdir(), 'gerbang-bulk-http-'));
-const nodeArgs = ['--max-semi-space-size=64', '--import', 'tsx'];
-nodeArgs.push(...args['node-option']);
-if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
-const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
-  cwd: ROOT,
-  stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    LOGS_PORT: String(port),
-    DATA_DIR: dataDir,
-    ...(args.url ? { LOGS_DATABASE_URL: args.url } : {}),
-    LOGS_ADMIN_PASSWORD: PASSWORD,
-    // The bench's admin logs in without a second factor (the default asks admins to enrol one).
-    LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
-    LOG_LEVEL: 'warn',
-    LOGS_INGEST_RATE_PER_TENANT: '1000000000',
-    LOGS_API_RATE_PER_USER: '1000000',
-    LOGS_INGEST_BODY_LIMIT: String(Math.max(16_777_216, ...bodies.map((body) => body.length + 1))),
-  },
+const service = await startBenchService({
+  port,
+  url: args.url,
+  nodeArgs: args['node-option'],
+  cpuProf: args['cpu-prof'],
+  bodyLimit: Math.max(16_777_216, ...bodies.map((body) => body.length + 1)),
+  sockets: inFlight,
+  stdout: Boolean(process.env.BENCH_SERVICE_STDOUT),
 });
-const stopService = () => {
-  if (service.exitCode === null) service.kill('SIGTERM');
-};
-process.on('exit', stopService);
-
-const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
-
-function send(method: string, path: string, headers: Record<string, string>, body?: Buffer | string) {
-  return new Promise<{ status: number; text: string }>((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
-for (let attempt = 0; ; attempt += 1) {
-  try {
-    if ((await send('GET', '/readyz', {})).status === 200) break;
-  } catch {
-    // not listening yet
-  }
-  if (attempt > 600 || service.exitCode !== null) throw new Error('the logs service did not start');
-  await new Promise((done) => setTimeout(done, 100));
-}
-const json = { 'content-type': 'application/json' };
-const loginAnswer = await send('POST', '/api/login', json, JSON.stringify({ username: 'admin', password: PASSWORD }));
-if (loginAnswer.status !== 200) throw new Error(`login: ${loginAnswer.status} ${loginAnswer.text}`);
-const login = JSON.parse(loginAnswer.text) as { token: { access_token: string } };
-const created = await send(
-  'POST',
-  '/api/v1/api-keys',
-  { ...json, authorization: `Bearer ${login.token.access_token}` },
-  JSON.stringify({ name: 'bench shipper', permissions: ['logs:write'] }),
-);
-const key = (JSON.parse(created.text) as { encoded?: string }).encoded;
-if (!key) throw new Error(`no API key: ${created.status} ${created.text}`);
+const { send } = service;
+const key = await service.apiKey('bench shipper', ['logs:write']);
 const headers = args.otlp
   ? { authorization: `ApiKey ${key}`, 'content-type': 'application/x-protobuf' }
   : { authorization: `ApiKey ${key}`, 'content-type': 'application/x-ndjson' };
@@ -256,7 +198,7 @@ for (const body of bodies.slice(0, Math.min(4, bodies.length))) {
 const measured = bodies.slice(Math.min(4, bodies.length));
 const measuredEvents = Math.max(0, events - Math.min(4, bodies.length) * batchSize);
 
-const serviceBefore = threadMs(service.pid!);
+const serviceBefore = threadMs(service.process.pid!);
 const postgresBefore = args.url ? postgresMs() : 0;
 const senderBefore = process.cpuUsage();
 const started = performance.now();
@@ -274,7 +216,7 @@ const sender = async () => {
 await Promise.all(Array.from({ length: inFlight }, sender));
 const ms = performance.now() - started;
 const senderUsed = process.cpuUsage(senderBefore);
-const serviceAfter = threadMs(service.pid!);
+const serviceAfter = threadMs(service.process.pid!);
 const postgresUsed = args.url ? postgresMs() - postgresBefore : 0;
 
 const threads = [...serviceAfter]
@@ -304,8 +246,4 @@ process.stdout.write(
     loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   })}\n`,
 );
-agent.destroy();
-const exited = new Promise((done) => service.once('exit', done));
-stopService();
-await exited;
-rmSync(dataDir, { recursive: true, force: true });
+await service.stop();

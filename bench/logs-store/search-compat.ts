@@ -15,13 +15,11 @@
  * `--url`: the logs service on PostgreSQL (an empty database of its own; the service migrates it).
  * `--cpu-prof DIR`: the service's profile is written into DIR when it stops (profile-top.ts reads it).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DAY, DAY_START, generateEvents } from './generate.js';
+import { startBenchService } from './service-runtime.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,72 +41,12 @@ const only = args.only ? new Set(args.only.split(',')) : undefined;
 /** The index the compatible form names (every document is stored in `logs`); `*` reads the tenant's entries as our API does. */
 const index = args.index;
 const ROOT = resolve(import.meta.dirname, '../..');
-const PASSWORD = 'Bench#Passw0rd1';
 
 // ---- the service
 
-const dataDir = mkdtempSync(join(tmpdir(), 'gerbang-search-compat-'));
-const nodeArgs = ['--max-semi-space-size=64', '--import', 'tsx'];
-if (args['cpu-prof']) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`);
-const service = spawn(process.execPath, [...nodeArgs, join(ROOT, 'src/cli.ts'), 'logs'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    LOGS_PORT: String(port),
-    DATA_DIR: dataDir,
-    ...(args.url ? { LOGS_DATABASE_URL: args.url } : {}),
-    LOGS_ADMIN_PASSWORD: PASSWORD,
-    LOG_LEVEL: 'warn',
-    LOGS_INGEST_RATE_PER_TENANT: '1000000000',
-    LOGS_API_RATE_PER_USER: '100000000',
-    LOGS_INGEST_BODY_LIMIT: '16777216',
-    LOGS_MFA_REQUIRED_PERMISSIONS: 'none',
-  },
-});
-const stopService = () => {
-  if (service.exitCode === null) service.kill('SIGTERM');
-};
-process.on('exit', stopService);
-
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-function send(method: string, path: string, headers: Record<string, string>, body?: string) {
-  return new Promise<{ status: number; text: string }>((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
-for (let attempt = 0; ; attempt += 1) {
-  try {
-    if ((await send('GET', '/readyz', {})).status === 200) break;
-  } catch {
-    // not listening yet
-  }
-  if (attempt > 600 || service.exitCode !== null) throw new Error('the logs service did not start');
-  await new Promise((done) => setTimeout(done, 100));
-}
-const json = { 'content-type': 'application/json' };
-const loginAnswer = await send('POST', '/api/login', json, JSON.stringify({ username: 'admin', password: PASSWORD }));
-if (loginAnswer.status !== 200) throw new Error(`login: ${loginAnswer.status} ${loginAnswer.text}`);
-const token = (JSON.parse(loginAnswer.text) as { token: { access_token: string } }).token.access_token;
-const created = await send(
-  'POST',
-  '/api/v1/api-keys',
-  { ...json, authorization: `Bearer ${token}` },
-  JSON.stringify({ name: 'bench', permissions: ['logs:write', 'logs:read'] }),
-);
-const key = (JSON.parse(created.text) as { encoded?: string }).encoded;
-if (!key) throw new Error(`no API key: ${created.status} ${created.text}`);
+const service = await startBenchService({ port, url: args.url, cpuProf: args['cpu-prof'] });
+const { send } = service;
+const key = await service.apiKey('bench', ['logs:write', 'logs:read']);
 // One credential for both APIs, so that authentication costs the same on both sides.
 const auth = { authorization: `ApiKey ${key}` };
 
@@ -236,7 +174,7 @@ function ticksOf(statPath: string): number {
 }
 /** CPU ticks by process: the service, and on PostgreSQL every `postgres` process of this machine (where the queries run). */
 function cpuTicks(): Map<string, number> {
-  const ticks = new Map([['service', ticksOf(`/proc/${service.pid}/stat`)]]);
+  const ticks = new Map([['service', ticksOf(`/proc/${service.process.pid}/stat`)]]);
   if (args.url) {
     for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
       try {
@@ -306,8 +244,4 @@ process.stdout.write(
     loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   })}\n`,
 );
-agent.destroy();
-const exited = new Promise((done) => service.once('exit', done));
-stopService();
-await exited;
-rmSync(dataDir, { recursive: true, force: true });
+await service.stop();
