@@ -20,7 +20,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateEvents } from './generate.js';
-import { startBenchService } from './service-runtime.js';
+import { startBenchService } from './bench-service.js';
 import { root as otlpRoot } from '../../src/logs/modules/ingest/otlp-proto.js';
 import type { LogEntry } from '../../src/logs/modules/store/log-store.js';
 

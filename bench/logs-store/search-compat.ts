@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DAY, DAY_START, generateEvents } from './generate.js';
-import { startBenchService } from './service-runtime.js';
+import { startBenchService } from './bench-service.js';
 
 const { values: args } = parseArgs({
   options: {
