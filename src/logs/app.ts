@@ -54,7 +54,8 @@ import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts, sourceCountsJob } from './modules/dashboards/source-counts.js';
 import { otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { elasticRoutes } from './modules/elastic/elastic.routes.js';
-import { BatchGate, INGEST_BATCHES_AT_ONCE } from './modules/ingest/pipeline.js';
+import { INGEST_BATCHES_AT_ONCE } from './modules/ingest/pipeline.js';
+import { Gate } from '../shared/gate.js';
 import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -390,7 +391,7 @@ export async function buildLogsService({
     onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername),
   };
   await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
-  await app.register(elasticRoutes({ ...ingest, store, batches: new BatchGate(INGEST_BATCHES_AT_ONCE) }), { prefix: '/api/v1/_elastic' });
+  await app.register(elasticRoutes({ ...ingest, store, batches: new Gate(INGEST_BATCHES_AT_ONCE) }), { prefix: '/api/v1/_elastic' });
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -7,7 +7,6 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { buildLogsService } from '../../../src/logs/app.js';
-import { BatchGate } from '../../../src/logs/modules/ingest/pipeline.js';
 import { loadLogsConfig } from '../../../src/logs/config.js';
 import { createTestDatabase, DIALECTS } from '../../helpers/databases.js';
 import { listenOnLoopback } from '../../helpers/listen.js';
@@ -87,51 +86,3 @@ for (const dialect of DIALECTS) {
     });
   });
 }
-
-/**
- * The service's gate on decoded batches (BatchGate): at most its limit decode and store at once, the
- * others wait in the order they came, and a batch that fails frees its place as one that succeeds.
- */
-describe('BatchGate', () => {
-  test('at most the limit at once, the others admitted in order of arrival as places free', async () => {
-    const gate = new BatchGate(2);
-    const running = new Set<number>();
-    const started: number[] = [];
-    let most = 0;
-    const finish = new Map<number, () => void>();
-    const batch = (n: number, fails = false) =>
-      gate.run(async () => {
-        running.add(n);
-        started.push(n);
-        most = Math.max(most, running.size);
-        await new Promise<void>((done) => finish.set(n, done));
-        running.delete(n);
-        if (fails) throw new Error(`batch ${n} failed`);
-        return n;
-      });
-    const turn = () => new Promise((done) => setImmediate(done));
-    const results = [batch(1, true), batch(2), batch(3), batch(4), batch(5)];
-    await turn();
-    assert.deepEqual(started, [1, 2]);
-    finish.get(1)!();
-    await assert.rejects(results[0]!, /batch 1 failed/);
-    await turn();
-    assert.deepEqual(started, [1, 2, 3], 'a failed batch frees its place');
-    finish.get(3)!();
-    await turn();
-    assert.deepEqual(started, [1, 2, 3, 4]);
-    finish.get(2)!();
-    finish.get(4)!();
-    await turn();
-    finish.get(5)!();
-    assert.deepEqual(await Promise.all(results.slice(1)), [2, 3, 4, 5]);
-    assert.equal(most, 2);
-    // Every place free again: two start at once.
-    const again = [batch(6), batch(7)];
-    await turn();
-    assert.deepEqual(started.slice(-2), [6, 7]);
-    finish.get(6)!();
-    finish.get(7)!();
-    assert.deepEqual(await Promise.all(again), [6, 7]);
-  });
-});

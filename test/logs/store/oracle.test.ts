@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { LogEntry, LogStore, SearchRequest, StoredLogEntry } from '../../../src/logs/modules/store/index.js';
 import { searchCondition, type FieldFilter } from '../../../src/logs/modules/query/condition.js';
 import { MAX_FACET_VALUES } from '../../../src/logs/modules/store/facets.js';
+import { ftsTableName, hourOfId } from '../../../src/logs/modules/store/sqlite/fts-hours.js';
 import { assignIds, firstIdOf, idSecond, idWindow, lastIdOf, secondOf } from '../../../src/logs/modules/store/sqlite/time-ids.js';
 import { DIALECTS } from '../../helpers/databases.js';
 import { byTime, matches } from './oracle.js';
@@ -558,6 +559,66 @@ describe('time-ordered ids (SQLite)', () => {
     assert.ok(far.every((id) => Number.isSafeInteger(id.id)));
     assert.equal(idSecond(far[2]!.id), -1, 'a millisecond before 1970 is in second -1');
     assert.deepEqual(idWindow(-1000, 0), { lo: firstIdOf(-1), hi: lastIdOf(-1) });
+  });
+
+  test('a batch continues its second after the last batch, and one that finds its second full spills into the next', async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      const { store } = handle;
+      const db = handle.database.db;
+      const second = secondOf(T0);
+      const idsOf = async () =>
+        (await sql<{ id: number; ts: number }>`SELECT id, ts FROM log_entries ORDER BY id`.execute(db)).rows.map((row) => [
+          Number(row.id),
+          Number(row.ts),
+        ]);
+      await store.append('acme', [
+        { timestamp: T0 + 7, message: 'b' },
+        { timestamp: T0 + 3, message: 'a' },
+      ]);
+      await store.append('acme', [{ timestamp: T0 + 1, message: 'c' }]);
+      assert.deepEqual(await idsOf(), [
+        [firstIdOf(second), T0 + 3],
+        [firstIdOf(second) + 1, T0 + 7],
+        [firstIdOf(second) + 2, T0 + 1],
+      ]);
+      // Another writer took the last id of the next second: the batch learns it only under the writer.
+      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second + 1)}, 'x', 0, 'x', jsonb('{}'))`.execute(
+        db,
+      );
+      await store.append('acme', [{ timestamp: T0 + 1500, message: 'full disk' }]);
+      const { rows } = await sql<{ id: number; ts: number }>`SELECT id, ts FROM log_displaced`.execute(db);
+      assert.deepEqual(
+        rows.map((row) => [Number(row.id), Number(row.ts)]),
+        [[firstIdOf(second + 2), T0 + 1500]],
+      );
+      const found = await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: T0, to: T0 + 2000, page: 1, limit: 5 });
+      assert.deepEqual(
+        found.entries.map((entry) => [entry.message, entry.timestamp]),
+        [['full disk', T0 + 1500]],
+      );
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test("a batch for an hour whose index table was dropped behind the writer's back makes it again", async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      const { store } = handle;
+      const db = handle.database.db;
+      await store.append('acme', [{ timestamp: T0 + HOUR, message: 'first disk' }]);
+      await sql`DROP TABLE ${sql.table(ftsTableName('acme', hourOfId(firstIdOf(secondOf(T0 + HOUR)))))}`.execute(db);
+      await sql`DELETE FROM log_fts_hours`.execute(db);
+      await store.append('acme', [{ timestamp: T0 + HOUR + 5, message: 'second disk' }]);
+      const found = await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: T0, to: T0 + 2 * HOUR, page: 1, limit: 5 });
+      assert.deepEqual(
+        found.entries.map((entry) => entry.message),
+        ['second disk'],
+      );
+    } finally {
+      await handle.close();
+    }
   });
 
   test('displaced entries are found by every read, beside the others', async () => {

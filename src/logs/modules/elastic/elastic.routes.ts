@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { bulkResponse, bulkResponseText, parseBulkInTurns } from './bulk.js';
-import { acceptGzip, admitted, countFailedBatch, ingestBatch, type Accounting, type BatchGate } from '../ingest/pipeline.js';
+import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
+import type { Gate } from '../../../shared/gate.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError, unsupported } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
@@ -30,8 +31,8 @@ export interface ElasticDeps extends Accounting {
   bodyLimit: number;
   /** LOGS_INGEST_MAX_INFLATE_RATIO (inflate.ts). */
   maxInflateRatio?: number;
-  /** The `_bulk` batches decoded at once (pipeline.ts BatchGate); none: no limit. */
-  batches?: BatchGate | undefined;
+  /** The `_bulk` batches decoded at once (pipeline.ts INGEST_BATCHES_AT_ONCE). */
+  batches: Gate;
 }
 
 /** The version the official clients and shippers see: an 8.x they all accept. */
@@ -155,7 +156,7 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       const started = deps.now();
       const body = request.body;
       if (typeof body !== 'string') throw parsingError('the bulk body must be NDJSON');
-      const { items, duplicates } = await admitted(deps.batches, async () => {
+      const { items, duplicates } = await deps.batches.run(async () => {
         const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
         if (items.length === 0) throw parsingError('the bulk request holds no actions');
         const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };

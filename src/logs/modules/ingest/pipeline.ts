@@ -82,48 +82,14 @@ export async function ingestBatch<T>(
 }
 
 /**
- * Decodes and stores one request's batch (`work`) once `gate` admits it (BatchGate); at once without
- * one. The service gates `_bulk` (INGEST_BATCHES_AT_ONCE); OTLP, whose records are mapped as they are
- * read, gained nothing from it when measured (docs/benchmarks.md, "the third pass").
+ * `_bulk` batches at once from their decoding to their commit (a Gate, made in app.ts): one being
+ * written and one decoded beside it, ready for the writer; the others wait, as the request bodies they
+ * arrived as. A decoded batch (thousands of objects) that waits for the store's writer is copied by
+ * every young-generation collection meanwhile, and then by the old generation's; a body is one
+ * string, never copied. OTLP, whose records are mapped as they are read, gained nothing from a gate
+ * when measured (docs/benchmarks.md, "the third pass").
  */
-export function admitted<T>(gate: BatchGate | undefined, work: () => Promise<T>): Promise<T> {
-  return gate ? gate.run(work) : work();
-}
-
-/** One batch being written and one decoded beside it, ready for the writer (BatchGate). */
 export const INGEST_BATCHES_AT_ONCE = 2;
-
-/**
- * At most `limit` batches at a time from their decoding to their commit; the others wait, as the
- * request bodies they arrived as. A decoded batch (thousands of objects) that waits for the store's
- * writer is copied by every young-generation collection meanwhile, and then by the old generation's;
- * a body is one string, never copied. With a batch being written and one decoded beside it, the
- * writer has its next batch ready and the event loop no third to carry. The order of admission is
- * the order of arrival.
- */
-export class BatchGate {
-  #admitted = 0;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(readonly limit: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#admitted < this.limit) this.#admitted += 1;
-    // A slot is handed from the batch that leaves to the first waiting one (#leave).
-    else await new Promise<void>((admit) => this.#waiting.push(admit));
-    try {
-      return await work();
-    } finally {
-      this.#leave();
-    }
-  }
-
-  #leave(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#admitted -= 1;
-  }
-}
 
 /**
  * The sender's level as one of ours (levels.ts), blank as none, and the sender's own text kept as

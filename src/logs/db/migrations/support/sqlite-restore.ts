@@ -1,11 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { ChunkPosition, ResumableMigration } from '../../../../shared/db/migrator.js';
-import { AttributeCodes } from '../../../modules/store/attribute-codes.js';
-import { FacetDictionary } from '../../../modules/store/facets.js';
 import { createEntryTables } from './sqlite-compact-rows.js';
-import { writeEntries, type WriterCaches } from '../../../modules/store/sqlite/sqlite-writes.js';
+import { learnWritten, writeEntries, writerCaches, type WriterCaches } from '../../../modules/store/sqlite/sqlite-writes.js';
 import { toStoredEntry, type EntryRow } from '../../../modules/store/store-core.js';
-import { FieldCatalogueCache } from '../../../modules/store/write-batch.js';
 
 /** Entries re-stored per chunk (one transaction) by the migration. */
 const BATCH = 5_000;
@@ -39,16 +36,14 @@ export function restoreInTimeOrder(createTables: (db: Kysely<any>) => Promise<vo
       const { rows } = await sql<EntryRow>`SELECT * FROM log_entries_v1
       WHERE (ts, id) > (${afterTs}, ${afterId}) ORDER BY ts, id LIMIT ${BATCH}`.execute(db);
       if (rows.length === 0) return null;
-      const caches = (kept ??= { fields: new FieldCatalogueCache(), facets: new FacetDictionary(), codes: new AttributeCodes() });
+      const caches = (kept ??= writerCaches());
       kept = undefined;
       // One write per run of the same tenant, in time order.
       let start = 0;
       for (let index = 1; index <= rows.length; index += 1) {
         if (index < rows.length && rows[index]!.tenant_id === rows[start]!.tenant_id) continue;
-        const written = await writeEntries(db, rows[start]!.tenant_id, rows.slice(start, index).map(toStoredEntry), caches);
-        caches.fields.remember(rows[start]!.tenant_id, written.newFields);
-        caches.codes.remember(rows[start]!.tenant_id, written.newCodes);
-        caches.facets.remember(rows[start]!.tenant_id, written.newValues, written.newlyUnfaceted);
+        const tenantId = rows[start]!.tenant_id;
+        learnWritten(caches, tenantId, await writeEntries(db, tenantId, rows.slice(start, index).map(toStoredEntry), caches));
         start = index;
       }
       kept = caches;

@@ -1,8 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { AttributeCodes } from '../attribute-codes.js';
 import { readFacetLookup } from '../facet-dictionary.js';
 import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/condition.js';
-import { FacetDictionary } from '../facets.js';
 import type { FieldRef } from '../../query/fields.js';
 import type {
   AggregateRequest,
@@ -28,12 +26,11 @@ import {
   type ReadDialect,
   type TimePage,
 } from '../store-core.js';
-import { FieldCatalogueCache } from '../write-batch.js';
 import { FtsHours, hourOfId } from './fts-hours.js';
 import { SqliteReads, type SqlitePlan } from './sqlite-reads.js';
 import { removeBefore } from './sqlite-retention.js';
 import { SQLITE_ENTRY_COLUMNS } from './sqlite-rows.js';
-import { appendBatch, type WriterCaches } from './sqlite-writes.js';
+import { appendBatch, writerCaches, type WriterCaches } from './sqlite-writes.js';
 import { idWindow } from './time-ids.js';
 
 /** SQLite's reads: bound values as they are, instr for substrings. */
@@ -66,7 +63,7 @@ const sqliteReads: ReadDialect = {
  * answers sqlite-reads.ts.
  */
 export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
-  readonly #caches: WriterCaches = { fields: new FieldCatalogueCache(), facets: new FacetDictionary(), codes: new AttributeCodes() };
+  readonly #caches: WriterCaches = writerCaches();
   /** The reads that time-ordered ids and the index answer without LogStoreCore's SQL. */
   readonly #idReads: SqliteReads;
 
@@ -118,7 +115,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
    */
   async removeOlderThan(tenantId: string, before: number): Promise<number> {
     const cutoff = before - mod(before, DAY);
-    return this.purging(tenantId, cutoff, () => removeBefore(this.db, tenantId, cutoff));
+    // Its index tables go: the writer asks again whether an hour's table exists.
+    return this.purging(tenantId, cutoff, () => removeBefore(this.db, tenantId, cutoff)).finally(() => this.#caches.hours.forget(tenantId));
   }
 
   /**

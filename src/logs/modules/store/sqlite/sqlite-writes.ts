@@ -20,21 +20,26 @@ import { ftsTableName, hourOfId } from './fts-hours.js';
 import { rowInserts, rowWidth } from './sqlite-insert.js';
 import { ATTRIBUTES_VALUE, ENTRY_INSERT_COLUMNS, ID_VALUE, isHexId, levelCode, TS_OFFSET_VALUE } from './sqlite-rows.js';
 import { packValues, setPackedNumber, type PackedValues } from './threads/packed-values.js';
-import { runInOrder, type RowsStatement } from './threads/write-thread.js';
-import { assignIds, firstIdOf, idSecond, idSecondOf, IDS_PER_SECOND, lastIdOf } from './time-ids.js';
+import type { IdsStep } from './threads/protocol.js';
+import { onSqliteThread, runInOrder, writerThreadOf, type IdsStatement, type RowsStatement } from './threads/write-thread.js';
+import { assignIds, firstIdOf, idSecond, idSecondOf, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
+import { Gate } from '../../../../shared/gate.js';
 
 /**
  * SQLite's write path (docs/log-store.md, "The SQLite thread"): a batch is prepared on the event
  * loop, in turns, before it takes the writer (its rows packed, its facets and index rows as the
- * tenant's dictionary stands), then under the writer given its time-ordered ids (time-ids.ts) and
- * written with its index rows (fts-hours.ts), rollups and catalogue additions in one message to the
- * SQLite thread, with the COMMIT.
+ * tenant's dictionary stands). Then, one batch at a time, it is written in one message to the SQLite
+ * thread: BEGIN, its time-ordered ids given there (time-ids.ts, protocol.ts IdsStep), its rows, index
+ * rows (fts-hours.ts), rollups and catalogue additions, COMMIT. A batch that needs the writer's state
+ * on the event loop first (repeated document ids, new attribute names, a changed facet dictionary, a
+ * time outside the ids' range, a full second) takes two messages: BEGIN with that state, then the
+ * writes given their ids here, with the COMMIT.
  */
 
 /**
  * Appends a batch of one tenant (LogStore.append): prepared on the event loop first, then written in one
  * IMMEDIATE transaction, where repeated document ids are looked up under the writer. The caches learn
- * what it added before the writer is released.
+ * what it added before the next batch is written.
  */
 export async function appendBatch(
   db: Kysely<any>,
@@ -47,42 +52,94 @@ export async function appendBatch(
   const ids = documentIdsOf(entries);
   // Before the writer is ours: while another batch's statements run on the SQLite thread.
   const ready = await prepareBatch(tenantId, entries, caches);
-  let duplicates: number[] = [];
-  let written: Written | undefined;
-  // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
-  // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
-  await inWriteTransaction(
-    db,
-    async ({ connection, opened, commitWith }) => {
-      let batch = ready;
-      if (ids.length > 0) {
-        // Under the write lock: no other batch can store one of these ids meanwhile.
-        const now = documentIds.now();
-        const { rows: known } = await sql<{ doc_id: string }>`SELECT doc_id FROM log_document_ids
-        WHERE tenant_id = ${tenantId} AND expires_at > ${now} AND doc_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`.execute(
-          connection,
-        );
-        const split = splitByDocumentId(entries, new Set(known.map((row) => row.doc_id)));
-        duplicates = split.duplicates;
-        batch = await withoutPlaces(ready, new Set(duplicates), caches);
-        await sql`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
-        SELECT ${tenantId}, value, ${now + documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
-        ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
+  // One batch at a time from here: what it checks of the caches holds until it has committed and
+  // the caches learned what it added.
+  return caches.writes.run(async () => {
+    if (ids.length === 0 && (await writeInOneMessage(db, ready, caches))) return { duplicates: [] };
+    let duplicates: number[] = [];
+    let written: Written | undefined;
+    // One IMMEDIATE transaction per batch: the write lock is taken up front (no deadlock on upgrade),
+    // and with WAL + synchronous=FULL the COMMIT returns only once the batch is on disk.
+    await inWriteTransaction(
+      db,
+      async ({ connection, opened, commitWith }) => {
+        let batch = ready;
+        if (ids.length > 0) {
+          // Under the write lock: no other batch can store one of these ids meanwhile.
+          const now = documentIds.now();
+          const { rows: known } = await sql<{ doc_id: string }>`SELECT doc_id FROM log_document_ids
+          WHERE tenant_id = ${tenantId} AND expires_at > ${now} AND doc_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`.execute(
+            connection,
+          );
+          const split = splitByDocumentId(entries, new Set(known.map((row) => row.doc_id)));
+          duplicates = split.duplicates;
+          batch = await withoutPlaces(ready, new Set(duplicates), caches);
+          await sql`INSERT INTO log_document_ids (tenant_id, doc_id, expires_at)
+          SELECT ${tenantId}, value, ${now + documentIds.windowMs} FROM json_each(${JSON.stringify(split.newIds)}) WHERE true
+          ON CONFLICT (tenant_id, doc_id) DO UPDATE SET expires_at = excluded.expires_at`.execute(connection);
+        }
+        if (batch.entries.length > 0) written = await writePrepared(connection, batch, caches, opened[0] as BatchState, commitWith);
+      },
+      () => {
+        if (written) learnWritten(caches, tenantId, written);
+      },
+      // Read with the BEGIN, in one message: for the batch as prepared, which holds every second and
+      // hour of what is written (fewer when repeated document ids leave the batch).
+      batchStateQuery(tenantId, ready.entries).compile(db),
+    );
+    return { duplicates };
+  });
+}
+
+/** What the caches learn once a batch committed, before the next batch is written. */
+export function learnWritten(caches: WriterCaches, tenantId: string, written: Written): void {
+  caches.fields.remember(tenantId, written.newFields);
+  caches.codes.remember(tenantId, written.newCodes);
+  caches.facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
+  caches.hours.remember(tenantId, written.hours);
+}
+
+/**
+ * Writes a prepared batch in one message to the SQLite thread, its ids given there: true once
+ * committed. False, having changed nothing, when the batch needs the writer's state on the event loop
+ * first (the module comment), or when the thread refused the list: a second without ids left, an
+ * hour's index table dropped meanwhile (retention): the caller then writes it the other way.
+ */
+async function writeInOneMessage(db: Kysely<any>, batch: PreparedBatch, caches: WriterCaches): Promise<boolean> {
+  const { tenantId } = batch;
+  if (!onSqliteThread(db) || !batch.packed || !batch.indexed || !batch.inIdRange) return false;
+  if (batch.facetsAt !== caches.facets.stateOf(tenantId)) return false;
+  const { writes, written, idsInto } = batchWrites(db, batch, {
+    rows: batch.packed,
+    indexed: batch.indexed,
+    knownHour: (hour) => caches.hours.has(tenantId, hour),
+    displaced: [],
+    newCodes: [],
+    ...batch.facets!,
+  });
+  // The list: BEGIN, the ids, the writes (whose places in the list are 2 on), COMMIT.
+  const ids: IdsStatement = {
+    ids: {
+      seconds: Float64Array.from(batch.entries, (entry) => secondOf(entry.ts)),
+      into: idsInto.map((target) => ({ ...target, statement: target.statement + 2 })),
+    },
+  };
+  try {
+    await db.connection().execute(async (connection) => {
+      try {
+        await runInOrder(connection, [sql`BEGIN IMMEDIATE`.compile(connection), ids, ...writes, sql`COMMIT`.compile(connection)]);
+      } catch (error) {
+        await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+        throw error;
       }
-      if (batch.entries.length > 0) written = await writePrepared(connection, batch, caches, opened[0] as BatchState, commitWith);
-    },
-    () => {
-      // Still holding the writer: the next batch sees what this one added to the caches.
-      if (!written) return;
-      caches.fields.remember(tenantId, written.newFields);
-      caches.codes.remember(tenantId, written.newCodes);
-      caches.facets.remember(tenantId, written.newValues, written.newlyUnfaceted);
-    },
-    // Read with the BEGIN, in one message: for the batch as prepared, which holds every second and
-    // hour of what is written (fewer when repeated document ids leave the batch).
-    batchStateQuery(tenantId, ready.entries).compile(db),
-  );
-  return { duplicates };
+    });
+  } catch (error) {
+    // Rolled back: the other way reads the writer's state first (and fails alike if the thread stopped).
+    if (writerThreadOf(db)?.stopped()) throw error;
+    return false;
+  }
+  learnWritten(caches, tenantId, written);
+  return true;
 }
 
 /**
@@ -135,6 +192,8 @@ interface Written {
   newCodes: AttributeCodeRow[];
   newValues: FacetDictionaryRow[];
   newlyUnfaceted: string[];
+  /** The hours of its index rows: their tables exist. */
+  hours: number[];
 }
 
 /**
@@ -151,11 +210,47 @@ export async function writeEntries(
   return writePrepared(connection, await prepareBatch(tenantId, entries, caches), caches);
 }
 
-/** What a writer keeps between batches: read while a batch is prepared, updated only under the writer, once a batch committed. */
+/** What a writer keeps between batches: read while a batch is prepared, updated only under `writes`, once a batch committed. */
 export interface WriterCaches {
   fields: FieldCatalogueCache;
   facets: FacetDictionary;
   codes: AttributeCodes;
+  hours: KnownHours;
+  /** One batch at a time from its check of the caches to their update once it committed (appendBatch). */
+  writes: Gate;
+}
+
+export function writerCaches(): WriterCaches {
+  return {
+    fields: new FieldCatalogueCache(),
+    facets: new FacetDictionary(),
+    codes: new AttributeCodes(),
+    hours: new KnownHours(),
+    writes: new Gate(1),
+  };
+}
+
+/**
+ * The hours whose index table (fts-hours.ts) a committed batch wrote to, by tenant: a batch of them
+ * sends no statements that make the table. Retention forgets a tenant's (it drops tables); a table
+ * dropped otherwise fails the batch's list on the SQLite thread, which is then written the other way.
+ */
+export class KnownHours {
+  readonly #byTenant = new Map<string, Set<number>>();
+
+  has(tenantId: string, hour: number): boolean {
+    return this.#byTenant.get(tenantId)?.has(hour) ?? false;
+  }
+
+  remember(tenantId: string, hours: readonly number[]): void {
+    let known = this.#byTenant.get(tenantId);
+    if (!known) this.#byTenant.set(tenantId, (known = new Set()));
+    for (const hour of hours) known.add(hour);
+  }
+
+  forget(tenantId: string): void {
+    this.#byTenant.delete(tenantId);
+  }
 }
 
 /**
@@ -184,6 +279,8 @@ interface PreparedBatch {
   facetsAt: string | undefined;
   /** The index rows with these facets, by the hour of each entry's second (its id's, unless displaced), their ids 0. */
   indexed: IndexRows | undefined;
+  /** Every entry's second has ids (time-ids.ts): none is displaced unless its second is full. */
+  inIdRange: boolean;
 }
 
 /** A batch's index rows (FTS_INSERT_COLUMNS) by hour of their ids, packed; the rows of each hour hold consecutive entries from `first`. */
@@ -226,7 +323,8 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
     const entry = sorted[index]!;
     entryValues[at++] = 0;
     entryValues[at++] = tenantId;
-    entryValues[at++] = 0;
+    // The time less its id's second: right unless the entry is displaced (writePrepared sets it then).
+    entryValues[at++] = entry.ts - idSecondOf(entry.ts) * 1000;
     entryValues[at++] = levelCode(entry.level);
     entryValues[at++] = entry.service;
     entryValues[at++] = entry.host;
@@ -278,6 +376,7 @@ async function preparedOf(tenantId: string, sorted: PreparedEntry[], places: num
         (index) => hourOfSecond(idSecondOf(sorted[index]!.ts)),
         () => 0,
       ),
+    inIdRange: sorted.every((entry) => idSecondOf(entry.ts) === secondOf(entry.ts)),
   };
 }
 
@@ -329,7 +428,7 @@ async function writePrepared(
   opened?: BatchState,
   finish: (writes: readonly (CompiledQuery | RowsStatement)[]) => Promise<unknown> = (writes) => runInOrder(connection, writes),
 ): Promise<Written> {
-  const { tenantId, entries: prepared, entryValues, newFields } = batch;
+  const { tenantId, entries: prepared, entryValues } = batch;
   await loadFacetDictionary(connection, tenantId, caches.facets);
   const facetsHeld = batch.facets !== undefined && batch.facetsAt === caches.facets.stateOf(tenantId);
   const { facets, newValues, newlyUnfaceted } = facetsHeld ? batch.facets! : caches.facets.facetsOf(tenantId, prepared);
@@ -362,9 +461,6 @@ async function writePrepared(
     },
   );
   const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
-  // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
-  // once, in log_entries; the index holds our own tokens (query/tokenize.ts) and the entry's facets. No
-  // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
   for (let index = 0; index < prepared.length; index += 1) {
     const { id } = ids[index]!;
     setPackedNumber(rows, index * ENTRY_WIDTH + ID_VALUE, id);
@@ -372,40 +468,84 @@ async function writePrepared(
   }
   // The index rows as prepared, given their ids, unless the facets changed or an entry was displaced
   // (its id then lies in another second, perhaps another hour).
-  let indexedByHour = facetsHeld && displaced.length === 0 ? batch.indexed : undefined;
-  if (indexedByHour) {
-    for (const { first, rows: hourRows } of indexedByHour.values()) {
+  let indexed = facetsHeld && displaced.length === 0 ? batch.indexed : undefined;
+  if (indexed) {
+    for (const { first, rows: hourRows } of indexed.values()) {
       for (let row = 0; row * FTS_WIDTH < hourRows.kinds.length; row += 1) setPackedNumber(hourRows, row * FTS_WIDTH, ids[first + row]!.id);
     }
   } else {
-    indexedByHour = indexRows(
+    indexed = indexRows(
       batch.bodies,
       facets,
       (index) => hourOfId(ids[index]!.id),
       (index) => ids[index]!.id,
     );
   }
-  // The batch's writes in order, in one message to the SQLite thread (threads/write-thread.ts, runInOrder).
+  const { writes, written } = batchWrites(connection, batch, {
+    rows,
+    indexed,
+    knownHour: (hour) => known.has(hour),
+    displaced,
+    newCodes,
+    newValues,
+    newlyUnfaceted,
+  });
+  await finish(writes);
+  return written;
+}
+
+/** What a batch writes besides its prepared parts: its rows and index rows (their ids given or to be given), and what the writer found. */
+interface BatchParts {
+  rows: PackedValues;
+  indexed: IndexRows;
+  /** Whether an hour's index table exists. */
+  knownHour: (hour: number) => boolean;
+  /** [id, time] of each displaced entry. */
+  displaced: number[][];
+  newCodes: AttributeCodeRow[];
+  newValues: FacetDictionaryRow[];
+  newlyUnfaceted: string[];
+}
+
+/**
+ * A batch's writes in order, for one message to the SQLite thread (threads/write-thread.ts,
+ * runInOrder), and where its ids go in them (`idsInto`, for an IdsStep: the entries' rows first, then
+ * each hour's index rows).
+ */
+function batchWrites(
+  compiler: Kysely<any>,
+  batch: PreparedBatch,
+  parts: BatchParts,
+): { writes: (CompiledQuery | RowsStatement)[]; written: Written; idsInto: IdsStep['into'] } {
+  const { tenantId, newFields } = batch;
+  const { rows, indexed, displaced, newCodes, newValues, newlyUnfaceted } = parts;
   const writes: (CompiledQuery | RowsStatement)[] = [rowInserts('log_entries', ENTRY_INSERT_COLUMNS, rows)];
-  if (newCodes.length > 0) writes.push(storeAttributeCodes(connection, tenantId, newCodes).compile());
-  for (const [hour, { rows: indexed }] of indexedByHour) {
+  const idsInto: { statement: number; column: number; width: number; first: number }[] = [
+    { statement: 0, column: ID_VALUE, width: ENTRY_WIDTH, first: 0 },
+  ];
+  if (newCodes.length > 0) writes.push(storeAttributeCodes(compiler, tenantId, newCodes).compile());
+  // Each hour of ids has its table (fts-hours.ts), made at its first entry. Contentless: the text lives
+  // once, in log_entries; the index holds our own tokens (query/tokenize.ts) and the entry's facets. No
+  // deletes (retention drops whole tables), so no per-entry sizes are kept (columnsize=0).
+  for (const [hour, { first, rows: hourRows }] of indexed) {
     const table = sql.table(ftsTableName(tenantId, hour));
-    if (!known.has(hour)) {
+    if (!parts.knownHour(hour)) {
       writes.push(
-        sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.compile(connection),
-        sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.compile(connection),
+        sql`INSERT INTO log_fts_hours (tenant_id, hour) VALUES (${tenantId}, ${hour}) ON CONFLICT DO NOTHING`.compile(compiler),
+        sql`CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5(body, facets, content='', columnsize=0)`.compile(compiler),
         // FTS5 merges a level's segments once it holds `automerge` of them (default 4): an hour of
         // large batches rewrites each posting too often; 8 nearly halves that, and lookups cost the
         // same (docs/performance-notes.md, "SQLite store").
-        sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.compile(connection),
+        sql`INSERT INTO ${table} (${table}, rank) VALUES ('automerge', 8)`.compile(compiler),
       );
     }
-    writes.push(rowInserts(ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, indexed));
+    idsInto.push({ statement: writes.length, column: 0, width: FTS_WIDTH, first });
+    writes.push(rowInserts(ftsTableName(tenantId, hour), FTS_INSERT_COLUMNS, hourRows));
   }
   if (displaced.length > 0) {
     writes.push(
       sql`INSERT INTO log_displaced (id, tenant_id, ts) SELECT value ->> 0, ${tenantId}, value ->> 1
-      FROM json_each(${JSON.stringify(displaced)})`.compile(connection),
+      FROM json_each(${JSON.stringify(displaced)})`.compile(compiler),
     );
   }
   // Per minute and per hour (the hourly tables answer counts over days).
@@ -416,23 +556,22 @@ async function writePrepared(
     writes.push(
       sql`INSERT INTO ${sql.table(table)} (tenant_id, minute, level, service, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(${rollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.compile(connection),
+      ON CONFLICT (tenant_id, minute, level, service) DO UPDATE SET count = count + excluded.count`.compile(compiler),
       sql`INSERT INTO ${sql.table(hostTable)} (tenant_id, minute, host, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${hostRollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.compile(connection),
+      ON CONFLICT (tenant_id, minute, host) DO UPDATE SET count = count + excluded.count`.compile(compiler),
       sql`INSERT INTO ${sql.table(indexTable)} (tenant_id, minute, idx, count)
       SELECT ${tenantId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${indexRollups}) WHERE true
-      ON CONFLICT (tenant_id, minute, idx) DO UPDATE SET count = count + excluded.count`.compile(connection),
+      ON CONFLICT (tenant_id, minute, idx) DO UPDATE SET count = count + excluded.count`.compile(compiler),
     );
   }
   if (newFields.length > 0) {
     writes.push(
       sql`INSERT INTO log_fields (tenant_id, name, type)
       SELECT ${tenantId}, value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(newFields.map((field) => [field.name, field.type]))}) WHERE true
-      ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.compile(connection),
+      ON CONFLICT (tenant_id, name) DO UPDATE SET type = 'string' WHERE log_fields.type <> excluded.type`.compile(compiler),
     );
   }
-  writes.push(...facetDictionaryWrites(connection, tenantId, newValues, newlyUnfaceted));
-  await finish(writes);
-  return { newFields, newCodes, newValues, newlyUnfaceted };
+  writes.push(...facetDictionaryWrites(compiler, tenantId, newValues, newlyUnfaceted));
+  return { writes, written: { newFields, newCodes, newValues, newlyUnfaceted, hours: [...indexed.keys()] }, idsInto };
 }

@@ -17,9 +17,29 @@ export interface WorkerData {
   readonly: boolean;
 }
 
-/** A statement of a list: its SQL and parameters, or (with `width`) one run per row of packed values (packed-values.ts). */
+/**
+ * A statement of a list: its SQL and parameters, (with `width`) one run per row of packed values
+ * (packed-values.ts), or (`ids`) a batch's entries given their ids (IdsStep).
+ */
 export type ListedStatement =
-  { sql: string; parameters: readonly unknown[]; width?: undefined } | { sql: string; parameters: PackedValues; width: number };
+  | { sql: string; parameters: readonly unknown[]; width?: undefined; ids?: undefined }
+  | { sql: string; parameters: PackedValues; width: number; ids?: undefined }
+  | { ids: IdsStep; sql?: undefined; width?: undefined };
+
+/**
+ * A batch's time-ordered ids (time-ids.ts) given on the SQLite thread, inside the batch's transaction:
+ * entry `i` takes the next free id of `seconds[i]`, after the last one stored (read here, under the
+ * writer), and each id is written into the packed rows of later statements of the list (`into`: the
+ * statement's place in the list, the id's column, the row's width, the entry of its first row). A
+ * second without ids left fails the list (code SECOND_FULL): the caller then gives the ids itself.
+ */
+export interface IdsStep {
+  seconds: Float64Array;
+  into: readonly { statement: number; column: number; width: number; first: number }[];
+}
+
+/** The code of the error of an IdsStep whose second has no id left. */
+export const SECOND_FULL = 'GERBANG_SECOND_FULL';
 
 /** One statement, or a list run in order up to the first that fails (the reply holds the rows of the last). */
 export type Request = { id: number; sql: string; parameters: readonly unknown[] } | { id: number; list: readonly ListedStatement[] };

@@ -1,5 +1,7 @@
 import { UNPACK_ROWS_SOURCE } from './packed-values.js';
 import { PATTERN_FUNCTION, PATTERN_MATCH_SOURCE } from '../../../query/pattern-match-source.js';
+import { IDS_PER_SECOND } from '../time-ids.js';
+import { SECOND_FULL } from './protocol.js';
 
 /**
  * The code of every SQLite worker thread (protocol.ts), the writer's and the read pool's. Plain
@@ -42,6 +44,29 @@ function executeRows(sql, packed, width) {
   unpackRows(packed, width, (values) => statement.run(packed.others.length > 0 ? values.map(bindable) : values));
 }
 ${UNPACK_ROWS_SOURCE}
+// A batch's ids (protocol.ts, IdsStep): each entry the next free id of its second, after the last
+// stored one, written as a number into the packed rows of the list's later statements.
+function giveIds({ seconds, into }, list) {
+  const top = prepare('SELECT max(id) AS top FROM log_entries WHERE id BETWEEN ? AND ?');
+  const next = new Map();
+  const ids = new Float64Array(seconds.length);
+  for (let index = 0; index < seconds.length; index += 1) {
+    const second = seconds[index];
+    const first = second * ${IDS_PER_SECOND};
+    let id = next.get(second);
+    if (id === undefined) {
+      const used = top.get(first, first + ${IDS_PER_SECOND - 1}).top;
+      id = used === null ? first : used + 1;
+    }
+    if (id > first + ${IDS_PER_SECOND - 1}) throw Object.assign(new Error('a second of the batch has no id left'), { code: '${SECOND_FULL}' });
+    ids[index] = id;
+    next.set(second, id + 1);
+  }
+  for (const { statement, column, width, first } of into) {
+    const { kinds, numbers } = list[statement].parameters;
+    for (let at = column, entry = first; at < kinds.length; at += width, entry += 1) numbers[(-2 - kinds[at]) / 3] = ids[entry];
+  }
+}
 parentPort.on('message', (message) => {
   if (message === 'close') {
     database.close();
@@ -52,7 +77,10 @@ parentPort.on('message', (message) => {
   try {
     // A list: its statements in order, up to the first that fails (the caller's transaction then rolls
     // back); the reply holds the rows of the last.
-    const run = (statement) => (statement.width ? (executeRows(statement.sql, statement.parameters, statement.width), {}) : execute(statement.sql, statement.parameters));
+    const run = (statement) =>
+      statement.ids ? (giveIds(statement.ids, list), {})
+      : statement.width ? (executeRows(statement.sql, statement.parameters, statement.width), {})
+      : execute(statement.sql, statement.parameters);
     const result = list ? { rows: list.map(run).at(-1).rows ?? [] } : execute(sql, parameters);
     parentPort.postMessage({ id, ...result, inTransaction: database.inTransaction });
   } catch (error) {

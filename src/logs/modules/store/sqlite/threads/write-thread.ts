@@ -14,7 +14,7 @@ import {
 } from 'kysely';
 import type { StatementSource } from '../../../../../shared/db/database.js';
 import { isPacked, packValues, type PackedValues } from './packed-values.js';
-import { replyError, type ListedStatement, type Reply } from './protocol.js';
+import { replyError, type IdsStep, type ListedStatement, type Reply } from './protocol.js';
 import { SqliteWorker } from './sqlite-worker.js';
 
 /**
@@ -77,20 +77,34 @@ export interface RowsStatement {
 
 const packedOf = (values: readonly unknown[] | PackedValues): PackedValues => (isPacked(values) ? values : packValues(values));
 
+/** A step of a list that only the SQLite thread runs: a batch's ids (protocol.ts, IdsStep). */
+export interface IdsStatement {
+  ids: IdsStep;
+}
+
+/** Whether `db` runs its writes on the SQLite thread (which alone takes an IdsStatement). */
+export const onSqliteThread = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof SqliteThreadAdapter;
+
 /**
  * Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite
  * thread, else one by one. Resolves to the rows of the last (none for a RowsStatement).
  */
-export async function runInOrder(db: Kysely<any>, statements: readonly (CompiledQuery | RowsStatement)[]): Promise<unknown[]> {
+export async function runInOrder(
+  db: Kysely<any>,
+  statements: readonly (CompiledQuery | RowsStatement | IdsStatement)[],
+): Promise<unknown[]> {
   if (statements.length === 0) return [];
-  if (db.getExecutor().adapter instanceof SqliteThreadAdapter) {
+  if (onSqliteThread(db)) {
     const { rows } = await db.executeQuery(
       CompiledQuery.raw(
         STATEMENT_LIST,
-        statements.map((statement) =>
-          'width' in statement
-            ? { sql: statement.sql, parameters: packedOf(statement.values), width: statement.width }
-            : { sql: statement.sql, parameters: statement.parameters },
+        statements.map(
+          (statement): ListedStatement =>
+            'ids' in statement
+              ? statement
+              : 'width' in statement
+                ? { sql: statement.sql, parameters: packedOf(statement.values), width: statement.width }
+                : { sql: statement.sql, parameters: statement.parameters },
         ),
       ),
     );
@@ -98,6 +112,7 @@ export async function runInOrder(db: Kysely<any>, statements: readonly (Compiled
   }
   let rows: unknown[] = [];
   for (const statement of statements) {
+    if ('ids' in statement) throw new Error('runInOrder: only the SQLite thread gives ids');
     if ('width' in statement) {
       for (const query of statement.statements()) await db.executeQuery(query);
       rows = [];
