@@ -391,7 +391,9 @@ export async function buildLogsService({
     onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername),
   };
   await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
-  await app.register(elasticRoutes({ ...ingest, store, batches: new Gate(INGEST_BATCHES_AT_ONCE) }), { prefix: '/api/v1/_elastic' });
+  await app.register(elasticRoutes({ ...ingest, store, batches: new Gate(INGEST_BATCHES_AT_ONCE), decoding: new Gate(1) }), {
+    prefix: '/api/v1/_elastic',
+  });
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

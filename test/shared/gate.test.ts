@@ -50,3 +50,27 @@ describe('Gate', () => {
     assert.deepEqual(await Promise.all(again), [6, 7]);
   });
 });
+
+describe('Gate.enter', () => {
+  test('a place held across awaits until its release, which frees it once however often it is called', async () => {
+    const gate = new Gate(1);
+    const leave = await gate.enter();
+    let second = false;
+    const waiting = gate.enter().then((release) => {
+      second = true;
+      return release;
+    });
+    await new Promise((done) => setImmediate(done));
+    assert.equal(second, false, 'the place is held');
+    leave();
+    leave();
+    const release = await waiting;
+    assert.equal(second, true);
+    let third = false;
+    const after = gate.enter().then(() => (third = true));
+    await new Promise((done) => setImmediate(done));
+    assert.equal(third, false, "a second call of the first release did not free the second holder's place");
+    release();
+    await after;
+  });
+});

@@ -31,8 +31,10 @@ export interface ElasticDeps extends Accounting {
   bodyLimit: number;
   /** LOGS_INGEST_MAX_INFLATE_RATIO (inflate.ts). */
   maxInflateRatio?: number;
-  /** The `_bulk` batches decoded at once (pipeline.ts INGEST_BATCHES_AT_ONCE). */
+  /** `_bulk` batches from decoding to commit at once (pipeline.ts INGEST_BATCHES_AT_ONCE). */
   batches: Gate;
+  /** One `_bulk` batch decoded and prepared for the store at a time (pipeline.ts INGEST_BATCHES_AT_ONCE). */
+  decoding: Gate;
 }
 
 /** The version the official clients and shippers see: an 8.x they all accept. */
@@ -157,14 +159,19 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       const body = request.body;
       if (typeof body !== 'string') throw parsingError('the bulk body must be NDJSON');
       const { items, duplicates } = await deps.batches.run(async () => {
-        const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
-        if (items.length === 0) throw parsingError('the bulk request holds no actions');
-        const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
-        let duplicates: readonly number[] = [];
-        await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
-          ({ duplicates } = await deps.store.append(request.tenantId, stored));
-        });
-        return { items, duplicates };
+        const decoded = await deps.decoding.enter();
+        try {
+          const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
+          if (items.length === 0) throw parsingError('the bulk request holds no actions');
+          const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
+          let duplicates: readonly number[] = [];
+          await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
+            ({ duplicates } = await deps.store.append(request.tenantId, stored, { prepared: decoded }));
+          });
+          return { items, duplicates };
+        } finally {
+          decoded();
+        }
       });
       const took = Math.max(0, deps.now() - started);
       // A `filter_path` (Elasticsearch's common parameter) selects from the answer's object: the text only without one.

@@ -83,13 +83,15 @@ export async function ingestBatch<T>(
 
 /**
  * `_bulk` batches at once from their decoding to their commit (a Gate, made in app.ts): one being
- * written and one decoded beside it, ready for the writer; the others wait, as the request bodies they
- * arrived as. A decoded batch (thousands of objects) that waits for the store's writer is copied by
- * every young-generation collection meanwhile, and then by the old generation's; a body is one
- * string, never copied. OTLP, whose records are mapped as they are read, gained nothing from a gate
- * when measured (docs/benchmarks.md, "the third pass").
+ * written, one ready for the writer, one being decoded and prepared for the store. They are decoded
+ * one at a time (a second Gate, until the store calls `prepared`): two decoded together share the
+ * event loop's turns, and the writer waits for both. The others wait, as the request bodies they
+ * arrived as: a decoded batch (thousands of objects) that waits for the writer is copied by every
+ * young-generation collection meanwhile, and then by the old generation's; a body is one string,
+ * never copied. OTLP, whose records are mapped as they are read, gained nothing from a gate when
+ * measured (docs/benchmarks.md, "the third pass").
  */
-export const INGEST_BATCHES_AT_ONCE = 2;
+export const INGEST_BATCHES_AT_ONCE = 3;
 
 /**
  * The sender's level as one of ours (levels.ts), blank as none, and the sender's own text kept as

@@ -1,6 +1,7 @@
 import type {
   AggregateRequest,
   AggregateRow,
+  AppendOptions,
   AppendResult,
   NumericValuesRequest,
   DistinctRequest,
@@ -31,8 +32,8 @@ export class BudgetedLogStore implements LogStore {
     private readonly timeoutMs: number,
   ) {}
 
-  append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
-    return this.inner.append(tenantId, entries);
+  append(tenantId: string, entries: readonly LogEntry[], options?: AppendOptions): Promise<AppendResult> {
+    return this.inner.append(tenantId, entries, options);
   }
 
   search(request: SearchRequest): Promise<SearchResult> {

@@ -204,9 +204,18 @@ export interface NumericValuesRequest extends Omit<AggregateRequest, 'metrics' |
   maxValues: number;
 }
 
+/** What a writer may ask of append besides the batch. */
+export interface AppendOptions {
+  /**
+   * Called once the batch waits only for the store's writer: the event loop's work on it is done
+   * (the `_bulk` route then decodes the next batch; docs/log-store.md, "The SQLite thread").
+   */
+  prepared?: () => void;
+}
+
 export interface LogStore {
   /** Stores a batch atomically; resolves only once it is durable (committed, fsynced). */
-  append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult>;
+  append(tenantId: string, entries: readonly LogEntry[], options?: AppendOptions): Promise<AppendResult>;
   search(request: SearchRequest): Promise<SearchResult>;
   /** Every bucket from `from` to `to`, empty ones included, oldest first. */
   histogram(request: HistogramRequest): Promise<HistogramBucket[]>;

@@ -6,6 +6,7 @@ import { MAX_BUCKETS } from '../query/time-range.js';
 import {
   type AggregateRequest,
   type AggregateRow,
+  type AppendOptions,
   type AppendResult,
   type CalendarUnit,
   type NumericValuesRequest,
@@ -121,7 +122,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
     protected readonly documentIds: DocumentIdWindow = DEFAULT_DOCUMENT_ID_WINDOW,
   ) {}
 
-  abstract append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult>;
+  abstract append(tenantId: string, entries: readonly LogEntry[], options?: AppendOptions): Promise<AppendResult>;
   abstract removeOlderThan(tenantId: string, before: number): Promise<number>;
 
   async forgetDocumentIds(now: number): Promise<number> {

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AppendResult, LogEntry, StoredLogEntry } from '../log-store.js';
+import type { AppendOptions, AppendResult, LogEntry, StoredLogEntry } from '../log-store.js';
 import { DAY, mod } from '../minutes.js';
 import type { Condition } from '../../query/condition.js';
 import { compilePostgres, postgresFields } from '../condition-sql/compile-postgres.js';
@@ -149,7 +149,9 @@ export class PostgresLogStore extends LogStoreCore<PostgresPlan> {
     });
   }
 
-  async append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
+  async append(tenantId: string, entries: readonly LogEntry[], options: AppendOptions = {}): Promise<AppendResult> {
+    // The batch is prepared inside its transaction, beside the others' (PostgreSQL writes them at once).
+    options.prepared?.();
     if (entries.length === 0) return { duplicates: [] };
     const ids = documentIdsOf(entries);
     const partitions = [

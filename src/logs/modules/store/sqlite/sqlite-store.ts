@@ -4,6 +4,7 @@ import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/
 import type { FieldRef } from '../../query/fields.js';
 import type {
   AggregateRequest,
+  AppendOptions,
   AppendResult,
   DistinctRequest,
   FieldStatsRequest,
@@ -103,8 +104,8 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
     return readAgainIfIndexDropped(() => super.numericValues(request));
   }
 
-  append(tenantId: string, entries: readonly LogEntry[]): Promise<AppendResult> {
-    return appendBatch(this.db, this.#caches, this.documentIds, tenantId, entries);
+  append(tenantId: string, entries: readonly LogEntry[], options: AppendOptions = {}): Promise<AppendResult> {
+    return appendBatch(this.db, this.#caches, this.documentIds, tenantId, entries, options.prepared);
   }
 
   /**

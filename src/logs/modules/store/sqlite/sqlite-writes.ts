@@ -47,11 +47,16 @@ export async function appendBatch(
   documentIds: DocumentIdWindow,
   tenantId: string,
   entries: readonly LogEntry[],
+  prepared?: () => void,
 ): Promise<AppendResult> {
-  if (entries.length === 0) return { duplicates: [] };
+  if (entries.length === 0) {
+    prepared?.();
+    return { duplicates: [] };
+  }
   const ids = documentIdsOf(entries);
   // Before the writer is ours: while another batch's statements run on the SQLite thread.
   const ready = await prepareBatch(tenantId, entries, caches);
+  prepared?.();
   // One batch at a time from here: what it checks of the caches holds until it has committed and
   // the caches learned what it added.
   return caches.writes.run(async () => {
