@@ -54,8 +54,7 @@ import { DashboardsService } from './modules/dashboards/dashboards.service.js';
 import { SourceCounts, sourceCountsJob } from './modules/dashboards/source-counts.js';
 import { otlpRoutes } from './modules/ingest/ingest.routes.js';
 import { elasticRoutes } from './modules/elastic/elastic.routes.js';
-import { INGEST_BATCHES_AT_ONCE } from './modules/ingest/pipeline.js';
-import { Gate } from '../shared/gate.js';
+import { LogBatches } from './modules/ingest/pipeline.js';
 import { logsSignal, metricsSignal, tracesSignal } from './modules/ingest/signals.js';
 import { PipelineStats } from './modules/ingest/pipeline-stats.js';
 import { RolesRepository } from './modules/roles/roles.repository.js';
@@ -385,15 +384,16 @@ export async function buildLogsService({
   });
   // Ingestion: one pipeline (ingest/pipeline.ts), a row per OTLP signal (ingest/signals.ts).
   const ingest = { stats, storage, guards, bodyLimit: config.ingestBodyLimit, maxInflateRatio: config.ingestMaxInflateRatio, now };
+  // `_bulk` and OTLP logs take their turns in one pipeline to the store's writer.
+  const logBatches = new LogBatches();
   const gatewayLogs = {
     store,
+    batches: logBatches,
     gatewayUsername: config.gatewayShipperUsername,
     onStored: gatewayAuditMirror(audit, config.gatewayShipperUsername),
   };
   await app.register(otlpRoutes(ingest, [logsSignal(gatewayLogs), tracesSignal(spans), metricsSignal(metrics)]));
-  await app.register(elasticRoutes({ ...ingest, store, batches: new Gate(INGEST_BATCHES_AT_ONCE), decoding: new Gate(1) }), {
-    prefix: '/api/v1/_elastic',
-  });
+  await app.register(elasticRoutes({ ...ingest, store, batches: logBatches }), { prefix: '/api/v1/_elastic' });
   await app.register(apmRoutes({ spans, guards, now }), { prefix: '/api/v1/apm' });
   await app.register(infraRoutes({ metrics, guards, now }), { prefix: '/api/v1/infra' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PARSE_CHUNK, parseBulk, parseBulkInTurns, type BulkParse } from '../../../src/logs/modules/elastic/bulk.js';
+import { parseBulk, parseBulkInTurns, type BulkParse } from '../../../src/logs/modules/elastic/bulk.js';
+import { DECODE_CHUNK } from '../../../src/logs/modules/ingest/pipeline.js';
 
 const NOW = Date.UTC(2026, 10, 29);
 const ndjson = (...lines: unknown[]) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
@@ -73,9 +74,9 @@ describe('parseBulk', () => {
     );
   });
 
-  test('in turns: the same items and entries, with a turn of the event loop every PARSE_CHUNK actions', async () => {
+  test('in turns: the same items and entries, with a turn of the event loop every DECODE_CHUNK actions', async () => {
     const lines: unknown[] = [];
-    for (let i = 0; i < 2 * PARSE_CHUNK + 200; i += 1) {
+    for (let i = 0; i < 2 * DECODE_CHUNK + 200; i += 1) {
       if (i % 97 === 0) lines.push({ delete: { _id: `d${i}` } });
       else if (i % 89 === 0) lines.push({ index: {} }, '{"message": not json');
       else lines.push(i % 2 ? { create: { _index: 'a', _id: `id-${i}` } } : { index: {} }, { message: `m${i}`, level: 'WARN', n: i });
@@ -91,7 +92,7 @@ describe('parseBulk', () => {
       turns += 1;
     });
     assert.deepEqual(comparable(inTurns), comparable(parseBulk(body, 'logs', NOW)));
-    assert.equal(inTurns.items.length, 2 * PARSE_CHUNK + 200);
+    assert.equal(inTurns.items.length, 2 * DECODE_CHUNK + 200);
     assert.equal(turns, 2);
 
     // With the event loop's own turns, what was waiting (a reply of the SQLite thread, say) runs before the parse ends.

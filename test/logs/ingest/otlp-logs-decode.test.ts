@@ -4,6 +4,7 @@ import { decodeLogsRequest, visitLogsRequest } from '../../../src/logs/modules/i
 import { root } from '../../../src/logs/modules/ingest/otlp-proto.js';
 import { assignAttributes, attributesOf } from '../../../src/logs/modules/ingest/otlp-common.js';
 import { dict } from '../../../src/shared/dict.js';
+import { DECODE_CHUNK } from '../../../src/logs/modules/ingest/pipeline.js';
 
 // The logs' own protobuf reader against protobufjs (decode, then toObject as the other signals read
 // theirs): the same object for every body, and a failure for every body protobufjs refuses.
@@ -116,21 +117,25 @@ function varint(value: number): Buffer {
 }
 
 /** The request visitLogsRequest visits, put together again as one object. */
-function visited(body: Uint8Array): unknown {
+async function visited(body: Uint8Array, turn: () => Promise<void> = async () => undefined): Promise<unknown> {
   const resourceLogs: Record<string, unknown>[] = [];
   let scopes: Record<string, unknown>[] = [];
   let records: Record<string, unknown>[] = [];
-  visitLogsRequest(body, {
-    resourceLogs: (m) => {
-      scopes = [];
-      resourceLogs.push({ ...m, scopeLogs: scopes });
+  await visitLogsRequest(
+    body,
+    {
+      resourceLogs: (m) => {
+        scopes = [];
+        resourceLogs.push({ ...m, scopeLogs: scopes });
+      },
+      scopeLogs: (m) => {
+        records = [];
+        scopes.push({ ...m, logRecords: records });
+      },
+      logRecord: (m) => records.push(m),
     },
-    scopeLogs: (m) => {
-      records = [];
-      scopes.push({ ...m, logRecords: records });
-    },
-    logRecord: (m) => records.push(m),
-  });
+    turn,
+  );
   // Empty lists are left out, as decoding leaves them out.
   for (const resource of resourceLogs) {
     for (const scope of resource.scopeLogs as Record<string, unknown>[])
@@ -141,7 +146,7 @@ function visited(body: Uint8Array): unknown {
 }
 
 /** Either protobufjs, the reader and the visitor read the body into the same object, or all three refuse it. */
-function assertSameReading(body: Uint8Array, what: string): void {
+async function assertSameReading(body: Uint8Array, what: string): Promise<void> {
   let expected: unknown;
   let expectedError = false;
   try {
@@ -151,23 +156,23 @@ function assertSameReading(body: Uint8Array, what: string): void {
   }
   if (expectedError) {
     assert.throws(() => decodeLogsRequest(body), Error, `${what}: protobufjs refuses it, so must the reader`);
-    assert.throws(() => visited(body), Error, `${what}: protobufjs refuses it, so must the visitor`);
+    await assert.rejects(visited(body), Error, `${what}: protobufjs refuses it, so must the visitor`);
     return;
   }
   assert.deepEqual(decodeLogsRequest(body), expected, what);
-  assert.deepEqual(visited(body), expected, `${what} (visited)`);
+  assert.deepEqual(await visited(body), expected, `${what} (visited)`);
 }
 
 describe('OTLP logs protobuf reader', () => {
-  test('reads 500 generated requests as protobufjs does (64-bit values as decimal text, ids as bytes)', () => {
+  test('reads 500 generated requests as protobufjs does (64-bit values as decimal text, ids as bytes)', async () => {
     const { request } = generator(7);
     for (let index = 0; index < 500; index += 1) {
       const body = encode(request());
-      assertSameReading(Buffer.from(body), `request ${index}`);
+      await assertSameReading(Buffer.from(body), `request ${index}`);
     }
   });
 
-  test('a record with every field: times past 2^53 exact, negative ints, the last of two oneof members', () => {
+  test('a record with every field: times past 2^53 exact, negative ints, the last of two oneof members', async () => {
     const body = encode({
       resourceLogs: [
         {
@@ -200,7 +205,7 @@ describe('OTLP logs protobuf reader', () => {
     assert.equal(record.timeUnixNano, '1700000000123456789');
     assert.equal(record.observedTimeUnixNano, '18446744073709551615');
     assert.deepEqual(record.body, { intValue: '-9223372036854775808' });
-    assertSameReading(Buffer.from(body), 'the full record');
+    await assertSameReading(Buffer.from(body), 'the full record');
   });
 
   test("a record's attributes assigned without the intermediate dictionaries are those of attributesOf, in the same order", () => {
@@ -224,17 +229,17 @@ describe('OTLP logs protobuf reader', () => {
     assert.ok(compared > 500);
   });
 
-  test('truncated, corrupted and foreign bodies: refused when protobufjs refuses them, else read alike', () => {
+  test('truncated, corrupted and foreign bodies: refused when protobufjs refuses them, else read alike', async () => {
     const { request, int } = generator(11);
     for (let index = 0; index < 1000; index += 1) {
       const body = Buffer.from(encode(request()));
       if (body.length === 0) continue;
-      assertSameReading(body.subarray(0, int(body.length)), `truncated ${index}`);
+      await assertSameReading(body.subarray(0, int(body.length)), `truncated ${index}`);
       const corrupted = Buffer.from(body);
       for (let flips = 1 + int(3); flips > 0; flips -= 1) corrupted[int(corrupted.length)] = int(256);
-      assertSameReading(corrupted, `corrupted ${index}`);
+      await assertSameReading(corrupted, `corrupted ${index}`);
     }
-    assertSameReading(Buffer.from('{"resourceLogs":[]}'), 'JSON sent as protobuf');
+    await assertSameReading(Buffer.from('{"resourceLogs":[]}'), 'JSON sent as protobuf');
     const Records = root.lookupType('otlp.ScopeLogs');
     const record = (fields: Record<string, unknown>) =>
       Buffer.from(encode({ resourceLogs: [{ scopeLogs: [Records.toObject(Records.fromObject({ logRecords: [fields] }))] }] }));
@@ -249,8 +254,8 @@ describe('OTLP logs protobuf reader', () => {
       const resource = Buffer.concat([Buffer.from([0x12]), varint(scope.length), scope]);
       return Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]);
     };
-    assertSameReading(record({ severityNumber: 9, body: { stringValue: 'x' } }), 'one record');
-    assertSameReading(
+    await assertSameReading(record({ severityNumber: 9, body: { stringValue: 'x' } }), 'one record');
+    await assertSameReading(
       twice(
         { severityNumber: 9, severityText: 'INFO', body: { kvlistValue: { values: [{ key: 'a', value: { intValue: '1' } }] } } },
         { body: { kvlistValue: { values: [{ key: 'b', value: { boolValue: false } }] } }, attributes: [{ key: 'k' }] },
@@ -268,21 +273,39 @@ describe('OTLP logs protobuf reader', () => {
       delimited(0x12, Buffer.from(root.lookupType('otlp.LogRecord').encode({ severityNumber: 9 }).finish())),
       delimited(0x0a, Buffer.from('\x0a\x01s', 'latin1')),
     ]);
-    assertSameReading(
+    await assertSameReading(
       delimited(0x0a, Buffer.concat([delimited(0x12, scopeLogsBytes), resourceBytes('service.name'), resourceBytes('host.name')])),
       'a resource after its scope logs, twice',
     );
     // An int64 whose varint runs past the end of its value, with more of the record after it.
     const record6 = Buffer.concat([delimited(0x2a, Buffer.from([0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])), Buffer.from([0x10, 0x09])]);
-    assertSameReading(delimited(0x0a, delimited(0x12, delimited(0x12, record6))), 'a varint past its message');
+    await assertSameReading(delimited(0x0a, delimited(0x12, delimited(0x12, record6))), 'a varint past its message');
     for (const levels of [40, 120]) {
       let anyValue = delimited(0x0a, Buffer.from('bottom'));
       for (let level = 0; level < levels; level += 1) anyValue = delimited(0x2a, delimited(0x0a, anyValue));
       const body = delimited(0x0a, delimited(0x12, delimited(0x12, delimited(0x2a, anyValue))));
-      assertSameReading(body, `${levels} arrays nested`);
+      await assertSameReading(body, `${levels} arrays nested`);
     }
-    assertSameReading(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), 'a length past the end');
-    assertSameReading(Buffer.from([0x0b, 0x0c]), 'a group');
-    assertSameReading(Buffer.from([0x0e]), 'wire type 6');
+    await assertSameReading(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), 'a length past the end');
+    await assertSameReading(Buffer.from([0x0b, 0x0c]), 'a group');
+    await assertSameReading(Buffer.from([0x0e]), 'wire type 6');
+  });
+
+  test('a turn of the event loop every DECODE_CHUNK records, across scopes and resources, and the same reading', async () => {
+    const records = (count: number, from: number) =>
+      Array.from({ length: count }, (_, i) => ({ severityNumber: 9, body: { stringValue: `r${from + i}` } }));
+    const request = {
+      resourceLogs: [
+        { scopeLogs: [{ logRecords: records(DECODE_CHUNK - 1, 0) }, { logRecords: records(2, DECODE_CHUNK - 1) }] },
+        { scopeLogs: [{ logRecords: records(DECODE_CHUNK + 10, DECODE_CHUNK + 1) }] },
+      ],
+    };
+    const body = Buffer.from(encode(request));
+    let turns = 0;
+    const seen = (await visited(body, async () => {
+      turns += 1;
+    })) as { resourceLogs: { scopeLogs: { logRecords: { body: unknown }[] }[] }[] };
+    assert.equal(turns, 2, `${2 * DECODE_CHUNK + 11} records: a turn before the ${DECODE_CHUNK}th and the ${2 * DECODE_CHUNK}th`);
+    assert.deepEqual(seen, protobufjsDecode(body));
   });
 });

@@ -3,7 +3,7 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { nextTurn } from '../store/write-batch.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
-import { canonicalizeLevel } from '../ingest/pipeline.js';
+import { canonicalizeLevel, DECODE_CHUNK } from '../ingest/pipeline.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
 export interface BulkItem {
@@ -182,14 +182,7 @@ export function parseBulk(body: string, defaultIndex: string, now: number): Bulk
   return parser;
 }
 
-/** Actions parseBulkInTurns reads between turns of the event loop. */
-export const PARSE_CHUNK = 500;
-
-/**
- * parseBulk with a turn of the event loop every PARSE_CHUNK actions: a body of thousands of documents
- * in one go would hold the event loop for tens of milliseconds, and with it the SQLite writer's
- * reply to a batch in the middle of its transaction (the writer idles meanwhile).
- */
+/** parseBulk with a turn of the event loop every DECODE_CHUNK actions (ingest/pipeline.ts). */
 export async function parseBulkInTurns(
   body: string,
   defaultIndex: string,
@@ -197,7 +190,7 @@ export async function parseBulkInTurns(
   turn: () => Promise<void> = nextTurn,
 ): Promise<BulkParse> {
   const parser = new BulkParser(body, defaultIndex, now);
-  while (parser.read(PARSE_CHUNK)) await turn();
+  while (parser.read(DECODE_CHUNK)) await turn();
   return parser;
 }
 

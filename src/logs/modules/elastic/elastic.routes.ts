@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { LogsGuards } from '../auth/authenticate.js';
 import { bulkResponse, bulkResponseText, parseBulkInTurns } from './bulk.js';
-import { acceptGzip, countFailedBatch, ingestBatch, type Accounting } from '../ingest/pipeline.js';
-import type { Gate } from '../../../shared/gate.js';
+import { acceptGzip, countFailedBatch, ingestBatch, type Accounting, type LogBatches } from '../ingest/pipeline.js';
 import type { LogStore } from '../store/log-store.js';
 import { elasticAnswers, errorBody, parsingError, toElasticError, unsupported } from './elastic-errors.js';
 import { fieldCapsOf, mappingOf } from './mapping.js';
@@ -31,10 +30,8 @@ export interface ElasticDeps extends Accounting {
   bodyLimit: number;
   /** LOGS_INGEST_MAX_INFLATE_RATIO (inflate.ts). */
   maxInflateRatio?: number;
-  /** `_bulk` batches from decoding to commit at once (pipeline.ts INGEST_BATCHES_AT_ONCE). */
-  batches: Gate;
-  /** One `_bulk` batch decoded and prepared for the store at a time (pipeline.ts INGEST_BATCHES_AT_ONCE). */
-  decoding: Gate;
+  /** The log batches from decoding to commit (pipeline.ts), shared with OTLP logs. */
+  batches: LogBatches;
 }
 
 /** The version the official clients and shippers see: an 8.x they all accept. */
@@ -158,20 +155,15 @@ export function elasticRoutes(deps: ElasticDeps): FastifyPluginAsyncTypebox {
       const started = deps.now();
       const body = request.body;
       if (typeof body !== 'string') throw parsingError('the bulk body must be NDJSON');
-      const { items, duplicates } = await deps.batches.run(async () => {
-        const decoded = await deps.decoding.enter();
-        try {
-          const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
-          if (items.length === 0) throw parsingError('the bulk request holds no actions');
-          const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
-          let duplicates: readonly number[] = [];
-          await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
-            ({ duplicates } = await deps.store.append(request.tenantId, stored, { prepared: decoded }));
-          });
-          return { items, duplicates };
-        } finally {
-          decoded();
-        }
+      const { items, duplicates } = await deps.batches.run(async (prepared) => {
+        const { items, entries } = await parseBulkInTurns(body, (request.params as { index?: string }).index ?? 'logs', started);
+        if (items.length === 0) throw parsingError('the bulk request holds no actions');
+        const mapping = { items: entries, rejected: items.length - entries.length, errors: [] };
+        let duplicates: readonly number[] = [];
+        await ingestBatch(deps, request, 'bulk', mapping, async (stored) => {
+          ({ duplicates } = await deps.store.append(request.tenantId, stored, { prepared }));
+        });
+        return { items, duplicates };
       });
       const took = Math.max(0, deps.now() - started);
       // A `filter_path` (Elasticsearch's common parameter) selects from the answer's object: the text only without one.

@@ -36,27 +36,31 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
         },
         async (request, reply: FastifyReply) => {
           const protobuf = Buffer.isBuffer(request.body);
-          let mapping: Mapping<unknown>;
-          if (protobuf && signal.decodeAndMap) {
-            try {
-              mapping = signal.decodeAndMap(request.body as Buffer, deps.now());
-            } catch {
-              throw invalidBody(`not an OTLP ${signal.message}`);
+          const decodeAndStore = async (prepared?: () => void): Promise<Mapping<unknown>> => {
+            let mapping: Mapping<unknown>;
+            if (protobuf && signal.decodeAndMap) {
+              try {
+                mapping = await signal.decodeAndMap(request.body as Buffer, deps.now());
+              } catch {
+                throw invalidBody(`not an OTLP ${signal.message}`);
+              }
+            } else {
+              let decoded: unknown;
+              try {
+                decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
+              } catch {
+                throw invalidBody(`not an OTLP ${signal.message}`);
+              }
+              try {
+                mapping = signal.map(decoded, deps.now());
+              } catch (error) {
+                throw invalidBody((error as Error).message);
+              }
             }
-          } else {
-            let decoded: unknown;
-            try {
-              decoded = protobuf ? signal.decode(request.body as Buffer) : request.body;
-            } catch {
-              throw invalidBody(`not an OTLP ${signal.message}`);
-            }
-            try {
-              mapping = signal.map(decoded, deps.now());
-            } catch (error) {
-              throw invalidBody((error as Error).message);
-            }
-          }
-          await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items));
+            await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items, prepared));
+            return mapping;
+          };
+          const mapping = signal.batches ? await signal.batches.run(decodeAndStore) : await decodeAndStore();
           const errorMessage = mapping.errors.join('; ');
           if (protobuf) {
             reply.header('content-type', 'application/x-protobuf');

@@ -1,4 +1,6 @@
 import protobuf from 'protobufjs';
+import { nextTurn } from '../store/write-batch.js';
+import { DECODE_CHUNK } from './pipeline.js';
 
 /**
  * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
@@ -81,10 +83,13 @@ export interface LogsVisitor {
  * decodeLogsRequest's object visits, without the whole request's objects alive at once (a batch's
  * records would outlive young-generation collections). A ResourceLogs' `resource` and a ScopeLogs'
  * `scope` are read first (wherever the wire puts them, merged when repeated), then their children.
- * Throws where decodeLogsRequest throws, after visiting what came before.
+ * Throws where decodeLogsRequest throws, after visiting what came before. A turn of the event loop
+ * (`turn`) every DECODE_CHUNK records, as `_bulk` is parsed (elastic/bulk.ts parseBulkInTurns): the
+ * SQLite writer's reply to another batch is not held behind a whole request's records.
  */
-export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
+export async function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor, turn: () => Promise<void> = nextTurn): Promise<void> {
   const reader = protobuf.Reader.create(body);
+  let visited = 0;
   while (reader.pos < reader.len) {
     const tag = reader.tag();
     const wire = tag & 7;
@@ -98,6 +103,7 @@ export function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor): void {
         const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
         visitor.scopeLogs(scope);
         for (let at = 0; at < records.length; at += 2) {
+          if (++visited % DECODE_CHUNK === 0) await turn();
           const record: Message = {};
           within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
           visitor.logRecord(record);

@@ -54,10 +54,13 @@ export function mapOtlpLogs(request: unknown, now: number): Mapping<LogEntry> {
   return mapper.result;
 }
 
-/** mapOtlpLogs of a protobuf body, each record mapped as soon as it is read (visitLogsRequest); throws where decoding would. */
-export function mapOtlpLogsProtobuf(body: Uint8Array, now: number): Mapping<LogEntry> {
+/**
+ * mapOtlpLogs of a protobuf body, each record mapped as soon as it is read (visitLogsRequest, with a
+ * turn of the event loop every few hundred records); throws where decoding would.
+ */
+export async function mapOtlpLogsProtobuf(body: Uint8Array, now: number): Promise<Mapping<LogEntry>> {
   const mapper = new LogsMapper(now);
-  visitLogsRequest(body, mapper);
+  await visitLogsRequest(body, mapper);
   return mapper.result;
 }
 

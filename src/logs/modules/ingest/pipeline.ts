@@ -6,6 +6,7 @@ import { boundedGunzip, DEFAULT_MAX_INFLATE_RATIO } from './inflate.js';
 import { canonicalLevel } from '../query/levels.js';
 import type { IngestSource, PipelineStats } from './pipeline-stats.js';
 import { dict } from '../../../shared/dict.js';
+import { Gate } from '../../../shared/gate.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 
 /**
@@ -82,16 +83,37 @@ export async function ingestBatch<T>(
 }
 
 /**
- * `_bulk` batches at once from their decoding to their commit (a Gate, made in app.ts): one being
- * written, one ready for the writer, one being decoded and prepared for the store. They are decoded
- * one at a time (a second Gate, until the store calls `prepared`): two decoded together share the
- * event loop's turns, and the writer waits for both. The others wait, as the request bodies they
- * arrived as: a decoded batch (thousands of objects) that waits for the writer is copied by every
- * young-generation collection meanwhile, and then by the old generation's; a body is one string,
- * never copied. OTLP, whose records are mapped as they are read, gained nothing from a gate when
- * measured (docs/benchmarks.md, "the third pass").
+ * Items (`_bulk` actions, OTLP log records) decoded between turns of the event loop: a body of
+ * thousands of them in one go would hold it for tens of milliseconds, and with it the SQLite
+ * writer's reply to another batch (the writer then idles).
  */
-export const INGEST_BATCHES_AT_ONCE = 3;
+export const DECODE_CHUNK = 500;
+
+/**
+ * The log batches of `_bulk` and OTLP logs from their decoding to their commit (one, made in app.ts):
+ * three at once, one being written, one ready for the writer, one being decoded and prepared for the
+ * store. They are decoded one at a time, until the store calls `prepared` (AppendOptions): two
+ * decoded together share the event loop's turns, and the writer waits for both. The others wait, as
+ * the request bodies they arrived as: a decoded batch (thousands of objects) that waits for the
+ * writer is copied by every young-generation collection meanwhile, and then by the old generation's;
+ * a body is one string or buffer, never copied (docs/benchmarks.md, "the fourth pass").
+ */
+export class LogBatches {
+  readonly #batches = new Gate(3);
+  readonly #decoding = new Gate(1);
+
+  /** `work` decodes a batch and appends it with `prepared` as AppendOptions.prepared. */
+  run<T>(work: (prepared: () => void) => Promise<T>): Promise<T> {
+    return this.#batches.run(async () => {
+      const prepared = await this.#decoding.enter();
+      try {
+        return await work(prepared);
+      } finally {
+        prepared();
+      }
+    });
+  }
+}
 
 /**
  * The sender's level as one of ours (levels.ts), blank as none, and the sender's own text kept as

@@ -9,7 +9,7 @@ import type { LogEntry, LogStore } from '../store/log-store.js';
 import { mapOtlpLogs, mapOtlpLogsProtobuf } from './otlp-logs.js';
 import { logsMessages, type OtlpMessages } from './otlp-proto.js';
 import { metricsMessages, tracesMessages } from './otlp-proto-telemetry.js';
-import type { Mapping } from './pipeline.js';
+import type { LogBatches, Mapping } from './pipeline.js';
 import { otlpSourceOf, type IngestSource } from './pipeline-stats.js';
 
 /** What the pipeline needs to know of one OTLP signal (its messages, and this); everything else is the same for all. */
@@ -22,16 +22,22 @@ export interface OtlpSignal<T> extends OtlpMessages {
    * decode and map in one pass over a protobuf body, each item mapped as soon as it is read (the
    * same mapping; throws only where decode would): for the busy signal, logs.
    */
-  decodeAndMap?: (body: Uint8Array, now: number) => Mapping<T>;
+  decodeAndMap?: (body: Uint8Array, now: number) => Promise<Mapping<T>>;
   source: (request: FastifyRequest, items: readonly T[]) => IngestSource;
-  /** Stores the batch in one committed write, and whatever must follow it before the answer. */
-  store: (request: FastifyRequest, items: T[]) => Promise<void>;
+  /**
+   * Stores the batch in one committed write, and whatever must follow it before the answer;
+   * `prepared` as AppendOptions.prepared (with `batches`).
+   */
+  store: (request: FastifyRequest, items: T[], prepared?: () => void) => Promise<void>;
+  /** The batches the signal's decoding and writing take their turn among (pipeline.ts LogBatches); none: at once. */
+  batches?: LogBatches;
 }
 
 const summary = (what: string) => `OTLP/HTTP ${what} (application/json or application/x-protobuf, gzip accepted); needs logs:write`;
 
 export function logsSignal(deps: {
   store: LogStore;
+  batches: LogBatches;
   /** The gateway's ingest account (LOGS_GATEWAY_SHIPPER): its batches count as source `gateway`. */
   gatewayUsername: string | undefined;
   /** Runs on each stored batch before it is acknowledged (the gateway's audit events join the audit trail). */
@@ -45,8 +51,9 @@ export function logsSignal(deps: {
     decodeAndMap: mapOtlpLogsProtobuf,
     source: (request, entries) =>
       otlpSourceOf(entries, deps.gatewayUsername !== undefined && request.logsAuth?.username === deps.gatewayUsername),
-    store: async (request, entries) => {
-      await deps.store.append(request.tenantId, entries);
+    batches: deps.batches,
+    store: async (request, entries, prepared) => {
+      await deps.store.append(request.tenantId, entries, { prepared });
       await deps.onStored?.(request, entries);
     },
   };
