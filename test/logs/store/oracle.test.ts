@@ -592,11 +592,66 @@ describe('time-ordered ids (SQLite)', () => {
         rows.map((row) => [Number(row.id), Number(row.ts)]),
         [[firstIdOf(second + 2), T0 + 1500]],
       );
-      const found = await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: T0, to: T0 + 2000, page: 1, limit: 5 });
+      const found = await store.search({
+        tenantId: 'acme',
+        condition: searchCondition('disk'),
+        from: T0,
+        to: T0 + 2000,
+        page: 1,
+        limit: 5,
+      });
       assert.deepEqual(
         found.entries.map((entry) => [entry.message, entry.timestamp]),
         [['full disk', T0 + 1500]],
       );
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test('field statistics of a sample among displaced entries: the newest matches by time, ties by id', async () => {
+    const handle = await openTestStore('sqlite');
+    try {
+      const { store } = handle;
+      const second = secondOf(T0);
+      const at = (ms: number, user: string): LogEntry => ({ timestamp: T0 + ms, message: `by ${user}`, attributes: { user } });
+      await store.append('acme', [at(500, 'g')]);
+      // Another tenant's entry took the last id of the second: this tenant's later entries of it spill into the next.
+      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second)}, 'x', 0, 'x', jsonb('{}'))`.execute(
+        handle.database.db,
+      );
+      await store.append('acme', [at(1500, 'c'), at(-1, 'd'), at(1600, 'e'), at(1600, 'f')]);
+      // Displaced into the next second, after the ids of c, e and f: in its block, but older than g.
+      await store.append('acme', [at(10, 'a'), at(20, 'b')]);
+      const statsOf = (sample: number) =>
+        store.fieldStats({
+          tenantId: 'acme',
+          condition: searchCondition('by'),
+          from: T0 - 1000,
+          to: T0 + 2999,
+          field: 'user',
+          limit: 10,
+          sample,
+        });
+      // By time: f and e (one time; ties by id, f stored after e), c, g.
+      const stats = await statsOf(4);
+      assert.deepEqual(
+        { ...stats, values: stats.values.map((row) => [row.value, row.count]) },
+        {
+          matched: 7,
+          counted: 4,
+          present: 4,
+          distinct: 4,
+          values: [
+            ['c', 1],
+            ['e', 1],
+            ['f', 1],
+            ['g', 1],
+          ],
+        },
+      );
+      const all = await statsOf(10);
+      assert.deepEqual([all.matched, all.counted, all.distinct], [7, 7, 7]);
     } finally {
       await handle.close();
     }
@@ -611,7 +666,14 @@ describe('time-ordered ids (SQLite)', () => {
       await sql`DROP TABLE ${sql.table(ftsTableName('acme', hourOfId(firstIdOf(secondOf(T0 + HOUR)))))}`.execute(db);
       await sql`DELETE FROM log_fts_hours`.execute(db);
       await store.append('acme', [{ timestamp: T0 + HOUR + 5, message: 'second disk' }]);
-      const found = await store.search({ tenantId: 'acme', condition: searchCondition('disk'), from: T0, to: T0 + 2 * HOUR, page: 1, limit: 5 });
+      const found = await store.search({
+        tenantId: 'acme',
+        condition: searchCondition('disk'),
+        from: T0,
+        to: T0 + 2 * HOUR,
+        page: 1,
+        limit: 5,
+      });
       assert.deepEqual(
         found.entries.map((entry) => entry.message),
         ['second disk'],

@@ -569,12 +569,7 @@ export abstract class LogStoreCore<Plan extends ReadPlan = ReadPlan> implements 
    * ties by id), and whether there are more matches (`reads`: what the query computes over them, as
    * for rowsOf).
    */
-  protected async newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
-    const source = await this.rowsOf(plan, reads);
-    const newest = (limit: number) => sql`(SELECT * FROM ${source} l WHERE ${plan.where} ORDER BY l.ts DESC, l.id DESC LIMIT ${limit})`;
-    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${newest(n + 1)} l`.execute(this.reads);
-    return { rows: newest(n), where: sql`TRUE`, more: Number(rows[0]?.n ?? 0) > n };
-  }
+  protected abstract newestMatches(plan: Plan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches>;
 
   /** A field's values over the rows `rows` (as `l`) that `where` keeps: how many rows, how many have it, its distinct and most frequent values. */
   async #countValues(

@@ -181,11 +181,17 @@ export class SqliteLogStore extends LogStoreCore<SqlitePlan> {
    * row, read in one pass. Else the newest, walked in id order as a page is (SqliteReads.pageRows),
    * then their rows by id.
    */
-  protected override async newestMatches(plan: SqlitePlan, n: number, reads: RawBuilder<unknown>): Promise<NewestMatches> {
-    if (plan.displaced) return super.newestMatches(plan, n, reads);
-    if (plan.index !== null && (await this.#idReads.countRows(plan, plan.index, n)) <= n)
-      return { rows: sql`log_entries`, where: plan.where, more: false };
-    const found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined }, sql`l.id, l.ts`);
+  protected override async newestMatches(plan: SqlitePlan, n: number): Promise<NewestMatches> {
+    let found: { id: number | string }[];
+    if (plan.displaced) {
+      // Displaced entries' ids are not in time order: sorted by their times.
+      ({ rows: found } = await sql<{ id: number | string }>`SELECT l.id FROM log_entries l WHERE ${plan.where}
+        ORDER BY l.ts DESC, l.id DESC LIMIT ${n + 1}`.execute(this.reads));
+    } else {
+      if (plan.index !== null && (await this.#idReads.countRows(plan, plan.index, n)) <= n)
+        return { rows: sql`log_entries`, where: plan.where, more: false };
+      found = await this.#idReads.pageRows(plan, { order: 'desc', offset: 0, limit: n + 1, after: undefined }, sql`l.id, l.ts`);
+    }
     const ids = JSON.stringify(found.slice(0, n).map((row) => Number(row.id)));
     return {
       rows: sql`(SELECT * FROM log_entries WHERE id IN (SELECT value FROM json_each(${ids})))`,
