@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { readFacetLookup } from '../facet-dictionary.js';
 import { expandFieldPatterns, hasFieldPatterns, knownFields } from '../../query/condition.js';
 import type { FieldRef } from '../../query/fields.js';
