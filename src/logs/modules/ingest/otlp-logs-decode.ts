@@ -102,14 +102,25 @@ export async function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor, t
         const scope: Message = {};
         const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
         visitor.scopeLogs(scope);
-        for (let at = 0; at < records.length; at += 2) {
-          if (++visited % DECODE_CHUNK === 0) await turn();
-          const record: Message = {};
-          within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
-          visitor.logRecord(record);
+        for (let at = 0; at < records.length; ) {
+          // Records up to the next turn, in a plain function: V8 runs a loop in an async function slower.
+          const to = Math.min(records.length, at + 2 * (DECODE_CHUNK - (visited % DECODE_CHUNK)));
+          visitRecords(reader, records, at, to, visitor);
+          visited += (to - at) / 2;
+          at = to;
+          if (visited % DECODE_CHUNK === 0) await turn();
         }
       }
     } else reader.skipType(wire, 0, field);
+  }
+}
+
+/** The records of ranges [from, to) of `records` (start, end pairs). */
+function visitRecords(reader: Reader, records: readonly number[], from: number, to: number, visitor: LogsVisitor): void {
+  for (let at = from; at < to; at += 2) {
+    const record: Message = {};
+    within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
+    visitor.logRecord(record);
   }
 }
 
