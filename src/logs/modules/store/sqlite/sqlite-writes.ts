@@ -120,7 +120,8 @@ async function writeInOneMessage(db: Kysely<any>, batch: PreparedBatch, caches: 
     knownHour: (hour) => caches.hours.has(tenantId, hour),
     displaced: [],
     newCodes: [],
-    ...batch.facets!,
+    newValues: batch.facets!.newValues,
+    newlyUnfaceted: batch.facets!.newlyUnfaceted,
   });
   // The list: BEGIN, the ids, the writes (whose places in the list are 2 on), COMMIT.
   const ids: IdsStatement = {
