@@ -57,7 +57,9 @@ export function otlpRoutes(deps: IngestDeps, signals: readonly OtlpSignal<any>[]
                 throw invalidBody((error as Error).message);
               }
             }
-            await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) => signal.store(request, items, prepared));
+            await ingestBatch(deps, request, signal.source(request, mapping.items), mapping, (items) =>
+              signal.store(request, items, prepared),
+            );
             return mapping;
           };
           const mapping = signal.batches ? await signal.batches.run(decodeAndStore) : await decodeAndStore();

@@ -102,7 +102,7 @@ export async function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor, t
         const scope: Message = {};
         const records = within(reader, scopeLogs[index]!, scopeLogs[index + 1]!, () => inPartsAt(reader, 2, scope, scopeLogsParts));
         visitor.scopeLogs(scope);
-        for (let at = 0; at < records.length; ) {
+        for (let at = 0; at < records.length;) {
           // Records up to the next turn, in a plain function: V8 runs a loop in an async function slower.
           const to = Math.min(records.length, at + 2 * (DECODE_CHUNK - (visited % DECODE_CHUNK)));
           visitRecords(reader, records, at, to, visitor);

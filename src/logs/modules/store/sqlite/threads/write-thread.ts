@@ -98,13 +98,12 @@ export async function runInOrder(
     const { rows } = await db.executeQuery(
       CompiledQuery.raw(
         STATEMENT_LIST,
-        statements.map(
-          (statement): ListedStatement =>
-            'ids' in statement
-              ? statement
-              : 'width' in statement
-                ? { sql: statement.sql, parameters: packedOf(statement.values), width: statement.width }
-                : { sql: statement.sql, parameters: statement.parameters },
+        statements.map((statement): ListedStatement =>
+          'ids' in statement
+            ? statement
+            : 'width' in statement
+              ? { sql: statement.sql, parameters: packedOf(statement.values), width: statement.width }
+              : { sql: statement.sql, parameters: statement.parameters },
         ),
       ),
     );
