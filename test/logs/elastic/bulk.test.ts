@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
       return response.json().hits.total.value as number;
     }
 
-    // The service holds at most three `_bulk` batches between decoding and commit, and decodes one at a time (pipeline.ts INGEST_BATCHES_AT_ONCE): the others wait their turn.
+    // The service holds at most three log batches between decoding and commit, decoded one at a time (pipeline.ts LogBatches): the others wait their turn.
     test(
       'more batches at once than are parsed at once: each answered once stored, a refused one frees its place',
       { timeout: 120_000 },
