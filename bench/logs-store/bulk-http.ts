@@ -9,7 +9,8 @@
  * when that server is not found), read from /proc: steady when the machine
  * is shared. `quiet2CoreEventsPerSecond` turns those into what a quiet 2-core machine would reach with
  * the sender on the same two cores: the lesser of 2 cores over all the CPU an event and 1 core over
- * the busiest thread's.
+ * the busiest thread's. `eventLoopBusy`: the event loop's CPU over the wall clock, how well the
+ * pipeline to the writer keeps it fed (docs/benchmarks.md, "the fourth pass").
  *   node --import tsx bench/logs-store/bulk-http.ts [--events 1000000] [--batch 5000] [--in-flight 4]
  *     [--otlp] [--url postgres://…] [--cpu-prof DIR] [--port 9412] [--node-option=--flag …]
  * `--url`: the logs service on PostgreSQL; give it an empty database of its own (the service migrates it).
@@ -243,6 +244,9 @@ process.stdout.write(
     senderUsPerEvent: us(senderMs),
     ...(args.url ? { postgresUsPerEvent: us(postgresUsed), postgresCounted: postgresPids().scope } : {}),
     quiet2CoreEventsPerSecond: Math.round(Math.min(2e6 / totalUs, 1e6 / busiestUs)),
+    // The event loop's busy share of the wall clock: how well the pipeline keeps it fed, which the
+    // VM's speed (it swings by a third from minute to minute) moves far less than events/s.
+    eventLoopBusy: Number(((threads.find((thread) => thread.name === 'event loop')?.ms ?? 0) / ms).toFixed(2)),
     loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   })}\n`,
 );
