@@ -540,6 +540,13 @@ for (const { dialect, writers, name } of SETUPS) {
   });
 }
 
+/** Another tenant's entry takes the last id of `second`: a later entry of that second has none left and spills into the next. */
+async function fillSecond(handle: TestStore, second: number): Promise<void> {
+  await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second)}, 'x', 0, 'x', jsonb('{}'))`.execute(
+    handle.database.db,
+  );
+}
+
 describe('time-ordered ids (SQLite)', () => {
   test('a second holds 2^21 ids; a full one spills into the next, and entries outside 1834-2106 are kept at the ends', async () => {
     const second = secondOf(T0);
@@ -583,9 +590,7 @@ describe('time-ordered ids (SQLite)', () => {
         [firstIdOf(second) + 2, T0 + 1],
       ]);
       // Another writer took the last id of the next second: the batch learns it only under the writer.
-      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second + 1)}, 'x', 0, 'x', jsonb('{}'))`.execute(
-        db,
-      );
+      await fillSecond(handle, second + 1);
       await store.append('acme', [{ timestamp: T0 + 1500, message: 'full disk' }]);
       const { rows } = await sql<{ id: number; ts: number }>`SELECT id, ts FROM log_displaced`.execute(db);
       assert.deepEqual(
@@ -616,10 +621,7 @@ describe('time-ordered ids (SQLite)', () => {
       const second = secondOf(T0);
       const at = (ms: number, user: string): LogEntry => ({ timestamp: T0 + ms, message: `by ${user}`, attributes: { user } });
       await store.append('acme', [at(500, 'g')]);
-      // Another tenant's entry took the last id of the second: this tenant's later entries of it spill into the next.
-      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second)}, 'x', 0, 'x', jsonb('{}'))`.execute(
-        handle.database.db,
-      );
+      await fillSecond(handle, second);
       await store.append('acme', [at(1500, 'c'), at(-1, 'd'), at(1600, 'e'), at(1600, 'f')]);
       // Displaced into the next second, after the ids of c, e and f: in its block, but older than g.
       await store.append('acme', [at(10, 'a'), at(20, 'b')]);
@@ -688,10 +690,7 @@ describe('time-ordered ids (SQLite)', () => {
     try {
       const { store } = handle;
       const second = secondOf(T0 + HOUR);
-      // Another tenant's entry took the last id of a second: this tenant's entries of that second spill.
-      await sql`INSERT INTO log_entries (id, tenant_id, ts_offset, message, attributes) VALUES (${lastIdOf(second)}, 'x', ${T0 + HOUR - second * 1000}, 'x', jsonb('{}'))`.execute(
-        handle.database.db,
-      );
+      await fillSecond(handle, second);
       const entries: LogEntry[] = [
         { timestamp: T0 + HOUR + 10, message: 'spilled disk', level: 'error' },
         { timestamp: T0 + HOUR + 20, message: 'spilled too', level: 'info' },

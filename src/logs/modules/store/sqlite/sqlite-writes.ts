@@ -21,7 +21,7 @@ import { rowInserts, rowWidth } from './sqlite-insert.js';
 import { ATTRIBUTES_VALUE, ENTRY_INSERT_COLUMNS, ID_VALUE, isHexId, levelCode, TS_OFFSET_VALUE } from './sqlite-rows.js';
 import { packValues, setPackedNumber, type PackedValues } from './threads/packed-values.js';
 import type { IdsStep } from './threads/protocol.js';
-import { onSqliteThread, runInOrder, writerThreadOf, type IdsStatement, type RowsStatement } from './threads/write-thread.js';
+import { runInOrder, writerThreadOf, type IdsStatement, type RowsStatement } from './threads/write-thread.js';
 import { assignIds, firstIdOf, idSecond, idSecondOf, IDS_PER_SECOND, lastIdOf, secondOf } from './time-ids.js';
 import { Gate } from '../../../../shared/gate.js';
 
@@ -112,7 +112,8 @@ export function learnWritten(caches: WriterCaches, tenantId: string, written: Wr
  */
 async function writeInOneMessage(db: Kysely<any>, batch: PreparedBatch, caches: WriterCaches): Promise<boolean> {
   const { tenantId } = batch;
-  if (!onSqliteThread(db) || !batch.packed || !batch.indexed || !batch.inIdRange) return false;
+  const thread = writerThreadOf(db);
+  if (!thread || !batch.packed || !batch.indexed || !batch.inIdRange) return false;
   if (batch.facetsAt !== caches.facets.stateOf(tenantId)) return false;
   const { writes, written, idsInto } = batchWrites(db, batch, {
     rows: batch.packed,
@@ -141,7 +142,7 @@ async function writeInOneMessage(db: Kysely<any>, batch: PreparedBatch, caches: 
     });
   } catch (error) {
     // Rolled back: the other way reads the writer's state first (and fails alike if the thread stopped).
-    if (writerThreadOf(db)?.stopped()) throw error;
+    if (thread.stopped()) throw error;
     return false;
   }
   learnWritten(caches, tenantId, written);
@@ -468,9 +469,10 @@ async function writePrepared(
   );
   const displaced = prepared.flatMap((entry, index) => (ids[index]!.displaced ? [[ids[index]!.id, entry.ts]] : []));
   for (let index = 0; index < prepared.length; index += 1) {
-    const { id } = ids[index]!;
+    const { id, displaced } = ids[index]!;
     setPackedNumber(rows, index * ENTRY_WIDTH + ID_VALUE, id);
-    setPackedNumber(rows, index * ENTRY_WIDTH + TS_OFFSET_VALUE, prepared[index]!.ts - idSecond(id) * 1000);
+    // Prepared as the time less its own second: another second's id, another offset.
+    if (displaced) setPackedNumber(rows, index * ENTRY_WIDTH + TS_OFFSET_VALUE, prepared[index]!.ts - idSecond(id) * 1000);
   }
   // The index rows as prepared, given their ids, unless the facets changed or an entry was displaced
   // (its id then lies in another second, perhaps another hour).

@@ -82,9 +82,6 @@ export interface IdsStatement {
   ids: IdsStep;
 }
 
-/** Whether `db` runs its writes on the SQLite thread (which alone takes an IdsStatement). */
-export const onSqliteThread = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof SqliteThreadAdapter;
-
 /**
  * Runs statements in order on `db` (inside the caller's transaction): in one message on the SQLite
  * thread, else one by one. Resolves to the rows of the last (none for a RowsStatement).
@@ -94,7 +91,7 @@ export async function runInOrder(
   statements: readonly (CompiledQuery | RowsStatement | IdsStatement)[],
 ): Promise<unknown[]> {
   if (statements.length === 0) return [];
-  if (onSqliteThread(db)) {
+  if (writerThreadOf(db)) {
     const { rows } = await db.executeQuery(
       CompiledQuery.raw(
         STATEMENT_LIST,
