@@ -5,6 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { LOGS_ADMIN, LOGS_ADMIN_PASSWORD } from '../helpers/logs.js';
 import { seedAuditTrail, startLogsUnderFault, type LogsUnderFault } from '../helpers/logs-fault-fixture.js';
 import { readFirstChunkThenDestroy, requestHead, sendThenClose } from '../helpers/raw-http.js';
+import { root } from '../../src/logs/modules/ingest/otlp-proto.js';
 
 /**
  * Fault suite, logs service: clients that leave while the service is working for them (an export
@@ -16,6 +17,9 @@ import { readFirstChunkThenDestroy, requestHead, sendThenClose } from '../helper
 const AUDIT_ROWS = 30_000;
 const STORE_ENTRIES = 20_000;
 const REPEAT = 6;
+/** Events in each body of the upload cases. */
+const DOCS = 2000;
+const LogsRequest = root.lookupType('otlp.ExportLogsServiceRequest');
 
 for (const dialect of DIALECTS) {
   describe(`logs faults: clients that leave [${dialect}]`, () => {
@@ -90,48 +94,81 @@ for (const dialect of DIALECTS) {
       assert.equal((JSON.parse(answered.body.toString()) as { total: number }).total, STORE_ENTRIES);
     });
 
-    test('a client that sends a whole `_bulk` and leaves before the answer: its events are stored, the service keeps serving, nothing leaks', async () => {
-      const baseline = logs.baseline();
-      const linesBefore = logs.logLines().length;
-      const DOCS = 2000;
-      const markers = Array.from({ length: REPEAT }, (_, i) => `leftbulk${i}x${Date.now()}`);
-      await Promise.all(
-        markers.map((marker) => {
-          const body = `${Array.from({ length: DOCS }, (_, n) => `{"index":{}}\n{"message":"${marker} entry ${n}","level":"info"}`).join('\n')}\n`;
-          const head = requestHead('POST', '/api/v1/_elastic/_bulk', {
-            authorization: logs.admin,
-            'content-type': 'application/x-ndjson',
-            'content-length': Buffer.byteLength(body),
-          });
-          return sendThenClose(logs.port, head, body);
-        }),
-      );
-      // Acknowledged or not, a batch received whole is written whole (docs/reliability.md: a retry may store it twice, never half).
-      for (const marker of markers) {
-        await eventually(async () => {
-          const found = await logs.call('POST', '/api/v1/logs/list/paginate', {
-            headers: { authorization: logs.admin, 'content-type': 'application/json' },
-            body: JSON.stringify({ query: marker, limit: 1, trackTotal: true }),
-          });
-          assert.equal(found.status, 200, found.body.toString());
-          assert.equal((JSON.parse(found.body.toString()) as { total: number }).total, DOCS, marker);
-        });
-      }
-      // Every request has its last line in the operator's log: `request abandoned` (as nginx's 499) when
-      // the service saw the client gone before it answered, `request completed` if it answered first.
-      await eventually(async () => {
-        const lines = logs.logLines().slice(linesBefore);
-        const uploads = lines.filter(
-          (line) => line.msg === 'incoming request' && (line.req as { path?: string }).path === '/api/v1/_elastic/_bulk',
+    // `_bulk` and OTLP logs wait their turn for the writer together (pipeline.ts LogBatches).
+    const uploads = [
+      {
+        name: '`_bulk`',
+        marker: 'leftbulk',
+        path: '/api/v1/_elastic/_bulk',
+        contentType: 'application/x-ndjson',
+        body: (marker: string) =>
+          `${Array.from({ length: DOCS }, (_, n) => `{"index":{}}\n{"message":"${marker} entry ${n}","level":"info"}`).join('\n')}\n`,
+      },
+      {
+        name: 'OTLP logs (protobuf)',
+        marker: 'leftotlp',
+        path: '/v1/logs',
+        contentType: 'application/x-protobuf',
+        body: (marker: string) =>
+          Buffer.from(
+            LogsRequest.encode({
+              resourceLogs: [
+                {
+                  scopeLogs: [
+                    {
+                      logRecords: Array.from({ length: DOCS }, (_, n) => ({
+                        severityNumber: 9,
+                        body: { stringValue: `${marker} entry ${n}` },
+                      })),
+                    },
+                  ],
+                },
+              ],
+            }).finish(),
+          ),
+      },
+    ];
+    for (const upload of uploads) {
+      test(`a client that sends a whole ${upload.name} body and leaves before the answer: its events are stored, the service keeps serving, nothing leaks`, async () => {
+        const baseline = logs.baseline();
+        const linesBefore = logs.logLines().length;
+        const markers = Array.from({ length: REPEAT }, (_, i) => `${upload.marker}${i}x${Date.now()}`);
+        await Promise.all(
+          markers.map((marker) => {
+            const body = upload.body(marker);
+            const head = requestHead('POST', upload.path, {
+              authorization: logs.admin,
+              'content-type': upload.contentType,
+              'content-length': Buffer.byteLength(body),
+            });
+            return sendThenClose(logs.port, head, body);
+          }),
         );
-        assert.equal(uploads.length, REPEAT);
-        for (const upload of uploads) {
-          const ends = lines.filter((line) => line.reqId === upload.reqId && /^request (abandoned|completed)/.test(String(line.msg)));
-          assert.equal(ends.length, 1, `the end of ${String(upload.reqId)}`);
+        // Acknowledged or not, a batch received whole is written whole (docs/reliability.md: a retry may store it twice, never half).
+        for (const marker of markers) {
+          await eventually(async () => {
+            const found = await logs.call('POST', '/api/v1/logs/list/paginate', {
+              headers: { authorization: logs.admin, 'content-type': 'application/json' },
+              body: JSON.stringify({ query: marker, limit: 1, trackTotal: true }),
+            });
+            assert.equal(found.status, 200, found.body.toString());
+            assert.equal((JSON.parse(found.body.toString()) as { total: number }).total, DOCS, marker);
+          });
         }
+        // Every request has its last line in the operator's log: `request abandoned` (as nginx's 499) when
+        // the service saw the client gone before it answered, `request completed` if it answered first.
+        await eventually(async () => {
+          const lines = logs.logLines().slice(linesBefore);
+          const started = lines.filter((line) => line.msg === 'incoming request' && (line.req as { path?: string }).path === upload.path);
+          assert.equal(started.length, REPEAT);
+          for (const request of started) {
+            const ends = lines.filter((line) => line.reqId === request.reqId && /^request (abandoned|completed)/.test(String(line.msg)));
+            assert.equal(ends.length, 1, `the end of ${String(request.reqId)}`);
+          }
+        });
+        await logs.stillServes(baseline);
       });
-      await logs.stillServes(baseline);
-    });
+    }
 
     test('a client that leaves during login (argon2 running): the service keeps serving, the next login works', async () => {
       const baseline = logs.baseline();

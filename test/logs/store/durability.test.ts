@@ -47,6 +47,18 @@ for (const dialect of DIALECTS) {
             limit: 1,
           });
           assert.equal(result.total, 500);
+          // The restarted writer knows no hour's index table yet: a batch of the same hour finds it there.
+          const timestamp = Date.UTC(2026, 10, 20, 12, 30);
+          await reopened.store.append('durable', [{ timestamp, message: 'zqxafter restart', level: 'info' }]);
+          const both = await reopened.store.search({
+            tenantId: 'durable',
+            condition: searchCondition('zqxdurable OR zqxafter'),
+            from: T0,
+            to: T0 + DAY,
+            page: 1,
+            limit: 1,
+          });
+          assert.deepEqual([both.total, both.entries[0]?.message], [501, 'zqxafter restart']);
         } finally {
           await reopened.close();
         }
