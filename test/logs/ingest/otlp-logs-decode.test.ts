@@ -5,6 +5,7 @@ import { root } from '../../../src/logs/modules/ingest/otlp-proto.js';
 import { assignAttributes, attributesOf } from '../../../src/logs/modules/ingest/otlp-common.js';
 import { dict } from '../../../src/shared/dict.js';
 import { DECODE_CHUNK } from '../../../src/logs/modules/ingest/pipeline.js';
+import { mapOtlpLogs, mapOtlpLogsProtobuf, LogsMapper } from '../../../src/logs/modules/ingest/otlp-logs.js';
 
 // The logs' own protobuf reader against protobufjs (decode, then toObject as the other signals read
 // theirs): the same object for every body, and a failure for every body protobufjs refuses.
@@ -307,5 +308,129 @@ describe('OTLP logs protobuf reader', () => {
     })) as { resourceLogs: { scopeLogs: { logRecords: { body: unknown }[] }[] }[] };
     assert.equal(turns, 2, `${2 * DECODE_CHUNK + 11} records: a turn before the ${DECODE_CHUNK}th and the ${2 * DECODE_CHUNK}th`);
     assert.deepEqual(seen, protobufjsDecode(body));
+  });
+
+  // mapOtlpLogsProtobuf reads plain records straight off the wire (PlainRecord) and the rest as
+  // Messages: every body must map as the general mapping of the decoded request maps it.
+  const NOW = 1_750_000_000_000;
+
+  /** How many records a body's mapping read as plain records, and how many as Messages. */
+  async function readPaths(body: Uint8Array): Promise<{ plain: number; messages: number }> {
+    const paths = { plain: 0, messages: 0 };
+    const mapper = new LogsMapper(NOW);
+    await visitLogsRequest(body, {
+      resourceLogs: (m) => mapper.resourceLogs(m),
+      scopeLogs: (m) => mapper.scopeLogs(m),
+      logRecord: () => (paths.messages += 1),
+      plainRecord: () => (paths.plain += 1),
+    });
+    return paths;
+  }
+
+  async function assertSameMapping(body: Uint8Array, what: string): Promise<void> {
+    let expected: unknown;
+    try {
+      expected = mapOtlpLogs(decodeLogsRequest(body), NOW);
+    } catch {
+      await assert.rejects(mapOtlpLogsProtobuf(body, NOW), Error, `${what}: decoding refuses it, so must the mapping`);
+      return;
+    }
+    assert.deepEqual(await mapOtlpLogsProtobuf(body, NOW), expected, what);
+  }
+
+  /** Records as SDKs and the Collector send them: plain, but now and then a shape that is not. */
+  function sdkRequests(seed: number) {
+    const next = random(seed);
+    const int = (max: number) => Math.floor(next() * max);
+    const maybe = (p = 0.5) => next() < p;
+    const text = () => ['', 'GET /api/v1/orders', 'ünïcödé ✓', 'a'.repeat(70), 'é'.repeat(40), '__proto__', 'service.name', '7'][int(8)]!;
+    const scalar = (): Record<string, unknown> =>
+      [
+        { stringValue: text() },
+        { intValue: ['200', '-1', '9007199254740993', '-9223372036854775808', '0'][int(5)] },
+        { doubleValue: [12.5, 0, Number.NaN, Number.NEGATIVE_INFINITY][int(4)] },
+        { boolValue: maybe() },
+        { bytesValue: Buffer.from([1, 2, int(256)]) },
+        {},
+        // Not plain: the record is read as a Message.
+        { arrayValue: { values: [{ stringValue: 'x' }] } },
+      ][maybe(0.95) ? int(6) : 6]!;
+    const key = () =>
+      maybe(0.97)
+        ? ['http.route', 'http.status_code', 'duration_ms', 'k8s.pod.name', 'service.name', '1', 'constructor', `a${int(200)}`][int(8)]!
+        : '';
+    const attributes = () => {
+      // Now and then more than PLAIN_ATTRIBUTES of them, each key once, past flatten.ts's MAX_KEYS (512) too: not plain.
+      if (maybe(0.02))
+        return Array.from({ length: 600 }, (_, index) => ({ key: index === 50 ? '1' : `k${index}`, value: { intValue: String(index) } }));
+      const list: Record<string, unknown>[] = [];
+      for (let count = int(6); count > 0; count -= 1) list.push({ key: key(), ...(maybe(0.95) ? { value: scalar() } : {}) });
+      // Each key once is the plain shape; now and then one comes twice.
+      return maybe(0.9) ? list.filter((kv, index) => list.findIndex((other) => other.key === kv.key) === index) : list;
+    };
+    const id = (bytes: number) => (maybe(0.1) ? Buffer.alloc(bytes) : Buffer.from(Array.from({ length: bytes }, () => int(256))));
+    const record = () => ({
+      // Now and then the last nanosecond of a millisecond, which a double of the nanoseconds rounds into the next.
+      ...(maybe(0.95) ? { timeUnixNano: String(BigInt(NOW + int(1e9)) * 1_000_000n + BigInt(maybe(0.3) ? 999_999 : int(1e6))) } : {}),
+      ...(maybe(0.3) ? { observedTimeUnixNano: ['1', '999999', '1000000', '1750000000000123456'][int(4)] } : {}),
+      ...(maybe(0.9) ? { severityNumber: int(26) - 1 } : {}),
+      ...(maybe(0.7) ? { severityText: ['INFO', 'ERR', 'warn', ' Fatal ', '', 'notice'][int(6)] } : {}),
+      ...(maybe(0.95) ? { body: scalar() } : {}),
+      ...(maybe(0.9) ? { attributes: attributes() } : {}),
+      ...(maybe(0.1) ? { droppedAttributesCount: int(3) } : {}),
+      ...(maybe(0.1) ? { flags: 1 } : {}),
+      ...(maybe(0.6) ? { traceId: id(16), spanId: id(8) } : {}),
+      ...(maybe(0.1) ? { eventName: text() } : {}),
+    });
+    return () => ({
+      resourceLogs: Array.from({ length: 1 + int(2) }, () => ({
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: 'api' } },
+            { key: 'host.name', value: { stringValue: 'node-1' } },
+            { key: 'http.route', value: { stringValue: 'from the resource' } },
+          ],
+        },
+        scopeLogs: [{ scope: { name: 'sdk', version: '1.0' }, logRecords: Array.from({ length: int(8) }, record) }],
+      })),
+    });
+  }
+
+  test('plain records mapped straight off the wire as the decoded request maps them; the others as Messages', async () => {
+    const request = sdkRequests(5);
+    const paths = { plain: 0, messages: 0 };
+    for (let index = 0; index < 400; index += 1) {
+      const body = Buffer.from(encode(request()));
+      await assertSameMapping(body, `request ${index}`);
+      const read = await readPaths(body);
+      paths.plain += read.plain;
+      paths.messages += read.messages;
+    }
+    // Both readings were compared: most records plain, some not.
+    assert.ok(paths.plain > 1000 && paths.messages > 50, JSON.stringify(paths));
+    // And the generator of odd shapes, truncated and corrupted too: read alike, or refused alike.
+    const { request: odd, int } = generator(31);
+    for (let index = 0; index < 500; index += 1) {
+      const body = Buffer.from(encode(odd()));
+      await assertSameMapping(body, `odd request ${index}`);
+      await assertSameMapping(body.subarray(0, int(body.length + 1)), `truncated ${index}`);
+      const corrupted = Buffer.from(body);
+      if (corrupted.length > 0) corrupted[int(corrupted.length)] = int(256);
+      await assertSameMapping(corrupted, `corrupted ${index}`);
+    }
+    // A body twice, the second without a value: merged, the first value stays.
+    const LogRecord = root.lookupType('otlp.LogRecord');
+    const recordBytes = Buffer.concat([
+      LogRecord.encode(LogRecord.fromObject({ severityNumber: 9, body: { stringValue: 'first' } })).finish(),
+      Buffer.from([0x2a, 0x00]),
+    ]);
+    const scope = Buffer.concat([Buffer.from([0x12]), varint(recordBytes.length), recordBytes]);
+    const resource = Buffer.concat([Buffer.from([0x12]), varint(scope.length), scope]);
+    const twoBodies = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]);
+    assert.equal((await mapOtlpLogsProtobuf(twoBodies, NOW)).items[0]!.message, 'first');
+    await assertSameMapping(twoBodies, 'a body twice');
+    // A Uint8Array that is no Buffer is read alike.
+    const body = encode(request());
+    await assertSameMapping(new Uint8Array(body), 'a Uint8Array');
   });
 });

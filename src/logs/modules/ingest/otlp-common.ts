@@ -59,9 +59,12 @@ export function assignAttributes(target: Dict<AttributeValue>, values: unknown):
   }
 }
 
+/** How many attributes assignAttributes reads without attributesOf's dictionaries at most (and otlp-logs-decode.ts's plain records). */
+export const PLAIN_ATTRIBUTES = 64;
+
 /** Whether a short KeyValue list has each key once and no array or key-value list as a value. */
 function scalarsOnce(keyValueList: readonly unknown[]): boolean {
-  if (keyValueList.length > 64) return false;
+  if (keyValueList.length > PLAIN_ATTRIBUTES) return false;
   for (let index = 0; index < keyValueList.length; index += 1) {
     const kv = keyValueList[index];
     if (!isPlainObject(kv)) continue;

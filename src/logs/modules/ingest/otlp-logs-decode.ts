@@ -1,6 +1,8 @@
 import protobuf from 'protobufjs';
 import { nextTurn } from '../store/write-batch.js';
 import { DECODE_CHUNK } from './pipeline.js';
+import type { AttributeValue } from '../store/log-store.js';
+import { PLAIN_ATTRIBUTES } from './otlp-common.js';
 
 /**
  * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
@@ -62,8 +64,13 @@ const FIXED64 = 1;
 const LENGTH = 2;
 const FIXED32 = 5;
 
+/** A reader over the body as a Buffer (viewed, not copied): its text and ids are sliced natively (readText, hexId). */
+function readerOf(body: Uint8Array): Reader {
+  return protobuf.Reader.create(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+}
+
 export function decodeLogsRequest(body: Uint8Array): Message {
-  const reader = protobuf.Reader.create(body);
+  const reader = readerOf(body);
   const m: Message = {};
   exportRequestBody(reader, m, 0);
   return m;
@@ -76,6 +83,38 @@ export interface LogsVisitor {
   /** A ScopeLogs as decoded, without its `logRecords` (visited next). */
   scopeLogs(scopeLogs: Message): void;
   logRecord(record: Message): void;
+  /**
+   * A record of the shape SDKs and the Collector send (PlainRecord), read straight off the wire; when
+   * a visitor has no such method, or a record has another shape, it comes to `logRecord`.
+   */
+  plainRecord?(record: PlainRecord): void;
+}
+
+/**
+ * What the logs mapping (otlp-logs.ts) uses of a LogRecord, read without a message object for the
+ * record, its attributes and their values, without times as decimal text or ids as buffers: the
+ * record of every SDK and the Collector (each field once but scalars, each attribute key once, at
+ * most 64 attributes, every value a scalar, no field unknown). Any other record is read as a Message
+ * (logRecordBody) and mapped the general way, which maps these alike (the test compares the two). One
+ * object, reused from record to record: a visitor copies what it keeps.
+ */
+export interface PlainRecord {
+  /** timeUnixNano and observedTimeUnixNano in whole milliseconds; undefined when zero (absent). */
+  timeMs: number | undefined;
+  observedMs: number | undefined;
+  /** Undefined when 0 (absent), as the other proto3 scalars below when empty. */
+  severityNumber: number | undefined;
+  severityText: string | undefined;
+  eventName: string | undefined;
+  /** The body's value as otlp-common.ts plainValue makes it: undefined when absent or empty. */
+  body: AttributeValue | undefined;
+  /** The attributes' keys ('' when absent) and values (as plainValue makes them), in wire order, each key once. */
+  keys: string[];
+  values: (AttributeValue | undefined)[];
+  count: number;
+  /** The ids in lowercase hex; undefined when empty or all zero. */
+  traceId: string | undefined;
+  spanId: string | undefined;
 }
 
 /**
@@ -88,7 +127,7 @@ export interface LogsVisitor {
  * SQLite writer's reply to another batch is not held behind a whole request's records.
  */
 export async function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor, turn: () => Promise<void> = nextTurn): Promise<void> {
-  const reader = protobuf.Reader.create(body);
+  const reader = readerOf(body);
   let visited = 0;
   while (reader.pos < reader.len) {
     const tag = reader.tag();
@@ -115,13 +154,199 @@ export async function visitLogsRequest(body: Uint8Array, visitor: LogsVisitor, t
   }
 }
 
-/** The records of ranges [from, to) of `records` (start, end pairs). */
+/** The records of ranges [from, to) of `records` (start, end pairs): plain ones as such when the visitor takes them. */
 function visitRecords(reader: Reader, records: readonly number[], from: number, to: number, visitor: LogsVisitor): void {
+  const plain = visitor.plainRecord ? PLAIN_RECORD : undefined;
   for (let at = from; at < to; at += 2) {
+    const start = records[at]!;
+    const end = records[at + 1]!;
+    if (plain && readPlainRecord(reader, start, end, plain)) {
+      visitor.plainRecord!(plain);
+      continue;
+    }
     const record: Message = {};
-    within(reader, records[at]!, records[at + 1]!, () => logRecordBody(reader, record, 3));
+    within(reader, start, end, () => logRecordBody(reader, record, 3));
     visitor.logRecord(record);
   }
+}
+
+/** The one PlainRecord that visitRecords fills (the event loop reads one record at a time). */
+const PLAIN_RECORD: PlainRecord = {
+  timeMs: undefined,
+  observedMs: undefined,
+  severityNumber: undefined,
+  severityText: undefined,
+  eventName: undefined,
+  body: undefined,
+  keys: [],
+  values: [],
+  count: 0,
+  traceId: undefined,
+  spanId: undefined,
+};
+
+/**
+ * The record at [start, end) into `out` when it is plain (PlainRecord), the reader put back where it
+ * was. False when it is not, or is malformed: the caller then reads it as a Message, which reads
+ * it as decoding does (and throws where decoding throws).
+ */
+function readPlainRecord(reader: Reader, start: number, end: number, out: PlainRecord): boolean {
+  const { pos, len } = reader;
+  reader.pos = start;
+  reader.len = end;
+  try {
+    return plainRecordBody(reader, out);
+  } catch {
+    return false;
+  } finally {
+    reader.pos = pos;
+    reader.len = len;
+  }
+}
+
+function plainRecordBody(reader: Reader, out: PlainRecord): boolean {
+  out.timeMs = out.observedMs = out.severityNumber = undefined;
+  out.severityText = out.eventName = out.traceId = out.spanId = undefined;
+  out.body = undefined;
+  out.count = 0;
+  let hasBody = false;
+  while (reader.pos < reader.len) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    // A later scalar replaces an earlier one, and a default removes it, as in logRecordBody.
+    if (field === 1 && wire === FIXED64) out.timeMs = fixed64Ms(reader);
+    else if (field === 11 && wire === FIXED64) out.observedMs = fixed64Ms(reader);
+    else if (field === 2 && wire === VARINT) out.severityNumber = reader.int32() || undefined;
+    else if (field === 3 && wire === LENGTH) out.severityText = readText(reader) || undefined;
+    else if (field === 5 && wire === LENGTH && !hasBody) {
+      // A second body would be merged with the first: a Message's matter.
+      hasBody = true;
+      const value = plainAnyValue(reader);
+      if (value === NOT_PLAIN) return false;
+      out.body = value;
+    } else if (field === 6 && wire === LENGTH) {
+      if (!plainKeyValue(reader, out)) return false;
+    } else if (field === 7 && wire === VARINT) reader.uint32();
+    else if (field === 8 && wire === FIXED32) reader.fixed32();
+    else if (field === 9 && wire === LENGTH) out.traceId = hexId(reader);
+    else if (field === 10 && wire === LENGTH) out.spanId = hexId(reader);
+    else if (field === 12 && wire === LENGTH) out.eventName = readText(reader) || undefined;
+    else return false;
+  }
+  return true;
+}
+
+/** What plainAnyValue answers for an AnyValue that is no scalar (an array, a key-value list, a field unknown). */
+const NOT_PLAIN = Symbol('not plain');
+
+/** The end of the length-delimited message at the reader, checked against its parent's end; the reader's `len` becomes it. */
+function enter(reader: Reader): number {
+  const length = reader.size();
+  const end = reader.pos + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  reader.len = end;
+  return end;
+}
+
+/** An AnyValue's scalar as plainValue makes it (the member last on the wire); undefined when it has none. */
+function plainAnyValue(reader: Reader): AttributeValue | undefined | typeof NOT_PLAIN {
+  const outer = reader.len;
+  const end = enter(reader);
+  let value: AttributeValue | undefined;
+  while (reader.pos < end) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH) value = readText(reader);
+    else if (field === 2 && wire === VARINT) value = reader.bool();
+    else if (field === 3 && wire === VARINT) {
+      const text = signedVarint64(reader);
+      const n = Number(text);
+      value = Number.isSafeInteger(n) ? n : text;
+    } else if (field === 4 && wire === FIXED64) value = reader.double();
+    else if (field === 7 && wire === LENGTH) {
+      const length = reader.size();
+      if (reader.pos + length > end) throw new RangeError('index out of range');
+      value = (reader.buf as Buffer).toString('base64', reader.pos, reader.pos + length);
+      reader.pos += length;
+    } else return NOT_PLAIN;
+  }
+  reader.len = outer;
+  return value;
+}
+
+/** A KeyValue of scalars into `out`; false when it is not one (a field twice, or unknown), or its key came before. */
+function plainKeyValue(reader: Reader, out: PlainRecord): boolean {
+  if (out.count >= PLAIN_ATTRIBUTES) return false;
+  const outer = reader.len;
+  const end = enter(reader);
+  let key: string | undefined;
+  let value: AttributeValue | undefined | typeof NOT_PLAIN;
+  let hasValue = false;
+  while (reader.pos < end) {
+    const tag = reader.tag();
+    const wire = tag & 7;
+    const field = tag >>> 3;
+    if (field === 1 && wire === LENGTH && key === undefined) key = readText(reader);
+    else if (field === 2 && wire === LENGTH && !hasValue) {
+      hasValue = true;
+      value = plainAnyValue(reader);
+      if (value === NOT_PLAIN) return false;
+    } else return false;
+  }
+  reader.len = outer;
+  // An absent key is '' as the empty one is (proto3): two of them are the same key too.
+  key ??= '';
+  const { keys, count } = out;
+  for (let index = 0; index < count; index += 1) if (keys[index] === key) return false;
+  keys[count] = key;
+  out.values[count] = value as AttributeValue | undefined;
+  out.count = count + 1;
+  return true;
+}
+
+/** A fixed64 of nanoseconds as whole milliseconds, exactly (4294967296 = 4294 * 10^6 + 967296); undefined when zero. */
+function fixed64Ms(reader: Reader): number | undefined {
+  if (reader.pos + 8 > reader.len) throw new RangeError('index out of range');
+  const low = reader.fixed32();
+  const high = reader.fixed32();
+  if (low === 0 && high === 0) return undefined;
+  return high * 4294 + Math.floor((high * 967296 + low) / 1e6);
+}
+
+/** A bytes field as an id's lowercase hex; undefined when empty or all zero (no id). */
+function hexId(reader: Reader): string | undefined {
+  const length = reader.size();
+  const start = reader.pos;
+  const end = start + length;
+  if (end > reader.len) throw new RangeError('index out of range');
+  reader.pos = end;
+  const { buf } = reader;
+  for (let index = start; index < end; index += 1) if (buf[index] !== 0) return (buf as Buffer).toString('hex', start, end);
+  return undefined;
+}
+
+/**
+ * A string field as stringVerify reads it (UTF-8, checked), ASCII text sliced natively: protobufjs
+ * builds short strings character by character, and most of a log's text is ASCII.
+ */
+function readText(reader: Reader): string {
+  const at = reader.pos;
+  const length = reader.size();
+  const start = reader.pos;
+  const end = start + length;
+  if (end <= reader.len) {
+    const { buf } = reader;
+    let index = start;
+    while (index < end && buf[index]! < 0x80) index += 1;
+    if (index === end) {
+      reader.pos = end;
+      return (buf as Buffer).toString('latin1', start, end);
+    }
+  }
+  reader.pos = at;
+  return reader.stringVerify();
 }
 
 /**
@@ -339,7 +564,7 @@ function anyValueBody(reader: Reader, m: Message, depth: number): void {
     const field = tag >>> 3;
     if (field === 1 && wire === LENGTH) {
       member = 'stringValue';
-      value = reader.stringVerify();
+      value = readText(reader);
     } else if (field === 2 && wire === VARINT) {
       member = 'boolValue';
       value = reader.bool();
@@ -385,7 +610,7 @@ function keyValueListBody(reader: Reader, m: Message, depth: number): void {
 }
 
 function implicitText(reader: Reader, m: Message, name: Field): void {
-  const value = reader.stringVerify();
+  const value = readText(reader);
   implicit(m, name, value, value.length === 0);
 }
 

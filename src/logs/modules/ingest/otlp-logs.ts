@@ -3,8 +3,8 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { assignAttributes, attributesOf, list, plainValue } from './otlp-common.js';
 import { canonicalizeLevel, rememberedLevel, type Mapping } from './pipeline.js';
-import { dict } from '../../../shared/dict.js';
-import { visitLogsRequest, type LogsVisitor } from './otlp-logs-decode.js';
+import { dict, type Dict } from '../../../shared/dict.js';
+import { visitLogsRequest, type LogsVisitor, type PlainRecord } from './otlp-logs-decode.js';
 
 /** Nanoseconds since the epoch (decimal string or number) -> ms; undefined when absent or zero. */
 function nanosToMs(value: unknown): number | undefined {
@@ -107,26 +107,57 @@ export class LogsMapper implements LogsVisitor {
       if (result.errors.length < 5) result.errors.push('timeUnixNano is not a number of nanoseconds');
       return;
     }
-    const body = plainValue(record.body);
-    const attributes = Object.assign(dict<AttributeValue>(), this.resource, this.scopeAttributes);
+    const attributes = this.recordAttributes();
     // The record's own win (assignAttributes: as attributesOf, without its dictionaries).
     assignAttributes(attributes, record.attributes);
-    if (typeof record.eventName === 'string' && record.eventName !== '') attributes['event.name'] = record.eventName;
-    const level = levelOf(record.severityNumber, record.severityText);
+    this.add(time, plainValue(record.body), attributes, record, idOf(record.traceId), idOf(record.spanId));
+  }
+
+  /** A record read straight off the wire (otlp-logs-decode.ts): mapped as logRecord maps its Message. */
+  plainRecord(record: PlainRecord): void {
+    const attributes = this.recordAttributes();
+    const { keys, values, count } = record;
+    // What assignAttributes keeps of scalars: a named string, boolean or finite number.
+    for (let index = 0; index < count; index += 1) {
+      const key = keys[index]!;
+      const value = values[index];
+      if (key === '' || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) continue;
+      attributes[key] = value;
+    }
+    this.add(record.timeMs ?? record.observedMs ?? this.now, record.body, attributes, record, record.traceId, record.spanId);
+  }
+
+  /** A record's attributes before its own: its resource's, then its scope's. */
+  private recordAttributes(): Dict<AttributeValue> {
+    return Object.assign(dict<AttributeValue>(), this.resource, this.scopeAttributes);
+  }
+
+  /** The entry of a record: `named` holds its eventName, severityNumber and severityText as read. */
+  private add(
+    timestamp: number,
+    body: unknown,
+    attributes: Dict<AttributeValue>,
+    named: { eventName?: unknown; severityNumber?: unknown; severityText?: unknown },
+    traceId: string | undefined,
+    spanId: string | undefined,
+  ): void {
+    const { eventName, severityNumber, severityText } = named;
+    if (typeof eventName === 'string' && eventName !== '') attributes['event.name'] = eventName;
+    const level = levelOf(severityNumber, severityText);
     // The sender's own severity text, when the number decided the level (`ERR` with number 17).
-    const severityText = typeof record.severityText === 'string' ? record.severityText.trim() : '';
-    const canonical = severityText === '' ? undefined : rememberedLevel(severityText);
-    if (canonical && (canonical.original !== undefined || canonical.level !== level)) attributes.severity_text = severityText.slice(0, 64);
+    const text = typeof severityText === 'string' ? severityText.trim() : '';
+    const canonical = text === '' ? undefined : rememberedLevel(text);
+    if (canonical && (canonical.original !== undefined || canonical.level !== level)) attributes.severity_text = text.slice(0, 64);
     // A fresh entry with attributes of its own: made canonical in place.
-    result.items.push(
+    this.result.items.push(
       canonicalizeLevel({
-        timestamp: time,
+        timestamp,
         message: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
         level,
         service: this.service,
         host: this.host,
-        trace_id: idOf(record.traceId),
-        span_id: idOf(record.spanId),
+        trace_id: traceId,
+        span_id: spanId,
         attributes,
         documentId: undefined,
       }),
