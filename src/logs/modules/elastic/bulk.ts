@@ -3,6 +3,7 @@ import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { nextTurn } from '../store/write-batch.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { flattenDocument, MAX_DOCUMENT_DEPTH, type FlatDocument } from '../ingest/flatten.js';
+import { flattenJsonText } from '../ingest/flatten-json.js';
 import { canonicalizeLevel, DECODE_CHUNK } from '../ingest/pipeline.js';
 
 /** One action of an Elasticsearch `_bulk` body, as the response reports it. */
@@ -107,6 +108,28 @@ export function documentToEntry(doc: unknown, now: number): LogEntry | string {
   CORE_VALUES.fill(undefined);
   const flat = flattenDocument(doc, CORE_SLOTS, CORE_VALUES);
   if (flat === undefined) return `the document nests deeper than ${MAX_DOCUMENT_DEPTH} levels`;
+  return flatToEntry(flat, now);
+}
+
+/**
+ * A document line -> documentToEntry(JSON.parse(line)), read straight from the text when it has the
+ * shape shippers send (flatten-json.ts); undefined when the line is no JSON.
+ */
+export function sourceToEntry(source: string, now: number): LogEntry | string | undefined {
+  CORE_VALUES.fill(undefined);
+  const flat = flattenJsonText(source, CORE_SLOTS, CORE_VALUES);
+  if (flat !== undefined) return flatToEntry(flat, now);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(source);
+  } catch {
+    return undefined;
+  }
+  return documentToEntry(doc, now);
+}
+
+/** A flattened document's log entry (its core fields taken from CORE_VALUES), or what is wrong with it. */
+function flatToEntry(flat: FlatDocument, now: number): LogEntry | string {
   const timestamp = timestampOf(take(flat, TIMESTAMP_FIELD), now);
   if (timestamp === undefined) return 'failed to parse field [@timestamp]';
   const message = take(flat, MESSAGE_FIELD);
@@ -251,14 +274,11 @@ class BulkParser implements BulkParse {
         items.push(refused(kind, index, id, 'action_request_validation_exception', 'the action has no document line'));
         continue;
       }
-      let doc: unknown;
-      try {
-        doc = JSON.parse(source);
-      } catch {
+      const entry = sourceToEntry(source, now);
+      if (entry === undefined) {
         items.push(refused(kind, index, id, 'mapper_parsing_exception', 'failed to parse the document: not JSON'));
         continue;
       }
-      const entry = documentToEntry(doc, now);
       if (typeof entry === 'string') {
         items.push(refused(kind, index, id, 'mapper_parsing_exception', entry));
         continue;

@@ -1,8 +1,9 @@
 import type { AttributeValue } from '../store/log-store.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 
-const MAX_DEPTH = 8;
-const MAX_KEYS = 512;
+/** Objects nested this deep are kept as JSON text; a document's first MAX_KEYS fields are kept. */
+export const MAX_DEPTH = 8;
+export const MAX_KEYS = 512;
 /** Deeper documents are refused (Elasticsearch refuses past its mapping depth too); JSON.stringify recurses. */
 export const MAX_DOCUMENT_DEPTH = 100;
 
@@ -85,12 +86,14 @@ export function flattenDocument(
   reservedValues: (AttributeValue | undefined)[] = [],
 ): FlatDocument | undefined {
   const walk = new DocumentWalk(reserved, reservedValues);
-  return walk.object(doc, '', 0) ? { fields: walk.fields, reserved: reservedValues } : undefined;
+  return walk.object(doc, '', 0) ? walk.result() : undefined;
 }
 
-class DocumentWalk {
+/** A document's fields as a walk over it sets them (here, or over its text: flatten-json.ts). */
+export class DocumentWalk {
   readonly fields = dict<AttributeValue>();
-  private count = 0;
+  /** How many fields (reserved ones too) are set. */
+  count = 0;
 
   /** `reserved`: where the reserved names' values go (by slot), all undefined: a caller may reuse one array from document to document. */
   constructor(
@@ -98,11 +101,19 @@ class DocumentWalk {
     private readonly reserved: (AttributeValue | undefined)[],
   ) {}
 
+  result(): FlatDocument {
+    return { fields: this.fields, reserved: this.reserved };
+  }
+
   /** A field; the empty name (a top-level `""` key) is not kept, as flattenInto does not keep it. */
-  private set(name: string, value: AttributeValue): void {
+  set(name: string, value: AttributeValue): void {
+    this.setAt(name, this.reservedNames?.get(name) ?? -1, value);
+  }
+
+  /** set, the name's reserved slot (-1: none) known. */
+  setAt(name: string, slot: number, value: AttributeValue): void {
     if (name === '') return;
-    const slot = this.reservedNames?.get(name);
-    if (slot !== undefined) {
+    if (slot !== -1) {
       if (this.reserved[slot] === undefined) this.count += 1;
       this.reserved[slot] = value;
       return;
@@ -148,7 +159,7 @@ const NAME_MEMORY = 4_096;
 const namesByPrefix = new Map<string, Map<string, string>>();
 let namesKept = 0;
 
-function dottedName(prefix: string, key: string): string {
+export function dottedName(prefix: string, key: string): string {
   const names = namesByPrefix.get(prefix);
   const known = names?.get(key);
   if (known !== undefined) return known;
