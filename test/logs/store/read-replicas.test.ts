@@ -270,6 +270,8 @@ describe('log store reads on a hot standby', () => {
         assert.deepEqual(
           lines.slice(leftOut).map(({ level, details }) => [level, details.replica]),
           [['info', 1]],
+          // What the checks last saw, should the replica not come back.
+          `replica states: ${JSON.stringify(reads.replicas!.states())}`,
         ),
       );
       await cluster.waitForReplay();
