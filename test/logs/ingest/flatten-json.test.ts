@@ -165,6 +165,10 @@ describe('flattenJsonText', () => {
       const text = `{"message":"m","k${index}":${index},"nested":{"n${index % 97}":true,"same":"s"}}`;
       assertSameReading(text);
     }
+    // A key longer than any remembered: read the general way, and not kept.
+    const long = `{"message":"m","${'k'.repeat(10_000)}":1}`;
+    assertSameReading(long);
+    assert.equal(textReading(long), undefined);
     // After all of them, the documents of before are still read alike.
     assertSameReading('{"message":"after","level":"info","service":{"name":"api"}}');
   });

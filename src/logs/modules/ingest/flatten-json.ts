@@ -76,14 +76,16 @@ interface ObjectShape {
 
 /**
  * Keys remembered, by reserved names: client data, so bounded (MAX_SHAPE_KEYS in all, at most
- * MAX_OBJECT_KEYS per object) and forgotten when full; a document with a key not remembered (with
- * escapes, or numeric) goes the general way.
+ * MAX_OBJECT_KEYS per object, of at most MAX_KEY_LENGTH characters, at most MAX_DEPTH deep) and
+ * forgotten when full; a document with a key not remembered (long, with escapes, or numeric) goes
+ * the general way.
  */
 const roots = new Map<ReadonlyMap<string, number>, ObjectShape>();
 const NO_RESERVED: ReadonlyMap<string, number> = new Map();
 let shapeKeys = 0;
 const MAX_SHAPE_KEYS = 4_096;
 const MAX_OBJECT_KEYS = 64;
+const MAX_KEY_LENGTH = 256;
 let objectsRead = 0;
 
 function rootOf(reserved: ReadonlyMap<string, number>): ObjectShape {
@@ -176,8 +178,10 @@ class JsonScan {
       const key = keys[index]!;
       if (key.key.length === length && matches(text, key.key, start)) return key;
     }
+    // Long keys (not remembered: the memory would be as large as they are), numeric keys (which
+    // objects enumerate first): the general way.
+    if (end - start > MAX_KEY_LENGTH) throw NOT_HERE;
     const keyText = text.slice(start, end);
-    // Numeric keys (which objects enumerate first): the general way.
     if (isDigits(keyText)) throw NOT_HERE;
     if (keys.length >= MAX_OBJECT_KEYS || shapeKeys >= MAX_SHAPE_KEYS) {
       // Full: forgotten, and this document read the general way (another key of it may be remembered as seen).
