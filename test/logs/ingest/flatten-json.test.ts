@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { flattenJsonText } from '../../../src/logs/modules/ingest/flatten-json.js';
 import { flattenDocument } from '../../../src/logs/modules/ingest/flatten.js';
 import { isPlainObject } from '../../../src/shared/text/storable-text.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 // flattenJsonText reads the shape shippers send straight from the text; whatever it reads must be
 // what JSON.parse then flattenDocument make of it, and it must leave every other text to them.
@@ -41,21 +42,9 @@ function textReading(text: string): Reading | undefined {
   return { fields: Object.entries(flat.fields), reserved };
 }
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** JSON-ish texts written directly (duplicate keys, odd numbers and spaces are possible), mostly of the shippers' shape. */
 function texts(seed: number, odd: number) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const int = (max: number) => Math.floor(next() * max);
   const maybe = (p: number) => next() < p;
   const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;

@@ -9,17 +9,7 @@ import { describe, test } from 'node:test';
 import { flattenDocument, flattenInto, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../../../src/logs/modules/ingest/flatten.js';
 import { dict } from '../../../src/shared/dict.js';
 import type { AttributeValue } from '../../../src/logs/modules/store/log-store.js';
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 const NAMES = ['', 'a', 'b', 'a.b', 'message', 'level', 'x.y', '__proto__', 'k'];
 
@@ -65,7 +55,7 @@ function reference(doc: Record<string, unknown>): Record<string, AttributeValue>
 
 describe('flattenDocument', () => {
   test('flattens and refuses exactly as flattenInto and nestedDeeperThan do', () => {
-    const r = random(40);
+    const r = seededRandom(40);
     let refused = 0;
     for (let run = 0; run < 2_000; run += 1) {
       const doc = randomDocument(r);
@@ -82,7 +72,7 @@ describe('flattenDocument', () => {
   });
 
   test('reserved names go to their slots, and count towards the limit of fields alike', () => {
-    const r = random(41);
+    const r = seededRandom(41);
     const reserved = new Map([
       ['message', 0],
       ['level', 1],

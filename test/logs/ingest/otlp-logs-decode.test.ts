@@ -6,6 +6,7 @@ import { assignAttributes, attributesOf } from '../../../src/logs/modules/ingest
 import { dict } from '../../../src/shared/dict.js';
 import { DECODE_CHUNK } from '../../../src/logs/modules/ingest/pipeline.js';
 import { mapOtlpLogs, mapOtlpLogsProtobuf, LogsMapper } from '../../../src/logs/modules/ingest/otlp-logs.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 // The logs' own protobuf reader against protobufjs (decode, then toObject as the other signals read
 // theirs): the same object for every body, and a failure for every body protobufjs refuses.
@@ -14,20 +15,8 @@ const Request = root.lookupType('otlp.ExportLogsServiceRequest');
 const TO_OBJECT = { longs: String, defaults: false, oneofs: false } as const;
 const protobufjsDecode = (body: Uint8Array): unknown => Request.toObject(Request.decode(body), TO_OBJECT);
 
-/** A small deterministic generator (mulberry32): the same bodies at every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function generator(seed: number) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const int = (max: number) => Math.floor(next() * max);
   const maybe = (p = 0.5) => next() < p;
   const text = () => ['', 'a', 'ünïcödé ✓', 'service.name', 'GET /api/v1/x', '__proto__', '1', 'x'.repeat(int(40))][int(8)]!;
@@ -340,7 +329,7 @@ describe('OTLP logs protobuf reader', () => {
 
   /** Records as SDKs and the Collector send them: plain, but now and then a shape that is not. */
   function sdkRequests(seed: number) {
-    const next = random(seed);
+    const next = seededRandom(seed);
     const int = (max: number) => Math.floor(next() * max);
     const maybe = (p = 0.5) => next() < p;
     const text = () => ['', 'GET /api/v1/orders', 'ünïcödé ✓', 'a'.repeat(70), 'é'.repeat(40), '__proto__', 'service.name', '7'][int(8)]!;
