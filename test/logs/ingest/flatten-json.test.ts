@@ -68,7 +68,7 @@ function texts(seed: number, odd: number) {
   const space = () => (maybe(odd) ? pick([' ', '  ', '\t', '\r\n', '\n']) : maybe(0.1) ? ' ' : '');
   const key = () => (maybe(odd) ? pick(ODD_KEYS) : pick(KEYS));
   const value = (depth: number): string => {
-    const kind = int(maybe(odd) ? 9 : 6);
+    const kind = int(maybe(odd) ? 9 : 7);
     switch (kind) {
       case 0:
       case 1:
@@ -162,12 +162,15 @@ describe('flattenJsonText', () => {
     assertSameReading('{"message":"after","level":"info","service":{"name":"api"}}');
   });
 
-  test('deep documents: objects below the flattening depth and past the document depth go the general way', () => {
+  test('deep documents: objects below the flattening depth kept as text, past the document depth left to the general way', () => {
     const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
     for (const levels of [1, 7, 8, 9, 20, 150]) {
       assertSameReading(nested(levels));
     }
+    // Below MAX_DEPTH an object is kept as its JSON text, as arrays are.
     assert.notEqual(textReading(nested(7)), undefined);
+    assert.notEqual(textReading(nested(20)), undefined);
+    assert.deepEqual(textReading('{"a":{"b":[1,{"c":"]}[{\\""}],"d":2}}'), generalReading('{"a":{"b":[1,{"c":"]}[{\\""}],"d":2}}'));
     assert.equal(textReading(nested(150)), undefined);
     assert.equal(generalReading(nested(150)), 'too deep');
     // More fields than a document keeps (MAX_KEYS, 512), over objects of fewer keys each.

@@ -5,9 +5,10 @@ import { DocumentWalk, dottedName, MAX_DEPTH, MAX_KEYS, type FlatDocument } from
  * A JSON document's text flattened as `flattenDocument(JSON.parse(text))` flattens it, read straight
  * from the text: no object for the document and each of its nested objects, which JSON.parse makes
  * and the walk then reads once (most of `_bulk`'s work per document, and of its garbage). Only the
- * shape shippers send is read here: objects of scalars and objects, no arrays, no raw control
+ * shape shippers send is read here: objects of scalars, objects and arrays (an array, or an object
+ * MAX_DEPTH deep, is parsed alone and kept as its JSON text, as the walk keeps it), no raw control
  * characters or whitespace but spaces, no duplicate or numeric keys (which reorder an object), fewer
- * than MAX_KEYS fields, objects nested less than MAX_DEPTH deep. Any other text, and any text that
+ * than MAX_KEYS fields. Any other text, and any text that
  * is no JSON, answers `undefined`: the caller parses and flattens it the general way, which reads it
  * (or refuses it) as before. test/logs/ingest/flatten-json.test.ts compares the two.
  */
@@ -38,6 +39,8 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 const OPEN = 0x7b;
 const CLOSE = 0x7d;
+const BRACKET = 0x5b;
+const BRACKET_CLOSE = 0x5d;
 const MINUS = 0x2d;
 const DOT = 0x2e;
 const ZERO = 0x30;
@@ -207,9 +210,19 @@ class JsonScan {
     if (walk.count >= MAX_KEYS) throw NOT_HERE;
     const code = text.charCodeAt(this.at);
     if (code === QUOTE) walk.setAt(key.name, key.slot, this.string());
-    else if (code === OPEN) {
-      if (depth >= MAX_DEPTH) throw NOT_HERE;
-      this.object((key.members ??= { prefix: key.name, keys: [], first: undefined }), depth);
+    else if (code === OPEN && depth < MAX_DEPTH) this.object((key.members ??= { prefix: key.name, keys: [], first: undefined }), depth);
+    else if (code === OPEN || code === BRACKET) {
+      // An array, or an object below MAX_DEPTH: kept as its JSON text, as the walk keeps it.
+      const end = this.compositeEnd();
+      let value: unknown;
+      try {
+        value = JSON.parse(text.slice(this.at, end));
+      } catch {
+        throw NOT_HERE;
+      }
+      this.at = end;
+      this.backslashAfter(end);
+      if (!walk.setAsText(key.name, key.slot, value as object, depth)) throw NOT_HERE;
     } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
       const number = this.number();
       if (Number.isFinite(number)) walk.setAt(key.name, key.slot, number);
@@ -221,6 +234,31 @@ class JsonScan {
       walk.setAt(key.name, key.slot, false);
     } else if (text.startsWith('null', this.at)) this.at += 4;
     else throw NOT_HERE;
+  }
+
+  /** The next backslash from `at` on, once the text before it is read. */
+  private backslashAfter(at: number): void {
+    if (this.backslash >= at) return;
+    const next = this.text.indexOf('\\', at);
+    this.backslash = next === -1 ? this.text.length : next;
+  }
+
+  /** Where the array or object at `this.at` ends (after its closing bracket), its strings skipped. */
+  private compositeEnd(): number {
+    const { text } = this;
+    let open = 0;
+    for (let at = this.at; at < text.length; at += 1) {
+      const code = text.charCodeAt(at);
+      if (code === OPEN || code === BRACKET) open += 1;
+      else if (code === CLOSE || code === BRACKET_CLOSE) {
+        open -= 1;
+        if (open === 0) return at + 1;
+      } else if (code === QUOTE) {
+        // To the closing quote: the first after an even run of backslashes.
+        for (at += 1; at < text.length && text.charCodeAt(at) !== QUOTE; at += 1) if (text.charCodeAt(at) === BACKSLASH) at += 1;
+      }
+    }
+    throw NOT_HERE;
   }
 
   /** A string at `this.at` (its opening quote): sliced when it has no escapes, else JSON.parse reads it. */
@@ -242,8 +280,7 @@ class JsonScan {
       close += code === BACKSLASH ? 2 : 1;
     }
     this.at = close + 1;
-    const next = text.indexOf('\\', this.at);
-    this.backslash = next === -1 ? text.length : next;
+    this.backslashAfter(this.at);
     try {
       return JSON.parse(text.slice(start - 1, close + 1)) as string;
     } catch {

@@ -143,9 +143,16 @@ export class DocumentWalk {
       return true;
     }
     if (!full && !Array.isArray(value) && depth < MAX_DEPTH) return this.object(value as Record<string, unknown>, name, depth);
-    // Where flattening stops, what is below is searched for the document's depth (and kept as JSON text).
+    return this.setAsText(name, this.reservedNames?.get(name) ?? -1, value, depth);
+  }
+
+  /**
+   * Where flattening stops (an array, an object MAX_DEPTH deep, past MAX_KEYS fields), what is below
+   * is searched for the document's depth (false: the document nests too deep), and kept as JSON text.
+   */
+  setAsText(name: string, slot: number, value: object, depth: number): boolean {
     if (nestedDeeperThan(value, MAX_DOCUMENT_DEPTH - depth)) return false;
-    if (!full) this.set(name, JSON.stringify(value));
+    if (this.count < MAX_KEYS) this.setAt(name, slot, JSON.stringify(value));
     return true;
   }
 }
