@@ -8,9 +8,9 @@ import { DocumentWalk, dottedName, MAX_DEPTH, MAX_KEYS, type FlatDocument } from
  * shape shippers send is read here: objects of scalars, objects and arrays (an array, or an object
  * MAX_DEPTH deep, is parsed alone and kept as its JSON text, as the walk keeps it), no raw control
  * characters or whitespace but spaces, no duplicate or numeric keys (which reorder an object), fewer
- * than MAX_KEYS fields. Any other text, and any text that
- * is no JSON, answers `undefined`: the caller parses and flattens it the general way, which reads it
- * (or refuses it) as before. test/logs/ingest/flatten-json.test.ts compares the two.
+ * than MAX_KEYS fields. Any other text, and any text that is no JSON, answers `undefined`: the caller
+ * parses and flattens it the general way, which reads it (or refuses it) as before.
+ * test/logs/ingest/flatten-json.test.ts compares the two.
  */
 export function flattenJsonText(
   text: string,
@@ -212,7 +212,7 @@ class JsonScan {
     if (code === QUOTE) walk.setAt(key.name, key.slot, this.string());
     else if (code === OPEN && depth < MAX_DEPTH) this.object((key.members ??= { prefix: key.name, keys: [], first: undefined }), depth);
     else if (code === OPEN || code === BRACKET) {
-      // An array, or an object below MAX_DEPTH: kept as its JSON text, as the walk keeps it.
+      // An array, or an object MAX_DEPTH deep: kept as its JSON text, as the walk keeps it.
       const end = this.compositeEnd();
       let value: unknown;
       try {
