@@ -93,7 +93,15 @@ let objectsRead = 0;
 
 function rootOf(reserved: ReadonlyMap<string, number>): ObjectShape {
   let root = roots.get(reserved);
-  if (!root) roots.set(reserved, (root = { prefix: '', keys: [], first: undefined }));
+  if (!root) {
+    // A root counts as a key: the Map of roots is bounded with the keys.
+    if (shapeKeys >= MAX_SHAPE_KEYS) {
+      roots.clear();
+      shapeKeys = 0;
+    }
+    roots.set(reserved, (root = { prefix: '', keys: [], first: undefined }));
+    shapeKeys += 1;
+  }
   return root;
 }
 

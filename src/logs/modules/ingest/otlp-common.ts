@@ -7,15 +7,18 @@ import { dict, type Dict } from '../../../shared/dict.js';
 
 export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
+/** An int64 (decimal text) as a number where one holds it exactly, else as its text. */
+export function intValueOf(text: string): number | string {
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : text;
+}
+
 /** An AnyValue as a plain JS value. */
 export function plainValue(any: unknown, depth = 0): unknown {
   if (!isPlainObject(any) || depth > 16) return undefined;
   if ('stringValue' in any) return String(any.stringValue);
   if ('boolValue' in any) return Boolean(any.boolValue);
-  if ('intValue' in any) {
-    const n = Number(any.intValue);
-    return Number.isSafeInteger(n) ? n : String(any.intValue);
-  }
+  if ('intValue' in any) return intValueOf(String(any.intValue));
   if ('doubleValue' in any) return Number(any.doubleValue);
   if ('bytesValue' in any)
     return typeof any.bytesValue === 'string' ? any.bytesValue : Buffer.from(any.bytesValue as Uint8Array).toString('base64');

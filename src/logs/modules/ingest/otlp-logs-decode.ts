@@ -2,7 +2,7 @@ import protobuf from 'protobufjs';
 import { nextTurn } from '../store/write-batch.js';
 import { DECODE_CHUNK } from './pipeline.js';
 import type { AttributeValue } from '../store/log-store.js';
-import { PLAIN_ATTRIBUTES } from './otlp-common.js';
+import { intValueOf, PLAIN_ATTRIBUTES } from './otlp-common.js';
 
 /**
  * An OTLP/HTTP protobuf ExportLogsServiceRequest read straight into the shape its OTLP/JSON form has,
@@ -260,11 +260,8 @@ function plainAnyValue(reader: Reader): AttributeValue | undefined | typeof NOT_
     const field = tag >>> 3;
     if (field === 1 && wire === LENGTH) value = readText(reader);
     else if (field === 2 && wire === VARINT) value = reader.bool();
-    else if (field === 3 && wire === VARINT) {
-      const text = signedVarint64(reader);
-      const n = Number(text);
-      value = Number.isSafeInteger(n) ? n : text;
-    } else if (field === 4 && wire === FIXED64) value = reader.double();
+    else if (field === 3 && wire === VARINT) value = intValueOf(signedVarint64(reader));
+    else if (field === 4 && wire === FIXED64) value = reader.double();
     else if (field === 7 && wire === LENGTH) {
       const length = reader.size();
       if (reader.pos + length > end) throw new RangeError('index out of range');

@@ -2,6 +2,7 @@ import { LEVELS } from '../query/levels.js';
 import type { AttributeValue, LogEntry } from '../store/log-store.js';
 import { isPlainObject, type PlainObject } from '../../../shared/text/storable-text.js';
 import { assignAttributes, attributesOf, list, plainValue } from './otlp-common.js';
+import { flattenInto } from './flatten.js';
 import { canonicalizeLevel, rememberedLevel, type Mapping } from './pipeline.js';
 import { dict, type Dict } from '../../../shared/dict.js';
 import { visitLogsRequest, type LogsVisitor, type PlainRecord } from './otlp-logs-decode.js';
@@ -117,13 +118,9 @@ export class LogsMapper implements LogsVisitor {
   plainRecord(record: PlainRecord): void {
     const attributes = this.recordAttributes();
     const { keys, values, count } = record;
-    // What assignAttributes keeps of scalars: a named string, boolean or finite number.
-    for (let index = 0; index < count; index += 1) {
-      const key = keys[index]!;
-      const value = values[index];
-      if (key === '' || value === undefined || (typeof value === 'number' && !Number.isFinite(value))) continue;
-      attributes[key] = value;
-    }
+    // Each scalar as assignAttributes puts it (a named string, boolean or finite number).
+    const fields = { count: 0 };
+    for (let index = 0; index < count; index += 1) flattenInto(attributes, values[index], keys[index]!, 0, fields);
     this.add(record.timeMs ?? record.observedMs ?? this.now, record.body, attributes, record, record.traceId, record.spanId);
   }
 
