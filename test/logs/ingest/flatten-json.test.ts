@@ -145,6 +145,18 @@ describe('flattenJsonText', () => {
     ];
     for (let round = 0; round < 3; round += 1) for (const text of cases) assertSameReading(text);
     assert.equal(textReading('{"message":"d","level":"info","message":"e"}'), undefined);
+    // Names a client chose are data: read here, as fields of their own.
+    const hostile = '{"__proto__":{"__proto__":"x","constructor":1},"constructor":"c","toString":{"prototype":true}}';
+    assertSameReading(hostile);
+    assert.deepEqual(textReading(hostile), {
+      fields: [
+        ['__proto__.__proto__', 'x'],
+        ['__proto__.constructor', 1],
+        ['constructor', 'c'],
+        ['toString.prototype', true],
+      ],
+      reserved: new Array(RESERVED.size).fill(undefined),
+    });
     assert.equal(textReading('{"z":1,"10":2}'), undefined);
     assert.deepEqual(textReading('{"service":{"name":"x"},"message":"c"}'), generalReading('{"service":{"name":"x"},"message":"c"}'));
   });

@@ -346,7 +346,17 @@ describe('OTLP logs protobuf reader', () => {
       ][maybe(0.95) ? int(6) : 6]!;
     const key = () =>
       maybe(0.97)
-        ? ['http.route', 'http.status_code', 'duration_ms', 'k8s.pod.name', 'service.name', '1', 'constructor', `a${int(200)}`][int(8)]!
+        ? [
+            'http.route',
+            'http.status_code',
+            'duration_ms',
+            'k8s.pod.name',
+            'service.name',
+            '1',
+            'constructor',
+            '__proto__',
+            `a${int(200)}`,
+          ][int(9)]!
         : '';
     const attributes = () => {
       // Now and then more than PLAIN_ATTRIBUTES of them, each key once, past flatten.ts's MAX_KEYS (512) too: not plain.

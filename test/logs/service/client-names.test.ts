@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { DIALECTS } from '../../helpers/databases.js';
 import { startTestLogs, uniqueName, type TestLogs } from '../../helpers/logs.js';
 import { assertPrototypesUntouched, HOSTILE_NAMES } from '../../helpers/prototypes.js';
+import { root } from '../../../src/logs/modules/ingest/otlp-proto.js';
 
 /**
  * Names a client chose are data (docs/logs-api.md "Field names"): `__proto__`, `constructor`,
@@ -81,6 +82,28 @@ for (const dialect of DIALECTS) {
         ],
       });
       assert.equal(otlp.statusCode, 200, otlp.body);
+      // The same names as a record's attributes over protobuf, read straight off the wire (otlp-logs-decode.ts PlainRecord).
+      const LogsRequest = root.lookupType('otlp.ExportLogsServiceRequest');
+      const records = LogsRequest.fromObject({
+        resourceLogs: [
+          {
+            resource: { attributes: [attribute('service.name')] },
+            scopeLogs: [
+              {
+                logRecords: [{ timeUnixNano: now, body: { stringValue: `protobuf ${marker}` }, attributes: HOSTILE_NAMES.map(attribute) }],
+              },
+            ],
+          },
+        ],
+      });
+      const protobuf = await logs.request({
+        method: 'POST',
+        url: '/v1/logs',
+        headers: { ...admin, 'content-type': 'application/x-protobuf' },
+        payload: Buffer.from(LogsRequest.encode(records).finish()),
+      });
+      assertPrototypesUntouched('OTLP protobuf');
+      assert.equal(protobuf.statusCode, 200, protobuf.body);
       const span = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: '__proto__', kind: 2 };
       const traces = await send('POST', '/v1/traces', {
         resourceSpans: [
@@ -129,6 +152,18 @@ for (const dialect of DIALECTS) {
         assert.equal(source[`${name}.v`], 1);
       }
       assert.equal(source['nest.__proto__'], `flat-${marker}`);
+
+      const fromProtobuf = await send(
+        'POST',
+        '/api/v1/_elastic/_search',
+        JSON.stringify({ query: { match_phrase: { message: `protobuf ${marker}` } } }),
+      );
+      assert.equal(fromProtobuf.json().hits.total.value, 1, fromProtobuf.body);
+      const record = fromProtobuf.json().hits.hits[0]._source as Record<string, unknown>;
+      for (const name of HOSTILE_NAMES) {
+        assert.ok(Object.hasOwn(record, name), `${name} is stored from protobuf: ${JSON.stringify(Object.keys(record))}`);
+        assert.equal(record[name], `${name}-otlp`);
+      }
 
       const now = Date.now();
       const timeRange = { from: new Date(now - HOUR).toISOString(), to: new Date(now + HOUR).toISOString() };
